@@ -1,0 +1,69 @@
+# flinkkit: build, test and benchmark targets. `make test` runs everything,
+# including the suites against a real Flink cluster started from Maven
+# Central jars (Java 17 and Maven needed; fetched once into .cache/).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+# Flink versions the real-cluster suites run against (see README.md).
+FLINK_VERSIONS ?= 1.20.3 2.2.1
+FLINK_VERSION ?= $(firstword $(FLINK_VERSIONS))
+
+GO        ?= go
+GOBIN     := $(shell $(GO) env GOPATH)/bin
+STATICCHECK_VERSION := v0.8.2
+BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
+FUZZTIME  ?= 10s
+BENCHCOUNT ?= 8
+
+.PHONY: test unit lint fuzz integration flink bench tools clean
+
+## test: everything: lint, unit tests with -race, short fuzz runs, and the
+## real-Flink suites for every version in FLINK_VERSIONS.
+test: lint unit fuzz integration
+
+## unit: unit tests with the race detector; no network, no Java.
+unit:
+	$(GO) test -race -count=1 ./...
+
+## lint: gofmt check, go vet, staticcheck.
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	@if [ ! -x "$(GOBIN)/staticcheck" ]; then \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || echo "staticcheck did not install; skipping it"; \
+	fi
+	@if [ -x "$(GOBIN)/staticcheck" ]; then "$(GOBIN)/staticcheck" ./...; fi
+
+## fuzz: run every fuzz target for FUZZTIME each.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
+		for f in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
+			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## flink: fetch the Flink runtime jars of FLINK_VERSION and build the test job.
+flink:
+	scripts/flink.sh $(FLINK_VERSION)
+
+## integration: the real-Flink suites, once per version in FLINK_VERSIONS.
+integration:
+	@for v in $(FLINK_VERSIONS); do \
+		echo "=== real Flink $$v"; \
+		scripts/flink.sh $$v; \
+		FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...; \
+	done
+
+## bench: benchmarks with their baselines, summarised by benchstat.
+bench:
+	@mkdir -p bench
+	@if [ ! -x "$(GOBIN)/benchstat" ]; then $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION); fi
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./... | tee bench/latest.txt
+	"$(GOBIN)/benchstat" -col /impl bench/latest.txt
+
+clean:
+	rm -rf .cache bench/latest.txt

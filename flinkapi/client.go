@@ -1,0 +1,306 @@
+package flinkapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-resty/resty/v2"
+)
+
+// Client talks to one Flink JobManager's REST API. It is safe for concurrent
+// use and keeps one connection pool. Create it with NewClient.
+type Client struct {
+	base          string // scheme://host[:port][/prefix], no trailing slash
+	rc            *resty.Client
+	timeout       time.Duration
+	uploadTimeout time.Duration
+	retry         RetryPolicy
+	log           *slog.Logger
+	fixedVersion  Version
+
+	versionMu sync.Mutex
+	version   Version
+}
+
+// NewClient returns a client for the JobManager at baseURL, such as
+// "http://localhost:8081" or "https://flink.example.com/jobmanager/". The URL
+// must not carry credentials: use WithBasicAuth or WithBearerToken.
+func NewClient(baseURL string, opts ...Option) (*Client, error) {
+	base, err := parseBaseURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	s := settings{
+		timeout:         DefaultTimeout,
+		uploadTimeout:   DefaultUploadTimeout,
+		userAgent:       DefaultUserAgent,
+		retry:           DefaultRetryPolicy,
+		logger:          slog.New(slog.DiscardHandler),
+		maxResponseSize: DefaultMaxResponseSize,
+	}
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("flinkapi: NewClient: option %d is nil", i)
+		}
+		if err := opt(&s); err != nil {
+			return nil, fmt.Errorf("flinkapi: NewClient: %w", err)
+		}
+	}
+	hc, err := buildHTTPClient(s)
+	if err != nil {
+		return nil, err
+	}
+	rc := resty.NewWithClient(hc).
+		SetBaseURL(base).
+		SetLogger(quietLogger{}).
+		SetDisableWarn(true).
+		SetResponseBodyLimit(int(s.maxResponseSize)).
+		SetHeader("User-Agent", s.userAgent).
+		SetHeader("Accept", "application/json").
+		SetRedirectPolicy(resty.NoRedirectPolicy())
+	if s.basicUser != "" {
+		rc.SetBasicAuth(s.basicUser, s.basicPass)
+	}
+	if s.bearer != "" {
+		rc.SetAuthToken(s.bearer)
+	}
+	upload := s.uploadTimeout
+	if s.timeout > upload {
+		upload = s.timeout
+	}
+	return &Client{
+		base:          base,
+		rc:            rc,
+		timeout:       s.timeout,
+		uploadTimeout: upload,
+		retry:         s.retry,
+		log:           s.logger,
+		fixedVersion:  s.version,
+		version:       s.version,
+	}, nil
+}
+
+// BaseURL returns the JobManager URL the client talks to.
+func (c *Client) BaseURL() string { return c.base }
+
+func parseBaseURL(raw string) (string, error) {
+	if strings.TrimSpace(raw) == "" {
+		return "", invalidInput("base URL is empty; want e.g. http://localhost:8081")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", invalidInput("base URL %q: %v", truncate(raw, 100), err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", invalidInput("base URL must start with http:// or https://, got scheme %q", u.Scheme)
+	case u.User != nil:
+		return "", invalidInput("base URL must not contain credentials; use WithBasicAuth or WithBearerToken")
+	case u.Host == "":
+		return "", invalidInput("base URL %q has no host", truncate(raw, 100))
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", invalidInput("base URL %q must not have a query or fragment", truncate(raw, 100))
+	}
+	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
+}
+
+func buildHTTPClient(s settings) (*http.Client, error) {
+	var hc http.Client
+	if s.httpClient != nil {
+		hc = *s.httpClient // never modify the caller's client
+	}
+	if hc.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 16
+		hc.Transport = t
+	}
+	if s.tlsConfig != nil {
+		t, ok := hc.Transport.(*http.Transport)
+		if !ok {
+			return nil, errors.New("flinkapi: NewClient: WithTLSConfig needs the HTTP client's transport to be an *http.Transport")
+		}
+		t = t.Clone()
+		t.TLSClientConfig = s.tlsConfig
+		hc.Transport = t
+	}
+	return &hc, nil
+}
+
+// quietLogger silences resty's own logging; the client logs through slog.
+type quietLogger struct{}
+
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Warnf(string, ...any)  {}
+func (quietLogger) Debugf(string, ...any) {}
+
+// call describes one REST request.
+type call struct {
+	method string
+	path   string     // validated and escaped, starting with "/"
+	query  url.Values // optional
+	body   any        // JSON body, or nil
+	// upload, if set, sends a multipart body with one jar file.
+	upload *jarUpload
+	// retry marks a request that is safe to repeat: a GET, or a trigger
+	// that carries a client trigger id.
+	retry bool
+}
+
+type jarUpload struct {
+	name string
+	r    io.Reader
+}
+
+// do sends the call, retrying where safe, and decodes a 2xx answer into out
+// (which may be nil). It returns the status code of the last answer.
+func (c *Client) do(ctx context.Context, cl call, out any) (int, error) {
+	if ctx == nil {
+		return 0, invalidInput("context is nil")
+	}
+	var body []byte
+	if cl.body != nil {
+		var err error
+		if body, err = json.Marshal(cl.body); err != nil {
+			return 0, fmt.Errorf("flinkapi: %s %s: encoding request: %w", cl.method, cl.path, err)
+		}
+	}
+	attempts := 1
+	if cl.retry {
+		attempts = c.retry.MaxAttempts
+	}
+	var bo *backoff.ExponentialBackOff
+	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		status, retryAfter, err := c.once(ctx, cl, body, out)
+		c.log.LogAttrs(ctx, slog.LevelDebug, "flink request",
+			slog.String("method", cl.method), slog.String("path", cl.path),
+			slog.Int("status", status), slog.Int("attempt", attempt),
+			slog.Duration("elapsed", time.Since(start)), slog.Any("error", err))
+		if err == nil || attempt >= attempts || !IsRetryable(err) || ctx.Err() != nil {
+			return status, err
+		}
+		if bo == nil {
+			bo = backoff.NewExponentialBackOff(
+				backoff.WithInitialInterval(c.retry.InitialInterval),
+				backoff.WithMaxInterval(c.retry.MaxInterval),
+				backoff.WithMaxElapsedTime(c.retry.MaxElapsed),
+				backoff.WithRandomizationFactor(0.5),
+				backoff.WithMultiplier(2),
+			)
+		}
+		wait := bo.NextBackOff()
+		if wait == backoff.Stop {
+			return status, err
+		}
+		if retryAfter > wait {
+			wait = min(retryAfter, c.retry.MaxInterval)
+		}
+		c.log.LogAttrs(ctx, slog.LevelInfo, "retrying flink request",
+			slog.String("method", cl.method), slog.String("path", cl.path),
+			slog.Int("attempt", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return status, err
+		case <-t.C:
+		}
+	}
+}
+
+// once sends one attempt.
+func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (status int, retryAfter time.Duration, err error) {
+	timeout := c.timeout
+	if cl.upload != nil {
+		timeout = c.uploadTimeout
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	r := c.rc.R().SetContext(actx)
+	if cl.query != nil {
+		r.SetQueryParamsFromValues(cl.query)
+	}
+	if body != nil {
+		r.SetHeader("Content-Type", "application/json").SetBody(body)
+	}
+	if cl.upload != nil {
+		r.SetMultipartField("jarfile", cl.upload.name, "application/x-java-archive", cl.upload.r)
+	}
+	resp, err := r.Execute(cl.method, cl.path)
+	if err != nil {
+		return 0, 0, c.transportError(ctx, cl, err)
+	}
+	status = resp.StatusCode()
+	raw := resp.Body()
+	if status >= 400 {
+		return status, parseRetryAfter(resp.Header().Get("Retry-After")), newAPIError(cl.method, cl.path, status, raw)
+	}
+	if status < 200 || status >= 300 {
+		return status, 0, &APIError{StatusCode: status, Method: cl.method, Path: cl.path,
+			Errors: []string{"unexpected status " + strconv.Itoa(status)}}
+	}
+	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return status, 0, fmt.Errorf("flinkapi: %s %s: decoding answer: %w", cl.method, cl.path, err)
+		}
+	}
+	return status, 0, nil
+}
+
+func (c *Client) transportError(ctx context.Context, cl call, err error) error {
+	if errors.Is(err, resty.ErrResponseBodyTooLarge) {
+		return fmt.Errorf("flinkapi: %s %s: %w (limit %d bytes)", cl.method, cl.path, ErrResponseTooLarge, c.rc.ResponseBodyLimit)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // the URL is the caller's; keep errors free of it
+	}
+	if ctx.Err() != nil {
+		err = ctx.Err()
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("request timed out after %v: %w", c.timeout, context.DeadlineExceeded)
+	}
+	return &TransportError{Method: cl.method, Path: cl.path, Err: err}
+}
+
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && secs > 0 {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// get is a retried GET decoding into out.
+func (c *Client) get(ctx context.Context, path string, query url.Values, out any) error {
+	_, err := c.do(ctx, call{method: http.MethodGet, path: path, query: query, retry: true}, out)
+	return err
+}
+
+// jobPath returns "/jobs/<id><suffix>" after validating id.
+func jobPath(id JobID, suffix string) (string, error) {
+	if err := id.Validate(); err != nil {
+		return "", err
+	}
+	return "/jobs/" + string(id) + suffix, nil
+}

@@ -1,0 +1,77 @@
+// Package flinkapi is a typed client for the REST API of Apache Flink's
+// JobManager, for Flink 1.15 to 2.x.
+//
+// It is built for programs that manage Flink jobs (Kubernetes operators,
+// streaming runtimes, command-line tools) and gets right what hand-rolled
+// REST calls get wrong: every call takes a context, has a timeout and a
+// bounded answer size; errors are typed and tell Flink's answers apart from
+// network failures; retries happen only where they are safe; and the client
+// never sends a request field the cluster's Flink version does not know.
+//
+//	c, err := flinkapi.NewClient("http://localhost:8081")
+//	if err != nil { ... }
+//	op, err := c.TriggerSavepoint(ctx, jobID, flinkapi.SavepointRequest{})
+//	if err != nil { ... }
+//	res, err := flinkapi.NewWaiter(c).Wait(ctx, op, 5*time.Minute)
+//	if err != nil { ... }
+//	fmt.Println("savepoint at", res.Location)
+//
+// # Calls
+//
+// Each method's comment names its endpoint and the first Flink version that
+// has it. Cluster: Config, Version, Overview, TaskManagers, ShutdownCluster.
+// Jobs: ListJobs, JobsOverview, Job, JobStatus, JobExceptions, CancelJob,
+// ResourceRequirements, SetResourceRequirements. Checkpoints: Checkpoints,
+// CheckpointConfig, CheckpointDetails, TriggerCheckpoint. Savepoints:
+// TriggerSavepoint, StopWithSavepoint, DisposeSavepoint. Asynchronous
+// results: OperationStatus and Waiter. Jars: UploadJar, UploadJarReader,
+// ListJars, RunJar, DeleteJar.
+//
+// # Versions
+//
+// The client learns the cluster's version from GET /config once and caches
+// it (Version, RefreshVersion; WithFlinkVersion fixes it). Flink up to 1.19
+// rejects unknown request fields with 400, so fields are sent only to
+// versions that know them: trigger ids and savepoint format types from
+// 1.15, "restoreMode" from 1.15 and "claimMode" from 1.20, jar-run
+// configuration from 1.17. Asking for a feature the cluster lacks fails with
+// an error matching ErrUnsupported that names the feature and both
+// versions, before any request is sent.
+//
+// # Errors
+//
+// Answers of 400 and above are *APIError values, with Flink's message split
+// from its Java stack trace. They match sentinels through errors.Is
+// (ErrNotFound, ErrConflict, ErrUnavailable, ErrBadRequest, ErrTimeout).
+// IsJobNotFound, IsTriggerNotFound, IsTerminal and IsUnknownRoute tell apart
+// Flink's different 404 and 409 answers. Failures to get any answer are
+// *TransportError values. Arguments are validated first: a malformed job,
+// trigger or jar id fails with ErrInvalidInput and nothing is sent, so no
+// input can change the request path.
+//
+// # Retries
+//
+// GETs, and savepoint, stop and checkpoint triggers that carry a client
+// trigger id, are retried after connection failures and answers of 429 and
+// 503, with capped exponential backoff and jitter (RetryPolicy), within the
+// context's deadline. A retried trigger sends the same trigger id, which
+// Flink 1.15+ deduplicates. Jar uploads, jar runs, cancels and disposals are
+// never retried: their second attempt is not harmless.
+//
+// # Asynchronous operations
+//
+// Savepoints, stops, checkpoints and disposals return an Operation. Its
+// result (OperationResult) is IN_PROGRESS until it is COMPLETED with a
+// location, a checkpoint id or a failure cause. A Waiter polls with growing
+// delays between MinDelay and MaxDelay until the result arrives or maxWait
+// passes; IN_PROGRESS and transient errors mean "poll again". Flink keeps
+// results for rest.async.store-duration (5 minutes by default) and forgets
+// them when the JobManager restarts: then IsTriggerNotFound is true and the
+// savepoint must be looked up in the checkpoint history (package savepoint).
+//
+// # Time
+//
+// Flink reports instants and durations in milliseconds. The client converts
+// them once, with FromMillis and DurationFromMillis, into time.Time and
+// time.Duration; the types of this package carry only those.
+package flinkapi

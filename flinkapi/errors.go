@@ -1,0 +1,299 @@
+package flinkapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+)
+
+// Sentinel errors, matched with errors.Is. An *APIError matches the sentinel
+// of its status code; input and version errors match theirs before any
+// request is sent.
+var (
+	// ErrNotFound: Flink answered 404 (unknown job, trigger id, jar or route).
+	ErrNotFound = errors.New("flinkapi: not found")
+	// ErrConflict: Flink answered 409, e.g. cancelling a job that already
+	// reached another terminal state.
+	ErrConflict = errors.New("flinkapi: conflict")
+	// ErrUnavailable: Flink (or a proxy in front of it) answered 429, 502,
+	// 503 or 504, e.g. during a JobManager leader election.
+	ErrUnavailable = errors.New("flinkapi: unavailable")
+	// ErrBadRequest: Flink answered 400: the request was malformed, carried a
+	// field this version does not know, or lacked a required setting.
+	ErrBadRequest = errors.New("flinkapi: bad request")
+	// ErrTimeout: Flink answered 408 (e.g. a cancel that timed out inside
+	// the JobManager) or the request's own timeout expired.
+	ErrTimeout = errors.New("flinkapi: timeout")
+	// ErrUnsupported: the cluster's Flink version lacks the requested
+	// feature; nothing was sent. The error is an *UnsupportedError.
+	ErrUnsupported = errors.New("flinkapi: unsupported by this Flink version")
+	// ErrInvalidInput: an argument was rejected before any request was sent.
+	ErrInvalidInput = errors.New("flinkapi: invalid input")
+	// ErrResponseTooLarge: the answer was larger than the client's maximum
+	// response size (see WithMaxResponseSize).
+	ErrResponseTooLarge = errors.New("flinkapi: response too large")
+	// ErrOperationFailed: an asynchronous operation completed with a
+	// failure cause (see OperationResult.Failure).
+	ErrOperationFailed = errors.New("flinkapi: operation failed")
+	// ErrWaitTimeout: a Waiter's maximum wait passed before the operation
+	// completed. The operation may still complete on the cluster.
+	ErrWaitTimeout = errors.New("flinkapi: wait timed out")
+)
+
+// APIError is an answer of the JobManager with a status code of 400 or more.
+// Flink's error body {"errors": [...]} is split into readable messages and
+// the Java stack trace that often follows the first one.
+type APIError struct {
+	StatusCode int    // HTTP status code
+	Method     string // HTTP method of the request
+	Path       string // request path, without host, query or credentials
+	// Errors holds Flink's messages, one per entry of the error body, each
+	// reduced to its first line without the Java exception class name.
+	Errors []string
+	// StackTrace is the Java stack trace that came with the messages, if any.
+	StackTrace string
+}
+
+// Error returns "flinkapi: METHOD PATH: CODE: message".
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("flinkapi: ")
+	b.WriteString(e.Method)
+	b.WriteByte(' ')
+	b.WriteString(e.Path)
+	fmt.Fprintf(&b, ": %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if msg := e.Message(); msg != "" {
+		b.WriteString(": ")
+		b.WriteString(msg)
+	}
+	return b.String()
+}
+
+// Message returns Flink's messages joined by "; ", without stack traces.
+func (e *APIError) Message() string { return strings.Join(e.Errors, "; ") }
+
+// Is maps the status code to the package's sentinel errors.
+func (e *APIError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.StatusCode == http.StatusNotFound
+	case ErrConflict:
+		return e.StatusCode == http.StatusConflict
+	case ErrUnavailable:
+		switch e.StatusCode {
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return true
+		}
+	case ErrBadRequest:
+		return e.StatusCode == http.StatusBadRequest
+	case ErrTimeout:
+		return e.StatusCode == http.StatusRequestTimeout
+	}
+	return false
+}
+
+// TransportError is a failure to get any answer from the JobManager:
+// connection refused or reset, DNS failure, TLS failure, or a timeout.
+// It is never an answer of Flink's; compare APIError.
+type TransportError struct {
+	Method string
+	Path   string
+	Err    error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("flinkapi: %s %s: no answer from the JobManager: %v", e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the underlying network error.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// Is makes a timed-out request match ErrTimeout.
+func (e *TransportError) Is(target error) bool {
+	if target != ErrTimeout {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout()
+}
+
+// IsJobNotFound reports whether err is Flink's answer that it does not know
+// the job: 404 on a job route, that is neither an unknown route nor an
+// unknown trigger id. After a JobManager restart without high availability
+// every job answers this way.
+func IsJobNotFound(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound || !strings.HasPrefix(ae.Path, "/jobs/") {
+		return false
+	}
+	if isTriggerNotFound(ae) || isUnknownRoute(ae) {
+		return false
+	}
+	msg := strings.ToLower(ae.Message())
+	return strings.Contains(msg, "not found") || strings.Contains(msg, "could not find") || msg == ""
+}
+
+// IsTriggerNotFound reports whether err is Flink's 404 for an unknown trigger
+// id of an asynchronous operation: the result expired (after
+// rest.async.store-duration) or the JobManager restarted and forgot it. The
+// operation may still have completed; look it up in the checkpoint history.
+func IsTriggerNotFound(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound && isTriggerNotFound(ae)
+}
+
+func isTriggerNotFound(ae *APIError) bool {
+	msg := strings.ToLower(ae.Message())
+	return strings.Contains(msg, "operation not found under key") ||
+		strings.Contains(msg, "no savepoint operation with triggerid") ||
+		strings.Contains(msg, "no checkpoint operation with triggerid") ||
+		strings.Contains(msg, "operation with triggerid") ||
+		(strings.Contains(msg, "triggerid") && strings.Contains(msg, "not found"))
+}
+
+func isUnknownRoute(ae *APIError) bool {
+	return len(ae.Errors) > 0 && strings.HasPrefix(ae.Errors[0], "Not found:")
+}
+
+// IsTerminal reports whether err is Flink's 409 saying the job already
+// reached another terminal state (cancelling a FAILED or FINISHED job on
+// Flink 1.15 and later).
+func IsTerminal(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusConflict {
+		return false
+	}
+	return strings.Contains(strings.ToLower(ae.Message()), "terminal state") || ae.Message() == ""
+}
+
+// IsUnknownRoute reports whether err is Flink's 404 for a route it does not
+// serve ("Not found: /uri"), which is how an older cluster answers a newer
+// endpoint.
+func IsUnknownRoute(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound && isUnknownRoute(ae)
+}
+
+// IsRetryable reports whether err is transient: a transport failure
+// (connection refused or reset, timeout) or an answer of 429 or 503. It says
+// nothing about whether retrying the request is safe; the client retries only
+// GETs and triggers that carry a client trigger id.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var te *TransportError
+	if errors.As(err, &te) {
+		return !errors.Is(te.Err, context.Canceled)
+	}
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.StatusCode == http.StatusTooManyRequests || ae.StatusCode == http.StatusServiceUnavailable
+	}
+	return false
+}
+
+// isConnectionFailure reports refused and reset connections.
+func isConnectionFailure(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// newAPIError builds an *APIError from a status code and a body, which may
+// be Flink's {"errors": [...]} or anything a proxy sends.
+func newAPIError(method, path string, status int, body []byte) *APIError {
+	e := &APIError{StatusCode: status, Method: method, Path: path}
+	e.Errors, e.StackTrace = parseErrorBody(body)
+	return e
+}
+
+// parseErrorBody extracts messages and a stack trace from an error body. It
+// never fails: a body that is not Flink's error JSON becomes one message
+// (truncated) so that a proxy's HTML page still says something.
+func parseErrorBody(body []byte) (msgs []string, trace string) {
+	var eb struct {
+		Errors []string `json:"errors"`
+	}
+	if err := json.Unmarshal(body, &eb); err != nil || len(eb.Errors) == 0 {
+		s := strings.TrimSpace(string(body))
+		if s == "" || len(eb.Errors) == 0 && err == nil {
+			return nil, ""
+		}
+		msg, tr := SplitJavaError(s)
+		return []string{truncate(msg, 512)}, tr
+	}
+	for _, raw := range eb.Errors {
+		msg, tr := SplitJavaError(raw)
+		if tr != "" && trace == "" {
+			trace = tr
+		}
+		if msg != "" {
+			msgs = append(msgs, msg)
+		}
+	}
+	return msgs, trace
+}
+
+const (
+	serverSidePrefix = "<Exception on server side:"
+	serverSideSuffix = "End of exception on server side>"
+)
+
+// SplitJavaError splits a string from Flink, which may hold a whole Java
+// stack trace, into a one-line message and the rest. The message is the
+// first line, without a leading fully qualified exception class name
+// ("org.apache.flink...RestHandlerException: Job x not found" gives
+// "Job x not found"). Flink's "<Exception on server side: ... End of
+// exception on server side>" wrapper is removed.
+func SplitJavaError(s string) (message, trace string) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, serverSidePrefix) {
+		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, serverSidePrefix), serverSideSuffix))
+	}
+	first, rest, _ := strings.Cut(s, "\n")
+	first = strings.TrimSpace(strings.TrimSuffix(first, "\r"))
+	return stripExceptionClass(first), strings.TrimSpace(rest)
+}
+
+// stripExceptionClass removes "a.b.SomeException: " from the start of line.
+// A line that is only a class name keeps it: it is the only information.
+func stripExceptionClass(line string) string {
+	name, msg, ok := strings.Cut(line, ": ")
+	if !ok || !IsJavaClassName(name) {
+		return line
+	}
+	msg = strings.TrimSpace(msg)
+	if msg == "" {
+		return name
+	}
+	return msg
+}
+
+// IsJavaClassName reports whether s looks like a fully qualified Java class
+// name: dot-separated identifiers, at least one dot, last part capitalised.
+func IsJavaClassName(s string) bool {
+	if s == "" || len(s) > 300 {
+		return false
+	}
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" {
+			return false
+		}
+		for i, r := range p {
+			ok := r == '_' || r == '$' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9'
+			if !ok {
+				return false
+			}
+		}
+	}
+	last := parts[len(parts)-1]
+	return 'A' <= last[0] && last[0] <= 'Z'
+}

@@ -1,0 +1,247 @@
+package flinkapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// UploadJar uploads a jar file from disk to a session cluster and returns
+// the id Flink gave it. The cluster must run with web.submit.enable. It is
+// never retried: a retry could leave two copies.
+//
+// Flink REST: POST /jars/upload (1.5+)
+func (c *Client) UploadJar(ctx context.Context, file string) (JarID, error) {
+	name := filepath.Base(file)
+	if !strings.HasSuffix(name, ".jar") {
+		return "", invalidInput("jar file %q: Flink accepts only files whose name ends in .jar", file)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return "", invalidInput("jar file: %v", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", invalidInput("jar file: %v", err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", invalidInput("jar file %q is not a regular file", file)
+	}
+	return c.UploadJarReader(ctx, name, f)
+}
+
+// UploadJarReader uploads a jar read from r under the file name name, which
+// must end in ".jar". It is never retried.
+//
+// Flink REST: POST /jars/upload (1.5+)
+func (c *Client) UploadJarReader(ctx context.Context, name string, r io.Reader) (JarID, error) {
+	if err := JarID(name).Validate(); err != nil {
+		return "", fmt.Errorf("jar file name: %w", err)
+	}
+	if r == nil {
+		return "", invalidInput("jar reader is nil")
+	}
+	var out struct {
+		Filename string `json:"filename"`
+		Status   string `json:"status"`
+	}
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: "/jars/upload", upload: &jarUpload{name: name, r: r}}, &out); err != nil {
+		return "", err
+	}
+	id := JarID(path.Base(filepath.ToSlash(out.Filename)))
+	if out.Status != "success" || id.Validate() != nil {
+		return "", fmt.Errorf("flinkapi: POST /jars/upload: unexpected answer (status %q, filename %q)", truncate(out.Status, 40), truncate(out.Filename, 200))
+	}
+	return id, nil
+}
+
+// Jar is one uploaded jar of GET /jars.
+type Jar struct {
+	ID       JarID
+	Name     string
+	Uploaded time.Time
+	Entries  []JarEntry // entry classes found in the manifest
+}
+
+// JarEntry is an entry class of a jar.
+type JarEntry struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+type jarWire struct {
+	ID       JarID      `json:"id"`
+	Name     string     `json:"name"`
+	Uploaded int64      `json:"uploaded"`
+	Entry    []JarEntry `json:"entry"`
+}
+
+// ListJars lists the uploaded jars, newest first.
+//
+// Flink REST: GET /jars (1.5+)
+func (c *Client) ListJars(ctx context.Context) ([]Jar, error) {
+	var out struct {
+		Files []jarWire `json:"files"`
+	}
+	if err := c.get(ctx, "/jars", nil, &out); err != nil {
+		return nil, err
+	}
+	jars := make([]Jar, len(out.Files))
+	for i, w := range out.Files {
+		jars[i] = Jar{ID: w.ID, Name: w.Name, Uploaded: FromMillis(w.Uploaded), Entries: w.Entry}
+	}
+	return jars, nil
+}
+
+// ClaimMode says who owns the files of the snapshot a job restores from.
+type ClaimMode string
+
+// Claim modes for RunJarRequest (1.15+; called restore mode before 1.20).
+const (
+	ClaimModeClaim   ClaimMode = "CLAIM"    // the job owns the snapshot and may delete it
+	ClaimModeNoClaim ClaimMode = "NO_CLAIM" // the job never touches the snapshot (Flink's default)
+	ClaimModeLegacy  ClaimMode = "LEGACY"   // 1.15 to 1.20 only
+)
+
+// RunJarRequest describes a job to start from an uploaded jar.
+type RunJarRequest struct {
+	// EntryClass overrides the jar manifest's main class.
+	EntryClass string
+	// ProgramArgs are the program's arguments, one per element.
+	ProgramArgs []string
+	// Parallelism overrides the default parallelism; 0 keeps it.
+	Parallelism int
+	// JobID is the id the new job gets. Choose it (NewJobID) and record it
+	// before calling: after an error, look the job up with this id before
+	// submitting again, so a retried submission never runs the job twice.
+	JobID JobID
+	// SavepointPath restores the job from a savepoint or retained checkpoint.
+	SavepointPath string
+	// AllowNonRestoredState lets the job start although the snapshot holds
+	// state that no operator of the new job claims.
+	AllowNonRestoredState bool
+	// ClaimMode (1.15+): who owns the restored snapshot; empty keeps Flink's
+	// default. Sent as "restoreMode" before 1.20 and "claimMode" since.
+	ClaimMode ClaimMode
+	// FlinkConfiguration holds job configuration entries (1.17+).
+	FlinkConfiguration map[string]string
+}
+
+type runJarWire struct {
+	EntryClass            string            `json:"entryClass,omitempty"`
+	ProgramArgsList       []string          `json:"programArgsList,omitempty"`
+	Parallelism           int               `json:"parallelism,omitempty"`
+	JobID                 JobID             `json:"jobId,omitempty"`
+	SavepointPath         string            `json:"savepointPath,omitempty"`
+	AllowNonRestoredState bool              `json:"allowNonRestoredState,omitempty"`
+	RestoreMode           ClaimMode         `json:"restoreMode,omitempty"`
+	ClaimMode             ClaimMode         `json:"claimMode,omitempty"`
+	FlinkConfiguration    map[string]string `json:"flinkConfiguration,omitempty"`
+}
+
+// buildRunJar validates req against the cluster's version and returns the
+// body to send.
+func buildRunJar(v Version, req RunJarRequest) (*runJarWire, error) {
+	if req.Parallelism < 0 {
+		return nil, invalidInput("parallelism must be positive (or 0 for the default), got %d", req.Parallelism)
+	}
+	if req.JobID != "" {
+		if err := req.JobID.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if req.SavepointPath != "" && strings.TrimSpace(req.SavepointPath) == "" {
+		return nil, invalidInput("savepoint path is blank; leave it empty to start without state")
+	}
+	if req.EntryClass != "" && !IsJavaClassName(req.EntryClass) && !isSimpleClassName(req.EntryClass) {
+		return nil, invalidInput("entry class %q is not a Java class name", truncate(req.EntryClass, 100))
+	}
+	w := &runJarWire{
+		EntryClass: req.EntryClass, ProgramArgsList: req.ProgramArgs, Parallelism: req.Parallelism,
+		JobID: req.JobID, SavepointPath: req.SavepointPath, AllowNonRestoredState: req.AllowNonRestoredState,
+	}
+	switch req.ClaimMode {
+	case "":
+	case ClaimModeClaim, ClaimModeNoClaim, ClaimModeLegacy:
+		if req.ClaimMode == ClaimModeLegacy {
+			if err := v.require(FeatureLegacyClaimMode); err != nil {
+				return nil, err
+			}
+		}
+		if v.Supports(FeatureClaimMode) {
+			w.ClaimMode = req.ClaimMode
+		} else if err := v.require(FeatureRestoreMode); err != nil {
+			return nil, err
+		} else {
+			w.RestoreMode = req.ClaimMode
+		}
+	default:
+		return nil, invalidInput("claim mode %q: want CLAIM, NO_CLAIM or LEGACY", req.ClaimMode)
+	}
+	if len(req.FlinkConfiguration) > 0 {
+		if err := v.require(FeatureJarRunConfiguration); err != nil {
+			return nil, err
+		}
+		for k := range req.FlinkConfiguration {
+			if strings.TrimSpace(k) == "" {
+				return nil, invalidInput("flink configuration has an empty key")
+			}
+		}
+		w.FlinkConfiguration = req.FlinkConfiguration
+	}
+	return w, nil
+}
+
+func isSimpleClassName(s string) bool {
+	return !strings.Contains(s, ".") && IsJavaClassName("p."+s)
+}
+
+// RunJar starts a job from an uploaded jar and returns its job id. It is
+// never retried: after a transport error the job may or may not have been
+// submitted. Set req.JobID and, before submitting again, ask Job for that id.
+//
+// Flink REST: POST /jars/:jarid/run (1.5+; restoreMode 1.15+, claimMode
+// 1.20+, flinkConfiguration 1.17+)
+func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobID, error) {
+	if err := jar.Validate(); err != nil {
+		return "", err
+	}
+	v, err := c.Version(ctx)
+	if err != nil {
+		return "", err
+	}
+	body, err := buildRunJar(v, req)
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		JobID JobID `json:"jobid"`
+	}
+	p := "/jars/" + string(jar) + "/run"
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body}, &out); err != nil {
+		return "", err
+	}
+	if err := out.JobID.Validate(); err != nil {
+		return "", fmt.Errorf("flinkapi: POST %s: answer has no usable job id: %w", p, err)
+	}
+	return out.JobID, nil
+}
+
+// DeleteJar deletes an uploaded jar. Flink answers 400 (not 404) for a jar
+// it does not know.
+//
+// Flink REST: DELETE /jars/:jarid (1.5+)
+func (c *Client) DeleteJar(ctx context.Context, jar JarID) error {
+	if err := jar.Validate(); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, call{method: http.MethodDelete, path: "/jars/" + string(jar)}, nil)
+	return err
+}

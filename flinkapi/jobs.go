@@ -1,0 +1,439 @@
+package flinkapi
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JobState is a Flink job status (JobStatus in Flink).
+type JobState string
+
+// Job states. FAILED, CANCELED and FINISHED are globally terminal: the job
+// will not run again. SUSPENDED is only locally terminal: another JobManager
+// may take the job over.
+const (
+	JobInitializing JobState = "INITIALIZING" // 1.12+
+	JobCreated      JobState = "CREATED"
+	JobRunning      JobState = "RUNNING"
+	JobFailing      JobState = "FAILING"
+	JobFailed       JobState = "FAILED"
+	JobCancelling   JobState = "CANCELLING"
+	JobCanceled     JobState = "CANCELED"
+	JobFinished     JobState = "FINISHED"
+	JobRestarting   JobState = "RESTARTING"
+	JobSuspended    JobState = "SUSPENDED"
+	JobReconciling  JobState = "RECONCILING"
+)
+
+// IsGloballyTerminal reports FAILED, CANCELED and FINISHED.
+func (s JobState) IsGloballyTerminal() bool {
+	return s == JobFailed || s == JobCanceled || s == JobFinished
+}
+
+// IsTerminal reports the globally terminal states and SUSPENDED.
+func (s JobState) IsTerminal() bool { return s.IsGloballyTerminal() || s == JobSuspended }
+
+// IsKnown reports whether s is one of the states above.
+func (s JobState) IsKnown() bool {
+	switch s {
+	case JobInitializing, JobCreated, JobRunning, JobFailing, JobFailed, JobCancelling,
+		JobCanceled, JobFinished, JobRestarting, JobSuspended, JobReconciling:
+		return true
+	}
+	return false
+}
+
+// JobIDStatus is one entry of GET /jobs.
+type JobIDStatus struct {
+	ID     JobID    `json:"id"`
+	Status JobState `json:"status"`
+}
+
+// ListJobs returns the id and state of every job the JobManager knows.
+//
+// Flink REST: GET /jobs (1.0+)
+func (c *Client) ListJobs(ctx context.Context) ([]JobIDStatus, error) {
+	var out struct {
+		Jobs []JobIDStatus `json:"jobs"`
+	}
+	if err := c.get(ctx, "/jobs", nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Jobs, nil
+}
+
+// JobOverview is one entry of GET /jobs/overview.
+type JobOverview struct {
+	ID               JobID
+	Name             string
+	State            JobState
+	StartTime        time.Time
+	EndTime          time.Time // zero while running
+	Duration         time.Duration
+	LastModification time.Time
+	Tasks            map[string]int // tasks per execution state, plus "total"
+}
+
+type jobOverviewWire struct {
+	ID               JobID          `json:"jid"`
+	Name             string         `json:"name"`
+	State            JobState       `json:"state"`
+	StartTime        int64          `json:"start-time"`
+	EndTime          int64          `json:"end-time"`
+	Duration         int64          `json:"duration"`
+	LastModification int64          `json:"last-modification"`
+	Tasks            map[string]int `json:"tasks"`
+}
+
+func (w *jobOverviewWire) convert() JobOverview {
+	return JobOverview{
+		ID: w.ID, Name: w.Name, State: w.State,
+		StartTime: FromMillis(w.StartTime), EndTime: FromMillis(w.EndTime),
+		Duration: DurationFromMillis(w.Duration), LastModification: FromMillis(w.LastModification),
+		Tasks: w.Tasks,
+	}
+}
+
+// JobsOverview returns name, state and times of every job.
+//
+// Flink REST: GET /jobs/overview (1.0+)
+func (c *Client) JobsOverview(ctx context.Context) ([]JobOverview, error) {
+	var out struct {
+		Jobs []jobOverviewWire `json:"jobs"`
+	}
+	if err := c.get(ctx, "/jobs/overview", nil, &out); err != nil {
+		return nil, err
+	}
+	jobs := make([]JobOverview, len(out.Jobs))
+	for i := range out.Jobs {
+		jobs[i] = out.Jobs[i].convert()
+	}
+	return jobs, nil
+}
+
+// JobDetails is the answer of GET /jobs/:jobid, without the plan.
+type JobDetails struct {
+	ID             JobID
+	Name           string
+	State          JobState
+	IsStoppable    bool
+	JobType        string // STREAMING or BATCH (1.16+)
+	StartTime      time.Time
+	EndTime        time.Time
+	Duration       time.Duration
+	MaxParallelism int
+	Now            time.Time              // the JobManager's clock when it answered
+	Timestamps     map[JobState]time.Time // when the job entered each state
+	Vertices       []JobVertex
+}
+
+// JobVertex is one operator chain of a job.
+type JobVertex struct {
+	ID             string
+	Name           string
+	Parallelism    int
+	MaxParallelism int
+	Status         string // execution state: RUNNING, FINISHED, ...
+	StartTime      time.Time
+	EndTime        time.Time
+	Duration       time.Duration
+	Tasks          map[string]int // subtasks per execution state
+}
+
+type jobDetailsWire struct {
+	ID             JobID            `json:"jid"`
+	Name           string           `json:"name"`
+	State          JobState         `json:"state"`
+	IsStoppable    bool             `json:"isStoppable"`
+	JobType        string           `json:"job-type"`
+	StartTime      int64            `json:"start-time"`
+	EndTime        int64            `json:"end-time"`
+	Duration       int64            `json:"duration"`
+	MaxParallelism int              `json:"maxParallelism"`
+	Now            int64            `json:"now"`
+	Timestamps     map[string]int64 `json:"timestamps"`
+	Vertices       []struct {
+		ID             string         `json:"id"`
+		Name           string         `json:"name"`
+		Parallelism    int            `json:"parallelism"`
+		MaxParallelism int            `json:"maxParallelism"`
+		Status         string         `json:"status"`
+		StartTime      int64          `json:"start-time"`
+		EndTime        int64          `json:"end-time"`
+		Duration       int64          `json:"duration"`
+		Tasks          map[string]int `json:"tasks"`
+	} `json:"vertices"`
+}
+
+func (w *jobDetailsWire) convert() *JobDetails {
+	d := &JobDetails{
+		ID: w.ID, Name: w.Name, State: w.State, IsStoppable: w.IsStoppable, JobType: w.JobType,
+		StartTime: FromMillis(w.StartTime), EndTime: FromMillis(w.EndTime),
+		Duration: DurationFromMillis(w.Duration), MaxParallelism: w.MaxParallelism, Now: FromMillis(w.Now),
+	}
+	if len(w.Timestamps) > 0 {
+		d.Timestamps = make(map[JobState]time.Time, len(w.Timestamps))
+		for k, v := range w.Timestamps {
+			if t := FromMillis(v); !t.IsZero() {
+				d.Timestamps[JobState(k)] = t
+			}
+		}
+	}
+	d.Vertices = make([]JobVertex, len(w.Vertices))
+	for i, v := range w.Vertices {
+		d.Vertices[i] = JobVertex{
+			ID: v.ID, Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: v.MaxParallelism,
+			Status: v.Status, StartTime: FromMillis(v.StartTime), EndTime: FromMillis(v.EndTime),
+			Duration: DurationFromMillis(v.Duration), Tasks: v.Tasks,
+		}
+	}
+	return d
+}
+
+// Job returns the details of one job. A job the JobManager does not know
+// answers an error for which IsJobNotFound is true.
+//
+// Flink REST: GET /jobs/:jobid (1.0+)
+func (c *Client) Job(ctx context.Context, id JobID) (*JobDetails, error) {
+	path, err := jobPath(id, "")
+	if err != nil {
+		return nil, err
+	}
+	var w jobDetailsWire
+	if err := c.get(ctx, path, nil, &w); err != nil {
+		return nil, err
+	}
+	return w.convert(), nil
+}
+
+// JobStatus returns the state of one job. Clusters older than 1.16 lack the
+// status endpoint; there the client reads the job details instead.
+//
+// Flink REST: GET /jobs/:jobid/status (1.16+), else GET /jobs/:jobid
+func (c *Client) JobStatus(ctx context.Context, id JobID) (JobState, error) {
+	path, err := jobPath(id, "/status")
+	if err != nil {
+		return "", err
+	}
+	v, err := c.Version(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !v.Supports(FeatureJobStatusEndpoint) {
+		d, err := c.Job(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		return d.State, nil
+	}
+	var out struct {
+		Status JobState `json:"status"`
+	}
+	if err := c.get(ctx, path, nil, &out); err != nil {
+		return "", err
+	}
+	return out.Status, nil
+}
+
+// JobExceptions is the exception history of a job, the same for Flink 1.x
+// and 2.x (2.0 removed the legacy "root-exception" and "all-exceptions";
+// the client reads "exceptionHistory" and falls back to the legacy fields
+// only when a cluster sends no history).
+type JobExceptions struct {
+	Entries   []ExceptionEntry // newest first, as Flink orders them
+	Truncated bool
+}
+
+// ExceptionEntry is one failure of a job, with the concurrent failures that
+// Flink grouped under it.
+type ExceptionEntry struct {
+	ExceptionName string // Java class of the exception
+	Message       string // first line of the stack trace, without the class name
+	StackTrace    string
+	Timestamp     time.Time
+	TaskName      string
+	Endpoint      string            // "host:port" of the task manager (1.19+: "endpoint"; before: "location")
+	TaskManagerID string            // 1.16+
+	FailureLabels map[string]string // 1.18+
+	Concurrent    []ExceptionEntry
+}
+
+type exceptionWire struct {
+	ExceptionName string            `json:"exceptionName"`
+	StackTrace    string            `json:"stacktrace"`
+	Timestamp     int64             `json:"timestamp"`
+	TaskName      string            `json:"taskName"`
+	Location      string            `json:"location"`
+	Endpoint      string            `json:"endpoint"`
+	TaskManagerID string            `json:"taskManagerId"`
+	FailureLabels map[string]string `json:"failureLabels"`
+	Concurrent    []exceptionWire   `json:"concurrentExceptions"`
+}
+
+func (w *exceptionWire) convert() ExceptionEntry {
+	msg, _ := SplitJavaError(w.StackTrace)
+	e := ExceptionEntry{
+		ExceptionName: w.ExceptionName, Message: msg, StackTrace: w.StackTrace,
+		Timestamp: FromMillis(w.Timestamp), TaskName: w.TaskName, Endpoint: w.Endpoint,
+		TaskManagerID: w.TaskManagerID, FailureLabels: w.FailureLabels,
+	}
+	if e.Endpoint == "" {
+		e.Endpoint = w.Location
+	}
+	for i := range w.Concurrent {
+		e.Concurrent = append(e.Concurrent, w.Concurrent[i].convert())
+	}
+	return e
+}
+
+type jobExceptionsWire struct {
+	RootException string `json:"root-exception"` // removed in 2.0
+	Timestamp     int64  `json:"timestamp"`      // removed in 2.0
+	Truncated     bool   `json:"truncated"`      // removed in 2.0
+	History       *struct {
+		Entries   []exceptionWire `json:"entries"`
+		Truncated bool            `json:"truncated"`
+	} `json:"exceptionHistory"`
+}
+
+func (w *jobExceptionsWire) convert() *JobExceptions {
+	if w.History != nil && (len(w.History.Entries) > 0 || w.RootException == "") {
+		out := &JobExceptions{Truncated: w.History.Truncated, Entries: make([]ExceptionEntry, len(w.History.Entries))}
+		for i := range w.History.Entries {
+			out.Entries[i] = w.History.Entries[i].convert()
+		}
+		return out
+	}
+	out := &JobExceptions{Truncated: w.Truncated}
+	if w.RootException != "" {
+		msg, _ := SplitJavaError(w.RootException)
+		name, _, _ := cutClassName(w.RootException)
+		out.Entries = []ExceptionEntry{{ExceptionName: name, Message: msg, StackTrace: w.RootException, Timestamp: FromMillis(w.Timestamp)}}
+	}
+	return out
+}
+
+// cutClassName returns the exception class at the start of a stack trace.
+func cutClassName(trace string) (name, rest string, ok bool) {
+	first, _, _ := strings.Cut(trace, "\n")
+	n, r, found := strings.Cut(strings.TrimSpace(first), ": ")
+	if !found {
+		n = first
+	}
+	if !IsJavaClassName(n) {
+		return "", trace, false
+	}
+	return n, r, true
+}
+
+// JobExceptions returns the exception history of a job. maxExceptions
+// bounds the number of entries (Flink's default is 20 when 0 is given).
+//
+// Flink REST: GET /jobs/:jobid/exceptions (1.0+; exceptionHistory 1.13+)
+func (c *Client) JobExceptions(ctx context.Context, id JobID, maxExceptions int) (*JobExceptions, error) {
+	path, err := jobPath(id, "/exceptions")
+	if err != nil {
+		return nil, err
+	}
+	if maxExceptions < 0 {
+		return nil, invalidInput("maxExceptions must not be negative, got %d", maxExceptions)
+	}
+	var q url.Values
+	if maxExceptions > 0 {
+		q = url.Values{"maxExceptions": {strconv.Itoa(maxExceptions)}}
+	}
+	var w jobExceptionsWire
+	if err := c.get(ctx, path, q, &w); err != nil {
+		return nil, err
+	}
+	return w.convert(), nil
+}
+
+// CancelJob cancels a job. Flink answers 202 when it accepts the request,
+// also for a job already CANCELED (1.15+); a job in another terminal state
+// answers an error for which IsTerminal is true, an unknown job one for
+// which IsJobNotFound is true. The request is never retried: check the job's
+// state before cancelling again.
+//
+// Cancelling discards the job's state unless a savepoint or retained
+// checkpoint was taken first; see package lifecycle.
+//
+// Flink REST: PATCH /jobs/:jobid?mode=cancel (1.0+)
+func (c *Client) CancelJob(ctx context.Context, id JobID) error {
+	path, err := jobPath(id, "")
+	if err != nil {
+		return err
+	}
+	_, err = c.do(ctx, call{method: http.MethodPatch, path: path, query: url.Values{"mode": {"cancel"}}}, nil)
+	return err
+}
+
+// ParallelismBounds are the lower and upper parallelism of a job vertex for
+// the adaptive scheduler.
+type ParallelismBounds struct {
+	LowerBound int `json:"lowerBound"`
+	UpperBound int `json:"upperBound"`
+}
+
+// ResourceRequirements maps job vertex ids to their parallelism bounds.
+type ResourceRequirements map[string]ParallelismBounds
+
+type vertexRequirementsWire struct {
+	Parallelism ParallelismBounds `json:"parallelism"`
+}
+
+// ResourceRequirements returns the parallelism bounds of each vertex.
+//
+// Flink REST: GET /jobs/:jobid/resource-requirements (1.18+)
+func (c *Client) ResourceRequirements(ctx context.Context, id JobID) (ResourceRequirements, error) {
+	path, err := jobPath(id, "/resource-requirements")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.requireFeature(ctx, FeatureResourceRequirements); err != nil {
+		return nil, err
+	}
+	var w map[string]vertexRequirementsWire
+	if err := c.get(ctx, path, nil, &w); err != nil {
+		return nil, err
+	}
+	out := make(ResourceRequirements, len(w))
+	for k, v := range w {
+		out[k] = v.Parallelism
+	}
+	return out, nil
+}
+
+// SetResourceRequirements changes the parallelism bounds of the job's
+// vertices; with the adaptive scheduler the job rescales without a restart.
+// Every vertex of the job must be given. It is not retried.
+//
+// Flink REST: PUT /jobs/:jobid/resource-requirements (1.18+)
+func (c *Client) SetResourceRequirements(ctx context.Context, id JobID, req ResourceRequirements) error {
+	path, err := jobPath(id, "/resource-requirements")
+	if err != nil {
+		return err
+	}
+	if len(req) == 0 {
+		return invalidInput("resource requirements are empty; give the bounds of every vertex")
+	}
+	w := make(map[string]vertexRequirementsWire, len(req))
+	for k, b := range req {
+		if k == "" {
+			return invalidInput("resource requirements: empty vertex id")
+		}
+		if b.LowerBound < 1 || b.UpperBound < 1 || b.LowerBound > b.UpperBound {
+			return invalidInput("resource requirements of vertex %s: want 1 <= lowerBound <= upperBound, got %d..%d", k, b.LowerBound, b.UpperBound)
+		}
+		w[k] = vertexRequirementsWire{Parallelism: b}
+	}
+	if _, err := c.requireFeature(ctx, FeatureResourceRequirements); err != nil {
+		return err
+	}
+	_, err = c.do(ctx, call{method: http.MethodPut, path: path, body: w}, nil)
+	return err
+}
