@@ -61,9 +61,9 @@ type Status struct {
 	// TriggerID is chosen and recorded before the trigger request is sent.
 	TriggerID flinkapi.TriggerID `json:"triggerID,omitempty"`
 	// TriggerTime is when the trigger was (first) sent.
-	TriggerTime time.Time `json:"triggerTime,omitempty"`
+	TriggerTime time.Time `json:"triggerTime,omitzero"`
 	// Deadline is when an unfinished savepoint counts as TimedOut; zero: none.
-	Deadline time.Time `json:"deadline,omitempty"`
+	Deadline time.Time `json:"deadline,omitzero"`
 	Reason   Reason    `json:"reason,omitempty"`
 	State    State     `json:"state,omitempty"`
 	// Location is where the savepoint lies, once known. Once set it is never
@@ -77,7 +77,7 @@ type Status struct {
 	// LastError is the last transient error's message.
 	LastError string `json:"lastError,omitempty"`
 	// LastUpdate is when Status last changed.
-	LastUpdate time.Time `json:"lastUpdate,omitempty"`
+	LastUpdate time.Time `json:"lastUpdate,omitzero"`
 }
 
 // Record is the latest successful savepoint of a job.
