@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 
 # Flink versions the real-cluster suites run against (see README.md).
-FLINK_VERSIONS ?= 1.20.3 2.2.1
+FLINK_VERSIONS ?= 1.20.5 2.3.0
 FLINK_VERSION ?= $(firstword $(FLINK_VERSIONS))
 
 GO        ?= go

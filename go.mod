@@ -8,4 +8,5 @@ require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/jarcoal/httpmock v1.4.2 // indirect
 	golang.org/x/net v0.43.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

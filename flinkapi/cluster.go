@@ -76,6 +76,10 @@ type TaskManager struct {
 	PhysicalMemory int64 // bytes
 }
 
+type taskManagersWire struct {
+	TaskManagers []taskManagerWire `json:"taskmanagers"`
+}
+
 type taskManagerWire struct {
 	ID                     string `json:"id"`
 	Path                   string `json:"path"`
@@ -94,9 +98,7 @@ type taskManagerWire struct {
 //
 // Flink REST: GET /taskmanagers (1.0+)
 func (c *Client) TaskManagers(ctx context.Context) ([]TaskManager, error) {
-	var out struct {
-		TaskManagers []taskManagerWire `json:"taskmanagers"`
-	}
+	var out taskManagersWire
 	if err := c.get(ctx, "/taskmanagers", nil, &out); err != nil {
 		return nil, err
 	}

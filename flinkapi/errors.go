@@ -156,8 +156,12 @@ func isTriggerNotFound(ae *APIError) bool {
 		(strings.Contains(msg, "triggerid") && strings.Contains(msg, "not found"))
 }
 
+// isUnknownRoute recognises Flink's answers for a route it does not serve:
+// "Not found: /uri" for most methods, and for GET the web UI's file handler's
+// "Unable to load requested file /uri."
 func isUnknownRoute(ae *APIError) bool {
-	return len(ae.Errors) > 0 && strings.HasPrefix(ae.Errors[0], "Not found:")
+	return len(ae.Errors) > 0 && (strings.HasPrefix(ae.Errors[0], "Not found:") ||
+		strings.HasPrefix(ae.Errors[0], "Unable to load requested file"))
 }
 
 // IsTerminal reports whether err is Flink's 409 saying the job already
@@ -172,8 +176,7 @@ func IsTerminal(err error) bool {
 }
 
 // IsUnknownRoute reports whether err is Flink's 404 for a route it does not
-// serve ("Not found: /uri"), which is how an older cluster answers a newer
-// endpoint.
+// serve, which is how an older cluster answers a newer endpoint.
 func IsUnknownRoute(err error) bool {
 	var ae *APIError
 	return errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound && isUnknownRoute(ae)

@@ -48,10 +48,7 @@ func (c *Client) UploadJarReader(ctx context.Context, name string, r io.Reader) 
 	if r == nil {
 		return "", invalidInput("jar reader is nil")
 	}
-	var out struct {
-		Filename string `json:"filename"`
-		Status   string `json:"status"`
-	}
+	var out jarUploadWire
 	if _, err := c.do(ctx, call{method: http.MethodPost, path: "/jars/upload", upload: &jarUpload{name: name, r: r}}, &out); err != nil {
 		return "", err
 	}
@@ -60,6 +57,11 @@ func (c *Client) UploadJarReader(ctx context.Context, name string, r io.Reader) 
 		return "", fmt.Errorf("flinkapi: POST /jars/upload: unexpected answer (status %q, filename %q)", truncate(out.Status, 40), truncate(out.Filename, 200))
 	}
 	return id, nil
+}
+
+type jarUploadWire struct {
+	Filename string `json:"filename"`
+	Status   string `json:"status"`
 }
 
 // Jar is one uploaded jar of GET /jars.
@@ -76,6 +78,11 @@ type JarEntry struct {
 	Description string `json:"description"`
 }
 
+type jarsWire struct {
+	Address string    `json:"address"`
+	Files   []jarWire `json:"files"`
+}
+
 type jarWire struct {
 	ID       JarID      `json:"id"`
 	Name     string     `json:"name"`
@@ -87,9 +94,7 @@ type jarWire struct {
 //
 // Flink REST: GET /jars (1.5+)
 func (c *Client) ListJars(ctx context.Context) ([]Jar, error) {
-	var out struct {
-		Files []jarWire `json:"files"`
-	}
+	var out jarsWire
 	if err := c.get(ctx, "/jars", nil, &out); err != nil {
 		return nil, err
 	}
@@ -221,9 +226,7 @@ func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobI
 	if err != nil {
 		return "", err
 	}
-	var out struct {
-		JobID JobID `json:"jobid"`
-	}
+	var out runJarResponseWire
 	p := "/jars/" + string(jar) + "/run"
 	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body}, &out); err != nil {
 		return "", err
@@ -232,6 +235,10 @@ func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobI
 		return "", fmt.Errorf("flinkapi: POST %s: answer has no usable job id: %w", p, err)
 	}
 	return out.JobID, nil
+}
+
+type runJarResponseWire struct {
+	JobID JobID `json:"jobid"`
 }
 
 // DeleteJar deletes an uploaded jar. Flink answers 400 (not 404) for a jar

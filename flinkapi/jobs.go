@@ -53,13 +53,15 @@ type JobIDStatus struct {
 	Status JobState `json:"status"`
 }
 
+type jobsListWire struct {
+	Jobs []JobIDStatus `json:"jobs"`
+}
+
 // ListJobs returns the id and state of every job the JobManager knows.
 //
 // Flink REST: GET /jobs (1.0+)
 func (c *Client) ListJobs(ctx context.Context) ([]JobIDStatus, error) {
-	var out struct {
-		Jobs []JobIDStatus `json:"jobs"`
-	}
+	var out jobsListWire
 	if err := c.get(ctx, "/jobs", nil, &out); err != nil {
 		return nil, err
 	}
@@ -76,6 +78,10 @@ type JobOverview struct {
 	Duration         time.Duration
 	LastModification time.Time
 	Tasks            map[string]int // tasks per execution state, plus "total"
+}
+
+type jobsOverviewWire struct {
+	Jobs []jobOverviewWire `json:"jobs"`
 }
 
 type jobOverviewWire struct {
@@ -102,9 +108,7 @@ func (w *jobOverviewWire) convert() JobOverview {
 //
 // Flink REST: GET /jobs/overview (1.0+)
 func (c *Client) JobsOverview(ctx context.Context) ([]JobOverview, error) {
-	var out struct {
-		Jobs []jobOverviewWire `json:"jobs"`
-	}
+	var out jobsOverviewWire
 	if err := c.get(ctx, "/jobs/overview", nil, &out); err != nil {
 		return nil, err
 	}
@@ -210,6 +214,10 @@ func (c *Client) Job(ctx context.Context, id JobID) (*JobDetails, error) {
 	return w.convert(), nil
 }
 
+type jobStatusWire struct {
+	Status JobState `json:"status"`
+}
+
 // JobStatus returns the state of one job. Clusters older than 1.16 lack the
 // status endpoint; there the client reads the job details instead.
 //
@@ -230,9 +238,7 @@ func (c *Client) JobStatus(ctx context.Context, id JobID) (JobState, error) {
 		}
 		return d.State, nil
 	}
-	var out struct {
-		Status JobState `json:"status"`
-	}
+	var out jobStatusWire
 	if err := c.get(ctx, path, nil, &out); err != nil {
 		return "", err
 	}

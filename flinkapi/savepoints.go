@@ -154,6 +154,10 @@ func checkTargetDirectory(dir string) error {
 	return nil
 }
 
+type disposalRequestWire struct {
+	Path string `json:"savepoint-path"`
+}
+
 // DisposeSavepoint deletes a savepoint's files through the JobManager. It is
 // not retried: Flink's disposal request has no client trigger id.
 //
@@ -165,8 +169,6 @@ func (c *Client) DisposeSavepoint(ctx context.Context, savepointPath string) (Op
 	if strings.ContainsAny(savepointPath, "\x00\n\r") {
 		return Operation{}, invalidInput("savepoint path %q contains a control character", truncate(savepointPath, 100))
 	}
-	body := struct {
-		Path string `json:"savepoint-path"`
-	}{savepointPath}
+	body := disposalRequestWire{Path: savepointPath}
 	return c.trigger(ctx, OpSavepointDisposal, "", "/savepoint-disposal", body, false)
 }

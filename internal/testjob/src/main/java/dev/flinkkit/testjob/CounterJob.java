@@ -1,0 +1,268 @@
+package dev.flinkkit.testjob;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.api.java.functions.KeySelector;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.util.Collector;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+
+/**
+ * A keyed, checkpointed counter for testing job lifecycle tooling against a
+ * real Flink cluster (1.20 and 2.x).
+ *
+ * <p>A rate-limited generator emits the keys {@code key-0 .. key-(K-1)} round
+ * robin at {@code --rate} events per second in total. A keyed function counts
+ * the events of each key in {@link ValueState} and, after every event, writes
+ * the key's count to {@code <out>/<key>.count} (a decimal number, replaced
+ * atomically through a temporary file and a rename). The generator's position
+ * and the counts are both operator state with fixed uids, so a job restored
+ * from a savepoint or checkpoint continues counting where it left off.
+ *
+ * <p>Program arguments:
+ *
+ * <pre>
+ *   --out DIR                  folder for the .count files (required)
+ *   --keys K                   number of keys (default 3)
+ *   --rate R                   events per second, all keys together (default 50)
+ *   --parallelism P            job parallelism (default 1)
+ *   --checkpoint-interval MS   checkpoint interval, 0 disables checkpointing (default 1000)
+ *   --fail-at N                throw when any key's count reaches N (default: never)
+ *   --restart-attempts A       fixed-delay restarts before the job fails (default 0)
+ *   --restart-delay MS         delay between restarts (default 200)
+ *   --name NAME                job name (default flinkkit-counter)
+ * </pre>
+ */
+public final class CounterJob {
+
+    /** Operator uids: keep them stable so savepoints map onto resubmitted jobs. */
+    public static final String SOURCE_UID = "flinkkit-key-source";
+    public static final String COUNTER_UID = "flinkkit-counter";
+    public static final String SINK_UID = "flinkkit-discard";
+
+    private CounterJob() {}
+
+    public static void main(String[] args) throws Exception {
+        Options opts = Options.parse(args);
+
+        Configuration conf = new Configuration();
+        if (opts.restartAttempts > 0) {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, opts.restartAttempts);
+            conf.set(
+                    RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY,
+                    Duration.ofMillis(opts.restartDelayMs));
+        } else {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        }
+
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        env.setParallelism(opts.parallelism);
+        if (opts.checkpointIntervalMs > 0) {
+            env.enableCheckpointing(opts.checkpointIntervalMs);
+        }
+
+        DataGeneratorSource<String> source =
+                new DataGeneratorSource<>(
+                        new KeyGenerator(opts.keys),
+                        Long.MAX_VALUE,
+                        RateLimiterStrategy.perSecond(opts.rate),
+                        Types.STRING);
+
+        env.fromSource(source, WatermarkStrategy.noWatermarks(), "key-source")
+                .uid(SOURCE_UID)
+                .name("key-source")
+                .keyBy(new IdentityKey())
+                .process(new CountingFunction(opts.out, opts.failAt))
+                .uid(COUNTER_UID)
+                .name("counter")
+                .sinkTo(new DiscardingSink<>())
+                .uid(SINK_UID)
+                .name("discard");
+
+        env.execute(opts.name);
+    }
+
+    /** Maps the n-th generated event to key {@code key-(n mod K)}. */
+    static final class KeyGenerator implements GeneratorFunction<Long, String> {
+        private static final long serialVersionUID = 1L;
+        private final int keys;
+
+        KeyGenerator(int keys) {
+            this.keys = keys;
+        }
+
+        @Override
+        public String map(Long n) {
+            return "key-" + (n % keys);
+        }
+    }
+
+    static final class IdentityKey implements KeySelector<String, String> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public String getKey(String value) {
+            return value;
+        }
+    }
+
+    /**
+     * Counts events per key, publishes each key's latest count as a file and,
+     * with {@code --fail-at}, fails the task when a count reaches the limit.
+     */
+    static final class CountingFunction extends KeyedProcessFunction<String, String, String> {
+        private static final long serialVersionUID = 1L;
+
+        private final String out;
+        private final long failAt;
+
+        private transient ValueState<Long> count;
+        private transient Path outDir;
+
+        CountingFunction(String out, long failAt) {
+            this.out = out;
+            this.failAt = failAt;
+        }
+
+        @Override
+        public void processElement(String key, Context ctx, Collector<String> collector)
+                throws Exception {
+            if (count == null) {
+                count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+                outDir = Paths.get(out);
+                Files.createDirectories(outDir);
+            }
+            Long current = count.value();
+            long next = (current == null ? 0L : current) + 1;
+            count.update(next);
+            writeCount(key, next);
+            if (failAt > 0 && next >= failAt) {
+                throw new IllegalStateException(
+                        "flinkkit test job: "
+                                + key
+                                + " reached count "
+                                + next
+                                + " (--fail-at "
+                                + failAt
+                                + ")");
+            }
+            collector.collect(key + "=" + next);
+        }
+
+        private void writeCount(String key, long value) throws IOException {
+            Path tmp = Files.createTempFile(outDir, "." + key + ".", ".tmp");
+            try {
+                Files.write(tmp, Long.toString(value).getBytes(StandardCharsets.US_ASCII));
+                Files.move(
+                        tmp,
+                        outDir.resolve(key + ".count"),
+                        StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
+            } finally {
+                Files.deleteIfExists(tmp);
+            }
+        }
+    }
+
+    /** Hand-parsed program arguments (no Flink utility is common to 1.20 and 2.x). */
+    static final class Options {
+        String out;
+        int keys = 3;
+        double rate = 50;
+        int parallelism = 1;
+        long checkpointIntervalMs = 1000;
+        long failAt = 0;
+        int restartAttempts = 0;
+        long restartDelayMs = 200;
+        String name = "flinkkit-counter";
+
+        static Options parse(String[] args) {
+            Options o = new Options();
+            for (int i = 0; i < args.length; i++) {
+                String flag = args[i];
+                String value;
+                int eq = flag.indexOf('=');
+                if (flag.startsWith("--") && eq > 0) {
+                    value = flag.substring(eq + 1);
+                    flag = flag.substring(0, eq);
+                } else {
+                    if (i + 1 >= args.length) {
+                        throw new IllegalArgumentException("missing value for " + flag);
+                    }
+                    value = args[++i];
+                }
+                switch (flag) {
+                    case "--out":
+                        o.out = value;
+                        break;
+                    case "--keys":
+                        o.keys = positiveInt(flag, value);
+                        break;
+                    case "--rate":
+                        o.rate = Double.parseDouble(value);
+                        if (!(o.rate > 0)) {
+                            throw new IllegalArgumentException("--rate must be > 0: " + value);
+                        }
+                        break;
+                    case "--parallelism":
+                        o.parallelism = positiveInt(flag, value);
+                        break;
+                    case "--checkpoint-interval":
+                        o.checkpointIntervalMs = nonNegativeLong(flag, value);
+                        break;
+                    case "--fail-at":
+                        o.failAt = nonNegativeLong(flag, value);
+                        break;
+                    case "--restart-attempts":
+                        o.restartAttempts = (int) nonNegativeLong(flag, value);
+                        break;
+                    case "--restart-delay":
+                        o.restartDelayMs = nonNegativeLong(flag, value);
+                        break;
+                    case "--name":
+                        o.name = value;
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown argument: " + flag);
+                }
+            }
+            if (o.out == null || o.out.isEmpty()) {
+                throw new IllegalArgumentException("--out DIR is required");
+            }
+            return o;
+        }
+
+        private static int positiveInt(String flag, String value) {
+            int v = Integer.parseInt(value);
+            if (v <= 0) {
+                throw new IllegalArgumentException(flag + " must be > 0: " + value);
+            }
+            return v;
+        }
+
+        private static long nonNegativeLong(String flag, String value) {
+            long v = Long.parseLong(value);
+            if (v < 0) {
+                throw new IllegalArgumentException(flag + " must be >= 0: " + value);
+            }
+            return v;
+        }
+    }
+}
