@@ -3,7 +3,6 @@ package flinkapi
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -92,29 +91,6 @@ func (f *FailureCause) Message() string {
 		return msg
 	}
 	return f.Class
-}
-
-// RootCause returns the message of the innermost "Caused by:" of a Java stack
-// trace, without its exception class, or the first line's message when the
-// trace has no cause. Blank messages fall back to the class name.
-func RootCause(trace string) string {
-	line := ""
-	for rest := trace; rest != ""; {
-		var l string
-		l, rest, _ = strings.Cut(rest, "\n")
-		l = strings.TrimSpace(l)
-		if line == "" && l != "" {
-			line = l
-		}
-		if c, ok := strings.CutPrefix(l, "Caused by:"); ok {
-			line = strings.TrimSpace(c)
-		}
-	}
-	if line == "" {
-		return ""
-	}
-	msg, _ := SplitJavaError(line)
-	return msg
 }
 
 type serializedThrowableWire struct {

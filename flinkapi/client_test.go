@@ -352,7 +352,8 @@ func TestContextIsAttached(t *testing.T) {
 	if time.Since(start) > 900*time.Millisecond {
 		t.Fatal("the request outlived its context")
 	}
-	if _, err := c.Overview(nil); !errors.Is(err, ErrInvalidInput) { //lint:ignore SA1012 a nil context is rejected
+	var nilCtx context.Context
+	if _, err := c.Overview(nilCtx); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("nil context: %v", err)
 	}
 }
@@ -402,6 +403,7 @@ func TestParseErrorBody(t *testing.T) {
 			[]string{"Internal server error.", "boom"}, true},
 		{"unknown route", flinkError("Not found: /jobs/x/status"), []string{"Not found: /jobs/x/status"}, false},
 		{"class only", flinkError("java.util.concurrent.TimeoutException"), []string{"java.util.concurrent.TimeoutException"}, false},
+		{"nested classes", flinkError("java.util.concurrent.CompletionException: org.apache.flink.runtime.messages.FlinkJobNotFoundException: Could not find Flink job (ab12)"), []string{"Could not find Flink job (ab12)"}, false},
 		{"message with colon", flinkError("Request did not match expected format JarRunRequestBody: unknown field"), []string{"Request did not match expected format JarRunRequestBody: unknown field"}, false},
 		{"proxy html", "<html><body>502 Bad Gateway</body></html>", []string{"<html><body>502 Bad Gateway</body></html>"}, false},
 		{"empty", "", nil, false},

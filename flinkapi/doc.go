@@ -52,8 +52,8 @@
 // # Retries
 //
 // GETs, and savepoint, stop and checkpoint triggers that carry a client
-// trigger id, are retried after connection failures and answers of 429 and
-// 503, with capped exponential backoff and jitter (RetryPolicy), within the
+// trigger id, are retried after connection failures and answers of 429, 502,
+// 503 and 504, with capped exponential backoff and jitter (RetryPolicy), within the
 // context's deadline. A retried trigger sends the same trigger id, which
 // Flink 1.15+ deduplicates. Jar uploads, jar runs, cancels and disposals are
 // never retried: their second attempt is not harmless.

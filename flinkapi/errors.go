@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"syscall"
 )
 
 // Sentinel errors, matched with errors.Is. An *APIError matches the sentinel
@@ -134,8 +133,36 @@ func IsJobNotFound(err error) bool {
 	if isTriggerNotFound(ae) || isUnknownRoute(ae) {
 		return false
 	}
-	msg := strings.ToLower(ae.Message())
-	return strings.Contains(msg, "not found") || strings.Contains(msg, "could not find") || msg == ""
+	// Flink says "Job <id> not found" (REST handlers) or "Could not find
+	// Flink job (<id>)" (the dispatcher); a proxy's own 404 page says neither.
+	for _, m := range ae.Errors {
+		if containsFold(m, "job") && containsFold(m, "not found") || containsFold(m, "could not find flink job") {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether substr (lower case ASCII) is in s, ignoring
+// ASCII case, without allocating.
+func containsFold(s, substr string) bool {
+	n := len(substr)
+	for i := 0; i+n <= len(s); i++ {
+		j := 0
+		for ; j < n; j++ {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != substr[j] {
+				break
+			}
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
 }
 
 // IsTriggerNotFound reports whether err is Flink's 404 for an unknown trigger
@@ -148,12 +175,14 @@ func IsTriggerNotFound(err error) bool {
 }
 
 func isTriggerNotFound(ae *APIError) bool {
-	msg := strings.ToLower(ae.Message())
-	return strings.Contains(msg, "operation not found under key") ||
-		strings.Contains(msg, "no savepoint operation with triggerid") ||
-		strings.Contains(msg, "no checkpoint operation with triggerid") ||
-		strings.Contains(msg, "operation with triggerid") ||
-		(strings.Contains(msg, "triggerid") && strings.Contains(msg, "not found"))
+	for _, m := range ae.Errors {
+		// 1.15+: "There is no savepoint operation with triggerId=... for job
+		// ..."; before: "Operation not found under key: ...".
+		if containsFold(m, "operation not found under key") || containsFold(m, "operation with triggerid") {
+			return true
+		}
+	}
+	return false
 }
 
 // isUnknownRoute recognises Flink's answers for a route it does not serve:
@@ -183,7 +212,8 @@ func IsUnknownRoute(err error) bool {
 }
 
 // IsRetryable reports whether err is transient: a transport failure
-// (connection refused or reset, timeout) or an answer of 429 or 503. It says
+// (connection refused or reset, timeout) or an answer of 429, 502, 503 or
+// 504 (the codes ErrUnavailable matches). It says
 // nothing about whether retrying the request is safe; the client retries only
 // GETs and triggers that carry a client trigger id.
 func IsRetryable(err error) bool {
@@ -196,14 +226,9 @@ func IsRetryable(err error) bool {
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
-		return ae.StatusCode == http.StatusTooManyRequests || ae.StatusCode == http.StatusServiceUnavailable
+		return errors.Is(ae, ErrUnavailable)
 	}
 	return false
-}
-
-// isConnectionFailure reports refused and reset connections.
-func isConnectionFailure(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // newAPIError builds an *APIError from a status code and a body, which may
@@ -248,32 +273,23 @@ const (
 
 // SplitJavaError splits a string from Flink, which may hold a whole Java
 // stack trace, into a one-line message and the rest. The message is the
-// first line, without a leading fully qualified exception class name
+// first line without the exception class names in front of it
 // ("org.apache.flink...RestHandlerException: Job x not found" gives
-// "Job x not found"). Flink's "<Exception on server side: ... End of
-// exception on server side>" wrapper is removed.
+// "Job x not found"); a line that is only a class name is kept. Flink's
+// "<Exception on server side: ... End of exception on server side>" wrapper
+// is removed.
 func SplitJavaError(s string) (message, trace string) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, serverSidePrefix) {
 		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, serverSidePrefix), serverSideSuffix))
 	}
 	first, rest, _ := strings.Cut(s, "\n")
-	first = strings.TrimSpace(strings.TrimSuffix(first, "\r"))
-	return stripExceptionClass(first), strings.TrimSpace(rest)
-}
-
-// stripExceptionClass removes "a.b.SomeException: " from the start of line.
-// A line that is only a class name keeps it: it is the only information.
-func stripExceptionClass(line string) string {
-	name, msg, ok := strings.Cut(line, ": ")
-	if !ok || !IsJavaClassName(name) {
-		return line
+	c := parseCauseLine(strings.TrimSpace(first))
+	message = c.Message
+	if message == "" {
+		message = c.Class
 	}
-	msg = strings.TrimSpace(msg)
-	if msg == "" {
-		return name
-	}
-	return msg
+	return message, strings.TrimSpace(rest)
 }
 
 // IsJavaClassName reports whether s looks like a fully qualified Java class

@@ -38,8 +38,8 @@ const (
 )
 
 // RetryPolicy bounds the retries of safe requests (GETs and triggers that
-// carry a client trigger id) after a transport failure or an answer of 429
-// or 503. Waits grow exponentially from InitialInterval to MaxInterval, with
+// carry a client trigger id) after a transport failure or an answer of 429,
+// 502, 503 or 504. Waits grow exponentially from InitialInterval to MaxInterval, with
 // ±50% jitter; a Retry-After header of the answer is honoured up to
 // MaxInterval. Retrying stops after MaxAttempts tries in all or MaxElapsed
 // time, or when the request's context ends.

@@ -316,8 +316,13 @@ func TestDocumentedErrorAnswers(t *testing.T) {
 				_, err := c.OperationStatus(ctx, Operation{Kind: OpSavepoint, JobID: testJob, TriggerID: testTrigger})
 				return err
 			}, func(err error) bool { return IsTriggerNotFound(err) && !IsJobNotFound(err) }},
+		{"proxy 404 page", "GET", jp, 404, "<html><body><h1>404 Not Found</h1>nginx</body></html>",
+			func(c *Client) error { _, err := c.Job(ctx, testJob); return err },
+			func(err error) bool {
+				return errors.Is(err, ErrNotFound) && !IsJobNotFound(err) && !IsTriggerNotFound(err)
+			}},
 		{"proxy 502", "GET", "/overview", 502, "<html>Bad Gateway</html>",
-			func(c *Client) error { _, err := c.Overview(ctx); return err }, func(err error) bool { return errors.Is(err, ErrUnavailable) }},
+			func(c *Client) error { _, err := c.Overview(ctx); return err }, func(err error) bool { return errors.Is(err, ErrUnavailable) && IsRetryable(err) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

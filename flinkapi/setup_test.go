@@ -113,3 +113,5 @@ func real(t testing.TB, version, name string) string {
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+func writeFile(name, content string) error { return os.WriteFile(name, []byte(content), 0o600) }

@@ -10,35 +10,56 @@ import (
 // answers. The zero State means no savepoint was triggered.
 type State string
 
-// States of a savepoint operation. Succeeded, Failed, TimedOut, JobGone and
-// LostForGood are final: a new savepoint needs a new trigger id. Lost is not
-// final: the savepoint may have completed, and Recover looks for it in the
-// job's checkpoint history.
+// States of a savepoint operation. Pending, InFlight and Lost are active:
+// an answer from Flink, a recovery or the deadline moves them on. All other
+// states are final: Succeeded, Failed, LostForGood, JobGone, JobTerminal and
+// TimedOut (and any string this package does not know, so that nothing waits
+// on a state nobody derives). A new savepoint needs a new trigger id.
 const (
 	// Pending: a trigger id was chosen and recorded; Flink has not
 	// acknowledged the trigger yet. Re-send the trigger with the same id.
 	Pending State = "Pending"
 	// InFlight: Flink acknowledged the trigger or answered IN_PROGRESS.
+	// Poll the operation's status.
 	InFlight State = "InFlight"
-	// Succeeded: COMPLETED with a location.
+	// Succeeded: COMPLETED with a location, or a Lost savepoint that
+	// Recover found in the checkpoint history.
 	Succeeded State = "Succeeded"
-	// Failed: COMPLETED with a failure cause, or a permanent error (400).
+	// Failed: COMPLETED with a failure cause, a permanent error (400), or a
+	// request that could not be sent (invalid input, a feature the
+	// cluster's version lacks). A stop-with-savepoint whose savepoint
+	// completed before the job failed while stopping is Failed with a
+	// Location.
 	Failed State = "Failed"
 	// Lost: Flink no longer knows the trigger id (404 for the trigger: the
-	// JobManager restarted or the result expired). Never treated as failed.
+	// JobManager restarted or the result expired). Never treated as failed:
+	// the savepoint may have completed, and Recover looks for it in the
+	// job's checkpoint history.
 	Lost State = "Lost"
-	// LostForGood: Lost, and the checkpoint history holds no savepoint that
-	// this trigger produced.
+	// LostForGood: Lost, and the checkpoint history, which reaches back to
+	// the trigger time, holds no savepoint that this trigger produced.
 	LostForGood State = "LostForGood"
-	// JobGone: Flink does not know the job (404 for the job).
+	// JobGone: Flink does not know the job (404 for the job, or a failure
+	// cause FlinkJobNotFoundException).
 	JobGone State = "JobGone"
 	// JobTerminal: the job already reached another terminal state (409).
 	JobTerminal State = "JobTerminal"
-	// TimedOut: still in flight, or unknown, past the deadline.
+	// TimedOut: still Pending, InFlight or Lost at the deadline. The
+	// savepoint may still complete on the cluster; a later answer that
+	// carries its location adds the location but keeps the state.
 	TimedOut State = "TimedOut"
 )
 
-// Reason says why a savepoint was taken. Each has a stable string.
+// Active reports whether s still waits for an answer, a recovery or the
+// deadline: Pending, InFlight and Lost.
+func (s State) Active() bool { return s == Pending || s == InFlight || s == Lost }
+
+// Final reports whether s is set and not active. Strings this package does
+// not know count as final.
+func (s State) Final() bool { return s != "" && !s.Active() }
+
+// Reason says why a savepoint was taken. Each has a stable string, stored in
+// Kubernetes objects: the strings never change.
 type Reason string
 
 // Reasons for a savepoint.
@@ -51,39 +72,110 @@ const (
 	ReasonRestart   Reason = "Restart"   // taken before restarting the job
 )
 
+// Valid reports whether r is one of the reasons above.
+func (r Reason) Valid() bool {
+	switch r {
+	case ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart:
+		return true
+	}
+	return false
+}
+
 // Status is the status record of one savepoint operation: plain data, safe
-// to store in a Kubernetes status and to deep-copy.
+// to store in a Kubernetes status and to deep-copy. Begin creates it; the
+// derivation functions (AfterTrigger, AfterPoll, Recover, CheckDeadline)
+// return its next value.
 type Status struct {
 	// Kind says which REST call triggered it (savepoint or stop).
 	Kind flinkapi.OperationKind `json:"kind,omitempty"`
 	// JobID is the job the savepoint is taken of.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
 	// TriggerID is chosen and recorded before the trigger request is sent.
+	// Flink before 1.15 chooses its own; AfterTrigger records it.
 	TriggerID flinkapi.TriggerID `json:"triggerID,omitempty"`
 	// TriggerTime is when the trigger was (first) sent.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	TriggerTime time.Time `json:"triggerTime,omitzero"`
 	// Deadline is when an unfinished savepoint counts as TimedOut; zero: none.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	Deadline time.Time `json:"deadline,omitzero"`
-	Reason   Reason    `json:"reason,omitempty"`
-	State    State     `json:"state,omitempty"`
+	// Reason says why the savepoint is taken.
+	Reason Reason `json:"reason,omitempty"`
+	// State is where the operation stands.
+	State State `json:"state,omitempty"`
 	// Location is where the savepoint lies, once known. Once set it is never
-	// cleared.
+	// cleared or replaced.
 	Location string `json:"location,omitempty"`
-	// Failure is a readable cause of failure (root "Caused by" message).
+	// Recovered is true when Flink had forgotten the trigger id and Recover
+	// found Location in the job's checkpoint history.
+	Recovered bool `json:"recovered,omitempty"`
+	// Failure is a readable cause of a final state other than Succeeded:
+	// the root "Caused by" message of Flink's stack trace, Flink's error
+	// message, or what the deadline interrupted.
 	Failure string `json:"failure,omitempty"`
 	// Attempts counts answers that were transient (503, 429, timeouts,
 	// connection failures, other 5xx) since the last definite answer.
 	Attempts int `json:"attempts,omitempty"`
-	// LastError is the last transient error's message.
+	// LastError is the message of the last transient answer: Flink's
+	// message, the HTTP status text, or for a request that got no answer its
+	// innermost cause ("connection refused"). Empty after a definite answer.
 	LastError string `json:"lastError,omitempty"`
-	// LastUpdate is when Status last changed.
+	// LastErrorCode is the HTTP status of the last transient answer; 0 when
+	// the request got no answer or after a definite answer.
+	LastErrorCode int `json:"lastErrorCode,omitempty"`
+	// LastUpdate is when an answer, a recovery or the deadline last applied
+	// to the Status. Answers the Status ignores leave it alone.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	LastUpdate time.Time `json:"lastUpdate,omitzero"`
 }
 
-// Record is the latest successful savepoint of a job.
+// Active reports whether the savepoint still waits for an answer, a
+// recovery or the deadline (see State.Active).
+func (s Status) Active() bool { return s.State.Active() }
+
+// Final reports whether the operation has ended (see State.Final).
+func (s Status) Final() bool { return s.State.Final() }
+
+// NeedsTrigger reports whether the trigger request must be sent (again),
+// with the recorded TriggerID: the status is Pending.
+func (s Status) NeedsTrigger() bool { return s.State == Pending }
+
+// NeedsPoll reports whether the operation's status must be asked for
+// (flinkapi's OperationStatus with s.Operation()): the status is InFlight.
+func (s Status) NeedsPoll() bool { return s.State == InFlight }
+
+// NeedsRecovery reports whether the job's checkpoint statistics must be read
+// and passed to Recover: the status is Lost.
+func (s Status) NeedsRecovery() bool { return s.State == Lost }
+
+// Unknown reports whether the latest answer was transient: the state is
+// what was known before it.
+func (s Status) Unknown() bool { return s.Attempts > 0 }
+
+// Operation returns the asynchronous operation to poll.
+func (s Status) Operation() flinkapi.Operation {
+	return flinkapi.Operation{Kind: s.Kind, JobID: s.JobID, TriggerID: s.TriggerID}
+}
+
+// Record is a completed savepoint: the latest successful one of a job, or an
+// entry of a History.
 type Record struct {
-	Location string         `json:"location"`
-	Time     time.Time      `json:"time"`
-	Reason   Reason         `json:"reason,omitempty"`
-	JobID    flinkapi.JobID `json:"jobID,omitempty"`
+	// Location is where the savepoint lies.
+	Location string `json:"location"`
+	// Time is when the savepoint was triggered. Its state is no older than
+	// that, so an age computed from Time never understates the state's age.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Time time.Time `json:"time"`
+	// Reason says why the savepoint was taken.
+	Reason Reason `json:"reason,omitempty"`
+	// JobID is the job the savepoint was taken of.
+	JobID flinkapi.JobID `json:"jobID,omitempty"`
 }

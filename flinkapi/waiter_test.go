@@ -1,0 +1,158 @@
+package flinkapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+)
+
+func fastWaiter(c *Client, polls *[]Poll) *Waiter {
+	return NewWaiter(c, func(o *WaiterOptions) {
+		o.MinDelay, o.MaxDelay = time.Millisecond, 4*time.Millisecond
+		o.OnPoll = func(p Poll) { *polls = append(*polls, p) }
+	})
+}
+
+var spOp = Operation{Kind: OpSavepoint, JobID: testJob, TriggerID: testTrigger}
+
+const statusPath = testBase + "/jobs/" + string(testJob) + "/savepoints/" + string(testTrigger)
+
+// sequence answers with the given responders in turn, repeating the last.
+func sequence(rs ...httpmock.Responder) httpmock.Responder {
+	i := 0
+	return func(req *http.Request) (*http.Response, error) {
+		r := rs[min(i, len(rs)-1)]
+		i++
+		return r(req)
+	}
+}
+
+func TestWaiterPollsUntilCompleted(t *testing.T) {
+	c, mt, _ := newTestClient(t, "1.20.5", WithRetryPolicy(NoRetry))
+	inProgress := httpmock.NewStringResponder(200, real(t, "1.20.5", "savepoint_in_progress.json"))
+	mt.RegisterResponder("GET", statusPath, sequence(
+		inProgress,
+		httpmock.NewStringResponder(503, flinkError(leaderElection)), // transient: poll again
+		httpmock.NewErrorResponder(syscall.ECONNREFUSED),             // transient: poll again
+		inProgress,
+		httpmock.NewStringResponder(200, real(t, "1.20.5", "savepoint_completed.json")),
+	))
+	var polls []Poll
+	res, err := fastWaiter(c, &polls).Wait(context.Background(), spOp, time.Minute)
+	if err != nil || !res.Succeeded() || res.Location == "" {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+	if len(polls) != 5 || polls[1].Err == nil || polls[2].Err == nil || polls[4].Result == nil || polls[4].Attempt != 5 {
+		t.Fatalf("polls = %+v", polls)
+	}
+}
+
+func TestWaiterReportsFailureCause(t *testing.T) {
+	c, mt, _ := newTestClient(t, "1.20.5")
+	mt.RegisterResponder("GET", statusPath, httpmock.NewStringResponder(200, real(t, "1.20.5", "savepoint_failed.json")))
+	var polls []Poll
+	res, err := fastWaiter(c, &polls).Wait(context.Background(), spOp, time.Minute)
+	if !errors.Is(err, ErrOperationFailed) || res == nil || res.Failure == nil || !strings.Contains(err.Error(), "Could not find Flink job") {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+}
+
+func TestWaiterGivesUpAfterMaxWait(t *testing.T) {
+	c, mt, _ := newTestClient(t, "1.20.5")
+	mt.RegisterResponder("GET", statusPath, httpmock.NewStringResponder(200, `{"status":{"id":"IN_PROGRESS"},"operation":null}`))
+	var polls []Poll
+	start := time.Now()
+	res, err := fastWaiter(c, &polls).Wait(context.Background(), spOp, 30*time.Millisecond)
+	if !errors.Is(err, ErrWaitTimeout) || res == nil || res.Completed() {
+		t.Fatalf("Wait = %+v, %v", res, err)
+	}
+	if d := time.Since(start); d > time.Second || len(polls) < 2 {
+		t.Fatalf("waited %v with %d polls", d, len(polls))
+	}
+}
+
+func TestWaiterStopsOnPermanentErrors(t *testing.T) {
+	c, mt, _ := newTestClient(t, "1.20.5")
+	mt.RegisterResponder("GET", statusPath, httpmock.NewStringResponder(404, real(t, "1.20.5", "error_trigger_not_found.json")))
+	var polls []Poll
+	_, err := fastWaiter(c, &polls).Wait(context.Background(), spOp, time.Minute)
+	if !IsTriggerNotFound(err) || len(polls) != 1 {
+		t.Fatalf("err = %v after %d polls", err, len(polls))
+	}
+}
+
+func TestWaiterHonoursContextAndValidates(t *testing.T) {
+	c, mt, _ := newTestClient(t, "1.20.5")
+	mt.RegisterResponder("GET", statusPath, httpmock.NewStringResponder(200, `{"status":{"id":"IN_PROGRESS"}}`))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	w := NewWaiter(c, func(o *WaiterOptions) { o.MinDelay, o.MaxDelay = 5*time.Millisecond, 10*time.Millisecond })
+	if _, err := w.Wait(ctx, spOp, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	for name, call := range map[string]func() error{
+		"maxWait": func() error { _, err := NewWaiter(c).Wait(context.Background(), spOp, 0); return err },
+		"delays": func() error {
+			_, err := NewWaiter(c, func(o *WaiterOptions) { o.MaxDelay = 0 }).Wait(context.Background(), spOp, time.Second)
+			return err
+		},
+		"op": func() error {
+			_, err := NewWaiter(c).Wait(context.Background(), Operation{Kind: OpSavepoint}, time.Second)
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestOperationStatusRejectsUnknownStatus(t *testing.T) {
+	c, mt, _ := newTestClient(t, "1.20.5")
+	mt.RegisterResponder("GET", statusPath, httpmock.NewStringResponder(200, `{"status":{"id":"PAUSED"}}`))
+	if _, err := c.OperationStatus(context.Background(), spOp); err == nil || !strings.Contains(err.Error(), "PAUSED") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestUploadJarSendsMultipart(t *testing.T) {
+	c, mt, _ := newTestClient(t, "2.3.0")
+	var gotName, gotType, gotBody string
+	mt.RegisterResponder("POST", testBase+"/jars/upload", func(req *http.Request) (*http.Response, error) {
+		_, params, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+		if err != nil {
+			return nil, err
+		}
+		part, err := multipart.NewReader(req.Body, params["boundary"]).NextPart()
+		if err != nil {
+			return nil, err
+		}
+		b, _ := io.ReadAll(part)
+		gotName, gotType, gotBody = part.FormName()+"/"+part.FileName(), part.Header.Get("Content-Type"), string(b)
+		return httpmock.NewStringResponse(200, real(t, "2.3.0", "jars_upload.json")), nil
+	})
+	dir := t.TempDir()
+	file := dir + "/my-job.jar"
+	if err := writeFile(file, "PK\x03\x04jar bytes"); err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.UploadJar(context.Background(), file)
+	if err != nil || id.Validate() != nil {
+		t.Fatalf("UploadJar = %q, %v", id, err)
+	}
+	if gotName != "jarfile/my-job.jar" || gotType != "application/x-java-archive" || gotBody != "PK\x03\x04jar bytes" {
+		t.Fatalf("part %q %q %q", gotName, gotType, gotBody)
+	}
+	if _, err := c.UploadJar(context.Background(), dir); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("uploading a directory: %v", err)
+	}
+}

@@ -1,0 +1,356 @@
+package savepoint
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// Failure messages of TimedOut statuses, by the state the deadline ended.
+const (
+	msgTimedOutPending  = "the deadline passed before Flink acknowledged the trigger"
+	msgTimedOutInFlight = "the deadline passed while the savepoint was in progress"
+	msgTimedOutLost     = "the deadline passed while Flink had forgotten the trigger id and the checkpoint history did not show the savepoint"
+	msgNoResult         = "no result"
+	msgUnknownStatus    = "unknown operation status"
+)
+
+// Begin returns the Status of a savepoint about to be triggered: Pending,
+// with the trigger id recorded before the request that uses it. Store it
+// before sending the trigger, so that a restarted caller re-sends the same
+// trigger id instead of starting a second savepoint. trigger may be empty
+// for clusters before Flink 1.15, which choose the id themselves;
+// AfterTrigger records it. deadline is when the savepoint counts as
+// TimedOut; zero means none.
+func Begin(kind flinkapi.OperationKind, job flinkapi.JobID, trigger flinkapi.TriggerID, reason Reason, now, deadline time.Time) Status {
+	return Status{
+		Kind:        kind,
+		JobID:       job,
+		TriggerID:   trigger,
+		TriggerTime: now,
+		Deadline:    deadline,
+		Reason:      reason,
+		State:       Pending,
+		LastUpdate:  now,
+	}
+}
+
+// AfterTrigger returns the Status that follows prev once the trigger
+// request (TriggerSavepoint or StopWithSavepoint) returned op and err.
+// Only a Pending status takes a trigger's answer; for any other status it
+// is stale (a late answer to a trigger that was re-sent) and only the
+// deadline applies.
+//
+//   - err == nil: InFlight, with the trigger id Flink answered.
+//   - transient err (429, 5xx, 408, no answer, any error not listed here):
+//     still Pending (send the trigger again with the same id), Attempts+1,
+//     LastError and LastErrorCode set.
+//   - 404 for the job: JobGone; 409: JobTerminal.
+//   - 400, any other 404 (the route does not exist on this version), or an
+//     error matching flinkapi.ErrInvalidInput or flinkapi.ErrUnsupported
+//     (nothing was sent): Failed, with Flink's message.
+//
+// A non-final result past the deadline is TimedOut (see CheckDeadline).
+// The success and transient paths do not allocate.
+func AfterTrigger(prev Status, op flinkapi.Operation, err error, now time.Time) Status {
+	if prev.State != Pending {
+		return CheckDeadline(prev, now)
+	}
+	next := prev
+	next.LastUpdate = now
+	if err == nil {
+		if op.TriggerID != "" {
+			next.TriggerID = op.TriggerID
+		}
+		if next.JobID == "" {
+			next.JobID = op.JobID
+		}
+		next.State = InFlight
+		definite(&next)
+		return CheckDeadline(next, now)
+	}
+	switch k, ae := classify(err); k {
+	case errTransient:
+		transient(&next, err, ae)
+	case errJobNotFound:
+		end(&next, JobGone, apiMessage(ae))
+	case errConflict:
+		end(&next, JobTerminal, apiMessage(ae))
+	case errTriggerNotFound, errNotFound, errBadRequest:
+		end(&next, Failed, apiMessage(ae))
+	case errLocal:
+		end(&next, Failed, cleanMessage(err.Error()))
+	}
+	return CheckDeadline(next, now)
+}
+
+// AfterPoll returns the Status that follows prev once the status call
+// (flinkapi's OperationStatus) returned res and err. Pending, InFlight and
+// Lost statuses take the answer:
+//
+//   - IN_PROGRESS: InFlight.
+//   - COMPLETED with a location: Succeeded, with the location.
+//   - COMPLETED with a failure: Failed, Failure holding the root cause's
+//     message. If the cause is Flink's StopWithSavepointStoppingException,
+//     the savepoint completed before the job failed while stopping: Failed
+//     with its Location. If it is FlinkJobNotFoundException: JobGone.
+//   - COMPLETED with neither: Failed.
+//   - 404 for the trigger id, or any other 404 that is not for the job:
+//     Lost (never Failed: the savepoint may have completed; see Recover).
+//     A Pending status stays Pending: Flink never acknowledged the trigger,
+//     so send it again.
+//   - 404 for the job: JobGone; 409: JobTerminal.
+//   - 400, or an error matching flinkapi.ErrInvalidInput or
+//     flinkapi.ErrUnsupported: Failed, with the message.
+//   - transient err (429, 5xx, 408, no answer, any error not listed here):
+//     the state and location stay, Attempts+1, LastError and LastErrorCode
+//     set. A transient answer never makes a savepoint Failed.
+//
+// A final status keeps its state: the only thing a late answer adds to it
+// is a location it did not have, because a location once seen is never
+// dropped. A non-final result past the deadline is TimedOut (see
+// CheckDeadline); a definite answer wins over the deadline. The success,
+// in-progress and transient paths do not allocate.
+func AfterPoll(prev Status, res *flinkapi.OperationResult, err error, now time.Time) Status {
+	if !prev.Active() {
+		if prev.State == "" || prev.Location != "" || err != nil || res == nil {
+			return prev
+		}
+		if loc := resultLocation(res); loc != "" {
+			prev.Location = loc
+			prev.LastUpdate = now
+		}
+		return prev
+	}
+	next := prev
+	next.LastUpdate = now
+	if err != nil {
+		switch k, ae := classify(err); k {
+		case errTransient:
+			transient(&next, err, ae)
+		case errTriggerNotFound, errNotFound:
+			if next.State != Pending {
+				next.State = Lost
+			}
+			definite(&next)
+		case errJobNotFound:
+			end(&next, JobGone, apiMessage(ae))
+		case errConflict:
+			end(&next, JobTerminal, apiMessage(ae))
+		case errBadRequest:
+			end(&next, Failed, apiMessage(ae))
+		case errLocal:
+			end(&next, Failed, cleanMessage(err.Error()))
+		}
+		return CheckDeadline(next, now)
+	}
+	switch {
+	case res == nil:
+		// No error and no result: nothing was learned.
+		next.Attempts++
+		next.LastError, next.LastErrorCode = msgNoResult, 0
+	case res.Status == flinkapi.StatusInProgress:
+		next.State = InFlight
+		definite(&next)
+	case res.Status != flinkapi.StatusCompleted:
+		// flinkapi rejects other statuses; should one get here, it says
+		// nothing definite.
+		next.Attempts++
+		next.LastError, next.LastErrorCode = msgUnknownStatus, 0
+	case res.Failure == nil && res.Location != "":
+		if next.Location == "" {
+			next.Location = res.Location
+		}
+		end(&next, Succeeded, "")
+	case res.Failure == nil:
+		end(&next, Failed, msgCompletedNoLocation)
+	default:
+		if loc := resultLocation(res); loc != "" && next.Location == "" {
+			next.Location = loc
+		}
+		state := Failed
+		if res.Failure.Class == jobNotFoundClass || hasCause(res.Failure.StackTrace, jobNotFoundClass) {
+			state = JobGone
+		}
+		end(&next, state, FailureMessage(res.Failure))
+	}
+	return CheckDeadline(next, now)
+}
+
+// CheckDeadline returns prev, or TimedOut if prev is Pending, InFlight or
+// Lost and now is at or past its non-zero Deadline. Failure then says what
+// the deadline interrupted. The savepoint may still complete on the
+// cluster: a later answer that carries its location adds the location to
+// the TimedOut status. AfterTrigger, AfterPoll and Recover apply it to their
+// results; call it on its own when no answer arrives.
+func CheckDeadline(prev Status, now time.Time) Status {
+	if !prev.Active() || prev.Deadline.IsZero() || now.Before(prev.Deadline) {
+		return prev
+	}
+	msg := msgTimedOutInFlight
+	switch prev.State {
+	case Pending:
+		msg = msgTimedOutPending
+	case Lost:
+		msg = msgTimedOutLost
+	}
+	prev.State = TimedOut
+	prev.Failure = msg
+	prev.LastUpdate = now
+	return prev
+}
+
+// resultLocation returns the savepoint location a completed result reveals:
+// its location, or the one named by a StopWithSavepointStoppingException.
+func resultLocation(res *flinkapi.OperationResult) string {
+	if !res.Completed() {
+		return ""
+	}
+	if res.Location != "" {
+		return res.Location
+	}
+	if res.Failure != nil {
+		return createdSavepoint(res.Failure.StackTrace)
+	}
+	return ""
+}
+
+// definite clears the count of transient answers after a definite one.
+func definite(s *Status) {
+	s.Attempts, s.LastError, s.LastErrorCode = 0, "", 0
+}
+
+// end moves s to a final state.
+func end(s *Status, state State, failure string) {
+	s.State = state
+	s.Failure = failure
+	definite(s)
+}
+
+// transient counts a transient answer. It does not allocate for the errors
+// of flinkapi, whose messages are clean.
+func transient(s *Status, err error, ae *flinkapi.APIError) {
+	s.Attempts++
+	if ae != nil {
+		s.LastErrorCode = ae.StatusCode
+		s.LastError = firstMessage(ae)
+		return
+	}
+	s.LastErrorCode = 0
+	if te, ok := findError[*flinkapi.TransportError](err); ok && te.Err != nil {
+		err = innermost(te.Err)
+	}
+	s.LastError = cleanMessage(err.Error())
+}
+
+// firstMessage returns Flink's first message, or the status text; it does
+// not allocate unless the message needs cleaning.
+func firstMessage(ae *flinkapi.APIError) string {
+	for _, m := range ae.Errors {
+		if m = cleanMessage(m); m != "" {
+			return m
+		}
+	}
+	if t := http.StatusText(ae.StatusCode); t != "" {
+		return t
+	}
+	return "unexpected HTTP status"
+}
+
+// apiMessage returns Flink's messages of a definite error answer.
+func apiMessage(ae *flinkapi.APIError) string {
+	if ae == nil {
+		return ""
+	}
+	if msg := cleanMessage(ae.Message()); msg != "" {
+		return msg
+	}
+	return firstMessage(ae)
+}
+
+// errKind sorts errors by what they mean for a savepoint.
+type errKind int
+
+const (
+	errTransient       errKind = iota // nothing definite was learned
+	errTriggerNotFound                // 404: Flink does not know the trigger id
+	errJobNotFound                    // 404: Flink does not know the job
+	errNotFound                       // any other 404 (e.g. an unknown route)
+	errConflict                       // 409: the job reached another terminal state
+	errBadRequest                     // 400: permanent
+	errLocal                          // nothing was sent: invalid input, unsupported feature
+)
+
+// classify sorts err, and returns the *flinkapi.APIError in it, if any.
+// Answers that are not a definite answer about the operation are
+// transient. Transient errors are classified without allocating: the
+// status code decides before any message is read.
+func classify(err error) (errKind, *flinkapi.APIError) {
+	if ae, ok := findError[*flinkapi.APIError](err); ok {
+		switch ae.StatusCode {
+		case http.StatusNotFound:
+			switch {
+			case flinkapi.IsTriggerNotFound(ae):
+				return errTriggerNotFound, ae
+			case flinkapi.IsJobNotFound(ae):
+				return errJobNotFound, ae
+			}
+			return errNotFound, ae
+		case http.StatusConflict:
+			return errConflict, ae
+		case http.StatusBadRequest:
+			return errBadRequest, ae
+		}
+		return errTransient, ae
+	}
+	if _, ok := findError[*flinkapi.TransportError](err); ok {
+		return errTransient, nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errTransient, nil
+	}
+	if errors.Is(err, flinkapi.ErrInvalidInput) || errors.Is(err, flinkapi.ErrUnsupported) {
+		return errLocal, nil
+	}
+	return errTransient, nil
+}
+
+// findError returns the first error of type T in err's tree, as errors.As
+// does for types without an As method, without allocating.
+func findError[T error](err error) (T, bool) {
+	for err != nil {
+		if t, ok := err.(T); ok {
+			return t, true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if t, ok := findError[T](e); ok {
+					return t, true
+				}
+			}
+			err = nil
+		default:
+			err = nil
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// innermost follows err's chain of single wrapped errors to its end
+// ("connection refused", "i/o timeout").
+func innermost(err error) error {
+	for {
+		u := errors.Unwrap(err)
+		if u == nil {
+			return err
+		}
+		err = u
+	}
+}

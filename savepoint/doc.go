@@ -1,0 +1,115 @@
+// Package savepoint derives where a Flink savepoint stands from the answers
+// of Flink's REST API, and decides when the next one is due and which old
+// ones to dispose of. It is pure: it does no I/O, starts no goroutines and
+// never reads the clock; every function that needs the time takes now.
+//
+// The caller (package lifecycle, or an operator's reconcile loop) calls
+// flinkapi and feeds what it returned, answer or error, to this package,
+// which returns the next Status to store:
+//
+//	st := savepoint.Begin(flinkapi.OpSavepoint, job, flinkapi.NewTriggerID(),
+//		savepoint.ReasonUpdate, now, now.Add(10*time.Minute))
+//	// store st, then:
+//	op, err := client.TriggerSavepoint(ctx, job, flinkapi.SavepointRequest{TriggerID: st.TriggerID})
+//	st = savepoint.AfterTrigger(st, op, err, now)
+//	// store st; on each later reconcile:
+//	switch {
+//	case st.NeedsTrigger(): // re-send the trigger with st.TriggerID
+//	case st.NeedsPoll():
+//		res, err := client.OperationStatus(ctx, st.Operation())
+//		st = savepoint.AfterPoll(st, res, err, now)
+//	case st.NeedsRecovery():
+//		stats, err := client.Checkpoints(ctx, st.JobID)
+//		if err == nil {
+//			st = savepoint.Recover(st, stats, now)
+//		}
+//	case st.Final():
+//		if rec, ok := savepoint.RecordOf(st); ok { ... } // restore point
+//	}
+//	st = savepoint.CheckDeadline(st, now)
+//
+// # States
+//
+// A Status is Pending (trigger id recorded, trigger not yet acknowledged),
+// InFlight, or Lost (Flink forgot the trigger id) while it is active, and
+// then ends Succeeded, Failed, LostForGood, JobGone, JobTerminal or
+// TimedOut. Final states are sticky: a later answer never changes them,
+// except that an answer carrying a savepoint location adds it to a status
+// that has none. A Location, once set, is never cleared or replaced.
+// Transient answers keep the state, count Attempts and set LastError; they
+// never make a savepoint Failed.
+//
+// # Derivation rules
+//
+// AfterTrigger takes the answer to the trigger request, AfterPoll the
+// answer to the status call, Recover the job's checkpoint statistics, and
+// CheckDeadline the time alone. Each applies the deadline to its result.
+// "active" is Pending, InFlight or Lost; "final" any other set state.
+//
+//	answer                                      from            next state
+//	------------------------------------------  --------------  ---------------------------------------
+//	trigger: 202 with a trigger id              Pending         InFlight, with Flink's trigger id
+//	trigger: 400, or a 404 not for the job      Pending         Failed, Flink's message
+//	poll: IN_PROGRESS                           active          InFlight
+//	poll: COMPLETED with a location             active          Succeeded, Location
+//	poll: COMPLETED with a failure              active          Failed, root "Caused by" message
+//	poll: COMPLETED, stop failed after its      active          Failed, Location from the message
+//	  savepoint (StopWithSavepointStopping...)
+//	poll: COMPLETED, FlinkJobNotFoundException  active          JobGone
+//	poll: COMPLETED, no location, no failure    active          Failed
+//	poll: 404 for the trigger id, other 404     InFlight, Lost  Lost (never Failed)
+//	poll: 404 for the trigger id, other 404     Pending         Pending: send the trigger again
+//	poll: 400                                   active          Failed, Flink's message
+//	404 for the job                             active          JobGone
+//	409                                         active          JobTerminal
+//	ErrInvalidInput, ErrUnsupported             active          Failed (nothing was sent)
+//	408, 429, 5xx, no answer, other errors      active          same state and Location, Attempts+1
+//	Recover: completed savepoint triggered      Lost            Succeeded, Location, Recovered
+//	  at or after TriggerTime-ClockSkew
+//	Recover: such a savepoint IN_PROGRESS       Lost            Lost
+//	Recover: history reaches back, no match     Lost            LostForGood
+//	Recover: history does not reach back        Lost            Lost
+//	deadline reached                            active          TimedOut
+//	any answer                                  final           same state; a missing Location is added
+//
+// A Status tells the caller what to do next: NeedsTrigger, NeedsPoll,
+// NeedsRecovery, or nothing once Final. Unknown reports that the last
+// answer was transient. FailureMessage turns a Java stack trace into the
+// one-line root cause stored in Failure.
+//
+// # Progress
+//
+// FindProgress finds the savepoint of an InFlight Status among the job's
+// in-progress checkpoints, and reports acknowledged and total subtasks and
+// the state size so far; Progress.String gives "3/4 subtasks (75%), 1.2 MiB".
+//
+// # Records and age
+//
+// RecordOf turns a Status with a location into a Record (location, trigger
+// time, reason, job id). Age and YoungerThan measure a Record at now. Flink's
+// millisecond timestamps are converted by flinkapi.FromMillis when flinkapi
+// decodes them; this package sees only time.Time and time.Duration.
+//
+// # Schedule
+//
+// Due says whether a savepoint should be triggered: a user's new request
+// token first (ReasonUser), then the periodic interval (ReasonScheduled),
+// counted from the job's start, the latest savepoint and the latest
+// attempt. Nothing is due while the job is not RUNNING or a savepoint is
+// active.
+//
+// # Retention
+//
+// History keeps completed savepoints in time order. ChooseDisposals picks
+// those to dispose of by maximum count and age, never the newest, never one
+// in use, and never an Update or User savepoint unless allowed.
+//
+// # Kubernetes
+//
+// Status, Record, History and Progress are plain data with stable JSON
+// names, and have DeepCopy and DeepCopyInto methods, so they can be embedded
+// in a custom resource whose deep copies controller-gen generates. Their
+// time.Time fields carry markers that let controller-gen's CRD generator
+// describe them as date-time strings. Progress.Fraction is a float, which
+// the CRD generator accepts only with crd:allowDangerousTypes=true.
+package savepoint

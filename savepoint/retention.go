@@ -1,0 +1,151 @@
+package savepoint
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// History is a job's completed savepoints, oldest first, each location at
+// most once. It is plain data, safe to store in a Kubernetes status.
+type History []Record
+
+// Add returns h with r added in time order (ties by location). If h already
+// holds r's location, that entry is replaced by r. A record without a
+// Location is not added. h itself is not modified.
+func (h History) Add(r Record) History {
+	out := make(History, 0, len(h)+1)
+	for _, e := range h {
+		if r.Location == "" || e.Location != r.Location {
+			out = append(out, e)
+		}
+	}
+	if r.Location == "" {
+		return out
+	}
+	i, _ := slices.BinarySearchFunc(out, r, compareRecords)
+	return slices.Insert(out, i, r)
+}
+
+// Remove returns h without the entries at the given locations, for example
+// the ones lifecycle disposed of. h itself is not modified.
+func (h History) Remove(locations ...string) History {
+	out := make(History, 0, len(h))
+	for _, e := range h {
+		if !slices.Contains(locations, e.Location) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Latest returns the newest entry of h; ok is false when h is empty.
+func (h History) Latest() (r Record, ok bool) {
+	if len(h) == 0 {
+		return Record{}, false
+	}
+	return slices.MaxFunc(h, compareRecords), true
+}
+
+// compareRecords orders records by time, then location.
+func compareRecords(a, b Record) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Location, b.Location)
+}
+
+// RetentionOptions say which savepoints ChooseDisposals may choose. It is a
+// call parameter, not a stored type.
+type RetentionOptions struct {
+	// MaxCount is how many savepoints to keep; 0 or less: no limit. Kept
+	// savepoints that may not be disposed count towards it.
+	MaxCount int
+	// MaxAge disposes of savepoints older than it; 0 or less: no limit.
+	MaxAge time.Duration
+	// InUse lists locations that must not be disposed of, such as the one
+	// the running job was restored from or a restore in progress.
+	InUse []string
+	// DisposeUpdate allows disposing of savepoints taken for an update
+	// (ReasonUpdate).
+	DisposeUpdate bool
+	// DisposeUser allows disposing of user-requested savepoints
+	// (ReasonUser).
+	DisposeUser bool
+}
+
+// ChooseDisposals returns the savepoints of h to dispose of, oldest first
+// (ties by location), each location once. lifecycle disposes of them
+// through flinkapi; remove them from the History afterwards.
+//
+// It chooses savepoints older than MaxAge at now, then the oldest of the
+// rest while more than MaxCount are kept. It never chooses the newest
+// savepoint (all of them, if several share the newest time), a location in
+// InUse, nor an Update or User savepoint unless DisposeUpdate or
+// DisposeUser allows it. Entries without a Location or a Time are neither
+// chosen nor counted. When a location appears more than once, its newest
+// entry counts, and it is kept if any of its entries must be kept.
+func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record {
+	type entry struct {
+		r    Record
+		keep bool // may not be disposed of
+	}
+	es := make([]entry, 0, len(h))
+	for _, r := range h {
+		if r.Location == "" || r.Time.IsZero() {
+			continue
+		}
+		keep := r.Reason == ReasonUpdate && !opts.DisposeUpdate ||
+			r.Reason == ReasonUser && !opts.DisposeUser ||
+			slices.Contains(opts.InUse, r.Location)
+		es = append(es, entry{r, keep})
+	}
+	if len(es) == 0 {
+		return nil
+	}
+	// One entry per location: the newest, kept if any copy is kept.
+	slices.SortFunc(es, func(a, b entry) int {
+		if c := cmp.Compare(a.r.Location, b.r.Location); c != 0 {
+			return c
+		}
+		if c := b.r.Time.Compare(a.r.Time); c != 0 {
+			return c
+		}
+		// Total order, so that the input's order cannot change the result.
+		if c := cmp.Compare(a.r.Reason, b.r.Reason); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.r.JobID, b.r.JobID)
+	})
+	uniq := es[:1]
+	for _, e := range es[1:] {
+		last := &uniq[len(uniq)-1]
+		if e.r.Location == last.r.Location {
+			last.keep = last.keep || e.keep
+			continue
+		}
+		uniq = append(uniq, e)
+	}
+	es = uniq
+	slices.SortFunc(es, func(a, b entry) int { return compareRecords(a.r, b.r) })
+	newest := es[len(es)-1].r.Time
+	for i := len(es) - 1; i >= 0 && es[i].r.Time.Equal(newest); i-- {
+		es[i].keep = true
+	}
+
+	var out []Record
+	kept := len(es)
+	for i := range es {
+		e := &es[i]
+		if e.keep {
+			continue
+		}
+		old := opts.MaxAge > 0 && now.Sub(e.r.Time) > opts.MaxAge
+		tooMany := opts.MaxCount > 0 && kept > opts.MaxCount
+		if old || tooMany {
+			out = append(out, e.r)
+			kept--
+		}
+	}
+	return out
+}
