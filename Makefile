@@ -16,7 +16,7 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= 10s
 BENCHCOUNT ?= 8
 
-.PHONY: test unit lint fuzz integration flink bench tools clean
+.PHONY: test unit lint fuzz integration flink bench generate clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, and the
 ## real-Flink suites for every version in FLINK_VERSIONS.
@@ -64,6 +64,13 @@ bench:
 	@if [ ! -x "$(GOBIN)/benchstat" ]; then $(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION); fi
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./... | tee bench/latest.txt
 	"$(GOBIN)/benchstat" -col /impl bench/latest.txt
+
+## generate: deep-copy methods for the types embedded in Kubernetes objects.
+## Types holding time.Time are marked generate=false and copied by hand
+## (controller-gen has no deep copy for time.Time); tests check those copies.
+generate:
+	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object paths=./policy/...
+	gofmt -w policy/zz_generated.deepcopy.go
 
 clean:
 	rm -rf .cache bench/latest.txt
