@@ -39,8 +39,10 @@ func runMain(m *testing.M) int {
 	t0 := time.Now()
 	c, err := StartFromEnv(ctx, Config{Slots: testSlots})
 	if err == ErrNotConfigured {
-		fmt.Println("flinkfixture: FLINK_VERSION not set; skipping the integration tests")
-		return 0
+		// Under the integration tag a missing cluster is a failure, never a
+		// quiet pass: `make integration` always sets FLINK_VERSION.
+		fmt.Fprintln(os.Stderr, "flinkfixture: the integration tests need a cluster:", err)
+		return 1
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
