@@ -162,7 +162,7 @@ func (c *Client) CheckpointDetails(ctx context.Context, job JobID, checkpointID 
 
 // CheckpointConfig is the checkpointing configuration of a job.
 type CheckpointConfig struct {
-	Mode                       string // EXACTLY_ONCE or AT_LEAST_ONCE
+	Mode                       string // "exactly_once" or "at_least_once", as Flink writes it
 	Interval                   time.Duration
 	Timeout                    time.Duration
 	MinPause                   time.Duration

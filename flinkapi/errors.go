@@ -122,21 +122,50 @@ func (e *TransportError) Is(target error) bool {
 }
 
 // IsJobNotFound reports whether err is Flink's answer that it does not know
-// the job: 404 on a job route, that is neither an unknown route nor an
-// unknown trigger id. After a JobManager restart without high availability
-// every job answers this way.
+// the job: 404 on a job route ("Job <id> not found", "Job could not be
+// found."), that is neither an unknown route nor an unknown trigger id, or
+// the 500 that GET /jobs/:jobid/status answers with "Could not find Flink
+// job (<id>)". After a JobManager restart without high availability every
+// job answers this way. A proxy's own 404 page is not taken for it.
 func IsJobNotFound(err error) bool {
 	var ae *APIError
-	if !errors.As(err, &ae) || ae.StatusCode != http.StatusNotFound || !strings.HasPrefix(ae.Path, "/jobs/") {
+	if !errors.As(err, &ae) || !strings.HasPrefix(ae.Path, "/jobs/") {
 		return false
 	}
-	if isTriggerNotFound(ae) || isUnknownRoute(ae) {
+	switch ae.StatusCode {
+	case http.StatusNotFound:
+		if isTriggerNotFound(ae) || isUnknownRoute(ae) {
+			return false
+		}
+		for _, m := range ae.Errors {
+			if containsFold(m, "job") && (containsFold(m, "not found") || containsFold(m, "could not be found")) ||
+				containsFold(m, "could not find flink job") {
+				return true
+			}
+		}
+	case http.StatusInternalServerError:
+		for _, m := range ae.Errors {
+			if containsFold(m, "could not find flink job") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// IsDuplicateJob reports whether err is Flink's refusal of a jar run whose
+// job id is already in use. Flink answers 400 "Could not execute
+// application." as for any failing program; only the innermost cause says
+// "Job has already been submitted." (1.x) or "Application has already been
+// submitted." (2.x). The job with that id exists: do not submit again.
+func IsDuplicateJob(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
 		return false
 	}
-	// Flink says "Job <id> not found" (REST handlers) or "Could not find
-	// Flink job (<id>)" (the dispatcher); a proxy's own 404 page says neither.
-	for _, m := range ae.Errors {
-		if containsFold(m, "job") && containsFold(m, "not found") || containsFold(m, "could not find flink job") {
+	for c := range CauseChain(ae.StackTrace) {
+		if containsFold(c.Line, "has already been submitted") || containsFold(c.Class, "duplicatejobsubmission") ||
+			containsFold(c.Class, "duplicateapplicationsubmission") {
 			return true
 		}
 	}

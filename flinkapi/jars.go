@@ -211,6 +211,7 @@ func isSimpleClassName(s string) bool {
 // RunJar starts a job from an uploaded jar and returns its job id. It is
 // never retried: after a transport error the job may or may not have been
 // submitted. Set req.JobID and, before submitting again, ask Job for that id.
+// A job id already in use answers an error for which IsDuplicateJob is true.
 //
 // Flink REST: POST /jars/:jarid/run (1.5+; restoreMode 1.15+, claimMode
 // 1.20+, flinkConfiguration 1.17+)

@@ -334,3 +334,44 @@ func TestDocumentedErrorAnswers(t *testing.T) {
 		})
 	}
 }
+
+// Answers the contract suite saw from real Flink 1.20.5 and 2.3.0, kept
+// here so the classification is unit-tested too.
+func TestJobNotFoundAndDuplicateJobAnswers(t *testing.T) {
+	ctx := context.Background()
+	jp := "/jobs/" + string(testJob)
+	statusNotFound := flinkError("Internal server error.",
+		"<Exception on server side:\njava.util.concurrent.CompletionException: org.apache.flink.runtime.messages.FlinkJobNotFoundException: Could not find Flink job ("+string(testJob)+")\n\tat java.base/java.util.concurrent.CompletableFuture.encodeThrowable(CompletableFuture.java:332)\n\nEnd of exception on server side>")
+	duplicate := flinkError("org.apache.flink.runtime.rest.handler.RestHandlerException: Could not execute application.\n\tat org.apache.flink.runtime.webmonitor.handlers.JarRunHandler.lambda$handleRequest$1(JarRunHandler.java:114)\nCaused by: java.util.concurrent.CompletionException: org.apache.flink.util.FlinkRuntimeException: Could not execute application.\n\t... 5 more\nCaused by: org.apache.flink.runtime.client.DuplicateJobSubmissionException: Job has already been submitted.\n\tat org.apache.flink.runtime.client.DuplicateJobSubmissionException.of(DuplicateJobSubmissionException.java:43)")
+	failing := flinkError("org.apache.flink.runtime.rest.handler.RestHandlerException: Could not execute application.\n\tat x.Y.z(Y.java:1)\nCaused by: java.lang.IllegalArgumentException: --out is required")
+	tests := []struct {
+		name         string
+		method, path string
+		status       int
+		body         string
+		call         func(*Client) error
+		notFound     bool
+		duplicate    bool
+	}{
+		{"status of unknown job", "GET", jp + "/status", 500, statusNotFound,
+			func(c *Client) error { _, err := c.JobStatus(ctx, testJob); return err }, true, false},
+		{"cancel unknown job", "PATCH", jp, 404, flinkError("Job could not be found."),
+			func(c *Client) error { return c.CancelJob(ctx, testJob) }, true, false},
+		{"other 500", "GET", jp, 500, flinkError("Internal server error.", "<Exception on server side:\njava.lang.NullPointerException\nEnd of exception on server side>"),
+			func(c *Client) error { _, err := c.Job(ctx, testJob); return err }, false, false},
+		{"duplicate job id", "POST", "/jars/" + string(testJar) + "/run", 400, duplicate,
+			func(c *Client) error { _, err := c.RunJar(ctx, testJar, RunJarRequest{JobID: testJob}); return err }, false, true},
+		{"failing program", "POST", "/jars/" + string(testJar) + "/run", 400, failing,
+			func(c *Client) error { _, err := c.RunJar(ctx, testJar, RunJarRequest{JobID: testJob}); return err }, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt, _ := newTestClient(t, "2.3.0")
+			mt.RegisterResponder(tt.method, testBase+tt.path, httpmock.NewStringResponder(tt.status, tt.body))
+			err := tt.call(c)
+			if err == nil || IsJobNotFound(err) != tt.notFound || IsDuplicateJob(err) != tt.duplicate {
+				t.Fatalf("err = %v: IsJobNotFound %v, IsDuplicateJob %v", err, IsJobNotFound(err), IsDuplicateJob(err))
+			}
+		})
+	}
+}
