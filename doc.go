@@ -9,7 +9,8 @@
 //   - flinkapi: a typed, version-aware client for the JobManager REST API
 //     (Flink 1.15 to 2.x): typed errors, safe retries, asynchronous
 //     operations and waiters.
-//   - flinkapi/flinktest: a fake JobManager for tests.
+//   - flinkapi/flinktest: a fake JobManager for tests, with fault
+//     injection and a controllable clock.
 //   - savepoint: savepoint state derived from Flink's answers, records,
 //     scheduling, age and retention. Pure: no I/O, no clock.
 //   - policy: update and restart decisions and restore-point selection.

@@ -1,0 +1,192 @@
+package flinktest
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// JobInfo is what the server knows about a job, beyond its REST API.
+type JobInfo struct {
+	ID          flinkapi.JobID
+	Name        string
+	State       flinkapi.JobState
+	JarID       flinkapi.JarID
+	EntryClass  string
+	ProgramArgs []string
+	Parallelism int
+	Submitted   time.Time
+	// RestoredFrom is the savepoint or checkpoint path the job was started
+	// from (jar run's savepointPath); empty when it started without state
+	// or the path named no snapshot.
+	RestoredFrom string
+	// Events is the job's state: the number of events its counter has
+	// processed. A savepoint or checkpoint records it, and a job restored
+	// from one continues from it.
+	Events int64
+	// Counts is each key's count, derived from Events: the source emits
+	// key-0, key-1, ... round robin (--keys).
+	Counts map[string]int64
+	// Restarts counts the restarts after task failures.
+	Restarts int
+}
+
+func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
+	n := j.eventsAt(now)
+	info := JobInfo{
+		ID: j.id, Name: j.spec.name, State: j.state, JarID: j.jar, EntryClass: j.entryClass,
+		ProgramArgs: append([]string(nil), j.args...), Parallelism: j.parallelism, Submitted: j.submitted,
+		Events: n, Counts: keyCounts(n, j.spec.keys), Restarts: j.attempt,
+	}
+	if j.initial != nil {
+		info.RestoredFrom = j.restoredFrom
+	}
+	return info
+}
+
+// Job returns what the server knows about a job of the current JobManager
+// (a restart without high availability forgets every job).
+func (s *Server) Job(id flinkapi.JobID) (JobInfo, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advance(now)
+	j := s.cl.byID[id]
+	if j == nil {
+		return JobInfo{}, false
+	}
+	return s.jobInfo(j, now), true
+}
+
+// Jobs returns the jobs of the current JobManager in submission order.
+func (s *Server) Jobs() []JobInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advance(now)
+	out := make([]JobInfo, 0, len(s.cl.jobs))
+	for _, j := range s.cl.jobs {
+		out = append(out, s.jobInfo(j, now))
+	}
+	return out
+}
+
+// ReadCounts returns the counts the jobs writing to the folder dir (their
+// --out argument) have published, as the test job's <dir>/<key>.count
+// files would hold them: a key appears once a job counted it, its value is
+// the latest count written, and it stays after the job ends. An unknown
+// folder gives an empty map. Its signature fits contract.Target.ReadCounts.
+func (s *Server) ReadCounts(dir string) (map[string]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advance(s.clock.Now())
+	out := map[string]int64{}
+	files := s.outDirs[dir]
+	if files == nil {
+		files = s.outDirs[filepath.Clean(dir)]
+	}
+	for k, v := range files {
+		out[k] = v
+	}
+	return out, nil
+}
+
+// SavepointExists reports whether the savepoint or checkpoint at location
+// exists on the simulated disk: it was completed and neither disposed nor
+// discarded. Its signature fits contract.Target.SavepointExists.
+func (s *Server) SavepointExists(location string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advance(s.clock.Now())
+	snap := s.snapshots[normalizeLocation(location)]
+	return snap != nil && !snap.removed, nil
+}
+
+// FailJob makes a task of a running job fail now with cause ("a.b.Class:
+// message", or a message for a RuntimeException). The job restarts from
+// its latest checkpoint if its restart strategy (--restart-attempts)
+// allows, else it fails. It returns an error for an unknown job or one
+// whose tasks do not run.
+func (s *Server) FailJob(id flinkapi.JobID, cause string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advance(now)
+	j := s.cl.byID[id]
+	if j == nil {
+		return fmt.Errorf("flinktest: FailJob: no job %s", id)
+	}
+	if j.state != flinkapi.JobRunning || !j.tasksRunning {
+		return fmt.Errorf("flinktest: FailJob: job %s is %s, its tasks do not run", id, j.state)
+	}
+	s.cl.failJob(j, now, userCause(cause))
+	return nil
+}
+
+// RestartOptions describe a JobManager restart.
+type RestartOptions struct {
+	// HA keeps the jobs, as with high availability: jobs that had not
+	// ended are recovered from their latest checkpoint (or the savepoint
+	// they started from) and start again; ended jobs are forgotten.
+	// Without HA the new JobManager knows no jobs.
+	HA bool
+	// Lose lists jobs that are not recovered even with HA, as if their
+	// metadata were lost.
+	Lose []flinkapi.JobID
+	// Downtime is how long the JobManager is away: requests in that time
+	// get connection resets.
+	Downtime time.Duration
+}
+
+// RestartJobManager restarts the JobManager now. Every trigger id and
+// asynchronous result is forgotten, and so are the jobs unless o.HA.
+// Uploaded jars, savepoints, retained checkpoints and the jobs' .count
+// files stay: they live on disk.
+func (s *Server) RestartJobManager(o RestartOptions) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restartLocked(o)
+}
+
+func (s *Server) restartLocked(o RestartOptions) {
+	now := s.clock.Now()
+	s.advance(now)
+	old := s.cl
+	for _, j := range old.jobs {
+		s.syncFiles(j, now)
+		if j.counting {
+			j.freeze(now)
+		}
+	}
+	back := now.Add(max(o.Downtime, 0))
+	s.cl = newCluster(s)
+	s.downUntil = back
+	if !o.HA {
+		return
+	}
+	lost := map[flinkapi.JobID]bool{}
+	for _, id := range o.Lose {
+		lost[id] = true
+	}
+	for _, j := range old.jobs {
+		if j.state.IsGloballyTerminal() || lost[j.id] {
+			continue
+		}
+		nj := &job{
+			id: j.id, jar: j.jar, entryClass: j.entryClass, args: j.args, spec: j.spec,
+			parallelism: j.parallelism, checkpointing: j.checkpointing, interval: j.interval,
+			retainOnCancel: j.retainOnCancel, retainOnFail: j.retainOnFail,
+			restoredFrom: j.restoredFrom, initial: j.initial,
+		}
+		if c := j.latest(false, flinkapi.CheckpointCompleted); c != nil && c.disk != nil && !c.disk.removed {
+			nj.initial = c.disk
+		}
+		path := ""
+		if nj.initial != nil {
+			path = nj.initial.location
+		}
+		s.cl.submit(nj, back, path)
+	}
+}

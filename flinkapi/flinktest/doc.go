@@ -1,0 +1,131 @@
+// Package flinktest is a fake Apache Flink JobManager for tests: an
+// in-process HTTP server (net/http/httptest) that speaks the REST API of
+// a Flink session cluster with the answers, status codes and error bodies
+// of a real one, runs a simulated job on a clock the test controls, and
+// injects faults on demand.
+//
+//	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+//	defer srv.Close()
+//	c, _ := flinkapi.NewClient(srv.URL)
+//	jar, _ := c.UploadJarReader(ctx, "job.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+//	id := flinkapi.NewJobID()
+//	_, _ = c.RunJar(ctx, jar, flinkapi.RunJarRequest{JobID: id, ProgramArgs: []string{"--out", "/out"}})
+//	srv.Clock().Advance(5 * time.Second) // the job runs and checkpoints
+//	op, _ := c.TriggerSavepoint(ctx, id, flinkapi.SavepointRequest{})
+//	srv.Clock().Advance(time.Second) // the savepoint completes
+//	res, _ := c.OperationStatus(ctx, op)
+//
+// # The cluster
+//
+// The fake is a session cluster with one TaskManager (WithSlots slots)
+// and web submission enabled. It serves every route flinkapi.Client calls:
+// /config, /overview, /taskmanagers, DELETE /cluster, the /jars routes,
+// /jobs, /jobs/overview, /jobs/:jobid (GET, PATCH), its /status,
+// /exceptions, /resource-requirements, /rescaling, /checkpoints (statistics,
+// config, details, trigger and status), /savepoints, /stop and
+// /savepoint-disposal, also under the /v1 prefix. Unknown routes answer as
+// Flink does: 404 "Unable to load requested file <path>." for GET,
+// "Not found: <path>" for other methods.
+//
+// # Versions
+//
+// WithVersion picks the Flink release the fake plays, 1.15 to 2.x. Routes
+// appear with their release (/jobs/:jobid/status 1.16, checkpoint triggers
+// 1.17, resource requirements 1.18); 1.15 to 1.19 reject request fields
+// they do not know with 400 "Request did not match expected format
+// <Body>." (claimMode before 1.20, flinkConfiguration before 1.17) while
+// later versions ignore them; 2.x drops the jar run's programArgs string
+// and the legacy fields of /exceptions, and adds its own fields to job
+// details and overviews.
+//
+// # The job
+//
+// Every job runs a simulation of flinkkit's test job (CounterJobClass,
+// internal/testjob), configured by its program arguments: --out, --keys,
+// --rate, --parallelism, --checkpoint-interval (milliseconds),
+// --fail-at, --restart-attempts, --restart-delay and --name. A source emits
+// key-0, key-1, ... round robin at --rate events per second and a keyed
+// counter counts them. The count of events processed is the job's state:
+// checkpoints and savepoints record it, a job run from a savepoint path
+// continues from it, and a restart after a failure goes back to the latest
+// checkpoint. Server.Job reports a job's counts and the savepoint it was
+// restored from; Server.ReadCounts reads what the job's <out>/<key>.count
+// files would hold.
+//
+// A job goes INITIALIZING, CREATED (until it gets slots), RUNNING, and its
+// tasks deploy a little later; only then do checkpoints, savepoints and
+// the counter run. Periodic checkpoints appear in the statistics with ids,
+// trigger times, external paths under the checkpoint directory, and the
+// subsumed ones marked discarded. Savepoints and stops take
+// WithSavepointDuration; a stop freezes the source when triggered and ends
+// the job FINISHED when its savepoint completes. Cancelling goes through
+// CANCELLING to CANCELED. A job reaching --fail-at, or failed by FailJob
+// or a fault, restarts or ends FAILED with Flink's exception history.
+// Running a jar with a job id in use answers 400 "Could not execute
+// application." caused by DuplicateJobSubmissionException (1.x) or
+// DuplicateApplicationSubmissionException (2.x); a savepoint path that
+// names no savepoint answers 400 and leaves the job FAILED.
+//
+// # Asynchronous operations
+//
+// Triggers answer 202 with a request id (disposal 200). A client trigger
+// id already known for the job starts nothing new and returns the same
+// operation, also when it failed; savepoints and stops share one cache,
+// checkpoints have their own. A savepoint of an unknown or ended job is
+// acknowledged and completes with CompletionException:
+// FlinkJobNotFoundException. Results are kept WithStoreDuration after they
+// complete, then their trigger ids answer 404 "There is no savepoint
+// operation with triggerId=...".
+//
+// # Time
+//
+// By default the server runs on a manual Clock that moves only when the
+// test advances it (Server.Clock().Advance): nothing happens by itself and
+// no test needs to sleep. WithClock shares a clock between servers;
+// WithAutoAdvance moves it on every request, for clients that poll with
+// real sleeps such as flinkapi.Waiter; WithRealTime follows the wall clock
+// for demos. Like Flink with its default web.refresh-interval, the fake
+// caches job details, exceptions, checkpoint configuration and checkpoint
+// statistics for 3 seconds (WithRefreshInterval).
+//
+// # Faults
+//
+// Inject adds faults, limited to a route (Fault.Route, in Flink's
+// notation "POST /jobs/:jobid/savepoints") and a job, to N hits
+// (Fault.Times), or to a share of the matching requests drawn from the
+// seeded random source (Fault.Probability, WithSeed): error statuses with
+// Flink's bodies (503 is the leader election answer), connection resets,
+// latency, JobManager restarts (before or After the request takes effect),
+// savepoints that fail, jobs that fail during a savepoint or while
+// stopping. RestartJobManager restarts the JobManager directly: trigger ids
+// are forgotten, and jobs too unless RestartOptions.HA, which recovers
+// running jobs from their latest checkpoint (RestartOptions.Lose drops some
+// of them). Requests returns the request log, with the status answered and
+// the fault injected, for assertions.
+//
+// # Limits
+//
+// The fake models the REST API and the life of one kind of job, not Flink:
+//   - Every job is the counter job; no user code runs. A jar's entry class
+//     must be in its manifest or among its class files; the program
+//     arguments of CounterJobClass are checked as the test job checks
+//     them, those of other classes are read leniently.
+//   - One TaskManager, no task-level REST routes (subtasks, vertices,
+//     metrics, backpressure, flame graphs, logs), no job submission by
+//     JobGraph (POST /jobs), no dataset routes, no history server.
+//   - Checkpoint sizes, durations and metrics are fixed made-up numbers;
+//     statistics summaries are computed over the history only.
+//   - The adaptive scheduler (WithAdaptiveScheduler) only stores the
+//     parallelism bounds; jobs do not rescale.
+//   - Savepoints and checkpoints live on a simulated disk, not in files;
+//     ReadCounts and SavepointExists read that disk. The
+//     "serialized-throwable" of failure causes is not Java serialization.
+//   - Jar runs do not take their options from query parameters, and
+//     restore modes (CLAIM, NO_CLAIM) do not change what happens to the
+//     restored snapshot.
+//   - Timings (initialisation, deployment, cancellation, checkpoint
+//     duration) are fixed; a failed restore fails the job at once.
+//   - Concurrent savepoints and stops complete independently. Flink 1.20
+//     was seen leaving a draining stop in progress for good when a
+//     savepoint was triggered while it ran; the fake does not do that.
+package flinktest
