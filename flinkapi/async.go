@@ -171,6 +171,22 @@ type WaiterOptions struct {
 	MinDelay, MaxDelay time.Duration
 	// OnPoll, if set, is called after every poll, for progress output.
 	OnPoll func(Poll)
+	// Now and Sleep replace the wall clock, so tests (for example against
+	// the fake JobManager of package flinktest) need not wait. Sleep must
+	// return ctx.Err() when ctx ends first. Defaults: time.Now and a timer.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // Poll describes one poll of a Waiter.
@@ -191,9 +207,15 @@ type Waiter struct {
 
 // NewWaiter returns a Waiter that polls through c.
 func NewWaiter(c *Client, optFns ...func(*WaiterOptions)) *Waiter {
-	o := WaiterOptions{MinDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second}
+	o := WaiterOptions{MinDelay: 100 * time.Millisecond, MaxDelay: 2 * time.Second, Now: time.Now, Sleep: sleep}
 	for _, f := range optFns {
 		f(&o)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
 	}
 	return &Waiter{client: c, opts: o}
 }
@@ -213,7 +235,8 @@ func (w *Waiter) Wait(ctx context.Context, op Operation, maxWait time.Duration) 
 	if _, err := op.statusPath(); err != nil {
 		return nil, err
 	}
-	start := time.Now()
+	now := w.opts.Now
+	start := now()
 	deadline := start.Add(maxWait)
 	delay := w.opts.MinDelay
 	var last *OperationResult
@@ -221,7 +244,7 @@ func (w *Waiter) Wait(ctx context.Context, op Operation, maxWait time.Duration) 
 	for attempt := 1; ; attempt++ {
 		res, err := w.client.OperationStatus(ctx, op)
 		if w.opts.OnPoll != nil {
-			w.opts.OnPoll(Poll{Attempt: attempt, Elapsed: time.Since(start), Result: res, Err: err})
+			w.opts.OnPoll(Poll{Attempt: attempt, Elapsed: now().Sub(start), Result: res, Err: err})
 		}
 		switch {
 		case err != nil && !IsRetryable(err):
@@ -235,19 +258,15 @@ func (w *Waiter) Wait(ctx context.Context, op Operation, maxWait time.Duration) 
 		default:
 			last, lastErr = res, nil
 		}
-		remaining := time.Until(deadline)
+		remaining := deadline.Sub(now())
 		if remaining <= 0 {
 			if lastErr != nil {
 				return last, fmt.Errorf("%w after %v: %s (last error: %v)", ErrWaitTimeout, maxWait, op, lastErr)
 			}
 			return last, fmt.Errorf("%w after %v: %s is still in progress", ErrWaitTimeout, maxWait, op)
 		}
-		t := time.NewTimer(min(delay, remaining))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return last, ctx.Err()
-		case <-t.C:
+		if err := w.opts.Sleep(ctx, min(delay, remaining)); err != nil {
+			return last, err
 		}
 		delay = min(2*delay, w.opts.MaxDelay)
 	}

@@ -3,6 +3,7 @@ package flinkapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -154,5 +155,31 @@ func TestUploadJarSendsMultipart(t *testing.T) {
 	}
 	if _, err := c.UploadJar(context.Background(), dir); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("uploading a directory: %v", err)
+	}
+}
+
+// With an injected clock the waiter never sleeps: it asks for the delays it
+// would wait, growing from MinDelay to MaxDelay, and stops at maxWait.
+func TestWaiterUsesInjectedClock(t *testing.T) {
+	c, mt, _ := newTestClient(t, "2.3.0")
+	mt.RegisterResponder("GET", statusPath, httpmock.NewStringResponder(200, `{"status":{"id":"IN_PROGRESS"}}`))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var slept []time.Duration
+	w := NewWaiter(c, func(o *WaiterOptions) {
+		o.MinDelay, o.MaxDelay = time.Second, 4*time.Second
+		o.Now = func() time.Time { return now }
+		o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); now = now.Add(d); return nil }
+	})
+	start := time.Now()
+	_, err := w.Wait(context.Background(), spOp, 20*time.Second)
+	if !errors.Is(err, ErrWaitTimeout) {
+		t.Fatalf("err = %v", err)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second, time.Second}
+	if fmt.Sprint(slept) != fmt.Sprint(want) {
+		t.Fatalf("slept %v, want %v", slept, want)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatal("the waiter slept on the wall clock")
 	}
 }
