@@ -1,0 +1,142 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// TestDeepCopy checks that Progress holds only values, strings and
+// time.Time, so that its shallow DeepCopyInto is deep.
+func TestDeepCopy(t *testing.T) {
+	timeType := reflect.TypeFor[time.Time]()
+	var check func(path string, typ reflect.Type)
+	check = func(path string, typ reflect.Type) {
+		if typ == timeType {
+			return
+		}
+		switch typ.Kind() {
+		case reflect.Struct:
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				if !f.IsExported() {
+					t.Errorf("%s.%s is unexported", path, f.Name)
+				}
+				check(path+"."+f.Name, f.Type)
+			}
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+			t.Errorf("%s is a %s: the shallow DeepCopyInto would share it", path, typ.Kind())
+		}
+	}
+	check("Progress", reflect.TypeFor[Progress]())
+
+	p := &Progress{Phase: PhaseSavepoint, JobID: "j", Savepoint: savepoint.Status{State: savepoint.InFlight}, Started: time.Unix(1, 0)}
+	c := p.DeepCopy()
+	if !reflect.DeepEqual(p, c) || c == p {
+		t.Errorf("DeepCopy = %+v", c)
+	}
+	c.Savepoint.State = savepoint.Failed
+	if p.Savepoint.State != savepoint.InFlight {
+		t.Error("DeepCopy shares the savepoint status")
+	}
+	if (*Progress)(nil).DeepCopy() != nil {
+		t.Error("DeepCopy of nil is not nil")
+	}
+}
+
+// TestProgressJSON checks the stable JSON names and that zero fields are
+// left out.
+func TestProgressJSON(t *testing.T) {
+	b, err := json.Marshal(Progress{})
+	if err != nil || string(b) != "{}" {
+		t.Errorf("zero Progress = %s, %v", b, err)
+	}
+	p := Progress{
+		Phase: PhaseDone, JobID: "0123456789abcdef0123456789abcdef", Strategy: StopWithSavepoint,
+		Savepoint: savepoint.Status{State: savepoint.Succeeded, Location: "file:/sp"}, Location: "file:/sp",
+		JarID: "x.jar", Requests: 1, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Deadline: time.Date(2026, 1, 2, 3, 14, 5, 0, time.UTC), Outcome: OutcomeSucceeded, Reason: "r", LastError: "e", Steps: 4,
+	}
+	b, err = json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{`"phase"`, `"jobID"`, `"strategy"`, `"savepoint"`, `"location"`, `"jarID"`, `"requests"`,
+		`"started":"2026-01-02T03:04:05Z"`, `"deadline"`, `"outcome"`, `"reason"`, `"lastError"`, `"steps"`} {
+		if !strings.Contains(string(b), name) {
+			t.Errorf("JSON %s lacks %s", b, name)
+		}
+	}
+	var back Progress
+	if err := json.Unmarshal(b, &back); err != nil || back != p {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+}
+
+// TestRun checks that Run waits on the operation's clock, reports every
+// step, and ends.
+func TestRun(t *testing.T) {
+	e := newEnv(t)
+	start := e.srv.Clock().Now()
+	var phases []Phase
+	var p Progress
+	op := &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+	res, err := Run(context.Background(), op, &p, func(p Progress) { phases = append(phases, p.Phase) })
+	if err != nil || res.Outcome != OutcomeSucceeded || p.Location == "" {
+		t.Fatalf("Run = %+v, %v; progress %+v", res, err, p)
+	}
+	if len(phases) != p.Steps || phases[len(phases)-1] != PhaseDone {
+		t.Errorf("phases %v, %d steps", phases, p.Steps)
+	}
+	want := []Phase{PhaseSavepoint, PhaseWaitStopped, PhaseDone}
+	if got := slices.Compact(slices.Clone(phases)); !slices.Equal(got, want) {
+		t.Errorf("phases %v, want %v", got, want)
+	}
+	if waited := e.srv.Clock().Now().Sub(start); waited <= 0 || waited > time.Minute {
+		t.Errorf("the clock moved %v", waited)
+	}
+	// Run on an ended operation returns at once.
+	if res, err := Run(context.Background(), op, &p, nil); err != nil || !res.Done {
+		t.Errorf("second Run = %+v, %v", res, err)
+	}
+}
+
+func TestRunContextCanceled(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var p Progress
+	_, err := Run(ctx, &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()}, &p, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v", err)
+	}
+	if len(e.srv.Requests()) != 0 {
+		t.Errorf("requests sent: %v", routes(e.srv))
+	}
+}
+
+// TestTriggerIDBefore115 checks that no trigger id is recorded for a cluster
+// that chooses its own.
+func TestTriggerIDBefore115(t *testing.T) {
+	var p Progress
+	op := &TakeSavepoint{Job: "0123456789abcdef0123456789abcdef", Version: flinkapi.Version{Major: 1, Minor: 14}}
+	if _, err := op.Step(context.Background(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Savepoint.TriggerID != "" || p.Savepoint.State != savepoint.Pending {
+		t.Errorf("status %+v", p.Savepoint)
+	}
+	op.Version = flinkapi.Version{}
+	p = Progress{}
+	if _, err := op.Step(context.Background(), &p); err != nil || p.Savepoint.TriggerID == "" {
+		t.Errorf("status %+v, %v", p.Savepoint, err)
+	}
+}

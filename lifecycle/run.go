@@ -1,0 +1,119 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Clock tells the time and waits. flinktest's Clock fits it; nil in an
+// operation means the wall clock.
+type Clock interface {
+	Now() time.Time
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func clockOr(c Clock) Clock {
+	if c == nil {
+		return wallClock{}
+	}
+	return c
+}
+
+// Default timings of the operations; each can be set per operation.
+const (
+	DefaultSavepointTimeout = 10 * time.Minute // savepoint or stop with savepoint
+	DefaultStopTimeout      = 5 * time.Minute  // cancel, and the job reaching a terminal state
+	DefaultSubmitTimeout    = 5 * time.Minute  // upload, run, and the job reaching RUNNING
+	DefaultPollInterval     = time.Second
+)
+
+// Timing sets the deadlines and the poll interval of an operation. Zero
+// fields take the defaults.
+type Timing struct {
+	// Savepoint bounds the savepoint phase (DefaultSavepointTimeout).
+	Savepoint time.Duration
+	// Stop bounds cancelling and waiting for the job to stop
+	// (DefaultStopTimeout).
+	Stop time.Duration
+	// Submit bounds uploading, submitting and waiting for the job to run
+	// (DefaultSubmitTimeout).
+	Submit time.Duration
+	// Poll is the delay between polls (DefaultPollInterval); retries after
+	// transient errors back off from it up to 16 times as long.
+	Poll time.Duration
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (t Timing) poll() time.Duration { return orDefault(t.Poll, DefaultPollInterval) }
+
+// backoff is the delay after n transient errors in a row.
+func (t Timing) backoff(n int) time.Duration {
+	d := t.poll()
+	for i := 1; i < n && i < 5; i++ {
+		d *= 2
+	}
+	return d
+}
+
+// Stepper is an operation that advances one step at a time: TakeSavepoint,
+// Stop and Submit.
+type Stepper interface {
+	Step(ctx context.Context, p *Progress) (Result, error)
+}
+
+// errNoProgress reports a Step that neither ended nor asked to be called
+// again; it is a bug in the operation.
+var errNoProgress = errors.New("lifecycle: operation did not end within its step budget")
+
+// maxSteps bounds Run as a last resort; deadlines end every operation long
+// before.
+const maxSteps = 1 << 20
+
+// Run calls op.Step until the operation ends, waiting RequeueAfter between
+// steps on the operation's Clock, and calls onProgress (if not nil) with a
+// copy of the Progress after every step. It returns the last Result, or
+// the first error of Step or of the context.
+func Run(ctx context.Context, op Stepper, p *Progress, onProgress func(Progress)) (Result, error) {
+	clock := Clock(wallClock{})
+	if c, ok := op.(interface{ clock() Clock }); ok {
+		clock = c.clock()
+	}
+	for range maxSteps {
+		res, err := op.Step(ctx, p)
+		if onProgress != nil {
+			onProgress(*p)
+		}
+		if err != nil || res.Done {
+			return res, err
+		}
+		if err := clock.Sleep(ctx, res.RequeueAfter); err != nil {
+			return res, err
+		}
+	}
+	return Result{}, errNoProgress
+}

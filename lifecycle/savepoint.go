@@ -1,0 +1,177 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// TakeSavepoint takes a savepoint of a running job, which keeps running.
+// Build it anew from its configuration whenever convenient: all its state
+// is in the Progress passed to Step.
+type TakeSavepoint struct {
+	// Client is the Flink REST client.
+	Client SavepointAPI
+	// Job is the job to take the savepoint of.
+	Job flinkapi.JobID
+	// Reason says why the savepoint is taken (savepoint.ReasonUser if
+	// empty).
+	Reason savepoint.Reason
+	// TargetDirectory is where the savepoint is written; empty: the
+	// cluster's default.
+	TargetDirectory string
+	// FormatType is the savepoint format (Flink 1.15+); empty: Flink's
+	// default.
+	FormatType flinkapi.FormatType
+	// Version is the cluster's Flink version. Before 1.15 Flink chooses the
+	// trigger id itself; the zero Version means 1.15 or later.
+	Version flinkapi.Version
+	// Timing sets the deadline (Timing.Savepoint) and the poll interval.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+}
+
+func (t *TakeSavepoint) clock() Clock { return clockOr(t.Clock) }
+
+// Step does at most one request. The first Step records a new trigger id
+// in p.Savepoint and sends nothing; store p, then call again: the next
+// Step sends the trigger with that id, later ones re-send it after
+// transient errors, poll the result, and look a savepoint whose trigger id
+// Flink forgot up in the job's checkpoint history. The operation ends
+// Succeeded with p.Location set, or in another Outcome, at the latest at
+// the deadline. Step returns an error only for a canceled context.
+func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	p.Steps++
+	now := t.clock().Now()
+	if p.Phase == "" {
+		p.Started = now
+		p.JobID = t.Job
+		beginSavepoint(p, flinkapi.OpSavepoint, t.Job, reasonOr(t.Reason, savepoint.ReasonUser), t.Version, now, t.Timing.Savepoint)
+		return Result{}, nil
+	}
+	send := func() (flinkapi.Operation, error) {
+		return t.Client.TriggerSavepoint(ctx, p.JobID, flinkapi.SavepointRequest{
+			TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, TriggerID: p.Savepoint.TriggerID,
+		})
+	}
+	if !savepointStep(ctx, t.Client, p, send, now) {
+		return Result{RequeueAfter: savepointDelay(p, t.Timing)}, nil
+	}
+	o, reason := savepointOutcome(p.Savepoint)
+	return finish(p, o, reason), nil
+}
+
+func reasonOr(r, def savepoint.Reason) savepoint.Reason {
+	if r == "" {
+		return def
+	}
+	return r
+}
+
+// beginSavepoint records the trigger id (none before Flink 1.15) and the
+// deadline of a savepoint about to be triggered.
+func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID, reason savepoint.Reason, v flinkapi.Version, now time.Time, timeout time.Duration) {
+	var trigger flinkapi.TriggerID
+	if v.IsZero() || v.Supports(flinkapi.FeatureClientTriggerID) {
+		trigger = flinkapi.NewTriggerID()
+	}
+	deadline := now.Add(orDefault(timeout, DefaultSavepointTimeout))
+	p.Phase = PhaseSavepoint
+	p.Deadline = deadline
+	p.Savepoint = savepoint.Begin(kind, job, trigger, reason, now, deadline)
+}
+
+// savepointStep does the one request the savepoint status asks for and
+// derives the next status. It reports whether the status is final.
+func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time) bool {
+	st := savepoint.CheckDeadline(p.Savepoint, now)
+	switch {
+	case st.NeedsTrigger():
+		op, err := send()
+		st = savepoint.AfterTrigger(st, op, err, now)
+	case st.NeedsPoll():
+		res, err := c.OperationStatus(ctx, st.Operation())
+		st = savepoint.AfterPoll(st, res, err, now)
+	case st.NeedsRecovery():
+		stats, err := c.Checkpoints(ctx, st.JobID)
+		if err != nil {
+			// The error of the statistics call means for the savepoint
+			// what it means for a poll: a transient error keeps it Lost,
+			// a job Flink does not know ends it JobGone.
+			st = savepoint.AfterPoll(st, nil, err, now)
+		} else {
+			st = savepoint.Recover(st, stats, now)
+		}
+	}
+	p.Savepoint = st
+	p.LastError = st.LastError
+	keepLocation(p)
+	return st.Final()
+}
+
+// savepointDelay is when to step an active savepoint again.
+func savepointDelay(p *Progress, t Timing) time.Duration {
+	if p.Savepoint.Attempts > 0 {
+		return t.backoff(p.Savepoint.Attempts)
+	}
+	switch {
+	case p.Savepoint.NeedsTrigger():
+		return 0
+	case p.Savepoint.NeedsRecovery():
+		// The checkpoint history changes with each checkpoint: no need to
+		// read it as often as a poll.
+		return t.backoff(3)
+	}
+	return t.poll()
+}
+
+// savepointOutcome maps a final savepoint status to an Outcome and reason.
+func savepointOutcome(st savepoint.Status) (Outcome, string) {
+	switch st.State {
+	case savepoint.Succeeded:
+		if st.Recovered {
+			return OutcomeSucceeded, "savepoint completed (found in the checkpoint history) at " + st.Location
+		}
+		return OutcomeSucceeded, "savepoint completed at " + st.Location
+	case savepoint.Failed:
+		if st.Location != "" {
+			return OutcomeJobFailedWhileStopping, fmt.Sprintf("the savepoint completed at %s, then the job failed while stopping: %s", st.Location, st.Failure)
+		}
+		return OutcomeSavepointFailed, "savepoint failed: " + st.Failure
+	case savepoint.LostForGood:
+		return OutcomeSavepointLost, st.Failure
+	case savepoint.JobGone:
+		return OutcomeJobGone, "Flink does not know the job: " + st.Failure
+	case savepoint.JobTerminal:
+		return OutcomeJobTerminal, "the job already ended: " + st.Failure
+	case savepoint.TimedOut:
+		r := "savepoint timed out: " + st.Failure
+		if st.Location != "" {
+			r += "; it completed later at " + st.Location
+		}
+		return OutcomeTimedOut, r
+	}
+	return OutcomeSavepointFailed, fmt.Sprintf("savepoint ended in state %q: %s", st.State, st.Failure)
+}
+
+// errMessage is a short message of a transient error.
+func errMessage(err error) string {
+	var ae *flinkapi.APIError
+	if errors.As(err, &ae) {
+		if m := ae.Message(); m != "" {
+			return fmt.Sprintf("%d: %s", ae.StatusCode, m)
+		}
+	}
+	return err.Error()
+}

@@ -1,0 +1,161 @@
+package lifecycle
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+func TestTakeSavepoint(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []flinktest.Option
+		faults  func(e *env) []flinktest.Fault
+		outcome Outcome
+		state   savepoint.State
+		// triggers is the number of trigger requests expected, all with
+		// one trigger id.
+		triggers  int
+		location  bool
+		recovered bool
+	}{
+		{name: "plain", outcome: OutcomeSucceeded, state: savepoint.Succeeded, triggers: 1, location: true},
+		{
+			name: "503 burst on trigger",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultStatus, Status: 503, Route: "POST /jobs/:jobid/savepoints", Times: 3}}
+			},
+			outcome: OutcomeSucceeded, state: savepoint.Succeeded, triggers: 4, location: true,
+		},
+		{
+			name: "connection reset after the trigger took effect",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultReset, Route: "POST /jobs/:jobid/savepoints", Times: 2, After: true}}
+			},
+			outcome: OutcomeSucceeded, state: savepoint.Succeeded, triggers: 3, location: true,
+		},
+		{
+			name: "503 burst on polls",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 4}}
+			},
+			outcome: OutcomeSucceeded, state: savepoint.Succeeded, triggers: 1, location: true,
+		},
+		{
+			name: "result expired: recovered from the checkpoint history",
+			opts: []flinktest.Option{flinktest.WithStoreDuration(time.Millisecond)},
+			faults: func(e *env) []flinktest.Fault {
+				// The first polls fail until the result has expired.
+				return []flinktest.Fault{{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 3}}
+			},
+			outcome: OutcomeSucceeded, state: savepoint.Succeeded, triggers: 1, location: true, recovered: true,
+		},
+		{
+			name: "JobManager restart forgets the trigger id",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 1, After: true, Restart: flinktest.RestartOptions{HA: true}}}
+			},
+			outcome: OutcomeTimedOut, state: savepoint.TimedOut, triggers: 1,
+		},
+		{
+			name: "JobManager restart without HA forgets the job",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 1, After: true}}
+			},
+			outcome: OutcomeJobGone, state: savepoint.JobGone, triggers: 1,
+		},
+		{
+			name: "savepoint fails",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultSavepointFails, Job: e.job, Times: 1, Cause: "Checkpoint was declined."}}
+			},
+			outcome: OutcomeSavepointFailed, state: savepoint.Failed, triggers: 1,
+		},
+		{
+			name: "trigger never answers: deadline",
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultStatus, Status: 503, Route: "POST /jobs/:jobid/savepoints"}}
+			},
+			outcome: OutcomeTimedOut, state: savepoint.TimedOut, triggers: -1,
+		},
+	}
+	for _, tt := range tests {
+		for _, resume := range []bool{false, true} {
+			name := tt.name
+			if resume {
+				name += "/resumed"
+			}
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t, tt.opts...)
+				if tt.faults != nil {
+					for _, f := range tt.faults(e) {
+						e.inject(t, f)
+					}
+				}
+				mk := func() Stepper {
+					return &TakeSavepoint{Client: e.c, Job: e.job, Timing: Timing{Savepoint: 2 * time.Minute}, Clock: e.srv.Clock()}
+				}
+				p, res := drive(t, e, mk, resume)
+				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
+				if res.Outcome != tt.outcome || p.Savepoint.State != tt.state {
+					t.Fatalf("outcome %s, state %s; want %s, %s (reason %q)", res.Outcome, p.Savepoint.State, tt.outcome, tt.state, p.Reason)
+				}
+				ids, n := triggerIDs(t, e.srv)
+				if len(ids) != 1 || ids[0] != string(p.Savepoint.TriggerID) {
+					t.Errorf("trigger ids %v, want only %s", ids, p.Savepoint.TriggerID)
+				}
+				if tt.triggers >= 0 && n != tt.triggers {
+					t.Errorf("%d trigger requests, want %d: %v", n, tt.triggers, routes(e.srv))
+				}
+				if (p.Location != "") != tt.location || p.Location != p.Savepoint.Location {
+					t.Errorf("location %q (status %q), want one: %v", p.Location, p.Savepoint.Location, tt.location)
+				}
+				if tt.location {
+					if ok, err := e.srv.SavepointExists(p.Location); err != nil || !ok {
+						t.Errorf("savepoint %s does not exist: %v", p.Location, err)
+					}
+					if _, ok := p.Record(); !ok {
+						t.Error("Record: none")
+					}
+				}
+				if p.Savepoint.Recovered != tt.recovered {
+					t.Errorf("Recovered = %v, want %v", p.Savepoint.Recovered, tt.recovered)
+				}
+				if p.Reason == "" {
+					t.Error("no reason")
+				}
+			})
+		}
+	}
+}
+
+// TestTakeSavepointResumeEqualsRun checks that a caller restarted after
+// every step sends the same requests and ends the same way as one that
+// was never interrupted.
+func TestTakeSavepointResumeEqualsRun(t *testing.T) {
+	faults := []flinktest.Fault{
+		{Kind: flinktest.FaultStatus, Status: 503, Route: "POST /jobs/:jobid/savepoints", Times: 2},
+		{Kind: flinktest.FaultReset, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 1},
+	}
+	var got [2][]string
+	var prog [2]Progress
+	for i, resume := range []bool{false, true} {
+		e := newEnv(t)
+		for _, f := range faults {
+			e.inject(t, f)
+		}
+		mk := func() Stepper { return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }
+		prog[i], _ = drive(t, e, mk, resume)
+		got[i] = routes(e.srv)
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("requests differ:\nrun:     %v\nresumed: %v", got[0], got[1])
+	}
+	a, b := prog[0], prog[1]
+	if a.Outcome != b.Outcome || a.Steps != b.Steps || a.Savepoint.State != b.Savepoint.State || (a.Location == "") != (b.Location == "") {
+		t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", a, b)
+	}
+}

@@ -1,0 +1,259 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// StopStrategy is how a job is stopped. The strings are stable.
+type StopStrategy string
+
+// Stop strategies.
+const (
+	// StopWithSavepoint stops the job with Flink's stop call (POST
+	// /jobs/:jobid/stop, Flink 1.9+): a savepoint, then the job ends
+	// FINISHED. With Drain, MAX_WATERMARK fires all event-time timers first.
+	StopWithSavepoint StopStrategy = "StopWithSavepoint"
+	// CancelWithSavepoint takes a savepoint with cancel-job set: Flink
+	// cancels the job once it completes. For clusters before 1.9, and as a
+	// fallback.
+	CancelWithSavepoint StopStrategy = "CancelWithSavepoint"
+	// SavepointThenCancel takes a savepoint, waits for it, then cancels the
+	// job: for jobs that must not see the end of their input.
+	SavepointThenCancel StopStrategy = "SavepointThenCancel"
+	// CancelWithoutState cancels the job and keeps no state. Allowed only
+	// for a Stateless policy.
+	CancelWithoutState StopStrategy = "CancelWithoutState"
+)
+
+// ErrStateRequired is returned when a strategy would stop a job without a
+// savepoint although its policy asks for its state to be kept.
+var ErrStateRequired = errors.New("lifecycle: the policy keeps state; the job may not be stopped without a savepoint")
+
+// ErrUnknownStrategy is returned for a StopStrategy this package does not
+// know.
+var ErrUnknownStrategy = errors.New("lifecycle: unknown stop strategy")
+
+// ChooseStopStrategy returns the strategy to stop a job with on a cluster of
+// version v (the zero Version: a current one) under upgrade mode mode (empty:
+// policy.DefaultUpgradeMode). force, if set, is used as it is, except that
+// CancelWithoutState requires the Stateless mode (ErrStateRequired).
+// Without force: a Stateless job is cancelled without state; others are
+// stopped with a savepoint from Flink 1.9 on, else cancelled with a
+// savepoint.
+func ChooseStopStrategy(v flinkapi.Version, mode policy.UpgradeMode, force StopStrategy) (StopStrategy, error) {
+	if mode == "" {
+		mode = policy.DefaultUpgradeMode
+	}
+	switch force {
+	case StopWithSavepoint, CancelWithSavepoint, SavepointThenCancel:
+		return force, nil
+	case CancelWithoutState:
+		if mode != policy.UpgradeStateless {
+			return "", fmt.Errorf("%w (upgrade mode %s, strategy %s)", ErrStateRequired, mode, force)
+		}
+		return force, nil
+	case "":
+	default:
+		return "", fmt.Errorf("%w %q", ErrUnknownStrategy, force)
+	}
+	switch {
+	case mode == policy.UpgradeStateless:
+		return CancelWithoutState, nil
+	case v.IsZero() || v.Supports(flinkapi.FeatureStopWithSavepoint):
+		return StopWithSavepoint, nil
+	}
+	return CancelWithSavepoint, nil
+}
+
+// Stop stops a job by a StopStrategy, keeping a savepoint unless the
+// strategy is CancelWithoutState. Build it anew from its configuration
+// whenever convenient: all its state is in the Progress passed to Step.
+type Stop struct {
+	// Client is the Flink REST client.
+	Client StopAPI
+	// Job is the job to stop.
+	Job flinkapi.JobID
+	// Mode is the upgrade mode of the job's policy; empty:
+	// policy.DefaultUpgradeMode. Only Stateless allows CancelWithoutState.
+	Mode policy.UpgradeMode
+	// Strategy forces a strategy; empty: ChooseStopStrategy picks one.
+	Strategy StopStrategy
+	// Drain emits MAX_WATERMARK before a StopWithSavepoint.
+	Drain bool
+	// Reason says why the savepoint is taken (savepoint.ReasonStop if
+	// empty).
+	Reason savepoint.Reason
+	// TargetDirectory is where the savepoint is written; empty: the
+	// cluster's default.
+	TargetDirectory string
+	// FormatType is the savepoint format (Flink 1.15+); empty: Flink's
+	// default.
+	FormatType flinkapi.FormatType
+	// Version is the cluster's Flink version; the zero Version means a
+	// current one.
+	Version flinkapi.Version
+	// Timing sets the deadlines (Timing.Savepoint, Timing.Stop) and the poll
+	// interval.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+}
+
+func (s *Stop) clock() Clock { return clockOr(s.Clock) }
+
+// Step does at most one request. The first Step chooses the strategy and
+// records it and the savepoint's trigger id in p, sending nothing. Then
+// the savepoint is taken as by TakeSavepoint (with stop or cancel-job as
+// the strategy says), the job is cancelled if the strategy says so, and
+// its state is polled until it is terminal. The operation ends Succeeded
+// with p.Location set (none for CancelWithoutState). If the savepoint
+// fails or times out the job is not cancelled: it ends in that Outcome. If
+// the job fails while stopping after its savepoint completed, it ends
+// OutcomeJobFailedWhileStopping with p.Location set.
+//
+// Step returns ErrStateRequired (before any request) when CancelWithoutState
+// is asked for a policy that keeps state, and a canceled context's error.
+func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	now := s.clock().Now()
+	if p.Phase == "" {
+		strategy, err := ChooseStopStrategy(s.Version, s.Mode, s.Strategy)
+		if err != nil {
+			return Result{}, err
+		}
+		p.Steps++
+		p.Started = now
+		p.JobID = s.Job
+		p.Strategy = strategy
+		switch strategy {
+		case CancelWithoutState:
+			p.Phase = PhaseCancel
+			p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
+		case StopWithSavepoint:
+			beginSavepoint(p, flinkapi.OpStopWithSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), s.Version, now, s.Timing.Savepoint)
+		default:
+			beginSavepoint(p, flinkapi.OpSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), s.Version, now, s.Timing.Savepoint)
+		}
+		return Result{}, nil
+	}
+	if p.Strategy == CancelWithoutState && s.Mode != policy.UpgradeStateless {
+		// The policy changed since the operation started: invariant 1 holds.
+		if _, err := ChooseStopStrategy(s.Version, s.Mode, CancelWithoutState); err != nil {
+			return Result{}, err
+		}
+	}
+	p.Steps++
+	switch p.Phase {
+	case PhaseSavepoint:
+		return s.stepSavepoint(ctx, p, now), nil
+	case PhaseCancel:
+		return s.stepCancel(ctx, p, now), nil
+	case PhaseWaitStopped:
+		return s.stepWait(ctx, p, now), nil
+	}
+	return finish(p, OutcomeSavepointFailed, fmt.Sprintf("unknown phase %q of a stop", p.Phase)), nil
+}
+
+func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Result {
+	send := func() (flinkapi.Operation, error) {
+		if p.Strategy == StopWithSavepoint {
+			return s.Client.StopWithSavepoint(ctx, p.JobID, flinkapi.StopRequest{
+				TargetDirectory: s.TargetDirectory, Drain: s.Drain, FormatType: s.FormatType, TriggerID: p.Savepoint.TriggerID,
+			})
+		}
+		return s.Client.TriggerSavepoint(ctx, p.JobID, flinkapi.SavepointRequest{
+			TargetDirectory: s.TargetDirectory, FormatType: s.FormatType, TriggerID: p.Savepoint.TriggerID,
+			CancelJob: p.Strategy == CancelWithSavepoint,
+		})
+	}
+	if !savepointStep(ctx, s.Client, p, send, now) {
+		return Result{RequeueAfter: savepointDelay(p, s.Timing)}
+	}
+	if p.Savepoint.State != savepoint.Succeeded {
+		o, reason := savepointOutcome(p.Savepoint)
+		return finish(p, o, reason)
+	}
+	p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
+	p.LastError = ""
+	if p.Strategy == SavepointThenCancel {
+		p.Phase = PhaseCancel
+		return Result{}
+	}
+	p.Phase = PhaseWaitStopped
+	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+// stepCancel cancels the job. A cancel is never sent twice blindly: after
+// one that may have reached Flink, the job's state is read first
+// (stepWait), which sends the next cancel only if the job still runs.
+func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Result {
+	if !now.Before(p.Deadline) {
+		return finish(p, OutcomeTimedOut, "the deadline passed before the job could be cancelled: "+p.LastError)
+	}
+	p.Requests++
+	err := s.Client.CancelJob(ctx, p.JobID)
+	switch {
+	case err == nil, flinkapi.IsTerminal(err):
+		p.Requests, p.LastError = 0, ""
+	case flinkapi.IsJobNotFound(err):
+		return s.stopped(p, "Flink no longer knows the job")
+	case errors.Is(err, flinkapi.ErrInvalidInput), errors.Is(err, flinkapi.ErrBadRequest):
+		return finish(p, OutcomeJobTerminal, "Flink refused to cancel the job: "+errMessage(err))
+	default:
+		p.LastError = errMessage(err)
+	}
+	p.Phase = PhaseWaitStopped
+	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+// stepWait reads the job's state until it is terminal.
+func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
+	if !now.Before(p.Deadline) {
+		r := "the deadline passed before the job reached a terminal state"
+		if p.LastError != "" {
+			r += ": " + p.LastError
+		}
+		return finish(p, OutcomeTimedOut, r)
+	}
+	state, err := s.Client.JobStatus(ctx, p.JobID)
+	switch {
+	case err == nil:
+	case flinkapi.IsJobNotFound(err):
+		return s.stopped(p, "Flink no longer knows the job")
+	default:
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: s.Timing.backoff(2)}
+	}
+	switch {
+	case state.IsGloballyTerminal():
+		return s.stopped(p, "the job is "+string(state))
+	case state == flinkapi.JobCancelling:
+		return Result{RequeueAfter: s.Timing.poll()}
+	case p.Requests > 0:
+		// The last cancel got no answer, or a failure, and the job still
+		// runs: cancel again.
+		p.Phase = PhaseCancel
+		return Result{}
+	}
+	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+func (s *Stop) stopped(p *Progress, why string) Result {
+	p.LastError = ""
+	if p.Location != "" {
+		return finish(p, OutcomeSucceeded, why+"; savepoint at "+p.Location)
+	}
+	return finish(p, OutcomeSucceeded, why+"; no state kept")
+}

@@ -1,0 +1,165 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// Submit starts a job from a jar on a session cluster, optionally from a
+// savepoint, with a job id chosen and recorded before the request so that
+// a retried submission never starts a second job. Build it anew from its
+// configuration whenever convenient: all its state is in the Progress
+// passed to Step.
+type Submit struct {
+	// Client is the Flink REST client.
+	Client SubmitAPI
+	// JarID is an uploaded jar to run. If empty, JarFile is uploaded once
+	// and its id recorded in Progress.JarID.
+	JarID flinkapi.JarID
+	// JarFile is the path of the jar file to upload when JarID is empty.
+	JarFile string
+	// Run is the jar run request: entry class, arguments, parallelism,
+	// SavepointPath to restore from. Its JobID is ignored: Step chooses it,
+	// or uses JobID.
+	Run flinkapi.RunJarRequest
+	// JobID, if set, is the job id to submit with; empty: a new one.
+	JobID flinkapi.JobID
+	// Timing sets the deadline (Timing.Submit) and the poll interval.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+}
+
+func (s *Submit) clock() Clock { return clockOr(s.Clock) }
+
+// Step does at most one request. The first Step records the job id in
+// p.JobID and sends nothing. Then it uploads the jar (unless JarID is
+// set), runs it with that job id, and reads the job's state until it is
+// RUNNING. After a run request that may have reached Flink (a transport
+// error or a 5xx), the next Step looks the job id up first and runs the
+// jar again only if Flink does not know it; an answer that the id is in
+// use counts as submitted. The operation ends Succeeded once the job
+// runs, SubmitFailed when Flink refuses the jar, JobFailed when the job
+// fails before it runs, or TimedOut at the deadline. Step returns an error
+// only for a canceled context.
+func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	p.Steps++
+	now := s.clock().Now()
+	if p.Phase == "" {
+		p.Started = now
+		p.Deadline = now.Add(orDefault(s.Timing.Submit, DefaultSubmitTimeout))
+		p.JobID = s.JobID
+		if p.JobID == "" {
+			p.JobID = flinkapi.NewJobID()
+		}
+		p.JarID = s.JarID
+		p.Phase = PhaseSubmit
+		if p.JarID == "" {
+			p.Phase = PhaseUpload
+		}
+		return Result{}, nil
+	}
+	if !now.Before(p.Deadline) {
+		r := "the deadline passed in phase " + string(p.Phase)
+		if p.LastError != "" {
+			r += ": " + p.LastError
+		}
+		return finish(p, OutcomeTimedOut, r), nil
+	}
+	switch p.Phase {
+	case PhaseUpload:
+		return s.stepUpload(ctx, p), nil
+	case PhaseSubmit:
+		if p.Requests > 0 {
+			return s.stepLookup(ctx, p), nil
+		}
+		return s.stepRun(ctx, p), nil
+	case PhaseWaitRunning:
+		return s.stepWait(ctx, p), nil
+	}
+	return finish(p, OutcomeSubmitFailed, "unknown phase "+string(p.Phase)+" of a submission"), nil
+}
+
+func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
+	jar, err := s.Client.UploadJar(ctx, s.JarFile)
+	if err != nil {
+		if permanent(err) {
+			return finish(p, OutcomeSubmitFailed, "jar upload failed: "+errMessage(err))
+		}
+		p.Requests++
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
+	}
+	p.JarID, p.Phase, p.Requests, p.LastError = jar, PhaseSubmit, 0, ""
+	return Result{}
+}
+
+// stepLookup asks Flink for the recorded job id after a run request whose
+// answer was lost.
+func (s *Submit) stepLookup(ctx context.Context, p *Progress) Result {
+	_, err := s.Client.Job(ctx, p.JobID)
+	switch {
+	case err == nil:
+		p.Phase, p.LastError = PhaseWaitRunning, ""
+		return Result{}
+	case flinkapi.IsJobNotFound(err):
+		p.Requests = 0 // not submitted: the next Step runs the jar again
+		return Result{}
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: s.Timing.backoff(2)}
+}
+
+func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
+	req := s.Run
+	req.JobID = p.JobID
+	p.Requests++
+	_, err := s.Client.RunJar(ctx, p.JarID, req)
+	switch {
+	case err == nil, flinkapi.IsDuplicateJob(err):
+		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
+		return Result{RequeueAfter: s.Timing.poll()}
+	case permanent(err):
+		return finish(p, OutcomeSubmitFailed, "Flink refused the job: "+errMessage(err))
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
+}
+
+func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
+	state, err := s.Client.JobStatus(ctx, p.JobID)
+	switch {
+	case err == nil:
+	case flinkapi.IsJobNotFound(err):
+		// Flink may list a job only after its submission has been
+		// processed; the deadline ends the wait.
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: s.Timing.poll()}
+	default:
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: s.Timing.backoff(2)}
+	}
+	p.LastError = ""
+	switch {
+	case state == flinkapi.JobRunning:
+		return finish(p, OutcomeSucceeded, "the job is RUNNING")
+	case state.IsGloballyTerminal():
+		return finish(p, OutcomeJobFailed, "the job is "+string(state)+" before it ran")
+	}
+	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+// permanent reports whether err is an answer that a retry would not change:
+// a 400 (that is not a duplicate job), invalid input, or a feature the
+// cluster lacks.
+func permanent(err error) bool {
+	return errors.Is(err, flinkapi.ErrBadRequest) || errors.Is(err, flinkapi.ErrInvalidInput) || errors.Is(err, flinkapi.ErrUnsupported)
+}
