@@ -11,32 +11,16 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/plaincheck"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // TestDeepCopy checks that Progress holds only values, strings and
 // time.Time, so that its shallow DeepCopyInto is deep.
 func TestDeepCopy(t *testing.T) {
-	timeType := reflect.TypeFor[time.Time]()
-	var check func(path string, typ reflect.Type)
-	check = func(path string, typ reflect.Type) {
-		if typ == timeType {
-			return
-		}
-		switch typ.Kind() {
-		case reflect.Struct:
-			for i := range typ.NumField() {
-				f := typ.Field(i)
-				if !f.IsExported() {
-					t.Errorf("%s.%s is unexported", path, f.Name)
-				}
-				check(path+"."+f.Name, f.Type)
-			}
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer:
-			t.Errorf("%s is a %s: the shallow DeepCopyInto would share it", path, typ.Kind())
-		}
+	for _, p := range plaincheck.Problems("Progress", reflect.TypeFor[Progress]()) {
+		t.Error(p)
 	}
-	check("Progress", reflect.TypeFor[Progress]())
 
 	p := &Progress{Phase: PhaseSavepoint, JobID: "j", Savepoint: savepoint.Status{State: savepoint.InFlight}, Started: time.Unix(1, 0)}
 	c := p.DeepCopy()

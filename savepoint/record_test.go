@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/plaincheck"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -190,27 +191,12 @@ func TestDeepCopy(t *testing.T) {
 // the struct copies deeply. A field with a pointer, slice, map, interface,
 // func or channel needs DeepCopyInto to copy it.
 func TestDeepCopyFieldsArePlain(t *testing.T) {
-	timeType := reflect.TypeFor[time.Time]()
-	var check func(path string, typ reflect.Type)
-	check = func(path string, typ reflect.Type) {
-		if typ == timeType {
-			return
-		}
-		switch typ.Kind() {
-		case reflect.Struct:
-			for i := range typ.NumField() {
-				f := typ.Field(i)
-				if !f.IsExported() {
-					t.Errorf("%s.%s is unexported", path, f.Name)
-				}
-				check(path+"."+f.Name, f.Type)
-			}
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Array:
-			t.Errorf("%s is a %s: DeepCopyInto must copy it", path, typ.Kind())
+	for name, typ := range map[string]reflect.Type{
+		"Status": reflect.TypeFor[Status](), "Record": reflect.TypeFor[Record](),
+		"Progress": reflect.TypeFor[Progress](), "History[i]": reflect.TypeFor[History]().Elem(),
+	} {
+		for _, p := range plaincheck.Problems(name, typ) {
+			t.Error(p)
 		}
 	}
-	check("Status", reflect.TypeFor[Status]())
-	check("Record", reflect.TypeFor[Record]())
-	check("Progress", reflect.TypeFor[Progress]())
-	check("History[i]", reflect.TypeFor[History]().Elem())
 }
