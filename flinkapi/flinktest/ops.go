@@ -121,6 +121,13 @@ func (q *request) startSnapshot(id flinkapi.JobID, op *operation, start func(*jo
 }
 
 func handleSavepointStatus(q *request, w http.ResponseWriter) *restError {
+	return handleOperationStatus(q, w, q.cl.savepointOps, "savepoint", "failure-cause")
+}
+
+// handleOperationStatus answers the status of a savepoint or checkpoint
+// operation of a job; failureField is the name Flink gives the failure
+// cause in that kind of result.
+func handleOperationStatus(q *request, w http.ResponseWriter, ops map[opKey]*operation, kind, failureField string) *restError {
 	id, e := q.jobID()
 	if e != nil {
 		return e
@@ -129,12 +136,12 @@ func handleSavepointStatus(q *request, w http.ResponseWriter) *restError {
 	if e != nil {
 		return e
 	}
-	op := q.cl.savepointOps[opKey{trigger: trigger, job: id}]
+	op := ops[opKey{trigger: trigger, job: id}]
 	if op == nil {
 		return handlerError(http.StatusNotFound, jexc{class: classRestHandler, frames: framesRestHandler,
-			msg: fmt.Sprintf("There is no savepoint operation with triggerId=%s for job %s.", trigger, id)})
+			msg: fmt.Sprintf("There is no %s operation with triggerId=%s for job %s.", kind, trigger, id)})
 	}
-	writeJSON(w, http.StatusOK, opStatus(op, "failure-cause"))
+	writeJSON(w, http.StatusOK, opStatus(op, failureField))
 	return nil
 }
 
@@ -170,21 +177,7 @@ func handleCheckpointTrigger(q *request, w http.ResponseWriter) *restError {
 }
 
 func handleCheckpointStatus(q *request, w http.ResponseWriter) *restError {
-	id, e := q.jobID()
-	if e != nil {
-		return e
-	}
-	trigger, e := q.triggerID()
-	if e != nil {
-		return e
-	}
-	op := q.cl.checkpointOps[opKey{trigger: trigger, job: id}]
-	if op == nil {
-		return handlerError(http.StatusNotFound, jexc{class: classRestHandler, frames: framesRestHandler,
-			msg: fmt.Sprintf("There is no checkpoint operation with triggerId=%s for job %s.", trigger, id)})
-	}
-	writeJSON(w, http.StatusOK, opStatus(op, "failureCause"))
-	return nil
+	return handleOperationStatus(q, w, q.cl.checkpointOps, "checkpoint", "failureCause")
 }
 
 func handleDisposalTrigger(q *request, w http.ResponseWriter) *restError {
