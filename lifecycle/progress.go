@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
@@ -28,6 +29,18 @@ const (
 	PhaseSubmit Phase = "Submit"
 	// PhaseWaitRunning: the submitted job is polled until it runs.
 	PhaseWaitRunning Phase = "WaitRunning"
+	// PhaseObserve: Upgrade and Restart read the old job's state.
+	PhaseObserve Phase = "Observe"
+	// PhaseObserveCheckpoints: Upgrade and Restart read the old job's
+	// latest retained checkpoint.
+	PhaseObserveCheckpoints Phase = "ObserveCheckpoints"
+	// PhaseRecord: Teardown records the savepoint in its RestorePointStore.
+	PhaseRecord Phase = "Record"
+	// PhaseDispose: DisposeSavepoints asks Flink to dispose of the next
+	// savepoint.
+	PhaseDispose Phase = "Dispose"
+	// PhaseWaitDisposed: DisposeSavepoints polls the disposal.
+	PhaseWaitDisposed Phase = "WaitDisposed"
 	// PhaseDone: the operation ended; Outcome says how.
 	PhaseDone Phase = "Done"
 )
@@ -60,6 +73,19 @@ const (
 	OutcomeSubmitFailed Outcome = "SubmitFailed"
 	// OutcomeTimedOut: the phase's deadline passed; Reason says where.
 	OutcomeTimedOut Outcome = "TimedOut"
+	// OutcomeBlocked: the policy does not let Upgrade or Restart go on
+	// (Progress.Decision names its reason); nothing more was done.
+	OutcomeBlocked Outcome = "Blocked"
+	// OutcomeNotNeeded: Restart found nothing to restart (the job runs,
+	// finished or was cancelled).
+	OutcomeNotNeeded Outcome = "NotNeeded"
+	// OutcomeLeftRunning: Teardown could not take a savepoint before its
+	// deadline and the policy keeps state, so the job was left running;
+	// Reason says why.
+	OutcomeLeftRunning Outcome = "LeftRunning"
+	// OutcomeDisposeFailed: DisposeSavepoints could not dispose of some
+	// savepoints; Reason names them.
+	OutcomeDisposeFailed Outcome = "DisposeFailed"
 )
 
 // Progress is the stored state of one lifecycle operation: plain data with
@@ -105,6 +131,61 @@ type Progress struct {
 	LastError string `json:"lastError,omitempty"`
 	// Steps counts the calls of Step.
 	Steps int `json:"steps,omitempty"`
+
+	// PreviousJobID is the job Upgrade, Restart or Teardown replaces or
+	// stops; JobID becomes the new job's id once it is chosen.
+	PreviousJobID flinkapi.JobID `json:"previousJobID,omitempty"`
+	// Observed is what Upgrade and Restart saw of the previous job.
+	Observed Observed `json:"observed,omitzero"`
+	// Decision is the reason of the policy's latest decision.
+	Decision policy.Reason `json:"decision,omitempty"`
+	// RestoreFrom is the path the new job starts from, recorded before
+	// the old job is cancelled or the new one submitted; empty: without
+	// state. RestoreKind says what it is.
+	RestoreFrom string `json:"restoreFrom,omitempty"`
+	// RestoreKind is Savepoint, Checkpoint or None once chosen.
+	RestoreKind policy.RestoreKind `json:"restoreKind,omitempty"`
+	// Attempts counts the savepoints Upgrade triggered.
+	Attempts int `json:"attempts,omitempty"`
+	// StopOutcome is how the stop of Upgrade or Teardown ended.
+	StopOutcome Outcome `json:"stopOutcome,omitempty"`
+	// Recorded is set once Teardown stored Location under its name.
+	Recorded bool `json:"recorded,omitempty"`
+	// Disposed counts the savepoints DisposeSavepoints dealt with, and
+	// DisposeFailed those of them it could not dispose of.
+	Disposed      int `json:"disposed,omitempty"`
+	DisposeFailed int `json:"disposeFailed,omitempty"`
+	// Disposal is the trigger id of the disposal in flight.
+	Disposal flinkapi.TriggerID `json:"disposal,omitempty"`
+}
+
+// Observed is what Upgrade and Restart saw of the previous job and its
+// state before asking the policy.
+type Observed struct {
+	// State is the job's state; empty if it is Missing or not read.
+	State flinkapi.JobState `json:"state,omitempty"`
+	// Missing reports that Flink did not know the job.
+	Missing bool `json:"missing,omitempty"`
+	// Since is when the job entered State.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Since time.Time `json:"since,omitzero"`
+	// End is when the job reached a terminal state.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	End time.Time `json:"end,omitzero"`
+	// Checkpoint is the external path of the job's latest retained
+	// checkpoint, CheckpointTime when it was triggered.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	CheckpointTime time.Time `json:"checkpointTime,omitzero"`
+	// Latest is the newest savepoint known: the caller's, or the one in
+	// the RestorePointStore, whichever is newer.
+	Latest savepoint.Record `json:"latest,omitzero"`
 }
 
 // Done reports whether the operation has ended.
