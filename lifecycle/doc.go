@@ -1,12 +1,13 @@
 // Package lifecycle turns decisions about a Flink job into REST calls that
 // can be interrupted at any point and resumed: taking a savepoint, stopping
-// a job with one of several strategies, and submitting a job from a jar
-// without ever starting it twice.
+// a job with one of several strategies, submitting a job from a jar
+// without ever starting it twice, upgrading, restarting and tearing down a
+// job as its policy says, and disposing of old savepoints.
 //
 // Each operation is a small struct of configuration (TakeSavepoint, Stop,
-// Submit) whose Step does at most one request and records everything in a
-// Progress the caller stores, so a Kubernetes controller calls it once per
-// reconcile:
+// Submit, Upgrade, Restart, Teardown, DisposeSavepoints) whose Step does
+// at most one request and records everything in a Progress the caller
+// stores, so a Kubernetes controller calls it once per reconcile:
 //
 //	op := &lifecycle.Stop{Client: client, Job: id, Mode: spec.Update.Mode}
 //	res, err := op.Step(ctx, &status.Progress)
@@ -56,6 +57,65 @@
 // that job id and runs the jar again only if Flink does not know it; an
 // answer that the id is in use counts as submitted. It ends once the job
 // is RUNNING.
+//
+// # Upgrade and restart
+//
+// Upgrade composes the operations above under a policy.UpdatePolicy. It
+// reads the old job (Observe), its latest retained checkpoint
+// (ObserveCheckpoints) and whether Flink keeps it (ObserveRetention),
+// asks policy.EvaluateUpdate, and does what it decides: a stop with a savepoint through Stop, then the new job through
+// Submit from that savepoint; a cancel through Stop (CancelWithoutState)
+// only once the restore point the policy chose is recorded in
+// Progress.RestoreFrom, or when the policy starts without state
+// (Stateless, AllowStartWithoutState); or at once the submission when the
+// job is not running. After a stop that did not succeed (the savepoint
+// failed, timed out or was lost, the job failed while stopping) it
+// observes the job again and asks the policy once more, which retries
+// with a new trigger id, falls back, or ends the operation Blocked with
+// its reason in Progress.Decision; the job keeps running then. An Upgrade
+// without a Job deploys (FirstDeploy) or redeploys. Restart does the same
+// for a failed or lost job under a policy.RestartPolicy
+// (policy.EvaluateRestart), from the newest savepoint or retained
+// checkpoint within the maximum age, with a new job id recorded before
+// the submission. A retained checkpoint counts as a restore point only if
+// the job's checkpointing configuration keeps it once the job is
+// cancelled (or, for a FAILED job, at all): Flink deletes the others with
+// the job (execution.checkpointing.externalized-checkpoint-retention).
+//
+// # Teardown and redeploy
+//
+// Teardown stops a job with a savepoint until Timing.Savepoint passes,
+// records the savepoint in a RestorePointStore under the caller's name,
+// and then ends: when no savepoint could be taken it cancels the job
+// without state only in Stateless mode or with AllowCancelWithoutState,
+// and otherwise ends LeftRunning saying why, so a delete never waits
+// longer than its deadlines. A job that failed while stopping is
+// cancelled once its savepoint is recorded. An Upgrade with the same
+// Store and Name restores from the stored savepoint if it is within the
+// policy's maximum age (it competes with Upgrade.Latest; the newer wins),
+// and otherwise does what the policy says (block, or start without
+// state).
+//
+// MemoryStore and FileStore implement RestorePointStore. FileStore keeps
+// one JSON file per name, replaced atomically (temporary file, sync,
+// rename); both are safe for concurrent use and accept only names made
+// of segments of letters, digits, '.', '_' and '-' joined by '/', which
+// cannot leave the directory.
+//
+// # Disposal
+//
+// DisposeSavepoints disposes of the savepoints savepoint.ChooseDisposals
+// picks from a History at the operation's start, one after the other
+// through Flink's savepoint disposal, polling each; a disposal whose
+// trigger id Flink forgot is sent again. Remove the disposed ones from the
+// History afterwards (DisposeSavepoints.Chosen).
+//
+// # Transitions
+//
+// Upgrade, Restart, Teardown and DisposeSavepoints report every change of
+// phase to an optional OnTransition hook (for example to emit a
+// Kubernetes event) and an optional *slog.Logger, with the outcome and
+// reason once they end.
 //
 // # Outcomes and deadlines
 //

@@ -34,6 +34,9 @@ const (
 	// PhaseObserveCheckpoints: Upgrade and Restart read the old job's
 	// latest retained checkpoint.
 	PhaseObserveCheckpoints Phase = "ObserveCheckpoints"
+	// PhaseObserveRetention: Upgrade and Restart read whether Flink
+	// retains that checkpoint.
+	PhaseObserveRetention Phase = "ObserveRetention"
 	// PhaseRecord: Teardown records the savepoint in its RestorePointStore.
 	PhaseRecord Phase = "Record"
 	// PhaseDispose: DisposeSavepoints asks Flink to dispose of the next
@@ -177,8 +180,9 @@ type Observed struct {
 	// +kubebuilder:validation:Format=date-time
 	End time.Time `json:"end,omitzero"`
 	// Checkpoint is the external path of the job's latest retained
-	// checkpoint, CheckpointTime when it was triggered.
+	// checkpoint.
 	Checkpoint string `json:"checkpoint,omitempty"`
+	// CheckpointTime is when that checkpoint was triggered.
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time

@@ -14,6 +14,7 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/flinkfixture"
 	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // TestRealCluster takes a savepoint, stops the test job with a savepoint
@@ -144,8 +145,12 @@ func TestRealCluster(t *testing.T) {
 	if st, err := c.JobStatus(ctx, again.JobID); err != nil || st != flinkapi.JobCanceled || !exists(stc.Location) {
 		t.Errorf("after savepoint then cancel the job is %s, %v; savepoint %s", st, err, stc.Location)
 	}
+	out3 := cluster.OutDir("lifecycle-third")
 	third := run(t, "Submit from savepoint", &lifecycle.Submit{Client: c, JarID: sub.JarID, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("lifecycle-third")), SavepointPath: stc.Location}})
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), SavepointPath: stc.Location}})
+	// A job is RUNNING before its tasks are: a savepoint fails until they
+	// run. Wait for the counter.
+	waitCounts(t, ctx, out3, keys, func(string, int64) bool { return true })
 	cws := run(t, "Stop (cancel with savepoint)", &lifecycle.Stop{Client: c, Job: third.JobID, Version: v, Timing: timing, Strategy: lifecycle.CancelWithSavepoint})
 	if st, err := c.JobStatus(ctx, third.JobID); err != nil || st != flinkapi.JobCanceled || !exists(cws.Location) {
 		t.Errorf("after cancel with savepoint the job is %s, %v; savepoint %s", st, err, cws.Location)
@@ -194,4 +199,184 @@ func format(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// TestRealClusterUpgrade upgrades the test job with a stop with savepoint
+// (new arguments, the counter continues), restarts a failed job from its
+// latest retained checkpoint, tears a job down into a restore-point store
+// and redeploys it by name (the counter continues), on a real Flink
+// session cluster of FLINK_VERSION. It logs the upgrade's total time
+// against the time Flink reports for the savepoint plus the time from the
+// jar run to RUNNING.
+func TestRealClusterUpgrade(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
+	if err != nil {
+		t.Fatalf("the lifecycle integration test needs a real Flink cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("cluster logs:\n" + cluster.Logs())
+		}
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stop the cluster: %v", err)
+		}
+	})
+	if cluster.TestJobJar == "" {
+		t.Fatalf("no test job jar for Flink %q (run scripts/flink.sh VERSION)", cluster.Version)
+	}
+	c, err := flinkapi.NewClient(cluster.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timing := lifecycle.Timing{Poll: 50 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute}
+	const keys = 3
+	retain := map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}
+	args := func(out string, extra ...string) []string {
+		return append([]string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1",
+			"--checkpoint-interval", "500", "--name", "lifecycle-upgrade"}, extra...)
+	}
+	run := func(t *testing.T, what string, op lifecycle.Stepper, want lifecycle.Outcome) lifecycle.Progress {
+		t.Helper()
+		var p lifecycle.Progress
+		begin := time.Now()
+		res, err := lifecycle.Run(ctx, op, &p, nil)
+		t.Logf("%s: %s in %v after %d steps (%s): %s", what, res.Outcome, time.Since(begin).Round(time.Millisecond), p.Steps, p.Decision, p.Reason)
+		if err != nil || res.Outcome != want {
+			t.Fatalf("%s: %+v, %v; progress %+v", what, res, err, p)
+		}
+		return p
+	}
+	// continues checks that the first counts in dir are at least those of
+	// before, and that they grow past them.
+	continues := func(t *testing.T, dir string, before map[string]int64) {
+		t.Helper()
+		first := map[string]int64{}
+		waitCounts(t, ctx, dir, keys, func(k string, n int64) bool {
+			if _, ok := first[k]; !ok {
+				first[k] = n
+			}
+			return true
+		})
+		for k, n := range before {
+			if first[k] < n {
+				t.Errorf("key %s: first count %d after the restore, want >= %d: the state was not restored", k, first[k], n)
+			}
+		}
+		later := waitCounts(t, ctx, dir, keys, func(k string, n int64) bool { return n > before[k]+3 })
+		t.Logf("counts: before %s, first %s, later %s", format(before), format(first), format(later))
+	}
+
+	// Deploy, then upgrade with a stop with savepoint to new arguments.
+	out1 := cluster.OutDir("upgrade-first")
+	first := run(t, "Deploy", &lifecycle.Upgrade{Client: c, FirstDeploy: true, JarFile: cluster.TestJobJar, Timing: timing,
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	waitCounts(t, ctx, out1, keys, func(_ string, n int64) bool { return n >= 20 })
+
+	out2 := cluster.OutDir("upgrade-second")
+	var submitAt, runningAt time.Time
+	var phases []string
+	begin := time.Now()
+	hook := func(tr lifecycle.Transition) {
+		phases = append(phases, fmt.Sprintf("%s@%v", tr.To, time.Since(begin).Round(time.Millisecond)))
+		switch {
+		case tr.To == lifecycle.PhaseSubmit && submitAt.IsZero():
+			submitAt = time.Now()
+		case tr.To == lifecycle.PhaseDone:
+			runningAt = time.Now()
+		}
+	}
+	up := run(t, "Upgrade", &lifecycle.Upgrade{Client: c, Job: first.JobID, JarID: first.JarID, Version: v, Timing: timing, OnTransition: hook,
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	total := time.Since(begin)
+	if up.RestoreFrom == "" || up.RestoreFrom != up.Location || up.Decision != "SavepointBeforeUpdate" {
+		t.Errorf("upgrade progress %+v", up)
+	}
+	// Flink caches checkpoint statistics for a few seconds: ask until they
+	// show the stop's savepoint.
+	var stats *flinkapi.CheckpointStatistics
+	for wait := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		stats, err = c.Checkpoints(ctx, first.JobID)
+		if err == nil && stats.LatestSavepoint != nil && stats.LatestSavepoint.ExternalPath == up.Location {
+			break
+		}
+		if time.Now().After(wait) {
+			t.Fatalf("checkpoint statistics of the old job: %+v, %v", stats, err)
+		}
+	}
+	spTime := stats.LatestSavepoint.EndToEndDuration
+	submitTime := runningAt.Sub(submitAt)
+	t.Logf("UPGRADE TIMING (Flink %s): total %v; Flink's savepoint end-to-end %v + jar run to RUNNING %v = %v; ratio %.2f",
+		cluster.FlinkVersion, total.Round(time.Millisecond), spTime, submitTime.Round(time.Millisecond),
+		(spTime + submitTime).Round(time.Millisecond), float64(total)/float64(spTime+submitTime))
+	sp := stats.LatestSavepoint
+	t.Logf("upgrade phases: %s; Flink's savepoint triggered %v after the start, acknowledged %v later",
+		strings.Join(phases, " "), sp.TriggerTime.Sub(begin).Round(time.Millisecond), sp.LatestAck.Sub(sp.TriggerTime).Round(time.Millisecond))
+	c1, err := flinkfixture.ReadCounts(out1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	continues(t, out2, c1)
+
+	// Teardown into a store, redeploy by name: the counter continues.
+	store, err := lifecycle.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: up.JobID, Version: v, Timing: timing, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
+	if rec, ok, err := store.Get(ctx, "app/counter"); !ok || err != nil || rec.Location != td.Location || !exists(rec.Location) {
+		t.Fatalf("stored %+v, %v, %v", rec, ok, err)
+	}
+	c2, err := flinkfixture.ReadCounts(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out3 := cluster.OutDir("upgrade-redeployed")
+	re := run(t, "Redeploy", &lifecycle.Upgrade{Client: c, Store: store, Name: "app/counter", JarID: first.JarID, Timing: timing,
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	if re.RestoreFrom != td.Location {
+		t.Errorf("redeployed from %q, want %q", re.RestoreFrom, td.Location)
+	}
+	continues(t, out3, c2)
+	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: re.JobID, Version: v, Timing: timing, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
+
+	// A job that fails (--fail-at, no restart attempts) is restarted from
+	// its latest retained checkpoint, without --fail-at.
+	out4 := cluster.OutDir("upgrade-failing")
+	failing := run(t, "Submit failing", &lifecycle.Submit{Client: c, JarID: first.JarID, Timing: timing,
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out4, "--fail-at", "60"), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := c.JobStatus(ctx, failing.JobID)
+		if err == nil && st == flinkapi.JobFailed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the failing job is %s, %v", st, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c4, err := flinkfixture.ReadCounts(out4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out5 := cluster.OutDir("upgrade-restarted")
+	rs := run(t, "Restart", &lifecycle.Restart{Client: c, Job: failing.JobID, JarID: first.JarID, Timing: timing,
+		Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Millisecond)},
+		Run:    flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out5), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	if rs.RestoreKind != policy.KindCheckpoint || rs.JobID == failing.JobID {
+		t.Errorf("restart progress %+v", rs)
+	}
+	// The checkpoint is older than the failure: each count is at least
+	// the checkpointed one, a little below the count at the failure.
+	for k, n := range c4 {
+		c4[k] = n - 40
+	}
+	continues(t, out5, c4)
+	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: rs.JobID, Version: v, Timing: timing}, lifecycle.OutcomeSucceeded)
 }

@@ -1,0 +1,164 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// DisposeAPI is what DisposeSavepoints needs: Flink's savepoint disposal
+// and the status of asynchronous operations.
+type DisposeAPI interface {
+	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
+	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
+}
+
+var _ DisposeAPI = (*flinkapi.Client)(nil)
+
+// DisposeSavepoints disposes of old savepoints of a History, as
+// savepoint.ChooseDisposals picks them at the operation's start, one after
+// the other through Flink's savepoint disposal. History and Retention must
+// not change until the operation ends. Build it anew from its
+// configuration whenever convenient: all its state is in the Progress
+// passed to Step.
+type DisposeSavepoints struct {
+	// Client is the Flink REST client.
+	Client DisposeAPI
+	// History is the job's savepoint history.
+	History savepoint.History
+	// Retention says which savepoints may go.
+	Retention savepoint.RetentionOptions
+	// Timing sets the deadline of each disposal (Timing.Stop) and the poll
+	// interval.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+	// OnTransition, if set, is called after every change of phase.
+	OnTransition func(Transition)
+	// Logger, if set, logs every change of phase.
+	Logger *slog.Logger
+}
+
+func (d *DisposeSavepoints) clock() Clock { return clockOr(d.Clock) }
+
+// Chosen returns the savepoints the operation of p disposes of, oldest
+// first: once it ended, the first p.Disposed of them were dealt with, and
+// those not named as failed in p.Reason are gone; remove them from the
+// History (savepoint.History.Remove).
+func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
+	if p.Started.IsZero() {
+		return nil
+	}
+	return savepoint.ChooseDisposals(d.History, d.Retention, p.Started)
+}
+
+// Step does at most one request. The first Step fixes the time the
+// savepoints are chosen at (p.Started) and sends nothing. Then, for each
+// savepoint, it sends the disposal and polls it; when Flink forgot the
+// disposal's trigger id (a JobManager restart), it sends the disposal
+// again, and a disposal sent again that finds no files counts as done.
+// Past a disposal's deadline that savepoint counts as failed and the next
+// one follows. It ends Succeeded, or DisposeFailed naming the savepoints
+// left. Step returns an error only for a canceled context.
+func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	from := p.Phase
+	res := d.advance(ctx, p, d.clock().Now())
+	report(ctx, "DisposeSavepoints", d.OnTransition, d.Logger, from, p)
+	return res, nil
+}
+
+func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.Time) Result {
+	p.Steps++
+	if p.Phase == "" {
+		p.Started = now
+		p.Phase, p.Deadline = PhaseDispose, now.Add(orDefault(d.Timing.Stop, DefaultStopTimeout))
+		return d.next(p, now, false)
+	}
+	chosen := d.Chosen(p)
+	if p.Disposed >= len(chosen) {
+		return d.end(p, len(chosen))
+	}
+	loc := chosen[p.Disposed].Location
+	if !now.Before(p.Deadline) {
+		return d.failed(p, now, loc, "the deadline passed: "+p.LastError)
+	}
+	switch p.Phase {
+	case PhaseDispose:
+		p.Requests++
+		op, err := d.Client.DisposeSavepoint(ctx, loc)
+		switch {
+		case err == nil:
+			p.Disposal, p.Phase, p.LastError = op.TriggerID, PhaseWaitDisposed, ""
+			return Result{RequeueAfter: d.Timing.poll()}
+		case permanent(err):
+			return d.failed(p, now, loc, errMessage(err))
+		}
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: d.Timing.backoff(p.Requests)}
+	case PhaseWaitDisposed:
+		res, err := d.Client.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepointDisposal, TriggerID: p.Disposal})
+		switch {
+		case err == nil:
+		case flinkapi.IsTriggerNotFound(err):
+			p.Phase, p.Disposal, p.LastError = PhaseDispose, "", errMessage(err)
+			return Result{}
+		default:
+			p.LastError = errMessage(err)
+			return Result{RequeueAfter: d.Timing.backoff(2)}
+		}
+		switch {
+		case !res.Completed():
+			return Result{RequeueAfter: d.Timing.poll()}
+		case res.Succeeded():
+			return d.next(p, now, true)
+		}
+		msg := "the disposal failed"
+		if res.Failure != nil {
+			msg = savepoint.FailureMessage(res.Failure)
+		}
+		if p.Requests > 1 && (strings.Contains(msg, "Cannot find") || strings.Contains(msg, "FileNotFound")) {
+			// An earlier request whose answer was lost disposed of it.
+			return d.next(p, now, true)
+		}
+		return d.failed(p, now, loc, msg)
+	}
+	return finish(p, OutcomeDisposeFailed, fmt.Sprintf("unknown phase %q of a disposal", p.Phase))
+}
+
+// failed records that loc could not be disposed of and goes on.
+func (d *DisposeSavepoints) failed(p *Progress, now time.Time, loc, why string) Result {
+	p.DisposeFailed++
+	p.Reason += fmt.Sprintf("%s: %s; ", loc, why)
+	return d.next(p, now, true)
+}
+
+// next moves on to the next savepoint (after the current one if done).
+func (d *DisposeSavepoints) next(p *Progress, now time.Time, done bool) Result {
+	if done {
+		p.Disposed++
+	}
+	p.Phase, p.Disposal, p.Requests, p.LastError = PhaseDispose, "", 0, ""
+	p.Deadline = now.Add(orDefault(d.Timing.Stop, DefaultStopTimeout))
+	if n := len(d.Chosen(p)); p.Disposed >= n {
+		return d.end(p, n)
+	}
+	return Result{}
+}
+
+func (d *DisposeSavepoints) end(p *Progress, n int) Result {
+	if p.DisposeFailed > 0 {
+		return finish(p, OutcomeDisposeFailed, fmt.Sprintf("%d of %d savepoints not disposed of: %s", p.DisposeFailed, n, strings.TrimSuffix(p.Reason, "; ")))
+	}
+	return finish(p, OutcomeSucceeded, fmt.Sprintf("%d savepoints disposed of", n))
+}

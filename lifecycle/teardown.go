@@ -1,0 +1,168 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// Teardown stops a job for good within bounded time, so that deleting it
+// never hangs: it stops the job with a savepoint (through Stop) until
+// Timing.Savepoint passes, records the savepoint in Store under Name for
+// a later redeploy, and if no savepoint could be taken does what the
+// policy allows: cancel without state (Stateless mode or
+// AllowCancelWithoutState), or leave the job running and end
+// OutcomeLeftRunning saying why. Build it anew from its configuration
+// whenever convenient: all its state is in the Progress passed to Step.
+type Teardown struct {
+	// Client is the Flink REST client.
+	Client StopAPI
+	// Job is the job to tear down.
+	Job flinkapi.JobID
+	// Mode is the upgrade mode of the job's policy; empty:
+	// policy.DefaultUpgradeMode. Stateless cancels at once.
+	Mode policy.UpgradeMode
+	// AllowCancelWithoutState lets Teardown cancel a stateful job without
+	// a savepoint when none could be taken in time: the caller's explicit
+	// consent to losing its state.
+	AllowCancelWithoutState bool
+	// Store and Name, if set, receive the final savepoint.
+	Store RestorePointStore
+	Name  string
+	// Strategy, Drain, TargetDirectory, FormatType and Version are passed
+	// to Stop.
+	Strategy        StopStrategy
+	Drain           bool
+	TargetDirectory string
+	FormatType      flinkapi.FormatType
+	Version         flinkapi.Version
+	// Timing sets the deadlines: Timing.Savepoint for the savepoint,
+	// Timing.Stop for the cancel, the job reaching a terminal state and
+	// recording the savepoint.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+	// OnTransition, if set, is called after every change of phase.
+	OnTransition func(Transition)
+	// Logger, if set, logs every change of phase.
+	Logger *slog.Logger
+}
+
+func (t *Teardown) clock() Clock { return clockOr(t.Clock) }
+
+// Step does at most one REST request (or one Put to the Store). It goes
+// through the phases of Stop, then Record (the savepoint stored under
+// Name) and, when the job failed while stopping or no savepoint could be
+// taken and the policy allows it, the phases of a cancel. It ends
+// Succeeded (p.Location holds the savepoint unless the job was cancelled
+// without state or had already ended), LeftRunning, or TimedOut when the
+// cancel or the record did not complete in time (p.Location is kept).
+// Step returns an error for a canceled context and ErrStateRequired for a
+// Strategy of CancelWithoutState under a policy that keeps state.
+func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	from := p.Phase
+	res, err := t.advance(ctx, p, t.clock().Now())
+	report(ctx, "Teardown", t.OnTransition, t.Logger, from, p)
+	return res, err
+}
+
+func (t *Teardown) stopOp(p *Progress) *Stop {
+	op := &Stop{Client: t.Client, Job: t.Job, Mode: t.Mode, Strategy: t.Strategy, Drain: t.Drain, Reason: savepoint.ReasonStop,
+		TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, Version: t.Version, Timing: t.Timing, Clock: t.Clock}
+	if p.StopOutcome != "" {
+		// The cancel after the stop: allowed by the policy, or a restore
+		// point is recorded.
+		op.Mode, op.Strategy = policy.UpgradeStateless, CancelWithoutState
+	}
+	return op
+}
+
+func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	switch p.Phase {
+	case "":
+		res, err := t.stopOp(p).Step(ctx, p)
+		p.PreviousJobID = t.Job
+		return res, err
+	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
+		res, err := t.stopOp(p).Step(ctx, p)
+		if err != nil || !res.Done {
+			return res, err
+		}
+		if p.StopOutcome != "" {
+			// The cancel ended.
+			if p.Outcome != OutcomeSucceeded {
+				return finish(p, p.Outcome, "cancelling the job after "+string(p.StopOutcome)+": "+p.Reason), nil
+			}
+			return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
+		}
+		p.StopOutcome = p.Outcome
+		if p.Location != "" && t.Store != nil && t.Name != "" {
+			resetPhase(p)
+			p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+			return Result{}, nil
+		}
+		return t.next(ctx, p, now)
+	case PhaseRecord:
+		p.Steps++
+		if !now.Before(p.Deadline) {
+			return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the savepoint %s under %q: %s", p.Location, t.Name, p.LastError)), nil
+		}
+		rec, _ := p.Record()
+		rec.Location = p.Location
+		if err := t.Store.Put(ctx, t.Name, rec); err != nil {
+			p.Requests++
+			p.LastError = err.Error()
+			return Result{RequeueAfter: t.Timing.backoff(p.Requests)}, nil
+		}
+		p.Recorded = true
+		return t.next(ctx, p, now)
+	}
+	p.Steps++
+	return finish(p, OutcomeTimedOut, fmt.Sprintf("unknown phase %q of a teardown", p.Phase)), nil
+}
+
+// next decides, once the stop ended and its savepoint is recorded, whether
+// the job must still be cancelled.
+func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	why := p.Reason
+	switch p.StopOutcome {
+	case OutcomeSucceeded, OutcomeJobGone, OutcomeJobTerminal:
+		return t.done(p, why), nil
+	default:
+		// With a savepoint (the job failed while stopping, or the
+		// savepoint completed after its deadline) the job may be
+		// cancelled; without one only if the policy allows it.
+		if p.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
+			return finish(p, OutcomeLeftRunning, "no savepoint could be taken ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
+				"fix the cause and tear down again, or allow cancelling without state"), nil
+		}
+	}
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	p.Strategy = ""
+	res, err := t.stopOp(p).Step(ctx, p)
+	p.Started, p.Steps = started, steps
+	return res, err
+}
+
+func (t *Teardown) done(p *Progress, why string) Result {
+	if p.Location != "" && !strings.Contains(why, p.Location) {
+		why += "; savepoint at " + p.Location
+	}
+	if p.Recorded {
+		why += fmt.Sprintf("; recorded as %q", t.Name)
+	}
+	return finish(p, OutcomeSucceeded, why)
+}

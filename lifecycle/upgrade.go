@@ -1,0 +1,481 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// UpgradeAPI is what Upgrade and Restart need: stopping the old job and
+// submitting the new one.
+type UpgradeAPI interface {
+	StopAPI
+	SubmitAPI
+	CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
+}
+
+var _ UpgradeAPI = (*flinkapi.Client)(nil)
+
+// Upgrade replaces a job by a new one (a new jar, new arguments, a new
+// parallelism) as its UpdatePolicy says, or deploys a job where none runs:
+// it reads the old job's state and latest retained checkpoint, asks
+// policy.EvaluateUpdate, stops the old job through Stop (with a savepoint,
+// or by cancelling once a restore point is recorded), submits the new job
+// through Submit from the chosen restore point, and ends once it runs.
+// Build it anew from its configuration whenever convenient: all its state
+// is in the Progress passed to Step.
+type Upgrade struct {
+	// Client is the Flink REST client.
+	Client UpgradeAPI
+	// Job is the job to replace; empty: none runs (a deploy, or a
+	// redeploy after Teardown).
+	Job flinkapi.JobID
+	// Policy is the update policy.
+	Policy policy.UpdatePolicy
+	// FirstDeploy reports that nothing was deployed before, so no state is
+	// expected (policy.Observations.FirstDeploy).
+	FirstDeploy bool
+	// Latest is the caller's record of the job's latest savepoint, if any.
+	Latest savepoint.Record
+	// Store and Name, if set, add the record stored under Name (by
+	// Teardown) as a candidate restore point; the newer of it and Latest
+	// counts.
+	Store RestorePointStore
+	Name  string
+	// JarID, JarFile and Run describe the new job as for Submit.
+	// Run.SavepointPath and Run.AllowNonRestoredState are set from the
+	// chosen restore point and the policy.
+	JarID   flinkapi.JarID
+	JarFile string
+	Run     flinkapi.RunJarRequest
+	// JobID, if set, is the new job's id; empty: a new one. It must differ
+	// from Job.
+	JobID flinkapi.JobID
+	// Strategy forces a stop strategy for the savepoint; empty:
+	// ChooseStopStrategy. Drain, TargetDirectory, FormatType and Version
+	// are passed to Stop.
+	Strategy        StopStrategy
+	Drain           bool
+	TargetDirectory string
+	FormatType      flinkapi.FormatType
+	Version         flinkapi.Version
+	// Timing sets the deadlines and the poll interval: Timing.Stop bounds
+	// the observation and the cancel, Timing.Submit the new job. The
+	// savepoint's deadline is the policy's SavepointDeadline.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+	// OnTransition, if set, is called after every change of phase.
+	OnTransition func(Transition)
+	// Logger, if set, logs every change of phase.
+	Logger *slog.Logger
+}
+
+func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
+
+// Step does at most one REST request. The operation goes Observe (the old
+// job's details), ObserveCheckpoints (its latest retained checkpoint) and
+// ObserveRetention (whether Flink keeps that checkpoint once the job is
+// cancelled or failed; if not, it is no restore point), then does what the policy decides: the phases of Stop, a new decision
+// after a stop that did not succeed (a retry, a fallback, or an end), and
+// the phases of Submit. The restore point is recorded in p.RestoreFrom
+// before the old job is cancelled or the new one submitted. It ends
+// Succeeded once the new job runs, Blocked with the policy's reason
+// (p.Decision) and message, or in the Outcome of the stop or submission
+// that failed; every phase has a deadline. Step returns an error for a
+// canceled context, ErrStateRequired if a cancel without a restore point
+// is asked for a policy that keeps state, and an error of the Store.
+func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
+	pol := u.Policy.WithDefaults()
+	r := &replacer{
+		op: "Upgrade", client: u.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name,
+		firstDeploy: u.FirstDeploy,
+		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
+			return policy.EvaluateUpdate(u.Policy, obs, now)
+		},
+		stop: Stop{Client: u.Client, Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate,
+			TargetDirectory: u.TargetDirectory, FormatType: u.FormatType, Version: u.Version, Timing: u.Timing, Clock: u.Clock},
+		submit:     Submit{Client: u.Client, JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Timing: u.Timing, Clock: u.Clock},
+		allowEmpty: pol.Mode == policy.UpgradeStateless || pol.AllowStartWithoutState,
+		// A running job in Savepoint mode is stopped with a savepoint; its
+		// checkpoints matter only to LastState and the fallback.
+		skipCheckpoints: func(st flinkapi.JobState) bool {
+			return st == flinkapi.JobRunning && pol.Mode != policy.UpgradeLastState && !pol.FallbackToLastState
+		},
+		timing: u.Timing, clock: u.clock(), hook: u.OnTransition, logger: u.Logger,
+	}
+	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
+	return r.step(ctx, p)
+}
+
+// Restart starts a job that failed (or that the JobManager lost) again, as
+// its RestartPolicy says: from the newest savepoint or retained
+// checkpoint within the maximum age (policy.EvaluateRestart), with a new
+// job id recorded before the submission. Build it anew from its
+// configuration whenever convenient: all its state is in the Progress
+// passed to Step.
+type Restart struct {
+	// Client is the Flink REST client.
+	Client UpgradeAPI
+	// Job is the failed job.
+	Job flinkapi.JobID
+	// Policy is the restart policy.
+	Policy policy.RestartPolicy
+	// Restarts and LastRestart are the caller's record of restarts
+	// (policy.RestartPolicy.CountRestart); count this one once Restart
+	// ends Succeeded.
+	Restarts    int
+	LastRestart time.Time
+	// Latest, Store and Name give candidate savepoints as for Upgrade.
+	Latest savepoint.Record
+	Store  RestorePointStore
+	Name   string
+	// JarID, JarFile, Run and JobID describe the new job as for Upgrade.
+	JarID   flinkapi.JarID
+	JarFile string
+	Run     flinkapi.RunJarRequest
+	JobID   flinkapi.JobID
+	// Timing sets the deadlines and the poll interval.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+	// OnTransition, if set, is called after every change of phase.
+	OnTransition func(Transition)
+	// Logger, if set, logs every change of phase.
+	Logger *slog.Logger
+}
+
+func (s *Restart) clock() Clock { return clockOr(s.Clock) }
+
+// Step does at most one REST request: Observe and ObserveCheckpoints as for
+// Upgrade, then the phases of Submit when the policy decides to restart.
+// It ends Succeeded once the new job runs, NotNeeded when the job runs,
+// finished or was cancelled, Blocked with the policy's reason (p.Decision)
+// when the policy does not allow a restart now, or in the Outcome of the
+// submission. Step returns an error for a canceled context and an error
+// of the Store.
+func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
+	r := &replacer{
+		op: "Restart", client: s.Client, job: s.Job, latest: s.Latest, store: s.Store, name: s.Name,
+		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
+			obs.SpecChanged = false
+			obs.Restarts, obs.LastRestart = s.Restarts, s.LastRestart
+			return policy.EvaluateRestart(s.Policy, obs, now)
+		},
+		submit: Submit{Client: s.Client, JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Timing: s.Timing, Clock: s.Clock},
+		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
+	}
+	return r.step(ctx, p)
+}
+
+// replacer is the engine of Upgrade and Restart.
+type replacer struct {
+	op          string
+	client      UpgradeAPI
+	job         flinkapi.JobID
+	latest      savepoint.Record
+	store       RestorePointStore
+	name        string
+	firstDeploy bool
+	evaluate    func(policy.Observations, time.Time) policy.Decision
+	stop        Stop   // configuration of the stop; Strategy and Mode are set per phase
+	submit      Submit // configuration of the submission; Run.SavepointPath is set per phase
+	allowEmpty  bool   // the policy allows cancelling without a restore point
+	// skipCheckpoints reports that the decision for a job in this state
+	// does not depend on its checkpoints; nil: it always may.
+	skipCheckpoints func(flinkapi.JobState) bool
+	timing          Timing
+	clock           Clock
+	hook            func(Transition)
+	logger          *slog.Logger
+}
+
+func (r *replacer) step(ctx context.Context, p *Progress) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	from := p.Phase
+	res, err := r.advance(ctx, p, r.clock.Now())
+	report(ctx, r.op, r.hook, r.logger, from, p)
+	return res, err
+}
+
+func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	switch p.Phase {
+	case "":
+		latest := r.latest
+		if r.store != nil && r.name != "" {
+			rec, ok, err := r.store.Get(ctx, r.name)
+			if err != nil {
+				return Result{}, fmt.Errorf("lifecycle: restore point %q: %w", r.name, err)
+			}
+			if ok && rec.Location != "" && rec.Time.After(latest.Time) {
+				latest = rec
+			}
+		}
+		p.Steps++
+		p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
+		p.Observed = Observed{Latest: latest}
+		p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+		if r.job == "" {
+			p.Observed.Missing = true
+			return r.decide(ctx, p, now)
+		}
+		p.Phase = PhaseObserve
+		return Result{}, nil
+	case PhaseObserve, PhaseObserveCheckpoints, PhaseObserveRetention:
+		p.Steps++
+		if !now.Before(p.Deadline) {
+			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+		}
+		return r.observe(ctx, p, now)
+	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
+		res, err := r.stopOp(p).Step(ctx, p)
+		if err != nil || !res.Done {
+			return res, err
+		}
+		return r.afterStop(ctx, p, now)
+	case PhaseUpload, PhaseSubmit, PhaseWaitRunning:
+		res, err := r.submitOp(p).Step(ctx, p)
+		if err != nil || !res.Done {
+			return res, err
+		}
+		if p.Outcome == OutcomeSucceeded {
+			from := "without state"
+			if p.RestoreFrom != "" {
+				from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
+			}
+			p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
+		} else {
+			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason
+		}
+		return res, nil
+	}
+	p.Steps++
+	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, r.op)), nil
+}
+
+// observe reads the old job's details, then its checkpoint statistics,
+// then decides.
+func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Phase == PhaseObserve {
+		d, err := r.client.Job(ctx, p.PreviousJobID)
+		switch {
+		case err == nil:
+			p.Observed.State, p.Observed.Missing = d.State, false
+			p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
+			p.LastError = ""
+			if r.skipCheckpoints != nil && r.skipCheckpoints(d.State) {
+				return r.decide(ctx, p, now)
+			}
+			p.Phase = PhaseObserveCheckpoints
+			return Result{}, nil
+		case flinkapi.IsJobNotFound(err):
+			p.Observed.State, p.Observed.Missing, p.LastError = "", true, ""
+			return r.decide(ctx, p, now)
+		}
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+	}
+	if p.Phase == PhaseObserveRetention {
+		return r.observeRetention(ctx, p, now)
+	}
+	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		if c := stats.LatestCompleted; c != nil && c.ExternalPath != "" && !c.Discarded && !c.IsSavepoint {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.ExternalPath, c.TriggerTime
+			p.Phase, p.LastError = PhaseObserveRetention, ""
+			return Result{}, nil
+		}
+	case flinkapi.IsJobNotFound(err), permanent(err):
+		// No statistics: decide on what is known.
+	default:
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+	}
+	p.LastError = ""
+	return r.decide(ctx, p, now)
+}
+
+// observeRetention reads the job's checkpointing configuration and keeps
+// the observed checkpoint only if Flink retains it when the job ended as
+// it did (or, for a job still running, when it is cancelled): otherwise
+// its files are gone, or will be once the job is cancelled.
+func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	cfg, err := r.client.CheckpointConfig(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		retained := cfg.ExternalizationEnabled
+		if p.Observed.State != flinkapi.JobFailed && cfg.DeleteOnCancellation {
+			retained = false
+		}
+		if !retained {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+		}
+	case flinkapi.IsJobNotFound(err), permanent(err):
+		// Retention unknown: the checkpoint cannot be relied on.
+		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+	default:
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+	}
+	p.LastError = ""
+	return r.decide(ctx, p, now)
+}
+
+// decide asks the policy and starts what it decided, without a request.
+func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	obs := policy.Observations{
+		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
+		SavepointAttempts: p.Attempts, LatestSavepoint: p.Observed.Latest,
+		LatestCheckpoint: policy.Checkpoint{Path: p.Observed.Checkpoint, Time: p.Observed.CheckpointTime},
+	}
+	if p.Attempts > 0 {
+		obs.Savepoint = p.Savepoint
+		if obs.Savepoint.Location == "" {
+			obs.Savepoint.Location = p.Location
+		}
+	}
+	if !p.Observed.Missing && p.PreviousJobID != "" {
+		obs.Job = &policy.Job{ID: p.PreviousJobID, State: p.Observed.State, StateSince: p.Observed.Since, EndTime: p.Observed.End}
+	}
+	d := r.evaluate(obs, now)
+	p.Decision = d.Reason
+	switch d.Action {
+	case policy.ActionProceed, policy.ActionRestart:
+		if !setRestore(p, d.RestorePoint) {
+			return finish(p, OutcomeBlocked, fmt.Sprintf("%s: the policy chose no restore point (%s)", d.Reason, d.Message())), nil
+		}
+		return r.startSubmit(ctx, p)
+	case policy.ActionStopWithSavepoint:
+		if p.PreviousJobID == "" || r.stop.Client == nil {
+			return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+		}
+		strategy, err := ChooseStopStrategy(r.stop.Version, r.stop.Mode, r.stop.Strategy)
+		if err != nil {
+			return Result{}, err
+		}
+		if strategy == CancelWithoutState {
+			return Result{}, fmt.Errorf("%w: the policy asks for a savepoint", ErrStateRequired)
+		}
+		p.Attempts++
+		timing := r.stop.Timing
+		if d.Deadline.After(now) {
+			timing.Savepoint = d.Deadline.Sub(now)
+		}
+		return r.startStop(ctx, p, strategy, timing)
+	case policy.ActionCancelFirst:
+		if !setRestore(p, d.RestorePoint) || p.RestoreFrom == "" && !r.allowEmpty || r.stop.Client == nil {
+			return finish(p, OutcomeBlocked, fmt.Sprintf("%s: refusing to cancel the job without a restore point (%s)", d.Reason, d.Message())), nil
+		}
+		return r.startStop(ctx, p, CancelWithoutState, r.stop.Timing)
+	case policy.ActionWait:
+		p.Phase = PhaseObserve
+		if d.Deadline.After(now) {
+			p.Deadline = d.Deadline.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+		}
+		return Result{RequeueAfter: max(min(d.RequeueAfter, 16*r.timing.poll()), r.timing.poll())}, nil
+	case policy.ActionNone:
+		return finish(p, OutcomeNotNeeded, string(d.Reason)+": "+d.Message()), nil
+	}
+	return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+}
+
+// setRestore records the restore point; false if it names neither state
+// nor an explicit start without state.
+func setRestore(p *Progress, rp policy.RestorePoint) bool {
+	switch {
+	case rp.IsSet():
+		p.RestoreFrom, p.RestoreKind = rp.Path, rp.Kind
+	case rp.Kind == policy.KindNone:
+		p.RestoreFrom, p.RestoreKind = "", policy.KindNone
+	default:
+		return false
+	}
+	return true
+}
+
+// resetPhase prepares p for the next sub-operation, keeping everything it
+// recorded (location, restore point, job ids, reason).
+func resetPhase(p *Progress) {
+	p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
+}
+
+// startStop runs the first Step of a Stop (which sends nothing) on p.
+func (r *replacer) startStop(ctx context.Context, p *Progress, strategy StopStrategy, timing Timing) (Result, error) {
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	p.Strategy = ""
+	op := r.stop
+	op.Job, op.Strategy, op.Timing = p.PreviousJobID, strategy, timing
+	if strategy == CancelWithoutState {
+		// Chosen only once a restore point is recorded, or when the policy
+		// allows starting without state.
+		op.Mode = policy.UpgradeStateless
+	}
+	res, err := op.Step(ctx, p)
+	p.Started, p.Steps = started, steps
+	return res, err
+}
+
+func (r *replacer) stopOp(p *Progress) *Stop {
+	op := r.stop
+	op.Job = p.PreviousJobID
+	if p.Strategy == CancelWithoutState {
+		op.Mode = policy.UpgradeStateless // see startStop
+	}
+	return &op
+}
+
+// afterStop goes on once the stop ended: to the submission after a
+// success, else back to the policy.
+func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	o := p.Outcome
+	p.StopOutcome = o
+	if o == OutcomeSucceeded {
+		if p.Strategy != CancelWithoutState {
+			if p.Location == "" {
+				return finish(p, OutcomeSavepointLost, "the stop succeeded without a savepoint location"), nil
+			}
+			p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
+		}
+		return r.startSubmit(ctx, p)
+	}
+	if p.Strategy == CancelWithoutState {
+		return finish(p, o, "cancelling the old job: "+p.Reason), nil
+	}
+	// The savepoint failed, timed out, was lost, or the job ended or
+	// failed while stopping: look at the job again and let the policy
+	// decide (retry, fall back, or end).
+	resetPhase(p)
+	p.Phase = PhaseObserve
+	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	return Result{RequeueAfter: r.timing.poll()}, nil
+}
+
+// startSubmit runs the first Step of a Submit (which sends nothing) on p.
+func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error) {
+	if r.submit.JobID != "" && r.submit.JobID == p.PreviousJobID {
+		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.PreviousJobID)), nil
+	}
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	res, err := r.submitOp(p).Step(ctx, p)
+	p.Started, p.Steps = started, steps
+	return res, err
+}
+
+func (r *replacer) submitOp(p *Progress) *Submit {
+	op := r.submit
+	op.Run.SavepointPath = p.RestoreFrom
+	return &op
+}
