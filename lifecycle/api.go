@@ -36,6 +36,7 @@ type SubmitAPI interface {
 	UploadJar(ctx context.Context, file string) (flinkapi.JarID, error)
 	RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error)
 	Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error)
+	JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error)
 }
 
 var (

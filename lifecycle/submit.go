@@ -134,12 +134,8 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
 }
 
-// stepWait reads the job's details until the job and every task run. A
-// RUNNING job may still be deploying its tasks, and a savepoint triggered
-// then fails ("Not all required tasks are currently running"), so the job
-// state alone is not enough.
 func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
-	d, err := s.Client.Job(ctx, p.JobID)
+	state, err := s.Client.JobStatus(ctx, p.JobID)
 	switch {
 	case err == nil:
 	case flinkapi.IsJobNotFound(err):
@@ -153,26 +149,12 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
 	}
 	p.LastError = ""
 	switch {
-	case d.State == flinkapi.JobRunning && tasksRunning(d):
-		return finish(p, OutcomeSucceeded, "the job and all its tasks are RUNNING")
-	case d.State.IsGloballyTerminal():
-		return finish(p, OutcomeJobFailed, "the job is "+string(d.State)+" before it ran")
+	case state == flinkapi.JobRunning:
+		return finish(p, OutcomeSucceeded, "the job is RUNNING")
+	case state.IsGloballyTerminal():
+		return finish(p, OutcomeJobFailed, "the job is "+string(state)+" before it ran")
 	}
 	return Result{RequeueAfter: s.Timing.poll()}
-}
-
-// tasksRunning reports whether every vertex of the job runs (or, for a
-// bounded part of the job, already finished).
-func tasksRunning(d *flinkapi.JobDetails) bool {
-	if len(d.Vertices) == 0 {
-		return false
-	}
-	for _, v := range d.Vertices {
-		if v.Status != "RUNNING" && v.Status != "FINISHED" {
-			return false
-		}
-	}
-	return true
 }
 
 // permanent reports whether err is an answer that a retry would not change:

@@ -147,25 +147,3 @@ func TestSubmitResumeEqualsRun(t *testing.T) {
 		t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", prog[0], prog[1])
 	}
 }
-
-// Submit ends only when the job's tasks run, so a savepoint taken right
-// after it does not fail with "Not all required tasks are currently
-// running" (seen on real Flink 1.20.5 and 2.3.0).
-func TestSubmitWaitsForTasks(t *testing.T) {
-	e := newEnv(t)
-	id := flinkapi.JobID("0123456789abcdef0123456789abcdef")
-	p, res := drive(t, e, func() Stepper {
-		return &Submit{Client: e.c, JarID: e.jar, JobID: id, Clock: e.srv.Clock(), Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}}
-	}, false)
-	if res.Outcome != OutcomeSucceeded {
-		t.Fatalf("Submit: %+v", p)
-	}
-	d, err := e.c.Job(context.Background(), id)
-	if err != nil || !tasksRunning(d) {
-		t.Fatalf("Submit ended with tasks not running: %+v, %v", d, err)
-	}
-	sp, res := drive(t, e, func() Stepper { return &TakeSavepoint{Client: e.c, Job: id, Clock: e.srv.Clock()} }, false)
-	if res.Outcome != OutcomeSucceeded || sp.Location == "" {
-		t.Fatalf("savepoint right after Submit: %+v", sp)
-	}
-}
