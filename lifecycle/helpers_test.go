@@ -74,6 +74,12 @@ func writeJar(t *testing.T) string {
 // that restarts after each step. Waits move the server's clock.
 func drive(t *testing.T, e *env, mk func() Stepper, resume bool) (Progress, Result) {
 	t.Helper()
+	return driveChecking(t, e, mk, resume, nil)
+}
+
+// driveChecking is drive with check, if not nil, called after every Step.
+func driveChecking(t *testing.T, e *env, mk func() Stepper, resume bool, check func(Progress)) (Progress, Result) {
+	t.Helper()
 	ctx := context.Background()
 	var p Progress
 	op := mk()
@@ -81,6 +87,9 @@ func drive(t *testing.T, e *env, mk func() Stepper, resume bool) (Progress, Resu
 		res, err := op.Step(ctx, &p)
 		if err != nil {
 			t.Fatalf("Step: %v (progress %+v)", err, p)
+		}
+		if check != nil {
+			check(p)
 		}
 		if res.Done {
 			if res.Outcome != p.Outcome || p.Phase != PhaseDone {

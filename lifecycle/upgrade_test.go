@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"strings"
@@ -21,15 +20,8 @@ import (
 // restore point is recorded (stateless: the policy allows none).
 func checkedDrive(t *testing.T, e *env, mk func() Stepper, resume, stateless bool) (Progress, Result) {
 	t.Helper()
-	ctx := context.Background()
-	var p Progress
-	op := mk()
 	location := ""
-	for range maxTestSteps {
-		res, err := op.Step(ctx, &p)
-		if err != nil {
-			t.Fatalf("Step: %v (progress %+v)", err, p)
-		}
+	return driveChecking(t, e, mk, resume, func(p Progress) {
 		if location != "" && p.Location != location {
 			t.Fatalf("location %q dropped: %+v", location, p)
 		}
@@ -37,27 +29,7 @@ func checkedDrive(t *testing.T, e *env, mk func() Stepper, resume, stateless boo
 		if !stateless && count(e.srv, "PATCH /jobs/:jobid") > 0 && p.RestoreFrom == "" && p.Location == "" {
 			t.Fatalf("the job was cancelled without a restore point: %+v\n%v", p, routes(e.srv))
 		}
-		if res.Done {
-			if res.Outcome != p.Outcome || p.Phase != PhaseDone {
-				t.Fatalf("Result %+v does not match Progress %+v", res, p)
-			}
-			return p, res
-		}
-		if resume {
-			b, err := json.Marshal(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p = Progress{}
-			if err := json.Unmarshal(b, &p); err != nil {
-				t.Fatal(err)
-			}
-			op = mk()
-		}
-		e.srv.Clock().Advance(res.RequeueAfter)
-	}
-	t.Fatalf("operation did not end within %d steps: %+v", maxTestSteps, p)
-	return p, Result{}
+	})
 }
 
 // jobsWithID counts the jobs with id.
