@@ -109,20 +109,7 @@ func TestRealCluster(t *testing.T) {
 	if again.JobID == job {
 		t.Errorf("the restored job has the first job's id")
 	}
-	first := map[string]int64{}
-	waitCounts(t, ctx, out2, keys, func(k string, n int64) bool {
-		if _, ok := first[k]; !ok {
-			first[k] = n
-		}
-		return true
-	})
-	for k, n := range c1 {
-		if first[k] < n {
-			t.Errorf("key %s: first count after the restore %d, want >= %d: the state was not restored", k, first[k], n)
-		}
-	}
-	later := waitCounts(t, ctx, out2, keys, func(k string, n int64) bool { return n > c1[k]+5 })
-	t.Logf("counts after the restore: first %s, later %s", format(first), format(later))
+	countsContinue(t, ctx, out2, keys, c1, 5)
 
 	// A retried Submit with the same progress does not start a second job.
 	p := again
@@ -186,6 +173,27 @@ func waitCounts(t *testing.T, ctx context.Context, dir string, keys int, ok func
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// countsContinue checks that the first counts the test job writes to dir
+// are at least those of before (the state was restored, not started from
+// zero), and that every key then grows more than grow past them.
+func countsContinue(t *testing.T, ctx context.Context, dir string, keys int, before map[string]int64, grow int64) {
+	t.Helper()
+	first := map[string]int64{}
+	waitCounts(t, ctx, dir, keys, func(k string, n int64) bool {
+		if _, ok := first[k]; !ok {
+			first[k] = n
+		}
+		return true
+	})
+	for k, n := range before {
+		if first[k] < n {
+			t.Errorf("key %s: first count %d after the restore, want >= %d: the state was not restored", k, first[k], n)
+		}
+	}
+	later := waitCounts(t, ctx, dir, keys, func(k string, n int64) bool { return n > before[k]+grow })
+	t.Logf("counts: before %s, first %s, later %s", format(before), format(first), format(later))
 }
 
 func format(m map[string]int64) string {
@@ -252,25 +260,6 @@ func TestRealClusterUpgrade(t *testing.T) {
 		}
 		return p
 	}
-	// continues checks that the first counts in dir are at least those of
-	// before, and that they grow past them.
-	continues := func(t *testing.T, dir string, before map[string]int64) {
-		t.Helper()
-		first := map[string]int64{}
-		waitCounts(t, ctx, dir, keys, func(k string, n int64) bool {
-			if _, ok := first[k]; !ok {
-				first[k] = n
-			}
-			return true
-		})
-		for k, n := range before {
-			if first[k] < n {
-				t.Errorf("key %s: first count %d after the restore, want >= %d: the state was not restored", k, first[k], n)
-			}
-		}
-		later := waitCounts(t, ctx, dir, keys, func(k string, n int64) bool { return n > before[k]+3 })
-		t.Logf("counts: before %s, first %s, later %s", format(before), format(first), format(later))
-	}
 
 	// Deploy, then upgrade with a stop with savepoint to new arguments.
 	out1 := cluster.OutDir("upgrade-first")
@@ -321,7 +310,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	continues(t, out2, c1)
+	countsContinue(t, ctx, out2, keys, c1, 3)
 
 	// Teardown into a store, redeploy by name: the counter continues.
 	store, err := lifecycle.NewFileStore(t.TempDir())
@@ -342,7 +331,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	if re.RestoreFrom != td.Location {
 		t.Errorf("redeployed from %q, want %q", re.RestoreFrom, td.Location)
 	}
-	continues(t, out3, c2)
+	countsContinue(t, ctx, out3, keys, c2, 3)
 	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: re.JobID, Version: v, Timing: timing, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
 
 	// A job that fails (--fail-at, no restart attempts) is restarted from
@@ -377,6 +366,6 @@ func TestRealClusterUpgrade(t *testing.T) {
 	for k, n := range c4 {
 		c4[k] = n - 40
 	}
-	continues(t, out5, c4)
+	countsContinue(t, ctx, out5, keys, c4, 3)
 	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: rs.JobID, Version: v, Timing: timing}, lifecycle.OutcomeSucceeded)
 }
