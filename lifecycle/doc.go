@@ -17,7 +17,7 @@
 // Command-line tools and tests call Run, which loops over Step:
 //
 //	var p lifecycle.Progress
-//	res, err := lifecycle.Run(ctx, op, &p, func(p lifecycle.Progress) { log.Print(p.Phase) })
+//	res, err := lifecycle.Run(ctx, op, &p, func(r lifecycle.Report) { log.Print(r.Progress.Phase) })
 //	if rec, ok := p.Record(); ok { ... } // restore from rec.Location
 //
 // # Progress

@@ -33,7 +33,7 @@ func Example() {
 	res, err = lifecycle.Run(ctx, &lifecycle.Submit{
 		Client: c, JarID: jar, JobID: "00000000000000000000000000000001", Clock: srv.Clock(),
 		Run: flinkapi.RunJarRequest{ProgramArgs: args, SavepointPath: stop.Location},
-	}, &submit, func(p lifecycle.Progress) { fmt.Println(" ", p.Phase) })
+	}, &submit, func(r lifecycle.Report) { fmt.Println(" ", r.Progress.Phase) })
 	fmt.Println(res.Outcome, err)
 	info, _ := srv.Job(submit.JobID)
 	fmt.Println(info.RestoredFrom)

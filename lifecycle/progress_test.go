@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/internal/plaincheck"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
@@ -73,7 +74,14 @@ func TestRun(t *testing.T) {
 	var phases []Phase
 	var p Progress
 	op := &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
-	res, err := Run(context.Background(), op, &p, func(p Progress) { phases = append(phases, p.Phase) })
+	var last time.Duration
+	res, err := Run(context.Background(), op, &p, func(r Report) {
+		phases = append(phases, r.Progress.Phase)
+		if r.Elapsed < last {
+			t.Errorf("elapsed went back from %v to %v", last, r.Elapsed)
+		}
+		last = r.Elapsed
+	})
 	if err != nil || res.Outcome != OutcomeSucceeded || p.Location == "" {
 		t.Fatalf("Run = %+v, %v; progress %+v", res, err, p)
 	}
@@ -90,6 +98,45 @@ func TestRun(t *testing.T) {
 	// Run on an ended operation returns at once.
 	if res, err := Run(context.Background(), op, &p, nil); err != nil || !res.Done {
 		t.Errorf("second Run = %+v, %v", res, err)
+	}
+}
+
+// TestRunReportsSavepointProgress checks that Run reports the
+// acknowledgement of a savepoint in flight from the checkpoint statistics.
+func TestRunReportsSavepointProgress(t *testing.T) {
+	e := newEnv(t, flinktest.WithSavepointDuration(20*time.Second))
+	var p Progress
+	var seen []savepoint.Progress
+	op := &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), Timing: Timing{Poll: 2 * time.Second}}
+	res, err := Run(context.Background(), op, &p, func(r Report) {
+		if r.HasSavepoint {
+			if r.Progress.Phase != PhaseSavepoint {
+				t.Errorf("savepoint progress in phase %s", r.Progress.Phase)
+			}
+			seen = append(seen, r.Savepoint)
+		}
+	})
+	if err != nil || res.Outcome != OutcomeSucceeded {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if len(seen) < 2 {
+		t.Fatalf("savepoint progress reported %d times: %+v", len(seen), seen)
+	}
+	for i, sp := range seen {
+		if sp.Total == 0 || sp.Acknowledged > sp.Total || i > 0 && sp.Acknowledged < seen[i-1].Acknowledged {
+			t.Errorf("progress %d: %+v (all: %+v)", i, sp, seen)
+		}
+	}
+	// Without a callback Run reads no statistics.
+	e.srv.ClearRequests()
+	p = Progress{}
+	if _, err := Run(context.Background(), op, &p, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range e.srv.Requests() {
+		if strings.HasSuffix(r.Path, "/checkpoints") {
+			t.Errorf("Run without a callback read %s", r.Path)
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // Clock tells the time and waits. flinktest's Clock fits it; nil in an
@@ -94,19 +96,49 @@ var errNoProgress = errors.New("lifecycle: operation did not end within its step
 // before.
 const maxSteps = 1 << 20
 
+// Report is what Run tells its callback after every step: the stored
+// Progress and, while a savepoint is in flight, how far it has come.
+type Report struct {
+	// Progress is a copy of the operation's Progress after the step.
+	Progress Progress
+	// Savepoint is the acknowledgement of the savepoint in flight
+	// (subtasks that acknowledged it out of all, and the bytes written),
+	// valid when HasSavepoint is true.
+	Savepoint savepoint.Progress
+	// HasSavepoint is true when a savepoint is in flight and Flink's
+	// checkpoint statistics show it.
+	HasSavepoint bool
+	// Elapsed is the time since Run started, on the operation's Clock.
+	Elapsed time.Duration
+}
+
+// savepointReader is implemented by the operations that take savepoints:
+// it gives the client that reads checkpoint statistics.
+type savepointReader interface {
+	savepointAPI() SavepointAPI
+}
+
 // Run calls op.Step until the operation ends, waiting RequeueAfter between
-// steps on the operation's Clock, and calls onProgress (if not nil) with a
-// copy of the Progress after every step. It returns the last Result, or
-// the first error of Step or of the context.
-func Run(ctx context.Context, op Stepper, p *Progress, onProgress func(Progress)) (Result, error) {
+// steps on the operation's Clock, and calls onReport (if not nil) with a
+// Report after every step. While a savepoint is in flight, Run reads the
+// job's checkpoint statistics once per step for the Report; it does so
+// only when onReport is set, and an error of that read is left out of the
+// Report, never returned. Run returns the last Result, or the first error
+// of Step or of the context.
+func Run(ctx context.Context, op Stepper, p *Progress, onReport func(Report)) (Result, error) {
 	clock := Clock(wallClock{})
 	if c, ok := op.(interface{ clock() Clock }); ok {
 		clock = c.clock()
 	}
+	start := clock.Now()
 	for range maxSteps {
 		res, err := op.Step(ctx, p)
-		if onProgress != nil {
-			onProgress(*p)
+		if onReport != nil {
+			r := Report{Progress: *p, Elapsed: clock.Now().Sub(start)}
+			if sr, ok := op.(savepointReader); ok && err == nil && !res.Done {
+				r.Savepoint, r.HasSavepoint = savepointProgress(ctx, sr.savepointAPI(), p)
+			}
+			onReport(r)
 		}
 		if err != nil || res.Done {
 			return res, err
@@ -116,4 +148,17 @@ func Run(ctx context.Context, op Stepper, p *Progress, onProgress func(Progress)
 		}
 	}
 	return Result{}, errNoProgress
+}
+
+// savepointProgress reads the acknowledgement of p's savepoint in flight.
+func savepointProgress(ctx context.Context, c SavepointAPI, p *Progress) (savepoint.Progress, bool) {
+	st := p.Savepoint
+	if c == nil || p.Phase != PhaseSavepoint || st.JobID == "" || !st.NeedsPoll() {
+		return savepoint.Progress{}, false
+	}
+	stats, err := c.Checkpoints(ctx, st.JobID)
+	if err != nil {
+		return savepoint.Progress{}, false
+	}
+	return savepoint.FindProgress(st, stats)
 }

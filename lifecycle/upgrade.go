@@ -78,6 +78,8 @@ type Upgrade struct {
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
 
+func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
+
 // Step does at most one REST request. The operation goes Observe (the old
 // job's details), ObserveCheckpoints (its latest retained checkpoint) and
 // ObserveRetention (whether Flink keeps that checkpoint once the job is
@@ -151,6 +153,8 @@ type Restart struct {
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
+
+func (s *Restart) savepointAPI() SavepointAPI { return s.Client }
 
 // Step does at most one REST request: Observe and ObserveCheckpoints as for
 // Upgrade, then the phases of Submit when the policy decides to restart.
