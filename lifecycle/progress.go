@@ -29,6 +29,9 @@ const (
 	PhaseSubmit Phase = "Submit"
 	// PhaseWaitRunning: the submitted job is polled until it runs.
 	PhaseWaitRunning Phase = "WaitRunning"
+	// PhaseFailureCause: the submitted job failed before it ran; its
+	// exceptions are read for the Reason.
+	PhaseFailureCause Phase = "FailureCause"
 	// PhaseObserve: Upgrade and Restart read the old job's state.
 	PhaseObserve Phase = "Observe"
 	// PhaseObserveCheckpoints: Upgrade and Restart read the old job's
@@ -160,6 +163,9 @@ type Progress struct {
 	DisposeFailed int `json:"disposeFailed,omitempty"`
 	// Disposal is the trigger id of the disposal in flight.
 	Disposal flinkapi.TriggerID `json:"disposal,omitempty"`
+	// Request is the restore request Upgrade carries out, recorded at its
+	// first Step (see Upgrade.Restore and HandledRestore).
+	Request policy.RestoreRequest `json:"request,omitzero"`
 }
 
 // Observed is what Upgrade and Restart saw of the previous job and its
@@ -203,6 +209,35 @@ func (p *Progress) Record() (savepoint.Record, bool) {
 		st.Location = p.Location
 	}
 	return savepoint.RecordOf(st)
+}
+
+// HandledRestore returns the token of the restore request (p.Request)
+// that the ended operation dealt with for good, to record as handled
+// (policy.Observations.RestoreHandled, Upgrade.RestoreHandled); "" while
+// the request is still to be carried out. A request counts as handled
+// once the new job was started from it (whether it then ran or failed:
+// Flink's answer to that path will not change) or when the policy refused
+// the request itself (invalid, or too old for its age check). After a
+// savepoint that failed or a deadline, it stays pending, and the next
+// Upgrade tries again.
+func (p *Progress) HandledRestore() string {
+	if !p.Done() || p.Request.IsZero() {
+		return ""
+	}
+	switch p.Outcome {
+	case OutcomeSucceeded, OutcomeJobFailed, OutcomeSubmitFailed:
+		// A SubmitFailed without a jar id failed at the upload, before
+		// the path reached Flink.
+		if p.RestoreFrom == p.Request.Path && p.JarID != "" {
+			return p.Request.Token
+		}
+	case OutcomeBlocked:
+		switch p.Decision {
+		case policy.ReasonInvalidRestoreRequest, policy.ReasonRestoreRequestTooOld, policy.ReasonRestoreRequestAgeUnknown:
+			return p.Request.Token
+		}
+	}
+	return ""
 }
 
 // DeepCopyInto copies in into out. in must be non-nil. Progress holds only

@@ -332,7 +332,44 @@ func TestRealClusterUpgrade(t *testing.T) {
 		t.Errorf("redeployed from %q, want %q", re.RestoreFrom, td.Location)
 	}
 	countsContinue(t, ctx, out3, keys, c2, 3)
-	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: re.JobID, Version: v, Timing: timing, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
+
+	// A restore request rolls the job back to an older savepoint: the
+	// counter goes back to the saved value, and the state the job had
+	// before the rollback is kept in a savepoint of its own.
+	before, err := flinkfixture.ReadCounts(out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Client: c, Job: re.JobID, Version: v, Timing: timing}, lifecycle.OutcomeSucceeded)
+	atSavepoint, err := flinkfixture.ReadCounts(out3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	high := waitCounts(t, ctx, out3, keys, func(k string, n int64) bool { return n >= atSavepoint[k]+60 })
+	out6 := cluster.OutDir("upgrade-rolled-back")
+	req := policy.RestoreRequest{Path: older.Location, Token: "rollback-1"}
+	rb := run(t, "Restore request", &lifecycle.Upgrade{Client: c, Job: re.JobID, JarID: first.JarID, Version: v, Timing: timing, Restore: req,
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out6), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	if rb.RestoreFrom != older.Location || rb.HandledRestore() != "rollback-1" || !exists(rb.Location) || rb.Location == older.Location {
+		t.Errorf("rollback progress %+v", rb)
+	}
+	rolled := waitCounts(t, ctx, out6, keys, func(string, int64) bool { return true })
+	for k := range before {
+		if rolled[k] < before[k] || rolled[k] >= high[k]-30 {
+			t.Errorf("key %s after the rollback starts at %d; saved between %d and %d, %d before the rollback",
+				k, rolled[k], before[k], atSavepoint[k], high[k])
+		}
+	}
+	t.Logf("rollback: saved between %s and %s; %s before the rollback; first after it %s", format(before), format(atSavepoint), format(high), format(rolled))
+
+	// A path Flink cannot restore ends the deploy with Flink's message,
+	// once.
+	bad := run(t, "Restore request, bad path", &lifecycle.Upgrade{Client: c, Job: rb.JobID, JarID: first.JarID, Version: v, Timing: timing,
+		Restore: policy.RestoreRequest{Path: "file:///nowhere/savepoint-0", Token: "bad-1", CancelWithoutSavepoint: true},
+		Run:     flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("upgrade-bad"))}}, badPathOutcome(v))
+	if !strings.Contains(bad.Reason, "nowhere/savepoint-0") || bad.HandledRestore() != "bad-1" {
+		t.Errorf("bad path: %+v", bad)
+	}
 
 	// A job that fails (--fail-at, no restart attempts) is restarted from
 	// its latest retained checkpoint, without --fail-at.
@@ -369,3 +406,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	countsContinue(t, ctx, out5, keys, c4, 3)
 	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: rs.JobID, Version: v, Timing: timing}, lifecycle.OutcomeSucceeded)
 }
+
+// badPathOutcome is how a submission from a path Flink cannot restore
+// ends: Flink answers the jar run with the failure.
+func badPathOutcome(flinkapi.Version) lifecycle.Outcome { return lifecycle.OutcomeSubmitFailed }

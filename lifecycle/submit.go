@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -42,7 +43,9 @@ func (s *Submit) clock() Clock { return clockOr(s.Clock) }
 // jar again only if Flink does not know it; an answer that the id is in
 // use counts as submitted. The operation ends Succeeded once the job
 // runs, SubmitFailed when Flink refuses the jar, JobFailed when the job
-// fails before it runs, or TimedOut at the deadline. Step returns an error
+// fails before it runs (with the root cause of Flink's exception in the
+// Reason, read in one more step: for a savepoint Flink cannot restore, its
+// message says why), or TimedOut at the deadline. Step returns an error
 // only for a canceled context.
 func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 	if p.Done() {
@@ -67,7 +70,7 @@ func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 		}
 		return Result{}, nil
 	}
-	if !now.Before(p.Deadline) {
+	if !now.Before(p.Deadline) && p.Phase != PhaseFailureCause {
 		r := "the deadline passed in phase " + string(p.Phase)
 		if p.LastError != "" {
 			r += ": " + p.LastError
@@ -84,6 +87,8 @@ func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 		return s.stepRun(ctx, p), nil
 	case PhaseWaitRunning:
 		return s.stepWait(ctx, p), nil
+	case PhaseFailureCause:
+		return s.stepFailureCause(ctx, p), nil
 	}
 	return finish(p, OutcomeSubmitFailed, "unknown phase "+string(p.Phase)+" of a submission"), nil
 }
@@ -128,7 +133,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
 		return Result{RequeueAfter: s.Timing.poll()}
 	case permanent(err):
-		return finish(p, OutcomeSubmitFailed, "Flink refused the job: "+errMessage(err))
+		return finish(p, OutcomeSubmitFailed, "Flink refused the job: "+errWithCause(err))
 	}
 	p.LastError = errMessage(err)
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
@@ -152,9 +157,42 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
 	case state == flinkapi.JobRunning:
 		return finish(p, OutcomeSucceeded, "the job is RUNNING")
 	case state.IsGloballyTerminal():
-		return finish(p, OutcomeJobFailed, "the job is "+string(state)+" before it ran")
+		reason := "the job is " + string(state) + " before it ran"
+		if _, ok := s.Client.(exceptionReader); ok && state == flinkapi.JobFailed {
+			// The next Step reads why, for the Reason.
+			p.Phase, p.Reason = PhaseFailureCause, reason
+			return Result{}
+		}
+		return finish(p, OutcomeJobFailed, reason)
 	}
 	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+// exceptionReader is the optional part of a SubmitAPI that reads why a job
+// failed; flinkapi's Client has it.
+type exceptionReader interface {
+	JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error)
+}
+
+// stepFailureCause ends a submission whose job failed before it ran, with
+// the root cause of Flink's newest exception in the Reason (such as a
+// savepoint path Flink cannot restore). Without an answer the Reason stays
+// as it was: the failure is certain, only its explanation is missing.
+func (s *Submit) stepFailureCause(ctx context.Context, p *Progress) Result {
+	reason := p.Reason
+	if er, ok := s.Client.(exceptionReader); ok {
+		if ex, err := er.JobExceptions(ctx, p.JobID, 1); err == nil && len(ex.Entries) > 0 {
+			e := ex.Entries[0]
+			cause := flinkapi.RootCause(e.StackTrace)
+			if cause == "" {
+				cause = e.Message
+			}
+			if cause != "" {
+				reason += ": " + cause
+			}
+		}
+	}
+	return finish(p, OutcomeJobFailed, reason)
 }
 
 // permanent reports whether err is an answer that a retry would not change:
@@ -162,4 +200,19 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
 // cluster lacks.
 func permanent(err error) bool {
 	return errors.Is(err, flinkapi.ErrBadRequest) || errors.Is(err, flinkapi.ErrInvalidInput) || errors.Is(err, flinkapi.ErrUnsupported)
+}
+
+// errWithCause is errMessage followed by the root cause of Flink's stack
+// trace when it says more: a jar run that fails answers "Could not execute
+// application." and names the reason (such as a savepoint path Flink
+// cannot restore) only in the innermost cause.
+func errWithCause(err error) string {
+	msg := errMessage(err)
+	var ae *flinkapi.APIError
+	if errors.As(err, &ae) {
+		if c := flinkapi.RootCause(ae.StackTrace); c != "" && !strings.Contains(msg, c) {
+			msg += ": " + c
+		}
+	}
+	return msg
 }

@@ -147,3 +147,45 @@ func TestSubmitResumeEqualsRun(t *testing.T) {
 		t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", prog[0], prog[1])
 	}
 }
+
+// failingCluster is a SubmitAPI whose jobs fail before they run, with an
+// exception history.
+type failingCluster struct {
+	SubmitAPI
+	exceptionReads int
+}
+
+func (f *failingCluster) RunJar(context.Context, flinkapi.JarID, flinkapi.RunJarRequest) (flinkapi.JobID, error) {
+	return "", nil
+}
+
+func (f *failingCluster) JobStatus(context.Context, flinkapi.JobID) (flinkapi.JobState, error) {
+	return flinkapi.JobFailed, nil
+}
+
+func (f *failingCluster) JobExceptions(context.Context, flinkapi.JobID, int) (*flinkapi.JobExceptions, error) {
+	f.exceptionReads++
+	return &flinkapi.JobExceptions{Entries: []flinkapi.ExceptionEntry{{
+		ExceptionName: "org.apache.flink.runtime.client.JobInitializationException",
+		Message:       "Could not start the JobMaster.",
+		StackTrace: "org.apache.flink.runtime.client.JobInitializationException: Could not start the JobMaster.\n\tat x.y(Z.java:1)\n" +
+			"Caused by: java.io.FileNotFoundException: Cannot find checkpoint or savepoint file/directory 'file:/sp/x' on file system 'file'.\n\tat a.b(C.java:2)\n",
+	}}}, nil
+}
+
+// TestSubmitJobFailedExplainsWhy checks that a job failing before it runs
+// ends JobFailed with the root cause of its newest exception, read in one
+// more step.
+func TestSubmitJobFailedExplainsWhy(t *testing.T) {
+	f := &failingCluster{}
+	op := &Submit{Client: f, JarID: "j.jar", Clock: flinktest.NewClock(time.Unix(0, 0))}
+	var p Progress
+	res, err := Run(context.Background(), op, &p, nil)
+	if err != nil || res.Outcome != OutcomeJobFailed {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	want := "the job is FAILED before it ran: Cannot find checkpoint or savepoint file/directory 'file:/sp/x' on file system 'file'."
+	if p.Reason != want || f.exceptionReads != 1 {
+		t.Errorf("reason %q after %d reads, want %q", p.Reason, f.exceptionReads, want)
+	}
+}

@@ -47,6 +47,14 @@ type Upgrade struct {
 	// counts.
 	Store RestorePointStore
 	Name  string
+	// Restore is the user's restore request, if any, and RestoreHandled
+	// the token of the last one carried out (policy.RestoreRequest). A
+	// pending request is recorded in Progress.Request at the first Step
+	// and carried out from there, so a caller that restarts mid-way
+	// neither loses nor repeats it; once the operation ends, record
+	// Progress.HandledRestore() as the handled token.
+	Restore        policy.RestoreRequest
+	RestoreHandled string
 	// JarID, JarFile and Run describe the new job as for Submit.
 	// Run.SavepointPath and Run.AllowNonRestoredState are set from the
 	// chosen restore point and the policy.
@@ -100,6 +108,7 @@ func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			return policy.EvaluateUpdate(u.Policy, obs, now)
 		},
+		restore: u.Restore, restoreHandled: u.RestoreHandled,
 		stop: Stop{Client: u.Client, Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate,
 			TargetDirectory: u.TargetDirectory, FormatType: u.FormatType, Version: u.Version, Timing: u.Timing, Clock: u.Clock},
 		submit:     Submit{Client: u.Client, JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Timing: u.Timing, Clock: u.Clock},
@@ -186,7 +195,11 @@ type replacer struct {
 	store       RestorePointStore
 	name        string
 	firstDeploy bool
-	evaluate    func(policy.Observations, time.Time) policy.Decision
+	// restore and restoreHandled are the caller's restore request and the
+	// token of the last one carried out (Upgrade only).
+	restore        policy.RestoreRequest
+	restoreHandled string
+	evaluate       func(policy.Observations, time.Time) policy.Decision
 	stop        Stop   // configuration of the stop; Strategy and Mode are set per phase
 	submit      Submit // configuration of the submission; Run.SavepointPath is set per phase
 	allowEmpty  bool   // the policy allows cancelling without a restore point
@@ -228,6 +241,9 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		p.Steps++
 		p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
 		p.Observed = Observed{Latest: latest}
+		if !r.restore.IsZero() && (r.restore.Token == "" || r.restore.Token != r.restoreHandled) {
+			p.Request = r.restore
+		}
 		p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
 		if r.job == "" {
 			p.Observed.Missing = true
@@ -247,7 +263,7 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 			return res, err
 		}
 		return r.afterStop(ctx, p, now)
-	case PhaseUpload, PhaseSubmit, PhaseWaitRunning:
+	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		res, err := r.submitOp(p).Step(ctx, p)
 		if err != nil || !res.Done {
 			return res, err
@@ -342,6 +358,7 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
 		SavepointAttempts: p.Attempts, LatestSavepoint: p.Observed.Latest,
 		LatestCheckpoint: policy.Checkpoint{Path: p.Observed.Checkpoint, Time: p.Observed.CheckpointTime},
+		Restore:          p.Request,
 	}
 	if p.Attempts > 0 {
 		obs.Savepoint = p.Savepoint
@@ -451,6 +468,11 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 				return finish(p, OutcomeSavepointLost, "the stop succeeded without a savepoint location"), nil
 			}
 			p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
+			if !p.Request.IsZero() {
+				// The savepoint keeps the old state for the user (in
+				// p.Location); the new job starts where they asked.
+				p.RestoreFrom = p.Request.Path
+			}
 		}
 		return r.startSubmit(ctx, p)
 	}
@@ -481,5 +503,8 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 func (r *replacer) submitOp(p *Progress) *Submit {
 	op := r.submit
 	op.Run.SavepointPath = p.RestoreFrom
+	if p.RestoreFrom != "" && p.RestoreFrom == p.Request.Path && p.Request.AllowNonRestoredState {
+		op.Run.AllowNonRestoredState = true
+	}
 	return &op
 }

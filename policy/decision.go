@@ -224,9 +224,16 @@ type Details struct {
 	// TimedOut reports that the savepoint outlived its deadline (rather
 	// than failing).
 	TimedOut bool
-	// Failure is the savepoint's failure cause, or why the policy is
-	// invalid.
+	// Failure is the savepoint's failure cause, or why the policy or the
+	// restore request is invalid.
 	Failure string
+	// Requested reports that the decision carries out a restore request
+	// (Observations.Restore).
+	Requested bool
+	// Warning, if set, is a stable code for something the caller should
+	// report although it did not change the decision, such as
+	// WarningStateOlderThanMaxAge; Message explains it.
+	Warning Reason
 }
 
 // Message explains the decision in one line for people, naming the ages,
@@ -235,6 +242,9 @@ type Details struct {
 func (d Decision) Message() string {
 	var b strings.Builder
 	t := &d.Details
+	if writeRequest(&b, &d) {
+		return b.String()
+	}
 	switch d.Reason {
 	case ReasonInvalidPolicy:
 		b.WriteString("the policy is invalid: ")

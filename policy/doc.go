@@ -71,6 +71,35 @@
 // SelectRestorePoint exposes the choice of state on its own. Times are
 // compared only as time.Time and time.Duration.
 //
+// # Restore requests
+//
+// A user who says "start this job from that savepoint" sets
+// Observations.Restore: a RestoreRequest with the path and a token that
+// changes every time they ask again. The caller records the token of the
+// last request carried out in Observations.RestoreHandled, so a request is
+// never replayed. A pending request takes precedence over the state the
+// policy would choose, whether or not the spec changed, and the decision
+// says so (Reason RestoreRequested, Details.Requested):
+//
+//   - A job that is not running (or missing) is replaced at once from the
+//     requested path.
+//   - A running job is stopped with a savepoint first
+//     (SavepointBeforeRestore), so the state it has now is kept too and the
+//     user can go back to it; the new job then starts from the requested
+//     path, not from that savepoint. Only a request with
+//     CancelWithoutSavepoint, or the Stateless mode, cancels it without
+//     one. A savepoint that fails is retried while SavepointAttempts
+//     allow, then the job keeps running (SavepointFailed) unless
+//     FallbackToLastState or AllowStartWithoutState lets it go.
+//   - MaxStateAge does not silently reject a request: it applies when the
+//     request sets CheckAge (RestoreRequestTooOld, or
+//     RestoreRequestAgeUnknown without a time); otherwise a request older
+//     than the limit goes ahead and the decision carries
+//     Details.Warning = WarningStateOlderThanMaxAge with the age in its
+//     Message.
+//   - A request without a path or a token is refused
+//     (InvalidRestoreRequest).
+//
 // # Deployment state
 //
 // DeploymentStateOf derives a DeploymentState from the observed Flink job

@@ -55,6 +55,15 @@ type Observations struct {
 	// SpecChanged reports that the desired spec differs from the one last
 	// deployed. Without it EvaluateUpdate has nothing to do.
 	SpecChanged bool `json:"specChanged,omitempty"`
+	// Restore is the user's explicit restore request, if any. Unless its
+	// Token is RestoreHandled, EvaluateUpdate carries it out in preference
+	// to the state the policy would choose, whether or not the spec
+	// changed.
+	Restore RestoreRequest `json:"restore,omitzero"`
+	// RestoreHandled is the Token of the last restore request carried out
+	// (see lifecycle's Progress.HandledRestore); a request with this token
+	// is not carried out again.
+	RestoreHandled string `json:"restoreHandled,omitempty"`
 	// FirstDeploy reports that nothing was deployed before, so no state is
 	// expected: a stateful update that finds no state at all starts without
 	// state instead of blocking. An initial savepoint can be given as

@@ -15,6 +15,9 @@ import (
 // The rules, in order:
 //
 //   - An invalid policy blocks (InvalidPolicy).
+//   - A restore request (obs.Restore) whose token is not
+//     obs.RestoreHandled takes precedence over everything below: see
+//     "Restore requests" in the package documentation.
 //   - Without SpecChanged or FirstDeploy there is nothing to do (UpToDate).
 //   - A JobManager that does not answer is waited for until LastContact
 //     plus TransitionTimeout, then the update blocks: nothing is done to a
@@ -58,6 +61,10 @@ func EvaluateUpdate(p UpdatePolicy, obs Observations, now time.Time) (d Decision
 	d.Details.Mode = p.Mode
 	d.Details.MaxStateAge = p.MaxStateAge.Std()
 	timeout := p.TransitionTimeout.Std()
+	if obs.restorePending() {
+		evaluateRestore(&d, &p, &obs, now)
+		return d
+	}
 	if !obs.SpecChanged && !obs.FirstDeploy {
 		d.Action, d.Reason = ActionNone, ReasonUpToDate
 		return d
