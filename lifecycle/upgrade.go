@@ -200,9 +200,9 @@ type replacer struct {
 	restore        policy.RestoreRequest
 	restoreHandled string
 	evaluate       func(policy.Observations, time.Time) policy.Decision
-	stop        Stop   // configuration of the stop; Strategy and Mode are set per phase
-	submit      Submit // configuration of the submission; Run.SavepointPath is set per phase
-	allowEmpty  bool   // the policy allows cancelling without a restore point
+	stop           Stop   // configuration of the stop; Strategy and Mode are set per phase
+	submit         Submit // configuration of the submission; Run.SavepointPath is set per phase
+	allowEmpty     bool   // the policy allows cancelling without a restore point
 	// skipCheckpoints reports that the decision for a job in this state
 	// does not depend on its checkpoints; nil: it always may.
 	skipCheckpoints func(flinkapi.JobState) bool

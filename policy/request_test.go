@@ -133,9 +133,13 @@ func TestEvaluateUpdateRestoreRequest(t *testing.T) {
 			want: decisionCore{Action: ActionBlock, Reason: ReasonRestoreRequestAgeUnknown},
 		},
 		{
-			name:       "a handled token is not replayed: unchanged spec, nothing to do",
-			p:          savepointMode,
-			obs:        func() Observations { o := unchanged(withRequest(observe(flinkapi.JobRunning), request(time.Hour))); o.RestoreHandled = "t1"; return o }(),
+			name: "a handled token is not replayed: unchanged spec, nothing to do",
+			p:    savepointMode,
+			obs: func() Observations {
+				o := unchanged(withRequest(observe(flinkapi.JobRunning), request(time.Hour)))
+				o.RestoreHandled = "t1"
+				return o
+			}(),
 			want:       decisionCore{Action: ActionNone, Reason: ReasonUpToDate},
 			notRequest: true,
 		},
