@@ -34,6 +34,9 @@ const (
 	PhaseFailureCause Phase = "FailureCause"
 	// PhaseObserve: Upgrade and Restart read the old job's state.
 	PhaseObserve Phase = "Observe"
+	// PhaseObserveDetails: Upgrade and Restart read the details of an old
+	// job that does not run: when it entered its state and ended.
+	PhaseObserveDetails Phase = "ObserveDetails"
 	// PhaseObserveCheckpoints: Upgrade and Restart read the old job's
 	// latest retained checkpoint.
 	PhaseObserveCheckpoints Phase = "ObserveCheckpoints"
@@ -274,10 +277,12 @@ func finish(p *Progress, o Outcome, reason string) Result {
 	return Result{Done: true, Outcome: o}
 }
 
-// keepLocation copies a savepoint location into p; a location once set
-// stays.
+// keepLocation copies a savepoint location into p. A location once set
+// stays until a newer savepoint of the operation completes (an Upgrade's
+// second attempt after the job failed while stopping), which replaces it:
+// the new job must start from the newest state.
 func keepLocation(p *Progress) {
-	if p.Location == "" && p.Savepoint.Location != "" {
+	if p.Savepoint.Location != "" {
 		p.Location = p.Savepoint.Location
 	}
 }

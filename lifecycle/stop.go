@@ -194,6 +194,11 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 		return Result{}
 	}
 	p.Phase = PhaseWaitStopped
+	if p.Strategy == StopWithSavepoint {
+		// Flink completes a stop with savepoint once the job has
+		// finished: its state can be read at once.
+		return Result{}
+	}
 	return Result{RequeueAfter: s.Timing.poll()}
 }
 

@@ -89,9 +89,12 @@ func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
 func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
 
 // Step does at most one REST request. The operation goes Observe (the old
-// job's details), ObserveCheckpoints (its latest retained checkpoint) and
-// ObserveRetention (whether Flink keeps that checkpoint once the job is
-// cancelled or failed; if not, it is no restore point), then does what the policy decides: the phases of Stop, a new decision
+// job's state, from the uncached status call), ObserveDetails (for a job
+// that does not run: when it entered that state and ended),
+// ObserveCheckpoints (its latest retained checkpoint) and ObserveRetention
+// (whether Flink keeps that checkpoint once the job is cancelled or
+// failed; if not, it is no restore point), skipping what the decision
+// does not need, then does what the policy decides: the phases of Stop, a new decision
 // after a stop that did not succeed (a retry, a fallback, or an end), and
 // the phases of Submit. The restore point is recorded in p.RestoreFrom
 // before the old job is cancelled or the new one submitted. It ends
@@ -251,7 +254,7 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		}
 		p.Phase = PhaseObserve
 		return Result{}, nil
-	case PhaseObserve, PhaseObserveCheckpoints, PhaseObserveRetention:
+	case PhaseObserve, PhaseObserveDetails, PhaseObserveCheckpoints, PhaseObserveRetention:
 		p.Steps++
 		if !now.Before(p.Deadline) {
 			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
@@ -283,21 +286,45 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, r.op)), nil
 }
 
-// observe reads the old job's details, then its checkpoint statistics,
-// then decides.
+// observe reads the old job's state, for a job that does not run its
+// details (when it entered the state, when it ended), then its checkpoint
+// statistics, then decides.
+//
+// The state comes from the job status call, which Flink answers from the
+// JobManager without the REST layer's cache of job details (a few
+// seconds), so a job that just failed is seen as FAILED, and a running
+// job needs no details at all: the policy reads a job's timestamps only
+// for a state other than RUNNING.
 func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Phase == PhaseObserve {
+	switch p.Phase {
+	case PhaseObserve:
+		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
+		switch {
+		case err == nil:
+			p.Observed.State, p.Observed.Missing, p.LastError = st, false, ""
+			p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
+			if st != flinkapi.JobRunning {
+				p.Phase = PhaseObserveDetails
+				return Result{}, nil
+			}
+			return r.observed(ctx, p, now)
+		case flinkapi.IsJobNotFound(err):
+			p.Observed.State, p.Observed.Missing, p.LastError = "", true, ""
+			return r.decide(ctx, p, now)
+		}
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+	case PhaseObserveDetails:
 		d, err := r.client.Job(ctx, p.PreviousJobID)
 		switch {
 		case err == nil:
-			p.Observed.State, p.Observed.Missing = d.State, false
-			p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
-			p.LastError = ""
-			if r.skipCheckpoints != nil && r.skipCheckpoints(d.State) {
-				return r.decide(ctx, p, now)
+			// Details may lag the status by a few seconds; their
+			// timestamps count only when they show the same state.
+			if d.State == p.Observed.State {
+				p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
 			}
-			p.Phase = PhaseObserveCheckpoints
-			return Result{}, nil
+			p.LastError = ""
+			return r.observed(ctx, p, now)
 		case flinkapi.IsJobNotFound(err):
 			p.Observed.State, p.Observed.Missing, p.LastError = "", true, ""
 			return r.decide(ctx, p, now)
@@ -324,6 +351,16 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// observed goes on once the job's state is known: to its checkpoints, or
+// to the decision when it does not depend on them.
+func (r *replacer) observed(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if r.skipCheckpoints != nil && r.skipCheckpoints(p.Observed.State) {
+		return r.decide(ctx, p, now)
+	}
+	p.Phase = PhaseObserveCheckpoints
+	return Result{}, nil
 }
 
 // observeRetention reads the job's checkpointing configuration and keeps
