@@ -334,8 +334,13 @@ func TestRealClusterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	out3 := cluster.OutDir("upgrade-redeployed")
-	re := run(t, "Redeploy", &lifecycle.Upgrade{Client: c, Store: store, Name: "app/counter", JarID: first.JarID, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	// The redeploy starts the job through a Deployer, as for an
+	// application cluster.
+	dep := &runDeployer{c: c, jar: first.JarID, run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), FlinkConfiguration: retain}}
+	re := run(t, "Redeploy", &lifecycle.Upgrade{Client: c, Store: store, Name: "app/counter", Deployer: dep, Timing: timing}, lifecycle.OutcomeSucceeded)
+	if len(dep.calls) != 1 || dep.calls[0].RestorePath != td.Location || dep.calls[0].JobID != re.JobID {
+		t.Errorf("deploy calls %+v", dep.calls)
+	}
 	if re.RestoreFrom != td.Location {
 		t.Errorf("redeployed from %q, want %q", re.RestoreFrom, td.Location)
 	}
@@ -418,3 +423,23 @@ func TestRealClusterUpgrade(t *testing.T) {
 // badPathOutcome is how a submission from a path Flink cannot restore
 // ends: Flink answers the jar run with the failure.
 func badPathOutcome(flinkapi.Version) lifecycle.Outcome { return lifecycle.OutcomeSubmitFailed }
+
+// runDeployer starts jobs through a jar run: a Deployer as an application
+// cluster's would be, on the session cluster.
+type runDeployer struct {
+	c     *flinkapi.Client
+	jar   flinkapi.JarID
+	run   flinkapi.RunJarRequest
+	calls []lifecycle.DeployRequest
+}
+
+func (d *runDeployer) Deploy(ctx context.Context, req lifecycle.DeployRequest) error {
+	d.calls = append(d.calls, req)
+	r := d.run
+	r.JobID, r.SavepointPath, r.AllowNonRestoredState = req.JobID, req.RestorePath, req.AllowNonRestoredState
+	_, err := d.c.RunJar(ctx, d.jar, r)
+	if flinkapi.IsDuplicateJob(err) {
+		return nil
+	}
+	return err
+}

@@ -27,13 +27,65 @@ type Submit struct {
 	Run flinkapi.RunJarRequest
 	// JobID, if set, is the job id to submit with; empty: a new one.
 	JobID flinkapi.JobID
+	// Deployer, if set, starts the job instead of the jar upload and run:
+	// for an application cluster, or any other way of starting a job.
+	// JarID, JarFile and Run are then ignored, except Run.SavepointPath
+	// and Run.AllowNonRestoredState, which reach it in the DeployRequest.
+	// The Client still reads the job's state.
+	Deployer Deployer
 	// Timing sets the deadline (Timing.Submit) and the poll interval.
 	Timing Timing
 	// Clock tells the time and waits in Run; nil: the wall clock.
 	Clock Clock
 }
 
+// Deployer starts a job some other way than through the jar run of a
+// session cluster: typically an application cluster, whose JobManager is
+// created with the job baked into its image, the job id as
+// $internal.pipeline.job-id and the restore path as execution.savepoint.path.
+// flinkkit ships the jar-run way (Submit without a Deployer); this one is
+// the caller's.
+//
+// Deploy may be called again with the same request after an error (and
+// after a Step that never returned), so it must be idempotent for one job
+// id: creating what exists already is success. An error that a retry will
+// not change should wrap ErrDeployRefused; the submission then ends
+// SubmitFailed. Other errors are retried with backoff until the
+// submission's deadline.
+type Deployer interface {
+	Deploy(ctx context.Context, req DeployRequest) error
+}
+
+// DeployRequest is what a Deployer starts.
+type DeployRequest struct {
+	// JobID is the job's id, recorded in Progress before Deploy is called.
+	JobID flinkapi.JobID
+	// RestorePath is the savepoint or retained checkpoint to start from;
+	// empty: without state.
+	RestorePath string
+	// AllowNonRestoredState is Flink's allowNonRestoredState.
+	AllowNonRestoredState bool
+}
+
+// ErrDeployRefused marks a Deployer error that a retry will not change.
+var ErrDeployRefused = errors.New("lifecycle: deploy refused")
+
 func (s *Submit) clock() Clock { return clockOr(s.Clock) }
+
+// stepDeploy starts the job through the Deployer.
+func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
+	p.Requests++
+	err := s.Deployer.Deploy(ctx, DeployRequest{JobID: p.JobID, RestorePath: s.Run.SavepointPath, AllowNonRestoredState: s.Run.AllowNonRestoredState})
+	switch {
+	case err == nil:
+		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
+		return Result{RequeueAfter: s.Timing.poll()}
+	case errors.Is(err, ErrDeployRefused), ctx.Err() == nil && permanent(err):
+		return finish(p, OutcomeSubmitFailed, "the deploy was refused: "+err.Error())
+	}
+	p.LastError = err.Error()
+	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
+}
 
 // Step does at most one request. The first Step records the job id in
 // p.JobID and sends nothing. Then it uploads the jar (unless JarID is
@@ -65,7 +117,7 @@ func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 		}
 		p.JarID = s.JarID
 		p.Phase = PhaseSubmit
-		if p.JarID == "" {
+		if p.JarID == "" && s.Deployer == nil {
 			p.Phase = PhaseUpload
 		}
 		return Result{}, nil
@@ -81,6 +133,9 @@ func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 	case PhaseUpload:
 		return s.stepUpload(ctx, p), nil
 	case PhaseSubmit:
+		if s.Deployer != nil {
+			return s.stepDeploy(ctx, p), nil
+		}
 		if p.Requests > 0 {
 			return s.stepLookup(ctx, p), nil
 		}

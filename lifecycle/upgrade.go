@@ -64,6 +64,9 @@ type Upgrade struct {
 	// JobID, if set, is the new job's id; empty: a new one. It must differ
 	// from Job.
 	JobID flinkapi.JobID
+	// Deployer, if set, starts the new job instead of the jar run (see
+	// Submit.Deployer): for an application cluster.
+	Deployer Deployer
 	// Strategy forces a stop strategy for the savepoint; empty:
 	// ChooseStopStrategy. Drain, TargetDirectory, FormatType and Version
 	// are passed to Stop.
@@ -114,7 +117,8 @@ func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
 		restore: u.Restore, restoreHandled: u.RestoreHandled,
 		stop: Stop{Client: u.Client, Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate,
 			TargetDirectory: u.TargetDirectory, FormatType: u.FormatType, Version: u.Version, Timing: u.Timing, Clock: u.Clock},
-		submit:     Submit{Client: u.Client, JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Timing: u.Timing, Clock: u.Clock},
+		submit: Submit{Client: u.Client, JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Deployer: u.Deployer,
+			Timing: u.Timing, Clock: u.Clock},
 		allowEmpty: pol.Mode == policy.UpgradeStateless || pol.AllowStartWithoutState,
 		// A running job in Savepoint mode is stopped with a savepoint; its
 		// checkpoints matter only to LastState and the fallback.
@@ -149,11 +153,13 @@ type Restart struct {
 	Latest savepoint.Record
 	Store  RestorePointStore
 	Name   string
-	// JarID, JarFile, Run and JobID describe the new job as for Upgrade.
-	JarID   flinkapi.JarID
-	JarFile string
-	Run     flinkapi.RunJarRequest
-	JobID   flinkapi.JobID
+	// JarID, JarFile, Run, JobID and Deployer describe the new job as for
+	// Upgrade.
+	JarID    flinkapi.JarID
+	JarFile  string
+	Run      flinkapi.RunJarRequest
+	JobID    flinkapi.JobID
+	Deployer Deployer
 	// Timing sets the deadlines and the poll interval.
 	Timing Timing
 	// Clock tells the time and waits in Run; nil: the wall clock.
@@ -183,7 +189,8 @@ func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 			obs.Restarts, obs.LastRestart = s.Restarts, s.LastRestart
 			return policy.EvaluateRestart(s.Policy, obs, now)
 		},
-		submit: Submit{Client: s.Client, JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Timing: s.Timing, Clock: s.Clock},
+		submit: Submit{Client: s.Client, JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer,
+			Timing: s.Timing, Clock: s.Clock},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
 	}
 	return r.step(ctx, p)

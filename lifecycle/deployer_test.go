@@ -1,0 +1,93 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// jarDeployer is a Deployer that starts the job through a jar run, as a
+// stand-in for an application cluster: idempotent for one job id, and
+// failing its first calls as told.
+type jarDeployer struct {
+	c        *flinkapi.Client
+	jar      flinkapi.JarID
+	args     []string
+	fail     int  // calls that fail
+	failLate bool // the failing calls start the job, then fail
+	refuse   bool
+	calls    []DeployRequest
+}
+
+func (d *jarDeployer) Deploy(ctx context.Context, req DeployRequest) error {
+	d.calls = append(d.calls, req)
+	if d.refuse {
+		return fmt.Errorf("image not found: %w", ErrDeployRefused)
+	}
+	if d.fail > 0 && !d.failLate {
+		d.fail--
+		return errors.New("the API server is unavailable")
+	}
+	_, err := d.c.RunJar(ctx, d.jar, flinkapi.RunJarRequest{JobID: req.JobID, ProgramArgs: d.args,
+		SavepointPath: req.RestorePath, AllowNonRestoredState: req.AllowNonRestoredState})
+	if flinkapi.IsDuplicateJob(err) {
+		err = nil // already created: success
+	}
+	if err == nil && d.fail > 0 {
+		d.fail--
+		return errors.New("the answer was lost")
+	}
+	return err
+}
+
+func TestUpgradeWithDeployer(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failLate=%v", late), func(t *testing.T) {
+			e := newEnv(t)
+			d := &jarDeployer{c: e.c, jar: e.jar, args: newArgs(), fail: 2, failLate: late}
+			p, res := checkedDrive(t, e, func() Stepper {
+				return &Upgrade{Client: e.c, Job: e.job, Deployer: d, Clock: e.srv.Clock(),
+					Policy: policy.UpdatePolicy{AllowNonRestoredState: true}}
+			}, true, false)
+			if res.Outcome != OutcomeSucceeded || p.JarID != "" {
+				t.Fatalf("outcome %s: %+v", res.Outcome, p)
+			}
+			if len(d.calls) != 3 {
+				t.Errorf("%d deploy calls, want 3", len(d.calls))
+			}
+			for _, c := range d.calls {
+				if c != (DeployRequest{JobID: p.JobID, RestorePath: p.Location, AllowNonRestoredState: true}) {
+					t.Errorf("deploy request %+v, progress %+v", c, p)
+				}
+			}
+			if n := count(e.srv, "POST /jars"); n != 0 {
+				t.Errorf("%d jar uploads", n)
+			}
+			if j, ok := e.srv.Job(p.JobID); !ok || j.RestoredFrom != p.Location || jobsWithID(e, p.JobID) != 1 {
+				t.Errorf("new job %+v", j)
+			}
+		})
+	}
+}
+
+func TestSubmitDeployerRefused(t *testing.T) {
+	e := newEnv(t)
+	d := &jarDeployer{c: e.c, jar: e.jar, refuse: true}
+	p, res := drive(t, e, func() Stepper { return &Submit{Client: e.c, Deployer: d, Clock: e.srv.Clock()} }, true)
+	if res.Outcome != OutcomeSubmitFailed || len(d.calls) != 1 || !contains(p.Reason, "image not found") {
+		t.Fatalf("outcome %s after %d calls: %s", res.Outcome, len(d.calls), p.Reason)
+	}
+	// A deployer that keeps failing ends at the deadline.
+	d = &jarDeployer{c: e.c, jar: e.jar, fail: 1 << 30}
+	p, res = drive(t, e, func() Stepper {
+		return &Submit{Client: e.c, Deployer: d, Clock: e.srv.Clock(), Timing: Timing{Submit: time.Minute}}
+	}, false)
+	if res.Outcome != OutcomeTimedOut || !contains(p.Reason, "unavailable") {
+		t.Fatalf("outcome %s after %d calls: %s", res.Outcome, len(d.calls), p.Reason)
+	}
+}
