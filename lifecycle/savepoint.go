@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -99,6 +100,17 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time) bool {
 	st := savepoint.CheckDeadline(p.Savepoint, now)
 	switch {
+	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
+		// The deadline passed while the answers about a savepoint that
+		// may have been taken failed: look it up in the checkpoint
+		// history once before calling it timed out (invariant 2).
+		if stats, err := c.Checkpoints(ctx, st.JobID); err == nil {
+			lost := p.Savepoint
+			lost.State = savepoint.Lost
+			if found := savepoint.Recover(lost, stats, now); found.State == savepoint.Succeeded {
+				st = found
+			}
+		}
 	case st.NeedsTrigger():
 		op, err := send()
 		st = savepoint.AfterTrigger(st, op, err, now)
@@ -116,10 +128,45 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 			st = savepoint.Recover(st, stats, now)
 		}
 	}
+	if st.State == savepoint.JobGone && st.Location == "" && p.Savepoint.State != savepoint.Lost && !st.TriggerTime.IsZero() {
+		// An answer that Flink does not know the job, after a trigger that
+		// may have taken effect, can be transient (a JobManager failover):
+		// the next Step reads the job's checkpoint history, which ends
+		// the savepoint JobGone only if Flink still does not know the job.
+		st.State = savepoint.Lost
+	}
+	if st.State == savepoint.Failed && st.Location == "" && tasksNotRunning(st.Failure) && now.Before(st.Deadline) {
+		// A job is RUNNING before all its tasks are: Flink refuses a
+		// savepoint until they run. Trigger again, with a new trigger id
+		// (this one failed), until the deadline.
+		p.Savepoint = savepoint.Begin(st.Kind, st.JobID, newTriggerID(st.TriggerID), st.Reason, now, st.Deadline)
+		p.Savepoint.LastError, p.LastError = st.Failure, st.Failure
+		p.Requests++
+		return false
+	}
 	p.Savepoint = st
 	p.LastError = st.LastError
 	keepLocation(p)
+	if st.Final() {
+		p.Requests = 0
+	}
 	return st.Final()
+}
+
+// tasksNotRunning reports whether a savepoint failed because not all of
+// the job's tasks were running yet (Flink's NOT_ALL_REQUIRED_TASKS_RUNNING),
+// which passes once they are deployed.
+func tasksNotRunning(failure string) bool {
+	return strings.Contains(failure, "Not all required tasks are currently running")
+}
+
+// newTriggerID returns a fresh trigger id, or none for a cluster that
+// chooses its own (the failed one had none).
+func newTriggerID(failed flinkapi.TriggerID) flinkapi.TriggerID {
+	if failed == "" {
+		return ""
+	}
+	return flinkapi.NewTriggerID()
 }
 
 // savepointDelay is when to step an active savepoint again.
@@ -128,6 +175,9 @@ func savepointDelay(p *Progress, t Timing) time.Duration {
 		return t.backoff(p.Savepoint.Attempts)
 	}
 	switch {
+	case p.Savepoint.NeedsTrigger() && p.Requests > 0:
+		// Triggered again after the tasks were not running.
+		return t.backoff(p.Requests)
 	case p.Savepoint.NeedsTrigger():
 		return 0
 	case p.Savepoint.NeedsRecovery():

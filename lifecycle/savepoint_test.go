@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
@@ -157,5 +158,39 @@ func TestTakeSavepointResumeEqualsRun(t *testing.T) {
 	a, b := prog[0], prog[1]
 	if a.Outcome != b.Outcome || a.Steps != b.Steps || a.Savepoint.State != b.Savepoint.State || (a.Location == "") != (b.Location == "") {
 		t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", a, b)
+	}
+}
+
+// TestSavepointRightAfterSubmit takes a savepoint (and stops with one) of a
+// job that is RUNNING before its tasks are: Flink refuses the first
+// trigger, and the operation triggers again with a new trigger id until
+// the tasks run.
+func TestSavepointRightAfterSubmit(t *testing.T) {
+	for _, stop := range []bool{false, true} {
+		e := newEnv(t)
+		sub, _ := drive(t, e, func() Stepper {
+			return &Submit{Client: e.c, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Clock: e.srv.Clock(), Timing: Timing{Poll: 50 * time.Millisecond}}
+		}, false)
+		if sub.Outcome != OutcomeSucceeded {
+			t.Fatalf("submit: %+v", sub)
+		}
+		e.srv.ClearRequests()
+		mk := func() Stepper {
+			if stop {
+				return &Stop{Client: e.c, Job: sub.JobID, Clock: e.srv.Clock(), Timing: Timing{Poll: 50 * time.Millisecond}}
+			}
+			return &TakeSavepoint{Client: e.c, Job: sub.JobID, Clock: e.srv.Clock(), Timing: Timing{Poll: 50 * time.Millisecond}}
+		}
+		p, res := drive(t, e, mk, true)
+		if res.Outcome != OutcomeSucceeded || p.Location == "" {
+			t.Fatalf("stop %v: outcome %s: %s", stop, res.Outcome, p.Reason)
+		}
+		ids, n := triggerIDs(t, e.srv)
+		if len(ids) < 2 || n != len(ids) {
+			t.Errorf("stop %v: %d trigger ids in %d triggers; want a new id for each trigger after the refused first", stop, len(ids), n)
+		}
+		if p.Requests != 0 {
+			t.Errorf("requests %d after the savepoint", p.Requests)
+		}
 	}
 }
