@@ -1,0 +1,31 @@
+// Package demo holds what the runnable examples under examples/ share:
+// reaching a Flink session cluster (a real one, or the fake JobManager of
+// package flinktest running in real time) with the job's jar uploaded, the
+// run requests of flinkkit's test job, and a Printer that writes one line
+// per phase and the live progress of lifecycle.Run.
+//
+//	cl, err := demo.Open(ctx, demo.Config{FlinkURL: url, Jar: jar})
+//	if err != nil {
+//		return err // one line, naming the flag at fault
+//	}
+//	defer cl.Close()
+//	out := demo.NewPrinter(os.Stdout)
+//	var p lifecycle.Progress
+//	res, err := lifecycle.Run(ctx, &lifecycle.Submit{Client: cl.Client, JarID: cl.JarID,
+//		Run: cl.Run("counter"), Timing: cl.Timing}, &p, out.Report("submit"))
+//	out.Phase("submit", "job %s %s", demo.Short(p.JobID), res.Outcome)
+//
+// # Progress on a terminal and elsewhere
+//
+// On a terminal (os.Stdout is a character device) the progress of a waiting
+// phase rewrites one line with a carriage return, and the phase's line
+// replaces it when the phase ends. Written to a file or a pipe, each change
+// of progress is a plain, indented line, so logs stay readable.
+//
+// # The test job
+//
+// Every job is flinkkit's test job (dev.flinkkit.testjob.CounterJob, built
+// from internal/testjob; on the fake, its simulation): a keyed counter that
+// writes each key's count to <out>/<job name>/<key>.count, so a job
+// restored from a savepoint or checkpoint visibly continues counting.
+package demo
