@@ -23,27 +23,40 @@
 //
 // # Quick start
 //
-//	ctx := context.Background()
+// Upgrade a running job to a new jar: stop it with a savepoint as the
+// update policy says, start the new job from that savepoint, and keep the
+// savepoint (the package example runs the same against the fake
+// JobManager):
+//
 //	c, err := flinkapi.NewClient("http://localhost:8081")
 //	if err != nil {
-//		log.Fatal(err)
+//		return err
 //	}
-//	jobs, err := c.JobsOverview(ctx)
+//	var p lifecycle.Progress // store it after every step: a restarted caller resumes from it
+//	up := &lifecycle.Upgrade{
+//		Client: c, Job: oldJob, JarFile: "app-v2.jar",
+//		Policy: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(6 * time.Hour)},
+//		Run:    flinkapi.RunJarRequest{EntryClass: "com.example.App", Parallelism: 4},
+//	}
+//	res, err := lifecycle.Run(ctx, up, &p, func(r lifecycle.Report) { save(r.Progress) })
 //	if err != nil {
-//		log.Fatal(err)
+//		return err
 //	}
-//	for _, j := range jobs {
-//		if j.State != flinkapi.JobRunning {
-//			continue
-//		}
-//		op, err := c.TriggerSavepoint(ctx, j.ID, flinkapi.SavepointRequest{})
-//		if err != nil {
-//			log.Fatal(err)
-//		}
-//		res, err := flinkapi.NewWaiter(c).Wait(ctx, op, 5*time.Minute)
-//		if err != nil {
-//			log.Fatal(err)
-//		}
-//		fmt.Println(j.Name, "saved at", res.Location)
+//	fmt.Println(res.Outcome, p.Reason) // Succeeded: the new job … is RUNNING, started from Savepoint …
+//	if rec, ok := p.Record(); ok {
+//		history = history.Add(rec) // savepoint.History: age, retention, restore points
 //	}
+//
+// A Kubernetes controller calls up.Step(ctx, &status.Progress) once per
+// reconcile instead of Run, stores the status, and requeues after the
+// Result's RequeueAfter.
+//
+// # Examples
+//
+// go run ./examples/upgrade runs a whole lifecycle (submit, periodic
+// savepoint, upgrade, failure and restart, teardown) against the fake
+// JobManager, or against a real cluster with --flink-url and --jar.
+// examples/runtime redeploys streaming jobs by name from a restore-point
+// store; examples/operator (its own module) is an operator built on
+// controller-runtime.
 package flinkkit

@@ -9,6 +9,8 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
@@ -50,4 +52,38 @@ func Example() {
 	fmt.Println(status.State, ok, rec.Reason, rec.JobID == job)
 	// Output:
 	// Succeeded true User true
+}
+
+// The README's quick start, against the fake JobManager: upgrade a running
+// job to a new jar with a stop with savepoint, as the update policy says,
+// and keep the savepoint. In a controller, call Step instead of Run and
+// store the Progress after each step.
+func Example_upgrade() {
+	jm := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+	defer jm.Close()
+	ctx := context.Background()
+	c, _ := flinkapi.NewClient(jm.URL)
+	jar, _ := c.UploadJarReader(ctx, "app.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	old, _ := c.RunJar(ctx, jar, flinkapi.RunJarRequest{ProgramArgs: []string{"--out", "/out"}})
+	jm.Clock().Advance(5 * time.Second)
+
+	var p lifecycle.Progress // store it after every step: a restarted caller resumes from it
+	up := &lifecycle.Upgrade{
+		Client: c, Job: old, JarID: jar,
+		Policy: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(6 * time.Hour)},
+		Run:    flinkapi.RunJarRequest{ProgramArgs: []string{"--out", "/out", "--rate", "20"}},
+		Clock:  jm.Clock(), // the fake's clock: no real waiting
+	}
+	res, err := lifecycle.Run(ctx, up, &p, func(r lifecycle.Report) { /* persist r.Progress */ })
+	fmt.Println(res.Outcome, err, p.Decision)
+	var history savepoint.History
+	if rec, ok := p.Record(); ok {
+		history = history.Add(rec)
+	}
+	latest, _ := history.Latest()
+	newJob, _ := jm.Job(p.JobID)
+	fmt.Println(newJob.State, newJob.RestoredFrom == latest.Location, latest.Reason)
+	// Output:
+	// Succeeded <nil> SavepointBeforeUpdate
+	// RUNNING true Update
 }
