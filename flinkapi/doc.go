@@ -21,11 +21,11 @@
 // Each method's comment names its endpoint and the first Flink version that
 // has it. Cluster: Config, Version, Overview, TaskManagers, ShutdownCluster.
 // Jobs: ListJobs, JobsOverview, Job, JobStatus, JobExceptions, CancelJob,
-// ResourceRequirements, SetResourceRequirements. Checkpoints: Checkpoints,
-// CheckpointConfig, CheckpointDetails, TriggerCheckpoint. Savepoints:
-// TriggerSavepoint, StopWithSavepoint, DisposeSavepoint. Asynchronous
-// results: OperationStatus and Waiter. Jars: UploadJar, UploadJarReader,
-// ListJars, RunJar, DeleteJar.
+// ResourceRequirements, SetResourceRequirements, JobMetrics, JobRestarts.
+// Checkpoints: Checkpoints, CheckpointConfig, CheckpointDetails,
+// TriggerCheckpoint. Savepoints: TriggerSavepoint, StopWithSavepoint,
+// DisposeSavepoint. Asynchronous results: OperationStatus and Waiter.
+// Jars: UploadJar, UploadJarReader, ListJars, RunJar, DeleteJar.
 //
 // # Versions
 //

@@ -169,6 +169,17 @@ type Progress struct {
 	// Request is the restore request Upgrade carries out, recorded at its
 	// first Step (see Upgrade.Restore and HandledRestore).
 	Request policy.RestoreRequest `json:"request,omitzero"`
+
+	// Parallelism is the parallelism Rescale sets.
+	Parallelism int `json:"parallelism,omitempty"`
+	// Scheduler is the job's scheduler as Rescale found it; empty if
+	// unknown.
+	Scheduler policy.Scheduler `json:"scheduler,omitempty"`
+	// RescalePath is the way Rescale took (InPlace or Upgrade) once chosen.
+	RescalePath policy.RescalePath `json:"rescalePath,omitempty"`
+	// Vertices are the ids of the job's vertices, comma-separated, whose
+	// parallelism bounds Rescale sets; recorded before the request.
+	Vertices string `json:"vertices,omitempty"`
 }
 
 // Observed is what Upgrade and Restart saw of the previous job and its

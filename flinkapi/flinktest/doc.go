@@ -21,7 +21,7 @@
 // and web submission enabled. It serves every route flinkapi.Client calls:
 // /config, /overview, /taskmanagers, DELETE /cluster, the /jars routes,
 // /jobs, /jobs/overview, /jobs/:jobid (GET, PATCH), its /status,
-// /exceptions, /resource-requirements, /rescaling, /checkpoints (statistics,
+// /exceptions, /metrics, /resource-requirements, /rescaling, /checkpoints (statistics,
 // config, details, trigger and status), /savepoints, /stop and
 // /savepoint-disposal, also under the /v1 prefix. Unknown routes answer as
 // Flink does: 404 "Unable to load requested file <path>." for GET,
@@ -101,7 +101,11 @@
 // are forgotten, and jobs too unless RestartOptions.HA, which recovers
 // running jobs from their latest checkpoint (RestartOptions.Lose drops some
 // of them). Requests returns the request log, with the status answered and
-// the fault injected, for assertions.
+// the fault injected, for assertions; Snapshots lists the savepoints and
+// checkpoints completed on the simulated disk, with the trigger id that
+// took each savepoint and the time of its state. An injected 404 on an
+// operation's status route answers as Flink does for an unknown trigger
+// id ("There is no savepoint operation with triggerId=...").
 //
 // # Limits
 //
@@ -111,12 +115,15 @@
 //     arguments of CounterJobClass are checked as the test job checks
 //     them, those of other classes are read leniently.
 //   - One TaskManager, no task-level REST routes (subtasks, vertices,
-//     metrics, backpressure, flame graphs, logs), no job submission by
+//     metrics, backpressure, flame graphs, logs); of the job metrics only
+//     numRestarts (GET /jobs/:jobid/metrics), no job submission by
 //     JobGraph (POST /jobs), no dataset routes, no history server.
 //   - Checkpoint sizes, durations and metrics are fixed made-up numbers;
 //     statistics summaries are computed over the history only.
-//   - The adaptive scheduler (WithAdaptiveScheduler) only stores the
-//     parallelism bounds; jobs do not rescale.
+//   - The adaptive scheduler (WithAdaptiveScheduler) rescales a RUNNING
+//     job at once when its parallelism bounds change, to the lowest upper
+//     bound its free slots allow, without restarting its tasks and without
+//     Flink's cooldown; a job that is not RUNNING keeps its parallelism.
 //   - Savepoints and checkpoints live on a simulated disk, not in files;
 //     ReadCounts and SavepointExists read that disk. The
 //     "serialized-throwable" of failure causes is not Java serialization.

@@ -234,6 +234,7 @@ func handlePutRequirements(q *request, w http.ResponseWriter) *restError {
 		}
 	}
 	j.bounds = req
+	q.cl.rescaleInPlace(j)
 	writeJSON(w, http.StatusOK, map[string]any{})
 	return nil
 }

@@ -48,6 +48,7 @@ func init() {
 	add(patch, "/jobs/:jobid/rescaling", nil, handleRescaling)
 	add(get, "/jobs/:jobid/resource-requirements", personality.hasResourceRequirements, handleGetRequirements)
 	add(put, "/jobs/:jobid/resource-requirements", personality.hasResourceRequirements, handlePutRequirements)
+	add(get, "/jobs/:jobid/metrics", nil, handleJobMetrics)
 	// Checkpoints.
 	add(get, "/jobs/:jobid/checkpoints", nil, handleCheckpoints)
 	add(get, "/jobs/:jobid/checkpoints/config", nil, handleCheckpointConfig)
