@@ -56,14 +56,20 @@
 // beforehand. After a run request whose answer was lost it asks Flink for
 // that job id and runs the jar again only if Flink does not know it; an
 // answer that the id is in use counts as submitted. It ends once the job
-// is RUNNING.
+// is RUNNING. A job that fails before it runs ends JobFailed with the root
+// cause of Flink's exception (for a savepoint Flink cannot restore, its
+// message). With a Deployer, Submit (and Upgrade and Restart) start the job
+// another way, such as an application cluster created with the job id and
+// the restore path, and read its state through the REST API as before.
 //
 // # Upgrade and restart
 //
 // Upgrade composes the operations above under a policy.UpdatePolicy. It
-// reads the old job (Observe), its latest retained checkpoint
-// (ObserveCheckpoints) and whether Flink keeps it (ObserveRetention),
-// asks policy.EvaluateUpdate, and does what it decides: a stop with a savepoint through Stop, then the new job through
+// reads the old job's state (Observe, from the uncached status call), the
+// details of a job that does not run (ObserveDetails), its latest
+// retained checkpoint (ObserveCheckpoints) and whether Flink keeps it
+// (ObserveRetention), asks policy.EvaluateUpdate, and does what it
+// decides: a stop with a savepoint through Stop, then the new job through
 // Submit from that savepoint; a cancel through Stop (CancelWithoutState)
 // only once the restore point the policy chose is recorded in
 // Progress.RestoreFrom, or when the policy starts without state
@@ -81,6 +87,29 @@
 // the job's checkpointing configuration keeps it once the job is
 // cancelled (or, for a FAILED job, at all): Flink deletes the others with
 // the job (execution.checkpointing.externalized-checkpoint-retention).
+//
+// # Restore requests
+//
+// Upgrade.Restore carries a user's request to start from a savepoint path
+// of their choice (policy.RestoreRequest, with a token that changes every
+// time they ask). It is recorded in Progress.Request at the first Step,
+// so a caller that restarts mid-way neither loses nor repeats it. A
+// running job is first stopped with a savepoint (Progress.Location keeps
+// it, so the user can go back); the new job starts from the requested
+// path. Once the operation ends, Progress.HandledRestore gives the token
+// to record as handled (Upgrade.RestoreHandled, and
+// policy.Observations.RestoreHandled), so the request is not carried out
+// again; a path Flink cannot restore ends the upgrade SubmitFailed or
+// JobFailed with Flink's message, and counts as handled: no retry loop.
+//
+// # Rescale
+//
+// Rescale changes a running job's parallelism as policy.DecideRescale
+// says: in place on Flink 1.18+ with the adaptive scheduler (it sets the
+// job's resource requirements and confirms every vertex reaches the new
+// parallelism within its timeout, or ends ParallelismNotReached), and
+// otherwise, unless the policy forbids it, through Upgrade with the new
+// parallelism, under all of Upgrade's invariants.
 //
 // # Teardown and redeploy
 //

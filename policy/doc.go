@@ -100,6 +100,25 @@
 //   - A request without a path or a token is refused
 //     (InvalidRestoreRequest).
 //
+// # Health and rescaling
+//
+// A job can run and still be broken. The caller keeps a small, bounded
+// HealthHistory of samples (job state, restart count from Flink's
+// numRestarts metric, completed checkpoints, savepoint failures;
+// HealthHistory.Add), and EvaluateHealth judges it: too many restarts
+// within a window, no completed checkpoint within a window derived from
+// the job's checkpoint interval and timeout, savepoints failing in a row,
+// or a transitional state held past a deadline. Ended jobs are never
+// unhealthy (the restart policy decides about them) and a job is not
+// judged before its first window has passed. What to do is a Decision
+// like the others: only report, or restart from the newest state within
+// MaxStateAge, never without state.
+//
+// DecideRescale picks how a job's parallelism changes: in place through
+// its resource requirements on Flink 1.18+ with the adaptive scheduler,
+// otherwise through an upgrade with a savepoint, unless
+// RescalePolicy.InPlaceOnly forbids the restart.
+//
 // # Deployment state
 //
 // DeploymentStateOf derives a DeploymentState from the observed Flink job
