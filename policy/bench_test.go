@@ -24,6 +24,8 @@ func BenchmarkEvaluateUpdate(b *testing.B) {
 		{"FailedFallback", UpdatePolicy{Mode: UpgradeSavepoint, FallbackToLastState: true}, withCheckpoint(withSavepoint(observe(flinkapi.JobFailed), 30*time.Hour), time.Minute)},
 		{"NoState", UpdatePolicy{Mode: UpgradeLastState}, observe(flinkapi.JobCanceled)},
 		{"Stateless", UpdatePolicy{Mode: UpgradeStateless}, observe(flinkapi.JobRunning)},
+		{"RestoreRequestRunning", UpdatePolicy{Mode: UpgradeSavepoint}, withRequest(observe(flinkapi.JobRunning), request(2*time.Hour))},
+		{"RestoreRequestFailed", UpdatePolicy{Mode: UpgradeSavepoint}, withRequest(observe(flinkapi.JobFailed), request(30*time.Hour))},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
