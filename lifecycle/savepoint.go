@@ -99,6 +99,7 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 // derives the next status. It reports whether the status is final.
 func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time) bool {
 	st := savepoint.CheckDeadline(p.Savepoint, now)
+	var answer error // the error of a trigger or poll
 	switch {
 	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
 		// The deadline passed while the answers about a savepoint that
@@ -111,29 +112,51 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 				st = found
 			}
 		}
+	case st.Active() && strings.HasPrefix(st.LastError, notFound):
+		// An answer said Flink does not know the job: its job list
+		// confirms it (JobGone), or shows the job after all, and the
+		// request is sent again (a trigger with the same id).
+		known, _, err := listJob(ctx, c, st.JobID)
+		switch {
+		case err != nil:
+			st.LastError = notFound + errMessage(err)
+		case known:
+			st.LastError = ""
+		default:
+			st.State, st.Failure = savepoint.JobGone, strings.TrimPrefix(st.LastError, notFound)
+			st.LastError, st.LastUpdate = "", now
+		}
 	case st.NeedsTrigger():
 		op, err := send()
-		st = savepoint.AfterTrigger(st, op, err, now)
+		st, answer = savepoint.AfterTrigger(st, op, err, now), err
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
-		st = savepoint.AfterPoll(st, res, err, now)
+		st, answer = savepoint.AfterPoll(st, res, err, now), err
 	case st.NeedsRecovery():
 		stats, err := c.Checkpoints(ctx, st.JobID)
-		if err != nil {
+		switch {
+		case flinkapi.IsJobNotFound(err):
+			answer = err
+		case err != nil:
 			// The error of the statistics call means for the savepoint
-			// what it means for a poll: a transient error keeps it Lost,
-			// a job Flink does not know ends it JobGone.
+			// what it means for a poll: a transient error keeps it Lost.
 			st = savepoint.AfterPoll(st, nil, err, now)
-		} else {
+		default:
 			st = savepoint.Recover(st, stats, now)
 		}
 	}
-	if st.State == savepoint.JobGone && st.Location == "" && p.Savepoint.State != savepoint.Lost && !st.TriggerTime.IsZero() {
-		// An answer that Flink does not know the job, after a trigger that
-		// may have taken effect, can be transient (a JobManager failover):
-		// the next Step reads the job's checkpoint history, which ends
-		// the savepoint JobGone only if Flink still does not know the job.
-		st.State = savepoint.Lost
+	if flinkapi.IsJobNotFound(answer) && st.Location == "" {
+		// One answer that Flink does not know the job may be transient (a
+		// JobManager failover) while the job runs and the savepoint may
+		// be taken: the status stays as it was, and the next Step asks
+		// Flink's job list, which ends it JobGone only if Flink does not
+		// list the job either.
+		prev := p.Savepoint
+		if prev.State == "" || !prev.Active() {
+			prev = st
+		}
+		st = prev
+		st.LastError, st.LastUpdate = notFound+errMessage(answer), now
 	}
 	if st.State == savepoint.Failed && st.Location == "" && tasksNotRunning(st.Failure) && now.Before(st.Deadline) {
 		// A job is RUNNING before all its tasks are: Flink refuses a
@@ -173,6 +196,9 @@ func newTriggerID(failed flinkapi.TriggerID) flinkapi.TriggerID {
 func savepointDelay(p *Progress, t Timing) time.Duration {
 	if p.Savepoint.Attempts > 0 {
 		return t.backoff(p.Savepoint.Attempts)
+	}
+	if strings.HasPrefix(p.Savepoint.LastError, notFound) {
+		return t.backoff(2) // Flink's job list is asked next
 	}
 	switch {
 	case p.Savepoint.NeedsTrigger() && p.Requests > 0:

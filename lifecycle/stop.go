@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -215,7 +216,9 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 	case err == nil, flinkapi.IsTerminal(err):
 		p.Requests, p.LastError = 0, ""
 	case flinkapi.IsJobNotFound(err):
-		return s.stopped(p, "Flink no longer knows the job")
+		// Confirmed by Flink's job list (stepWait) before it counts: one
+		// such answer may be transient, and the job may still run.
+		p.LastError = notFound + errMessage(err)
 	case errors.Is(err, flinkapi.ErrInvalidInput), errors.Is(err, flinkapi.ErrBadRequest):
 		return finish(p, OutcomeJobTerminal, "Flink refused to cancel the job: "+errMessage(err))
 	default:
@@ -234,11 +237,29 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		}
 		return finish(p, OutcomeTimedOut, r)
 	}
+	if strings.HasPrefix(p.LastError, notFound) {
+		// An answer said Flink does not know the job: its job list
+		// confirms it, or shows the job after all.
+		known, st, err := listJob(ctx, s.Client, p.JobID)
+		switch {
+		case err != nil:
+			p.LastError = notFound + errMessage(err)
+			return Result{RequeueAfter: s.Timing.backoff(2)}
+		case !known:
+			return s.stopped(p, "Flink no longer knows the job")
+		case st.IsGloballyTerminal():
+			return s.stopped(p, "the job is "+string(st))
+		}
+		p.LastError = ""
+		return Result{RequeueAfter: s.Timing.poll()}
+	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
 	switch {
 	case err == nil:
 	case flinkapi.IsJobNotFound(err):
-		return s.stopped(p, "Flink no longer knows the job")
+		// One such answer may be transient (see above).
+		p.LastError = notFound + errMessage(err)
+		return Result{RequeueAfter: s.Timing.poll()}
 	default:
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: s.Timing.backoff(2)}
@@ -255,6 +276,33 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		return Result{}
 	}
 	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+// notFound starts Progress.LastError after an answer that Flink does not
+// know the job, which Flink's job list confirms in the next step.
+const notFound = "Flink does not know the job: "
+
+// listJob looks id up in Flink's job list (GET /jobs), which an answer
+// about one job cannot contradict by mistake: known reports whether the
+// list has the job, and st its state. A client without the list (a test
+// double) lists nothing, so the answer about the job stands.
+func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flinkapi.JobState, err error) {
+	l, ok := c.(interface {
+		ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
+	})
+	if !ok {
+		return false, "", nil
+	}
+	jobs, err := l.ListJobs(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	for _, j := range jobs {
+		if strings.EqualFold(string(j.ID), string(id)) {
+			return true, j.Status, nil
+		}
+	}
+	return false, "", nil
 }
 
 func (s *Stop) stopped(p *Progress, why string) Result {

@@ -120,6 +120,17 @@ func TestTeardown(t *testing.T) {
 			// cancelled (the stop itself ends it here).
 			name: "savepoint times out: not cancelled, bounded time", outcome: OutcomeLeftRunning,
 			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{
+					{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/savepoints/:triggerid"},
+					{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/checkpoints"},
+				}
+			},
+		},
+		{
+			// The stop completed but its status never answers: at the
+			// deadline the savepoint is found in the checkpoint history.
+			name: "savepoint status never answers: found at the deadline", outcome: OutcomeSucceeded, recorded: true, jobState: flinkapi.JobFinished,
+			faults: func(e *env) []flinktest.Fault {
 				return []flinktest.Fault{{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/savepoints/:triggerid"}}
 			},
 		},

@@ -305,6 +305,9 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
+		if p.Requests > 0 {
+			return r.confirmGone(ctx, p, now)
+		}
 		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
 		switch {
 		case err == nil:
@@ -316,8 +319,12 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 			}
 			return r.observed(ctx, p, now)
 		case flinkapi.IsJobNotFound(err):
-			p.Observed.State, p.Observed.Missing, p.LastError = "", true, ""
-			return r.decide(ctx, p, now)
+			// One answer that Flink does not know the job may be
+			// transient; deciding on it could start a second job while
+			// the old one runs. Flink's job list confirms it first.
+			p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+			p.Requests = 1
+			return Result{RequeueAfter: r.timing.poll()}, nil
 		}
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
@@ -333,8 +340,10 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 			p.LastError = ""
 			return r.observed(ctx, p, now)
 		case flinkapi.IsJobNotFound(err):
-			p.Observed.State, p.Observed.Missing, p.LastError = "", true, ""
-			return r.decide(ctx, p, now)
+			// Confirmed by Flink's job list first, as above.
+			p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+			p.Phase, p.Requests = PhaseObserve, 1
+			return Result{RequeueAfter: r.timing.poll()}, nil
 		}
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
@@ -357,6 +366,25 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
 	p.LastError = ""
+	return r.decide(ctx, p, now)
+}
+
+// confirmGone asks Flink's job list whether it knows the old job, after an
+// answer about the job said it did not: the job is missing only if the
+// list does not show it either; if it does, its state is read again.
+func (r *replacer) confirmGone(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	known, st, err := listJob(ctx, r.client, p.PreviousJobID)
+	switch {
+	case err != nil:
+		p.LastError = notFound + errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+	case known:
+		p.Requests, p.Observed.Missing = 0, false
+		p.LastError = "Flink lists the job (" + string(st) + ") that it said it did not know"
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	}
+	p.Requests, p.LastError = 0, ""
+	p.Observed.State, p.Observed.Missing = "", true
 	return r.decide(ctx, p, now)
 }
 
@@ -507,6 +535,17 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 	o := p.Outcome
 	p.StopOutcome = o
 	if o == OutcomeSucceeded {
+		if p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Request.IsZero() {
+			// Flink keeps only the latest checkpoint: the one recorded
+			// before the cancel may have been subsumed by a later one
+			// since. Read the cancelled job's final retained checkpoint
+			// and decide again.
+			resetPhase(p)
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+			p.Phase = PhaseObserve
+			p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+			return Result{}, nil
+		}
 		if p.Strategy != CancelWithoutState {
 			if p.Location == "" {
 				return finish(p, OutcomeSavepointLost, "the stop succeeded without a savepoint location"), nil
@@ -525,8 +564,10 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 	}
 	// The savepoint failed, timed out, was lost, or the job ended or
 	// failed while stopping: look at the job again and let the policy
-	// decide (retry, fall back, or end).
+	// decide (retry, fall back, or end). The checkpoint observed before
+	// may have been subsumed since: it is read again.
 	resetPhase(p)
+	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	p.Phase = PhaseObserve
 	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
 	return Result{RequeueAfter: r.timing.poll()}, nil

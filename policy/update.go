@@ -40,7 +40,10 @@ import (
 //     kind is young enough (StartWithoutState), or FirstDeploy and no state
 //     exists at all (FirstDeploy).
 //   - A RUNNING job in Savepoint mode is stopped with a savepoint first
-//     (SavepointBeforeUpdate). In LastState mode it is cancelled and
+//     (SavepointBeforeUpdate). If that savepoint completed but the job
+//     runs again (it failed while stopping and restarted), it is
+//     cancelled and replaced from the savepoint (RestoreFromState) rather
+//     than stopped again. In LastState mode it is cancelled and
 //     replaced from the newest state within MaxStateAge
 //     (RestoreFromState), or, without such state, stopped with a savepoint
 //     first (NoRecentState).
@@ -182,6 +185,20 @@ func updateRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Tim
 	}
 	spLimit := p.SavepointDeadline.Std()
 	st := &obs.Savepoint
+	if st.Location != "" {
+		// The savepoint completed, yet the job runs: it failed while
+		// stopping and restarted (from older state). Another stop could
+		// end the same way forever; the savepoint is the newest state, so
+		// cancel the job and restore from it.
+		selectState(&s, obs, p.MaxStateAge.Std(), now, acceptsCheckpoints(p))
+		if s.chosen.IsSet() {
+			d.Details.Newest = s.newest
+			d.Action, d.Reason = ActionCancelFirst, ReasonRestoreFromState
+			d.RestorePoint = restoreFrom(s.chosen, p)
+			d.RequeueAfter = DefaultPollInterval
+			return
+		}
+	}
 	failed, timedOut := savepointEnded(st, spLimit, now)
 	if !failed {
 		d.Action, d.Reason = ActionStopWithSavepoint, ReasonSavepointBeforeUpdate

@@ -587,3 +587,24 @@ func TestEvaluateUpdateInvalidPolicyError(t *testing.T) {
 		t.Errorf("Validate() = %v, want savepointAttempts named too", err)
 	}
 }
+
+// TestUpdateAfterJobFailedWhileStopping checks that a running job whose
+// stop's savepoint completed (the job failed while stopping and
+// restarted) is cancelled and replaced from that savepoint, not stopped
+// again and again.
+func TestUpdateAfterJobFailedWhileStopping(t *testing.T) {
+	for _, mode := range []UpgradeMode{UpgradeSavepoint, UpgradeLastState} {
+		o := withCheckpoint(withSavepoint(observe(flinkapi.JobRunning), 3*time.Hour), 2*time.Hour)
+		o.Savepoint = savepoint.Status{Kind: flinkapi.OpStopWithSavepoint, State: savepoint.Failed, Location: "s3://sp/stop",
+			TriggerTime: ago(time.Minute), Failure: "StopWithSavepointStoppingException"}
+		o.SavepointAttempts = 1
+		d := EvaluateUpdate(UpdatePolicy{Mode: mode}, o, now)
+		want := decisionCore{Action: ActionCancelFirst, Reason: ReasonRestoreFromState, RestorePoint: sp("s3://sp/stop", ago(time.Minute)), RequeueAfter: DefaultPollInterval}
+		if diff := cmp.Diff(want, core(d)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s\n%s", mode, diff, d.Message())
+		}
+		if v := violations(true, UpdatePolicy{Mode: mode}, RestartPolicy{}, o, now, d); len(v) > 0 {
+			t.Errorf("%s: %v", mode, v)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package flinktest
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -102,6 +103,44 @@ func (s *Server) SavepointExists(location string) (bool, error) {
 	s.advance(s.clock.Now())
 	snap := s.snapshots[normalizeLocation(location)]
 	return snap != nil && !snap.removed, nil
+}
+
+// Snapshot is a savepoint or checkpoint that a job completed, as the
+// simulated disk keeps it (across JobManager restarts).
+type Snapshot struct {
+	Location     string
+	Job          flinkapi.JobID
+	CheckpointID int64
+	Savepoint    bool
+	// TriggerID is the trigger id of the savepoint or stop that took it;
+	// empty for checkpoints.
+	TriggerID flinkapi.TriggerID
+	// Taken is when it was triggered: the time of the state it holds.
+	Taken time.Time
+	// Completed is when it completed.
+	Completed time.Time
+	// Removed reports that it was disposed of or discarded by Flink.
+	Removed bool
+}
+
+// Snapshots returns every savepoint and checkpoint completed so far,
+// removed ones included, in the order they completed.
+func (s *Server) Snapshots() []Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.advance(s.clock.Now())
+	out := make([]Snapshot, 0, len(s.snapshots))
+	for _, sn := range s.snapshots {
+		out = append(out, Snapshot{Location: sn.location, Job: sn.job, CheckpointID: sn.checkpointID, Savepoint: sn.savepoint,
+			TriggerID: sn.trigger, Taken: sn.taken, Completed: sn.completed, Removed: sn.removed})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if !out[a].Completed.Equal(out[b].Completed) {
+			return out[a].Completed.Before(out[b].Completed)
+		}
+		return out[a].Location < out[b].Location
+	})
+	return out
 }
 
 // FailJob makes a task of a running job fail now with cause ("a.b.Class:

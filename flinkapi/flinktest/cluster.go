@@ -417,7 +417,11 @@ func (cl *cluster) completeCheckpoint(j *job, c *checkpoint, t time.Time) {
 	c.completeAt = time.Time{}
 	j.counts.InProgress--
 	j.counts.Completed++
-	snap := &snapshot{location: c.location, job: j.id, checkpointID: c.id, savepoint: c.isSavepoint(), events: c.events, keys: j.spec.keys}
+	snap := &snapshot{location: c.location, job: j.id, checkpointID: c.id, savepoint: c.isSavepoint(), events: c.events, keys: j.spec.keys,
+		taken: c.trigger, completed: t}
+	if c.op != nil && c.op.kind != opCheckpoint {
+		snap.trigger = c.op.key.trigger
+	}
 	c.disk = snap
 	cl.s.snapshots[snap.location] = snap
 	if c.kind == typeCheckpoint {

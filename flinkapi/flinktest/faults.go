@@ -249,6 +249,16 @@ func (s *Server) injectedError(f *faultState, r *http.Request, params map[string
 	case http.StatusServiceUnavailable:
 		return plainError(f.Status, "Service temporarily unavailable due to an ongoing leader election. Please refresh.")
 	case http.StatusNotFound:
+		if trigger := params["triggerid"]; trigger != "" && params["jobid"] != "" {
+			// Flink looks an operation's status up by its key only: an
+			// unknown operation, whatever the job.
+			kind := "savepoint"
+			if strings.Contains(r.URL.Path, "/checkpoints/") {
+				kind = "checkpoint"
+			}
+			return handlerError(f.Status, jexc{class: classRestHandler, frames: framesRestHandler,
+				msg: fmt.Sprintf("There is no %s operation with triggerId=%s for job %s.", kind, trigger, params["jobid"])})
+		}
 		if id := params["jobid"]; id != "" {
 			return jobNotFoundError(id, framesGraphHandler)
 		}

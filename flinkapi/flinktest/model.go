@@ -199,7 +199,10 @@ type snapshot struct {
 	savepoint    bool
 	events       int64 // the job's state: events processed
 	keys         int
-	removed      bool // disposed, or discarded by Flink
+	removed      bool               // disposed, or discarded by Flink
+	taken        time.Time          // when it was triggered: the time of its state
+	completed    time.Time          // when it completed
+	trigger      flinkapi.TriggerID // of the savepoint or stop that took it
 }
 
 // Kinds of checkpoints in the statistics.

@@ -1,0 +1,153 @@
+package faultmatrix
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	seedFlag      = flag.Int64("seed", 0, "run only the generated schedule of this seed (TestSchedules)")
+	schedulesFlag = flag.Int("schedules", 1000, "number of generated schedules TestSchedules runs (seeds 1 to N)")
+	updateFlag    = flag.Bool("update", false, "write the fault-matrix table into ../../README.md")
+)
+
+const readme = "../../README.md"
+
+// runBoth runs s uninterrupted and resumed after every step, and returns
+// the uninterrupted run with the violations of both and their comparison.
+func runBoth(t *testing.T, s Schedule) (*Result, []string) {
+	t.Helper()
+	ctx := context.Background()
+	run, err := Execute(ctx, s, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := Execute(ctx, s, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v []string
+	v = append(v, run.Violations...)
+	for _, m := range resumed.Violations {
+		v = append(v, "resumed: "+m)
+	}
+	v = append(v, Compare(run, resumed)...)
+	return run, v
+}
+
+func report(t *testing.T, s Schedule, r *Result, v []string, repro string) {
+	t.Helper()
+	if len(v) == 0 {
+		return
+	}
+	t.Errorf("%s\nbroke %d invariant(s):\n  %s\noutcome %s after %d steps, %v on the clock\nrequests: %s\nreproduce: %s",
+		s, len(v), strings.Join(v, "\n  "), r.Outcome, r.Steps, r.Elapsed, strings.Join(r.Routes, ", "), repro)
+}
+
+// TestMatrix runs every operation under every fault class, checks the
+// invariants, and checks that the README's table is what this run
+// generates (-update writes it).
+func TestMatrix(t *testing.T) {
+	var names []string
+	for _, c := range Classes {
+		names = append(names, c.Name)
+	}
+	table := NewTable(names, Ops)
+	var mu sync.Mutex
+	ran := 0
+	t.Run("cells", func(t *testing.T) {
+		for _, c := range Classes {
+			for _, op := range Ops {
+				s := MatrixSchedule(c, op)
+				t.Run(c.Name+"/"+string(op), func(t *testing.T) {
+					t.Parallel()
+					r, v := runBoth(t, s)
+					repro := fmt.Sprintf("go test ./internal/faultmatrix -run 'TestMatrix/cells/%s/%s$' -v", subtestName(c.Name), op)
+					report(t, s, r, v, repro)
+					mu.Lock()
+					defer mu.Unlock()
+					table.Set(c.Name, op, Cell{Outcome: r.Outcome, Held: len(v) == 0})
+					ran++
+				})
+			}
+		}
+	})
+	if ran != len(Classes)*len(Ops) {
+		t.Logf("%d of %d cells ran; the README's table is not checked", ran, len(Classes)*len(Ops))
+		return
+	}
+	got := table.Markdown()
+	doc, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *updateFlag {
+		out, err := Replace(string(doc), got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(readme, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote the table into %s", readme)
+		return
+	}
+	want, err := Generated(string(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != got {
+		t.Errorf("the README's fault-matrix table differs from what the suite generates; run\n  go test ./internal/faultmatrix -run TestMatrix -update\ngenerated:\n%s\nREADME:\n%s", got, want)
+	}
+}
+
+// subtestName is name as go test names a subtest.
+func subtestName(name string) string { return strings.ReplaceAll(name, " ", "_") }
+
+// TestSchedules runs randomised fault schedules from fixed seeds: seeds 1
+// to -schedules, or only -seed.
+func TestSchedules(t *testing.T) {
+	seeds := make([]int64, 0, *schedulesFlag)
+	if *seedFlag != 0 {
+		seeds = append(seeds, *seedFlag)
+	} else {
+		for i := 1; i <= *schedulesFlag; i++ {
+			seeds = append(seeds, int64(i))
+		}
+	}
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	failed := 0
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				s := Generate(seed)
+				r, v := runBoth(t, s)
+				if testing.Verbose() && len(seeds) == 1 {
+					t.Logf("%s\noutcome %s after %d steps, %v on the clock; violations %v\nrequests: %s", s, r.Outcome, r.Steps, r.Elapsed, v, strings.Join(r.Routes, ", "))
+				}
+				report(t, s, r, v, fmt.Sprintf("go test ./internal/faultmatrix -run TestSchedules -seed=%d -v", seed))
+				mu.Lock()
+				defer mu.Unlock()
+				outcomes[string(r.Schedule.Op)+" "+r.Outcome]++
+				if len(v) > 0 {
+					failed++
+				}
+			})
+		}
+	})
+	byOutcome := map[string]int{}
+	for k, n := range outcomes {
+		byOutcome[k[strings.Index(k, " ")+1:]] += n
+	}
+	t.Logf("%d schedules run, %d broke an invariant; outcomes: %s", len(seeds), failed, Summary(byOutcome))
+	if testing.Verbose() {
+		t.Logf("by operation: %s", Summary(outcomes))
+	}
+}

@@ -1,0 +1,743 @@
+package faultmatrix
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// Fixed ids: the same schedule always sends the same requests.
+const (
+	mainJob  flinkapi.JobID = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+	newJob   flinkapi.JobID = "0123456789abcdef0123456789abcdef"
+	jobCause                = "java.lang.RuntimeException: failed by the schedule"
+	// MaxSteps bounds the steps of each operation of a run: every one must
+	// end well within it.
+	MaxSteps = 400
+	// storeName is the restore point name of teardown and redeploy.
+	storeName = "app/counter"
+)
+
+// The timings of every operation, and the policies' limits.
+var (
+	timing = lifecycle.Timing{Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: time.Minute, Poll: time.Second}
+	// upgradeMaxAge and restartMaxAge are the policies' maximum state ages.
+	upgradeMaxAge = time.Hour
+	restartMaxAge = 30 * time.Minute
+	// redeployGap is the time between a teardown and the redeploy.
+	redeployGap = 30 * time.Minute
+	// restartAge is how long the job has been FAILED when Restart starts.
+	restartAge = 20 * time.Minute
+)
+
+func updatePolicy(mode policy.UpgradeMode) policy.UpdatePolicy {
+	return policy.UpdatePolicy{Mode: mode, MaxStateAge: policy.Duration(upgradeMaxAge), SavepointDeadline: policy.Duration(2 * time.Minute),
+		TransitionTimeout: policy.Duration(2 * time.Minute)}
+}
+
+// budget is the longest an operation may take on the fake clock, from the
+// deadlines of the phases it may go through, not counting injected
+// latency and a slack of backoffs: past it the operation is stuck.
+func (op Op) budget() time.Duration {
+	sp, stop, submit := timing.Savepoint, timing.Stop, timing.Submit
+	observe := stop + 2*time.Minute // an observation may wait TransitionTimeout
+	switch op {
+	case OpTakeSavepoint:
+		return sp
+	case OpStop, OpCancelWithSavepoint, OpSavepointThenCancel:
+		return sp + stop
+	case OpCancelStateless:
+		return stop
+	case OpTeardown:
+		return sp + 3*stop
+	case OpUpgrade, OpUpgradeLastState:
+		return observe + 2*(sp+stop+observe) + stop + submit
+	case OpRestart:
+		return observe + submit
+	case OpSubmit:
+		return submit
+	case OpRedeploy:
+		return (sp + 3*stop) + (observe + submit)
+	case OpDispose:
+		return 3 * stop
+	}
+	return 0
+}
+
+// Result is one run of a schedule.
+type Result struct {
+	Schedule Schedule
+	// Resumed: the Progress went through JSON and a fresh operation was
+	// built after every step.
+	Resumed bool
+	// Outcome is the outcome of the run: the last operation's, prefixed
+	// with "teardown " when a redeploy ended in its teardown.
+	Outcome string
+	// Progress holds the final Progress of each operation of the run (two
+	// for a redeploy).
+	Progress []lifecycle.Progress
+	// Steps counts the steps of all operations; Elapsed is the time they
+	// took on the fake clock.
+	Steps   int
+	Elapsed time.Duration
+	// Routes lists the requests of the run, with the faults injected,
+	// without the transport's replays of a request whose connection
+	// broke.
+	Routes []string
+	// Violations lists the broken invariants; empty if all held.
+	Violations []string
+}
+
+// stage is one operation of a run.
+type stage struct {
+	name string
+	mk   func() lifecycle.Stepper
+}
+
+// env is the fake cluster of one run.
+type env struct {
+	s       Schedule
+	srv     *flinktest.Server
+	c       *flinkapi.Client
+	jar     flinkapi.JarID
+	jarFile string
+	store   *lifecycle.MemoryStore
+	latest  savepoint.Record
+	history savepoint.History
+	dispose *lifecycle.DisposeSavepoints
+	// stateful: the operation's policy keeps state and allows no start
+	// or cancel without it.
+	stateful bool
+	maxAge   time.Duration
+	v        *violations
+	// restarts are the times the JobManager restarted.
+	restarts []time.Time
+	// decided maps a restore path to when Progress.RestoreFrom named it.
+	decided map[string]time.Time
+	// initial holds the jobs before the operation.
+	initial map[flinkapi.JobID]bool
+	// trigger is the trigger id of the latest savepoint or stop request,
+	// and triggerState the last state the Progress recorded for it.
+	trigger      string
+	triggerState savepoint.State
+}
+
+type violations struct{ list []string }
+
+func (v *violations) add(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, m := range v.list {
+		if m == msg {
+			return
+		}
+	}
+	v.list = append(v.list, msg)
+}
+
+// Execute runs a schedule against a new fake JobManager and checks the
+// invariants after every step and at the end. With resume, the Progress
+// goes through JSON and a fresh operation is built after every step, as by
+// a caller that restarts after each one. The error reports a failure to
+// set the run up, not a broken invariant.
+func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
+	e, err := setup(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	defer e.srv.Close()
+	if e.jarFile != "" {
+		defer os.RemoveAll(filepath.Dir(e.jarFile))
+	}
+	for _, ev := range s.Events {
+		if ev.Fault != nil && ev.Step == 0 {
+			if err := e.srv.Inject(*ev.Fault); err != nil {
+				return nil, fmt.Errorf("faultmatrix: %v: %w", ev, err)
+			}
+		}
+	}
+	res := &Result{Schedule: s, Resumed: resume}
+	start := e.srv.Clock().Now()
+	step := 0
+	var latency time.Duration
+	for i, st := range e.stages() {
+		if i > 0 {
+			prev := res.Progress[i-1]
+			if prev.Outcome != lifecycle.OutcomeSucceeded || !prev.Recorded {
+				res.Outcome = "teardown " + string(prev.Outcome)
+				break
+			}
+			e.srv.Clock().Advance(redeployGap)
+			start = start.Add(redeployGap)
+		}
+		p, out, lat := e.drive(ctx, st, resume, &step)
+		latency += lat
+		res.Progress = append(res.Progress, p)
+		res.Outcome = string(out)
+		if out == "" {
+			break
+		}
+	}
+	res.Steps = step
+	res.Elapsed = e.srv.Clock().Now().Sub(start)
+	if limit := s.Op.budget() + 2*time.Minute + latency; res.Elapsed > limit {
+		e.v.add("invariant 4: the operation took %v on the clock, more than its deadlines allow (%v)", res.Elapsed, limit)
+	}
+	e.final(ctx, res)
+	var prev flinktest.Request
+	for i, r := range e.srv.Requests() {
+		// Go's HTTP transport sends an idempotent request once more, at
+		// once, when the reused connection it went out on broke; whether
+		// the connection was reused is up to timing, not to the
+		// operation, so such replays are left out.
+		replay := i > 0 && prev.Status == 0 && r.Method == prev.Method && r.Path == prev.Path && r.Body == prev.Body && r.Time.Equal(prev.Time)
+		prev = r
+		if replay {
+			continue
+		}
+		name := r.Route
+		if r.Fault != "" {
+			name += " [" + r.Fault + "]"
+		}
+		res.Routes = append(res.Routes, name)
+	}
+	res.Violations = e.v.list
+	return res, nil
+}
+
+func setup(ctx context.Context, s Schedule) (*env, error) {
+	srv := flinktest.NewServer(flinktest.WithVersion(s.Version), flinktest.WithSeed(s.Seed))
+	e := &env{s: s, srv: srv, store: &lifecycle.MemoryStore{}, v: &violations{}, decided: map[string]time.Time{}, initial: map[flinkapi.JobID]bool{}}
+	fail := func(err error) (*env, error) {
+		srv.Close()
+		return nil, fmt.Errorf("faultmatrix: setting up %s: %w", s, err)
+	}
+	c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		return fail(err)
+	}
+	e.c = c
+	if e.jar, err = c.UploadJarReader(ctx, "job.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass))); err != nil {
+		return fail(err)
+	}
+	if _, err := c.RunJar(ctx, e.jar, flinkapi.RunJarRequest{JobID: mainJob, ProgramArgs: jobArgs("/out", s.RestartAttempts),
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		return fail(err)
+	}
+	clock := srv.Clock()
+	clock.Advance(5 * time.Second)
+	e.stateful = s.Op != OpCancelStateless
+	switch s.Op {
+	case OpUpgrade:
+		rec, err := e.takeSavepoint(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		e.latest = rec
+		clock.Advance(10 * time.Second)
+		e.maxAge = upgradeMaxAge
+	case OpUpgradeLastState, OpRedeploy:
+		e.maxAge = upgradeMaxAge
+	case OpRestart:
+		for i := 0; i <= s.RestartAttempts+1; i++ {
+			if info, _ := srv.Job(mainJob); info.State == flinkapi.JobFailed {
+				break
+			}
+			_ = srv.FailJob(mainJob, jobCause)
+			clock.Advance(5 * time.Second)
+		}
+		if info, _ := srv.Job(mainJob); info.State != flinkapi.JobFailed {
+			return fail(fmt.Errorf("the job is %s, not FAILED", info.State))
+		}
+		clock.Advance(restartAge)
+		e.maxAge = restartMaxAge
+	case OpSubmit:
+		dir, err := os.MkdirTemp("", "faultmatrix-")
+		if err != nil {
+			return fail(err)
+		}
+		e.jarFile = filepath.Join(dir, "job.jar")
+		if err := os.WriteFile(e.jarFile, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+			os.RemoveAll(dir)
+			return fail(err)
+		}
+	case OpDispose:
+		for range 3 {
+			rec, err := e.takeSavepoint(ctx)
+			if err != nil {
+				return fail(err)
+			}
+			e.history = e.history.Add(rec)
+			clock.Advance(10 * time.Second)
+		}
+		e.dispose = &lifecycle.DisposeSavepoints{Client: c, History: e.history, Retention: savepoint.RetentionOptions{MaxCount: 1},
+			Timing: timing, Clock: clock}
+	}
+	for _, j := range srv.Jobs() {
+		e.initial[j.ID] = true
+	}
+	srv.ClearRequests()
+	return e, nil
+}
+
+func jobArgs(out string, restartAttempts int) []string {
+	return []string{"--out", out, "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--restart-attempts", strconv.Itoa(restartAttempts)}
+}
+
+// takeSavepoint takes a savepoint of the main job without faults.
+func (e *env) takeSavepoint(ctx context.Context) (savepoint.Record, error) {
+	var p lifecycle.Progress
+	op := &lifecycle.TakeSavepoint{Client: e.c, Job: mainJob, Reason: savepoint.ReasonScheduled, Clock: e.srv.Clock()}
+	if _, err := lifecycle.Run(ctx, op, &p, nil); err != nil {
+		return savepoint.Record{}, err
+	}
+	rec, ok := p.Record()
+	if !ok {
+		return rec, fmt.Errorf("savepoint: %s: %s", p.Outcome, p.Reason)
+	}
+	return rec, nil
+}
+
+// stages returns the operations of the run.
+func (e *env) stages() []stage {
+	clock := e.srv.Clock()
+	newRun := flinkapi.RunJarRequest{ProgramArgs: jobArgs("/out2", e.s.RestartAttempts)}
+	stop := func(strategy lifecycle.StopStrategy, mode policy.UpgradeMode) stage {
+		return stage{name: string(e.s.Op), mk: func() lifecycle.Stepper {
+			return &lifecycle.Stop{Client: e.c, Job: mainJob, Strategy: strategy, Mode: mode, Timing: timing, Clock: clock}
+		}}
+	}
+	teardown := stage{name: "teardown", mk: func() lifecycle.Stepper {
+		return &lifecycle.Teardown{Client: e.c, Job: mainJob, Store: e.store, Name: storeName, Timing: timing, Clock: clock}
+	}}
+	switch e.s.Op {
+	case OpTakeSavepoint:
+		return []stage{{name: "savepoint", mk: func() lifecycle.Stepper {
+			return &lifecycle.TakeSavepoint{Client: e.c, Job: mainJob, Timing: timing, Clock: clock}
+		}}}
+	case OpStop:
+		return []stage{stop(lifecycle.StopWithSavepoint, "")}
+	case OpCancelWithSavepoint:
+		return []stage{stop(lifecycle.CancelWithSavepoint, "")}
+	case OpSavepointThenCancel:
+		return []stage{stop(lifecycle.SavepointThenCancel, "")}
+	case OpCancelStateless:
+		return []stage{stop("", policy.UpgradeStateless)}
+	case OpUpgrade, OpUpgradeLastState:
+		mode := policy.UpgradeSavepoint
+		if e.s.Op == OpUpgradeLastState {
+			mode = policy.UpgradeLastState
+		}
+		return []stage{{name: "upgrade", mk: func() lifecycle.Stepper {
+			return &lifecycle.Upgrade{Client: e.c, Job: mainJob, Policy: updatePolicy(mode), Latest: e.latest, JarID: e.jar, Run: newRun,
+				JobID: newJob, Timing: timing, Clock: clock}
+		}}}
+	case OpRestart:
+		return []stage{{name: "restart", mk: func() lifecycle.Stepper {
+			return &lifecycle.Restart{Client: e.c, Job: mainJob, JarID: e.jar, Run: newRun, JobID: newJob, Timing: timing, Clock: clock,
+				Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxStateAge: policy.Duration(restartMaxAge),
+					Backoff: policy.Duration(30 * time.Second), TransitionTimeout: policy.Duration(2 * time.Minute)}}
+		}}}
+	case OpSubmit:
+		return []stage{{name: "submit", mk: func() lifecycle.Stepper {
+			return &lifecycle.Submit{Client: e.c, JarFile: e.jarFile, Run: newRun, JobID: newJob, Timing: timing, Clock: clock}
+		}}}
+	case OpTeardown:
+		return []stage{teardown}
+	case OpRedeploy:
+		return []stage{teardown, {name: "redeploy", mk: func() lifecycle.Stepper {
+			return &lifecycle.Upgrade{Client: e.c, Store: e.store, Name: storeName, Policy: updatePolicy(""), JarID: e.jar, Run: newRun,
+				JobID: newJob, Timing: timing, Clock: clock}
+		}}}
+	case OpDispose:
+		return []stage{{name: "dispose", mk: func() lifecycle.Stepper { return e.dispose }}}
+	}
+	return nil
+}
+
+// applyEvents does the events due before step n.
+func (e *env) applyEvents(n int) {
+	for _, ev := range e.s.Events {
+		if ev.Step != n || n == 0 {
+			continue
+		}
+		switch {
+		case ev.Fault != nil:
+			_ = e.srv.Inject(*ev.Fault)
+		case ev.Restart != nil:
+			o := *ev.Restart
+			if ev.LoseJobs {
+				for _, j := range e.srv.Jobs() {
+					o.Lose = append(o.Lose, j.ID)
+				}
+			}
+			e.restarts = append(e.restarts, e.srv.Clock().Now())
+			e.srv.RestartJobManager(o)
+		case ev.FailJob:
+			id := mainJob
+			if e.s.Op == OpSubmit {
+				id = newJob
+			}
+			_ = e.srv.FailJob(id, jobCause)
+		}
+	}
+}
+
+// drive runs one operation to its end, checking after every step. It
+// returns the final Progress, the outcome ("" if the operation did not
+// end) and the latency injected into its requests.
+func (e *env) drive(ctx context.Context, st stage, resume bool, step *int) (lifecycle.Progress, lifecycle.Outcome, time.Duration) {
+	var p lifecycle.Progress
+	var latency time.Duration
+	op := st.mk()
+	clock := e.srv.Clock()
+	for n := 0; ; n++ {
+		if n >= MaxSteps {
+			e.v.add("invariant 4: %s did not end within %d steps (phase %s, deadline %v)", st.name, MaxSteps, p.Phase, p.Deadline)
+			return p, "", latency
+		}
+		e.applyEvents(*step)
+		*step++
+		before := p
+		logged := len(e.srv.Requests())
+		now := clock.Now()
+		res, err := op.Step(ctx, &p)
+		latency += clock.Now().Sub(now)
+		if err != nil {
+			e.v.add("%s: Step returned an error: %v", st.name, err)
+			return p, "", latency
+		}
+		e.checkStep(st.name, before, p, res, now, e.srv.Requests()[logged:])
+		if res.Done {
+			if res.Outcome != p.Outcome || p.Phase != lifecycle.PhaseDone {
+				e.v.add("%s: Result %+v does not match Progress (phase %s, outcome %s)", st.name, res, p.Phase, p.Outcome)
+			}
+			return p, p.Outcome, latency
+		}
+		if resume {
+			b, err := json.Marshal(p)
+			if err != nil {
+				e.v.add("%s: Progress does not marshal: %v", st.name, err)
+				return p, "", latency
+			}
+			p = lifecycle.Progress{}
+			if err := json.Unmarshal(b, &p); err != nil {
+				e.v.add("%s: Progress does not unmarshal: %v", st.name, err)
+				return p, "", latency
+			}
+			op = st.mk()
+		}
+		clock.Advance(res.RequeueAfter)
+	}
+}
+
+// requestBody holds the fields of request bodies the checks read.
+type requestBody struct {
+	TriggerID     string `json:"triggerId"`
+	JobID         string `json:"jobId"`
+	SavepointPath string `json:"savepointPath"`
+}
+
+func body(r flinktest.Request) requestBody {
+	var b requestBody
+	_ = json.Unmarshal([]byte(r.Body), &b)
+	return b
+}
+
+// checkStep checks the invariants that hold after every step: before is
+// the Progress the caller stored before it, now the time it began, and
+// reqs the requests it sent.
+func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle.Result, now time.Time, reqs []flinktest.Request) {
+	// 2: a location once seen is kept, or replaced by a newer savepoint.
+	if before.Location != "" && p.Location != before.Location && !e.newer(p.Location, before.Location) {
+		e.v.add("invariant 2: %s dropped the savepoint location %q (now %q)", name, before.Location, p.Location)
+	}
+	for _, r := range reqs {
+		switch r.Route {
+		case routeSavepoint, routeStop:
+			// 6: the trigger id is recorded before the request using it.
+			id := body(r).TriggerID
+			if id == "" || id != string(before.Savepoint.TriggerID) {
+				e.v.add("invariant 6: %s sent a trigger with id %q; the stored progress recorded %q", name, id, before.Savepoint.TriggerID)
+			}
+			// Only a failure earns a new trigger id: not a savepoint
+			// that completed, unless the operation failed after it (the
+			// job failed while stopping).
+			if e.trigger != "" && id != e.trigger && !failed(e.triggerState) {
+				for _, s := range e.srv.Snapshots() {
+					if string(s.TriggerID) == e.trigger && !s.Completed.After(r.Time) {
+						e.v.add("invariant 6: %s sent a new trigger id although the savepoint of the previous one completed at %s (recorded as %s)",
+							name, s.Location, e.triggerState)
+					}
+				}
+			}
+			e.trigger = id
+		case routeRun:
+			// 5: the job id is recorded before the submission.
+			b := body(r)
+			if b.JobID == "" || b.JobID != string(before.JobID) {
+				e.v.add("invariant 5: %s ran a jar with job id %q; the stored progress recorded %q", name, b.JobID, before.JobID)
+			}
+			// 1: the restore point still holds the state when the new job
+			// starts from it (a retained checkpoint may have been
+			// subsumed between its observation and the cancel).
+			if b.SavepointPath != "" && !e.exists(b.SavepointPath) {
+				e.v.add("invariant 1: %s started the new job from %q, which no longer exists: the old job's state after it is lost", name, b.SavepointPath)
+			}
+		case routeCancel:
+			// 1: a stateful job is cancelled only with a restore point
+			// recorded first.
+			if e.stateful && strings.Contains(r.Path, string(mainJob)) && before.RestoreFrom == "" && before.Location == "" {
+				e.v.add("invariant 1: %s cancelled the job without a restore point recorded first (phase %s, outcome of the stop %q)", name, before.Phase, before.StopOutcome)
+			}
+		}
+	}
+	if e.trigger != "" && string(p.Savepoint.TriggerID) == e.trigger {
+		e.triggerState = p.Savepoint.State
+	}
+	// 3: remember when the restore point was chosen.
+	if p.RestoreFrom != "" && p.RestoreFrom != before.RestoreFrom {
+		if _, ok := e.decided[p.RestoreFrom]; !ok {
+			e.decided[p.RestoreFrom] = now
+		}
+	}
+	// 4: a step taken at or past its phase's deadline ends the phase.
+	if !before.Deadline.IsZero() && !now.Before(before.Deadline) && !res.Done && p.Phase == before.Phase && p.Deadline.Equal(before.Deadline) {
+		e.v.add("invariant 4: %s stayed in phase %s past its deadline %v", name, p.Phase, before.Deadline)
+	}
+	if !res.Done && p.Phase != "" && p.Deadline.IsZero() {
+		e.v.add("invariant 4: %s is in phase %s without a deadline", name, p.Phase)
+	}
+	e.checkJobs(name)
+}
+
+// exists reports whether loc names a completed snapshot that was not
+// removed (checked right after the step that sent the request).
+func (e *env) exists(loc string) bool {
+	if loc == "" {
+		return false
+	}
+	ok, _ := e.srv.SavepointExists(loc)
+	return ok
+}
+
+// newer reports whether the snapshot at loc holds newer state than the one
+// at old.
+func (e *env) newer(loc, old string) bool {
+	var a, b *flinktest.Snapshot
+	for _, s := range e.srv.Snapshots() {
+		switch s.Location {
+		case loc:
+			a = &s
+		case old:
+			b = &s
+		}
+	}
+	return a != nil && b != nil && a.Taken.After(b.Taken)
+}
+
+// checkJobs checks invariant 5 on the fake's jobs: at most one job of the
+// deployment runs, and only the operations that start jobs start one.
+func (e *env) checkJobs(name string) {
+	alive := []string{}
+	for _, j := range e.srv.Jobs() {
+		if e.s.Op == OpSubmit && j.ID == mainJob {
+			continue // not part of the submitted deployment
+		}
+		if !e.initial[j.ID] && !e.startsJobs() {
+			e.v.add("invariant 5: %s started a job (%s) though it starts none", name, j.ID)
+		}
+		if !j.State.IsGloballyTerminal() {
+			alive = append(alive, string(j.ID)+" "+string(j.State))
+		}
+	}
+	if len(alive) > 1 {
+		e.v.add("invariant 5: two jobs of the deployment run at once: %v", alive)
+	}
+}
+
+// failed reports a final state of a savepoint other than success.
+func failed(st savepoint.State) bool {
+	return st.Final() && st != savepoint.Succeeded
+}
+
+func (e *env) takesSavepoints() bool {
+	switch e.s.Op {
+	case OpCancelStateless, OpRestart, OpSubmit, OpDispose:
+		return false
+	}
+	return true
+}
+
+func (e *env) startsJobs() bool {
+	switch e.s.Op {
+	case OpUpgrade, OpUpgradeLastState, OpRestart, OpSubmit, OpRedeploy:
+		return true
+	}
+	return false
+}
+
+// restartedBetween reports whether the JobManager restarted in (from, to].
+func (e *env) restartedBetween(from, to time.Time) bool {
+	for _, t := range e.restarts {
+		if t.After(from) && !t.After(to) {
+			return true
+		}
+	}
+	return false
+}
+
+// final checks the invariants on the end state.
+func (e *env) final(ctx context.Context, res *Result) {
+	end := e.srv.Clock().Now()
+	for _, r := range e.srv.Requests() {
+		if strings.HasPrefix(r.Fault, "restart") {
+			e.restarts = append(e.restarts, r.Time)
+		}
+	}
+	snaps := map[string]flinktest.Snapshot{}
+	for _, s := range e.srv.Snapshots() {
+		snaps[s.Location] = s
+	}
+	locations, restores := map[string]bool{}, map[string]bool{}
+	attempts := 0
+	for _, p := range res.Progress {
+		if p.Location != "" {
+			locations[p.Location] = true
+			// 2: a location names a savepoint that exists, and the record
+			// carries it.
+			if s, ok := snaps[p.Location]; !ok || s.Removed {
+				e.v.add("invariant 2: the location %q names no savepoint on the fake's disk", p.Location)
+			}
+			if rec, ok := p.Record(); !ok || rec.Location != p.Location {
+				e.v.add("invariant 2: Record() = %+v, %v for the location %q", rec, ok, p.Location)
+			}
+		}
+		if p.RestoreFrom != "" {
+			restores[p.RestoreFrom] = true
+		}
+		attempts += p.Attempts
+	}
+	// 2: a savepoint that our triggers completed, with no JobManager
+	// restart since that could make Flink forget it, is known.
+	triggers := map[string]bool{}
+	for _, r := range e.srv.Requests() {
+		if r.Route == routeSavepoint || r.Route == routeStop {
+			triggers[body(r).TriggerID] = true
+		}
+	}
+	for _, s := range snaps {
+		if !s.Savepoint || s.TriggerID == "" || !triggers[string(s.TriggerID)] || s.Completed.After(end) || len(locations) > 0 {
+			continue
+		}
+		if !e.restartedBetween(s.Completed.Add(-time.Nanosecond), end) {
+			e.v.add("invariant 2: the savepoint %s completed at %v (trigger %s) but no operation learnt its location", s.Location, s.Completed, s.TriggerID)
+		}
+	}
+	// 6: operations that take no savepoint send no trigger, and an
+	// upgrade takes no more savepoints than its policy allows.
+	if len(triggers) > 0 && !e.takesSavepoints() {
+		e.v.add("invariant 6: %d trigger ids were sent by an operation that takes no savepoint", len(triggers))
+	}
+	if limit := updatePolicy("").WithDefaults().SavepointAttempts; attempts > limit {
+		e.v.add("invariant 6: %d savepoint attempts, the policy allows %d", attempts, limit)
+	}
+	// 1 and 3: new jobs start from the state the policy allows.
+	for _, j := range e.srv.Jobs() {
+		if e.initial[j.ID] || j.State == flinkapi.JobFailed && j.RestoredFrom == "" {
+			continue
+		}
+		if j.RestoredFrom == "" {
+			if e.stateful && e.s.Op != OpSubmit {
+				e.v.add("invariant 1: the new job %s started without state", j.ID)
+			}
+			continue
+		}
+		if !restores[j.RestoredFrom] {
+			e.v.add("invariant 3: the new job %s restored from %q, which no Progress.RestoreFrom recorded", j.ID, j.RestoredFrom)
+			continue
+		}
+		s, ok := snaps[j.RestoredFrom]
+		at, decided := e.decided[j.RestoredFrom]
+		switch {
+		case !ok:
+			e.v.add("invariant 3: the new job %s restored from %q, unknown to the fake", j.ID, j.RestoredFrom)
+		case decided && e.maxAge > 0 && at.Sub(s.Taken) > e.maxAge:
+			e.v.add("invariant 3: the new job %s restored from state %v old when chosen, more than the maximum %v", j.ID, at.Sub(s.Taken), e.maxAge)
+		}
+	}
+	// 1: the job was not cancelled without a restore point.
+	if info, ok := e.srv.Job(mainJob); ok && e.stateful && e.s.Op != OpSubmit && info.State == flinkapi.JobCanceled && len(locations) == 0 && len(restores) == 0 {
+		e.v.add("invariant 1: the job ended CANCELED and no restore point was recorded")
+	}
+	switch e.s.Op {
+	case OpTeardown, OpRedeploy:
+		if p := res.Progress[0]; p.Recorded {
+			if rec, ok, err := e.store.Get(ctx, storeName); err != nil || !ok || rec.Location != p.Location {
+				e.v.add("invariant 2: teardown recorded %q, the store holds %+v (%v, %v)", p.Location, rec, ok, err)
+			}
+		}
+	case OpDispose:
+		e.checkDisposal(res, snaps)
+	}
+}
+
+// checkDisposal checks that exactly the chosen savepoints are gone.
+func (e *env) checkDisposal(res *Result, snaps map[string]flinktest.Snapshot) {
+	if len(res.Progress) == 0 {
+		return
+	}
+	p := res.Progress[0]
+	chosen := map[string]bool{}
+	for _, r := range e.dispose.Chosen(&p) {
+		chosen[r.Location] = true
+	}
+	for _, r := range e.history {
+		s := snaps[r.Location]
+		switch {
+		case !chosen[r.Location] && s.Removed:
+			e.v.add("invariant 2: the savepoint %s was kept by the retention but is gone", r.Location)
+		case chosen[r.Location] && p.Outcome == lifecycle.OutcomeSucceeded && !s.Removed:
+			e.v.add("dispose: %s was chosen and the operation succeeded, but it still exists", r.Location)
+		}
+	}
+}
+
+// Compare checks a run resumed after every step against the uninterrupted
+// run of the same schedule: the same outcome, the same requests with the
+// same faults, no more trigger ids, and nothing lost.
+func Compare(run, resumed *Result) []string {
+	var out []string
+	if run.Outcome != resumed.Outcome {
+		out = append(out, fmt.Sprintf("resumable: outcome %q uninterrupted, %q resumed", run.Outcome, resumed.Outcome))
+	}
+	for i := range min(len(run.Progress), len(resumed.Progress)) {
+		a, b := run.Progress[i], resumed.Progress[i]
+		if (a.Location == "") != (b.Location == "") || a.Attempts != b.Attempts || a.RestoreKind != b.RestoreKind || a.Recorded != b.Recorded {
+			out = append(out, fmt.Sprintf("resumable: operation %d differs: location %q/%q, attempts %d/%d, restore kind %q/%q, recorded %v/%v",
+				i, a.Location, b.Location, a.Attempts, b.Attempts, a.RestoreKind, b.RestoreKind, a.Recorded, b.Recorded))
+		}
+	}
+	n := min(len(run.Routes), len(resumed.Routes))
+	for i := range n {
+		if run.Routes[i] != resumed.Routes[i] {
+			out = append(out, fmt.Sprintf("resumable: request %d is %q uninterrupted, %q resumed", i, run.Routes[i], resumed.Routes[i]))
+			return out
+		}
+	}
+	if len(run.Routes) != len(resumed.Routes) {
+		out = append(out, fmt.Sprintf("resumable: %d requests uninterrupted, %d resumed", len(run.Routes), len(resumed.Routes)))
+	}
+	return out
+}
