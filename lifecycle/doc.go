@@ -151,5 +151,12 @@
 // Every phase has a deadline (Timing); every operation ends in a named
 // Outcome with a Reason, at the latest at the deadline. Transient errors
 // (503, connection resets) never end an operation early: they are kept in
-// Progress.LastError and the step is retried with backoff.
+// Progress.LastError and the step is retried with backoff. An answer that
+// Flink does not know a job (404) is confirmed with Flink's job list
+// (GET /jobs) in the next step before the job counts as gone: during a
+// JobManager failover one such answer can come while the job still runs,
+// and acting on it would start a second job or drop a savepoint.
+//
+// internal/faultmatrix runs every operation under each fault class and
+// 1,000 seeded fault schedules and checks these rules after every step.
 package lifecycle
