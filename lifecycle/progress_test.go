@@ -127,6 +127,9 @@ func TestRunReportsSavepointProgress(t *testing.T) {
 			t.Errorf("progress %d: %+v (all: %+v)", i, sp, seen)
 		}
 	}
+	if last := seen[len(seen)-1]; last.Acknowledged == 0 || last.Bytes == 0 {
+		t.Errorf("the acknowledgements did not grow: %+v", seen)
+	}
 	// Without a callback Run reads no statistics.
 	e.srv.ClearRequests()
 	p = Progress{}

@@ -234,7 +234,18 @@ func (s *Server) renderCheckpoint(j *job, c *checkpoint, withTasks bool) map[str
 	className := "completed"
 	switch c.status {
 	case flinkapi.CheckpointInProgress:
-		className, acked, size, latestAck = "in_progress", 0, 0, time.Time{}
+		// Subtasks acknowledge one after the other over the checkpoint's
+		// duration; the last one completes it.
+		className, latestAck = "in_progress", time.Time{}
+		acked, size = 0, 0
+		if now, span := s.clock.Now(), c.completeAt.Sub(c.trigger); span > 0 && now.After(c.trigger) {
+			frac := min(float64(now.Sub(c.trigger))/float64(span), 1)
+			acked = min(int(frac*float64(c.subtasks)), c.subtasks-1)
+			size = int64(frac * float64(j.stateSize()))
+			if acked > 0 {
+				latestAck = now
+			}
+		}
 	case flinkapi.CheckpointFailed:
 		className, acked, size, latestAck = "failed", c.subtasks/2, 265, c.failedAt
 	}
