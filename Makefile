@@ -18,11 +18,12 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= 100000x
 BENCHCOUNT ?= 8
 
-.PHONY: test unit lint fuzz integration flink bench generate clean
+.PHONY: test unit lint fuzz operator integration flink bench generate clean
 
-## test: everything: lint, unit tests with -race, short fuzz runs, and the
-## real-Flink suites for every version in FLINK_VERSIONS.
-test: lint unit fuzz integration
+## test: everything: lint, unit tests with -race, short fuzz runs, the
+## example operator's module, and the real-Flink suites for every version
+## in FLINK_VERSIONS.
+test: lint unit fuzz operator integration
 
 ## unit: unit tests with the race detector; no network, no Java.
 unit:
@@ -33,6 +34,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags integration ./...
 	@if [ ! -x "$(GOBIN)/staticcheck" ]; then \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || echo "staticcheck did not install; skipping it"; \
 	fi
@@ -48,6 +50,11 @@ fuzz:
 		done; \
 	done
 
+## operator: the example operator's own module (examples/operator): gofmt,
+## go vet, staticcheck and its unit tests with -race.
+operator:
+	$(MAKE) -C examples/operator lint unit
+
 ## flink: fetch the Flink runtime jars of FLINK_VERSION and build the test job.
 flink:
 	scripts/flink.sh $(FLINK_VERSION)
@@ -58,6 +65,7 @@ integration:
 		echo "=== real Flink $$v"; \
 		scripts/flink.sh $$v; \
 		FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...; \
+		(cd examples/operator && FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...); \
 	done
 
 ## bench: benchmarks with their baselines, summarised by benchstat.
@@ -73,6 +81,7 @@ bench:
 generate:
 	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object paths=./policy/...
 	gofmt -w policy/zz_generated.deepcopy.go
+	$(MAKE) -C examples/operator generate
 
 clean:
 	rm -rf .cache bench/latest.txt

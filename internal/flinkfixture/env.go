@@ -13,23 +13,29 @@ import (
 	"time"
 )
 
-// RepoRoot is the nearest folder at or above the working directory that
-// holds a go.mod.
+// RepoRoot is flinkkit's repository root: the nearest folder at or above
+// the working directory that holds both a go.mod and scripts/flink.sh, so
+// that tests of a nested module (examples/operator) find it too.
 func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "scripts", "flink.sh")) {
 			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("flinkfixture: no go.mod found above the working directory")
+			return "", errors.New("flinkfixture: no folder with go.mod and scripts/flink.sh above the working directory")
 		}
 		dir = parent
 	}
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // Prepare runs <repo>/scripts/flink.sh version with FLINK_CACHE_DIR set to

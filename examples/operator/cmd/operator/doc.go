@@ -1,0 +1,9 @@
+// Command operator runs the FlinkJob controller against a Flink session
+// cluster:
+//
+//	operator --flink-url http://flink-jobmanager:8081 [--restore-points DIR]
+//
+// It reads the Kubernetes configuration as kubectl does (KUBECONFIG, or the
+// in-cluster service account), needs the CRD of config/crd installed, and
+// runs until it gets SIGTERM or SIGINT. --help lists every flag.
+package main

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
+	"github.com/flinkkit/flinkkit/examples/operator/internal/controller"
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/lifecycle"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "operator:", err)
+		os.Exit(2)
+	}
+}
+
+// run parses args and runs the manager until a signal stops it.
+func run(args []string) error {
+	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
+	var (
+		flinkURL      = fs.String("flink-url", "", "base URL of the Flink JobManager's REST API, such as http://flink-jobmanager:8081 (required)")
+		restorePoints = fs.String("restore-points", "", "directory that keeps each deleted FlinkJob's final savepoint, so that a FlinkJob created again with its name starts from it; empty: none kept")
+		poll          = fs.Duration("poll-interval", controller.DefaultPollInterval, "how often a running job is looked at")
+		retry         = fs.Duration("retry-interval", controller.DefaultRetryInterval, "how long after a failed operation it is tried again")
+		metricsAddr   = fs.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
+		probeAddr     = fs.String("health-probe-bind-address", ":8081", "address of the health probes")
+		leaderElect   = fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
+	)
+	config.RegisterFlags(fs) // --kubeconfig
+	opts := zap.Options{}
+	opts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+
+	if *flinkURL == "" {
+		return errors.New("--flink-url is required")
+	}
+	// No retries inside a call: the operations retry through RequeueAfter.
+	flink, err := flinkapi.NewClient(*flinkURL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithTimeout(10*time.Second))
+	if err != nil {
+		return fmt.Errorf("--flink-url: %w", err)
+	}
+	var store lifecycle.RestorePointStore
+	if *restorePoints != "" {
+		if store, err = lifecycle.NewFileStore(*restorePoints); err != nil {
+			return fmt.Errorf("--restore-points: %w", err)
+		}
+	}
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("kubernetes configuration: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress: *probeAddr,
+		LeaderElection:         *leaderElect,
+		LeaderElectionID:       "flinkjob.flinkkit.dev",
+	})
+	if err != nil {
+		return fmt.Errorf("manager: %w", err)
+	}
+	r := &controller.FlinkJobReconciler{
+		Client:        mgr.GetClient(),
+		Flink:         flink,
+		Recorder:      mgr.GetEventRecorder("flinkjob-controller"),
+		Store:         store,
+		PollInterval:  *poll,
+		RetryInterval: *retry,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunBadFlags: wrong flags end with an error naming the flag, before
+// anything connects to Kubernetes or Flink.
+func TestRunBadFlags(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--flink-url is required"},
+		{[]string{"--flink-url", "localhost:8081"}, "--flink-url"},
+		{[]string{"--flink-url", "http://user:secret@localhost:8081"}, "--flink-url"},
+		{[]string{"--flink-url", "http://localhost:8081", "--restore-points", filepath.Join(file, "sub")}, "--restore-points"},
+		{[]string{"--no-such-flag"}, "no-such-flag"},
+	} {
+		err := run(tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%q) = %v, want an error naming %q", tc.args, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("run(%q): the error shows the password: %v", tc.args, err)
+		}
+	}
+}

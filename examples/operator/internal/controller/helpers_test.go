@@ -1,0 +1,262 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// maxReconciles bounds every drive: each scenario must settle well within it.
+const maxReconciles = 300
+
+// harness is a fake Kubernetes API (controller-runtime's fake client, with
+// the status subresource) and a fake Flink JobManager (flinktest, on its
+// manual clock), with the reconciler between them.
+type harness struct {
+	t      *testing.T
+	srv    *flinktest.Server
+	k8s    client.Client
+	r      *FlinkJobReconciler
+	events *eventLog
+	store  *lifecycle.MemoryStore
+	key    types.NamespacedName
+	jar    string
+}
+
+func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
+	t.Helper()
+	opts = append([]flinktest.Option{flinktest.WithVersion("1.20.5"), flinktest.WithSeed(1)}, opts...)
+	srv := flinktest.NewServer(opts...)
+	t.Cleanup(srv.Close)
+	flink, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar := filepath.Join(t.TempDir(), "counter.jar")
+	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, srv: srv, events: &eventLog{}, store: &lifecycle.MemoryStore{}, jar: jar,
+		key: types.NamespacedName{Namespace: "streaming", Name: "counter"}}
+	h.k8s = newFakeClient(t)
+	h.r = &FlinkJobReconciler{
+		Client: h.k8s, Flink: flink, Recorder: h.events, Store: h.store, Clock: srv.Clock(),
+		Timing: lifecycle.Timing{Poll: time.Second}, PollInterval: 10 * time.Second, RetryInterval: time.Minute,
+	}
+	return h
+}
+
+func newFakeClient(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.FlinkJob{}).Build()
+}
+
+// spec is the counter job's spec, restarting from its latest state, with
+// checkpoints Flink retains (so they are restore points).
+func (h *harness) spec() v1alpha1.FlinkJobSpec {
+	return v1alpha1.FlinkJobSpec{
+		JarFile: h.jar,
+		Args:    []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
+		FlinkConfiguration: map[string]string{
+			"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+		},
+		Restart: policyFromLatestState(),
+	}
+}
+
+// create creates the FlinkJob. The fake client does not maintain
+// metadata.generation, so the tests set it as the API server would.
+func (h *harness) create(spec v1alpha1.FlinkJobSpec) {
+	h.t.Helper()
+	job := &v1alpha1.FlinkJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.key.Namespace, Name: h.key.Name, Generation: 1},
+		Spec:       spec,
+	}
+	if err := h.k8s.Create(context.Background(), job); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// edit changes the spec and bumps the generation.
+func (h *harness) edit(change func(*v1alpha1.FlinkJobSpec)) {
+	h.t.Helper()
+	job := h.get()
+	change(&job.Spec)
+	job.Generation++
+	if err := h.k8s.Update(context.Background(), job); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// get returns the FlinkJob, or nil once it is gone.
+func (h *harness) get() *v1alpha1.FlinkJob {
+	h.t.Helper()
+	var job v1alpha1.FlinkJob
+	if err := h.k8s.Get(context.Background(), h.key, &job); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil
+		}
+		h.t.Fatal(err)
+	}
+	return &job
+}
+
+// reconcile runs one reconcile and returns its result.
+func (h *harness) reconcile() ctrl.Result {
+	h.t.Helper()
+	res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
+	if err != nil {
+		h.t.Fatalf("Reconcile: %v\nstatus: %s", err, h.statusJSON())
+	}
+	if res.RequeueAfter <= 0 {
+		h.t.Fatalf("Reconcile asked for no requeue: %+v\nstatus: %s", res, h.statusJSON())
+	}
+	return res
+}
+
+// until reconciles, moving the fake clock by each RequeueAfter as the
+// controller's work queue would, until done holds for the FlinkJob (nil
+// once it is gone). check, if set, runs after every reconcile.
+func (h *harness) until(what string, done func(*v1alpha1.FlinkJob) bool, check func(*v1alpha1.FlinkJob)) *v1alpha1.FlinkJob {
+	h.t.Helper()
+	for range maxReconciles {
+		res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
+		if err != nil {
+			h.t.Fatalf("%s: Reconcile: %v\nstatus: %s", what, err, h.statusJSON())
+		}
+		job := h.get()
+		if check != nil {
+			check(job)
+		}
+		if done(job) {
+			return job
+		}
+		if res.RequeueAfter <= 0 {
+			h.t.Fatalf("%s: no requeue (%+v) before the goal\nstatus: %s", what, res, h.statusJSON())
+		}
+		h.srv.Clock().Advance(res.RequeueAfter)
+	}
+	h.t.Fatalf("%s: not reached within %d reconciles\nstatus: %s\nevents:\n%s", what, maxReconciles, h.statusJSON(), h.events)
+	return nil
+}
+
+// running waits until the job runs the current spec.
+func (h *harness) running(what string) *v1alpha1.FlinkJob {
+	h.t.Helper()
+	return h.until(what, func(j *v1alpha1.FlinkJob) bool {
+		return j != nil && j.Status.DeployedGeneration == j.Generation && !j.Status.InFlight() &&
+			j.Status.DeploymentState == "Running"
+	}, nil)
+}
+
+func (h *harness) statusJSON() string {
+	job := h.get()
+	if job == nil {
+		return "(gone)"
+	}
+	b, _ := json.MarshalIndent(job.Status, "", "  ")
+	return string(b)
+}
+
+// jobs returns the server's jobs in the given state.
+func (h *harness) jobs(state flinkapi.JobState) []flinktest.JobInfo {
+	var out []flinktest.JobInfo
+	for _, j := range h.srv.Jobs() {
+		if j.State == state {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// count counts the requests of a route in the server's log.
+func (h *harness) count(route string) int {
+	n := 0
+	for _, r := range h.srv.Requests() {
+		if r.Route == route {
+			n++
+		}
+	}
+	return n
+}
+
+// triggerIDs returns the distinct trigger ids of savepoint and stop
+// requests in the server's log.
+func (h *harness) triggerIDs() []string {
+	h.t.Helper()
+	seen := map[string]bool{}
+	var ids []string
+	for _, r := range h.srv.Requests() {
+		if r.Route != "POST /jobs/:jobid/savepoints" && r.Route != "POST /jobs/:jobid/stop" {
+			continue
+		}
+		var body struct {
+			TriggerID string `json:"triggerId"`
+		}
+		if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
+			h.t.Fatalf("trigger body %q: %v", r.Body, err)
+		}
+		if !seen[body.TriggerID] {
+			seen[body.TriggerID] = true
+			ids = append(ids, body.TriggerID)
+		}
+	}
+	return ids
+}
+
+// eventLog records events as "Type Reason: note".
+type eventLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *eventLog) Eventf(_ runtime.Object, _ runtime.Object, eventtype, reason, _, note string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, eventtype+" "+reason+": "+fmt.Sprintf(note, args...))
+}
+
+// has reports whether an event starts with prefix.
+func (l *eventLog) has(prefix string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.events {
+		if strings.HasPrefix(e, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *eventLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.events, "\n")
+}
+
+func policyFromLatestState() policy.RestartPolicy {
+	return policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(10 * time.Second)}
+}

@@ -1,0 +1,226 @@
+//go:build integration
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// TestRealCluster runs the reconciler, with the fake Kubernetes client and
+// the wall clock, against a real Flink session cluster of FLINK_VERSION (or
+// the one at FLINK_URL): it creates a FlinkJob, updates it with a savepoint
+// and checks that the test job's counts continue, then deletes it and
+// checks the final savepoint:
+//
+//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -v ./internal/controller/
+//
+// The Flink jars are those scripts/flink.sh VERSION prepared in the
+// repository's .cache/flink.
+func TestRealCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	start := time.Now()
+	// flinkfixture finds the repository root above this module and
+	// prepares the jars in its .cache/flink.
+	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
+	if err != nil {
+		t.Fatalf("the operator's integration test needs a real Flink cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log("cluster logs:\n" + cluster.Logs())
+		}
+		if err := cluster.Stop(); err != nil {
+			t.Errorf("stop the cluster: %v", err)
+		}
+	})
+	t.Logf("Flink %s at %s ready in %v", cluster.FlinkVersion, cluster.URL, time.Since(start).Round(time.Millisecond))
+	flink, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := &eventLog{}
+	store, err := lifecycle.NewFileStore(filepath.Join(t.TempDir(), "restore-points"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k8s := newFakeClient(t)
+	r := &FlinkJobReconciler{
+		Client: k8s, Flink: flink, Recorder: events, Store: store,
+		Timing:       lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute},
+		PollInterval: time.Second, RetryInterval: 5 * time.Second,
+	}
+	key := types.NamespacedName{Namespace: "streaming", Name: "counter"}
+	const keys = 3
+	args := func(out string) []string {
+		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1",
+			"--checkpoint-interval", "1000", "--name", "operator-test"}
+	}
+	get := func() *v1alpha1.FlinkJob {
+		var job v1alpha1.FlinkJob
+		if err := k8s.Get(ctx, key, &job); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				return nil
+			}
+			t.Fatal(err)
+		}
+		return &job
+	}
+	// until reconciles as the controller's work queue would, waiting
+	// each RequeueAfter, until done holds.
+	until := func(what string, done func(*v1alpha1.FlinkJob) bool) *v1alpha1.FlinkJob {
+		t.Helper()
+		begin := time.Now()
+		for n := 1; ; n++ {
+			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+			if err != nil {
+				t.Fatalf("%s: Reconcile: %v", what, err)
+			}
+			job := get()
+			if done(job) {
+				t.Logf("%s: %d reconciles, %v", what, n, time.Since(begin).Round(time.Millisecond))
+				return job
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: not reached; status %+v\nevents:\n%s", what, job.Status, events)
+			}
+			time.Sleep(res.RequeueAfter)
+		}
+	}
+	running := func(j *v1alpha1.FlinkJob) bool {
+		return j.Status.DeployedGeneration == j.Generation && !j.Status.InFlight() && j.Status.DeploymentState == policy.Running
+	}
+
+	// Create.
+	out1 := cluster.OutDir("operator-v1")
+	job := &v1alpha1.FlinkJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Generation: 1},
+		Spec: v1alpha1.FlinkJobSpec{
+			JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass, Args: args(out1),
+			Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
+		},
+	}
+	if err := k8s.Create(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	job = until("create", running)
+	first := job.Status.JobID
+	if st, err := flink.JobStatus(ctx, first); err != nil || st != flinkapi.JobRunning {
+		t.Fatalf("job %s is %s, %v", first, st, err)
+	}
+	waitCounts(t, ctx, out1, keys, func(_ string, n int64) bool { return n >= 40 })
+
+	// Update: stop with a savepoint, the new job starts from it.
+	job.Spec.Args = args(cluster.OutDir("operator-v2"))
+	job.Generation++
+	if err := k8s.Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	job = until("update", running)
+	st := job.Status
+	sp := st.LatestSavepoint
+	if st.JobID == first || sp.Reason != savepoint.ReasonUpdate || sp.JobID != first || !exists(sp.Location) {
+		t.Fatalf("after the update: job %s, savepoint %+v; progress %+v", st.JobID, sp, st.Progress)
+	}
+	if st.Progress.RestoreFrom != sp.Location {
+		t.Errorf("restored from %q, want %q", st.Progress.RestoreFrom, sp.Location)
+	}
+	if s, err := flink.JobStatus(ctx, first); err != nil || s != flinkapi.JobFinished {
+		t.Errorf("old job %s, %v; want FINISHED", s, err)
+	}
+	atStop, err := flinkfixture.ReadCounts(out1)
+	if err != nil || len(atStop) != keys {
+		t.Fatalf("counts at the stop %v, %v", atStop, err)
+	}
+	firstCounts := map[string]int64{}
+	out2 := job.Spec.Args[1]
+	waitCounts(t, ctx, out2, keys, func(k string, n int64) bool {
+		if _, ok := firstCounts[k]; !ok {
+			firstCounts[k] = n
+		}
+		return n > atStop[k]+5
+	})
+	for k, n := range atStop {
+		if firstCounts[k] < n {
+			t.Errorf("key %s: first count %d after the update, %d at the stop: state not restored", k, firstCounts[k], n)
+		}
+	}
+	t.Logf("counts at the stop %v, first after the update %v", atStop, firstCounts)
+
+	// Delete: a final savepoint, then the finalizer goes.
+	if err := k8s.Delete(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	var last *v1alpha1.FlinkJob
+	until("delete", func(j *v1alpha1.FlinkJob) bool {
+		if j != nil {
+			if !controllerutil.ContainsFinalizer(j, Finalizer) {
+				t.Fatalf("finalizer removed, FlinkJob still there: %+v", j.Status)
+			}
+			last = j
+		}
+		return j == nil
+	})
+	final := last.Status.Progress
+	if last.Status.Operation != v1alpha1.OperationTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !exists(final.Location) {
+		t.Errorf("teardown %+v", final)
+	}
+	if s, err := flink.JobStatus(ctx, st.JobID); err != nil || s != flinkapi.JobFinished {
+		t.Errorf("job after the delete: %s, %v; want FINISHED", s, err)
+	}
+	if rec, ok, err := store.Get(ctx, key.String()); err != nil || !ok || rec.Location != final.Location {
+		t.Errorf("stored restore point %+v, %v, %v; want %s", rec, ok, err, final.Location)
+	}
+	t.Logf("events:\n%s", events)
+	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
+}
+
+func exists(location string) bool {
+	if location == "" {
+		return false
+	}
+	_, err := os.Stat(strings.TrimPrefix(location, "file:"))
+	return err == nil
+}
+
+// waitCounts polls the test job's counts in dir until keys of them satisfy
+// ok.
+func waitCounts(t *testing.T, ctx context.Context, dir string, keys int, ok func(string, int64) bool) map[string]int64 {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		counts, err := flinkfixture.ReadCounts(dir)
+		good := 0
+		for k, n := range counts {
+			if ok(k, n) {
+				good++
+			}
+		}
+		if err == nil && good >= keys {
+			return counts
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("counts in %s: %v, %v", dir, counts, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
