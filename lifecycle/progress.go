@@ -160,9 +160,9 @@ type Progress struct {
 	StopOutcome Outcome `json:"stopOutcome,omitempty"`
 	// Recorded is set once Teardown stored Location under its name.
 	Recorded bool `json:"recorded,omitempty"`
-	// Disposed counts the savepoints DisposeSavepoints dealt with, and
-	// DisposeFailed those of them it could not dispose of.
-	Disposed      int `json:"disposed,omitempty"`
+	// Disposed counts the savepoints DisposeSavepoints dealt with.
+	Disposed int `json:"disposed,omitempty"`
+	// DisposeFailed counts those of them it could not dispose of.
 	DisposeFailed int `json:"disposeFailed,omitempty"`
 	// Disposal is the trigger id of the disposal in flight.
 	Disposal flinkapi.TriggerID `json:"disposal,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -35,6 +36,10 @@ type TakeSavepoint struct {
 	Timing Timing
 	// Clock tells the time and waits in Run; nil: the wall clock.
 	Clock Clock
+	// OnTransition, if set, is called after every change of phase.
+	OnTransition func(Transition)
+	// Logger, if set, logs every change of phase.
+	Logger *slog.Logger
 }
 
 func (t *TakeSavepoint) clock() Clock { return clockOr(t.Clock) }
@@ -55,6 +60,13 @@ func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	from := p.Phase
+	res, err := t.step(ctx, p)
+	report(ctx, "TakeSavepoint", t.OnTransition, t.Logger, from, p)
+	return res, err
+}
+
+func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
 	p.Steps++
 	now := t.clock().Now()
 	if p.Phase == "" {

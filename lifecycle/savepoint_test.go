@@ -194,3 +194,16 @@ func TestSavepointRightAfterSubmit(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeSavepointTransitions checks that TakeSavepoint reports its
+// changes of phase, ending with the savepoint's location.
+func TestTakeSavepointTransitions(t *testing.T) {
+	e := newEnv(t)
+	var got []Transition
+	p, _ := drive(t, e, func() Stepper {
+		return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { got = append(got, tr) }}
+	}, false)
+	if len(got) != 2 || got[0].To != PhaseSavepoint || got[1].To != PhaseDone || got[1].Location != p.Location || got[1].Operation != "TakeSavepoint" {
+		t.Errorf("transitions %+v", got)
+	}
+}

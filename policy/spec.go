@@ -59,6 +59,7 @@ const DefaultPollInterval = 10 * time.Second
 // listed at WithDefaults.
 type UpdatePolicy struct {
 	// Mode is the upgrade mode. Default: Savepoint.
+	// +kubebuilder:validation:Enum=Stateless;Savepoint;LastState
 	Mode UpgradeMode `json:"mode,omitempty"`
 	// MaxStateAge is the oldest state (savepoint or checkpoint, by the time
 	// it was taken) an update may restore from. Default: 24h.
@@ -76,6 +77,7 @@ type UpdatePolicy struct {
 	SavepointDeadline Duration `json:"savepointDeadline,omitzero"`
 	// SavepointAttempts is how many savepoints (each with a new trigger id)
 	// an update may trigger before it falls back or blocks. Default: 2.
+	// +kubebuilder:validation:Minimum=0
 	SavepointAttempts int `json:"savepointAttempts,omitempty"`
 	// TransitionTimeout is how long a job may stay in a transitional state
 	// (CANCELLING, RESTARTING, INITIALIZING, ...) or the JobManager may stay
@@ -135,9 +137,11 @@ func (p UpdatePolicy) Validate() error {
 // defaults listed at WithDefaults.
 type RestartPolicy struct {
 	// Mode is Never or FromLatestState. Default: Never.
+	// +kubebuilder:validation:Enum=Never;FromLatestState
 	Mode RestartMode `json:"mode,omitempty"`
 	// MaxRestarts is how many restarts are allowed within Window.
 	// Default: 3.
+	// +kubebuilder:validation:Minimum=0
 	MaxRestarts int `json:"maxRestarts,omitempty"`
 	// Window is the period MaxRestarts counts over. A restart more than
 	// Window after the previous one starts a new count. Default: 1h.
