@@ -100,11 +100,12 @@ func (e *APIError) Is(target error) bool {
 // connection refused or reset, DNS failure, TLS failure, or a timeout.
 // It is never an answer of Flink's; compare APIError.
 type TransportError struct {
-	Method string
-	Path   string
-	Err    error
+	Method string // HTTP method of the request
+	Path   string // request path, without host, query or credentials
+	Err    error  // the cause: a net.Error, a TLS or DNS error, context.DeadlineExceeded
 }
 
+// Error names the request and the cause, without credentials.
 func (e *TransportError) Error() string {
 	return fmt.Sprintf("flinkapi: %s %s: no answer from the JobManager: %v", e.Method, e.Path, e.Err)
 }

@@ -150,6 +150,8 @@ type UnsupportedError struct {
 	RemovedIn Version // first version without it again; zero if still present
 }
 
+// Error names the feature, the cluster's version and the versions that
+// have it.
 func (e *UnsupportedError) Error() string {
 	if !e.RemovedIn.IsZero() {
 		return fmt.Sprintf("flinkapi: %s is not supported by Flink %s: it exists from %d.%d up to before %d.%d",
