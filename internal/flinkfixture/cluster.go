@@ -175,40 +175,47 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 
-	ports, err := freePorts(3)
-	if err != nil {
-		c.cleanupWorkDir()
-		return nil, err
-	}
-	c.Ports = Ports{REST: ports[0], JobManagerRPC: ports[1], Blob: ports[2]}
-	c.URL = "http://127.0.0.1:" + strconv.Itoa(c.Ports.REST)
-
-	conf := flinkConfig(c.layout, c.Ports, cfg.Slots, cfg.Extra)
-	if err := os.WriteFile(filepath.Join(c.layout.Conf, "config.yaml"), renderYAML(conf), 0o644); err != nil {
-		c.cleanupWorkDir()
-		return nil, err
-	}
 	if err := os.WriteFile(filepath.Join(c.layout.Conf, "log4j.properties"), []byte(log4jConfig), 0o644); err != nil {
 		c.cleanupWorkDir()
 		return nil, err
 	}
-
 	fail := func(err error) (*Cluster, error) {
 		logs := c.Logs()
 		c.Stop()
 		return nil, fmt.Errorf("%w\n%s", err, logs)
 	}
-	c.mu.Lock()
-	err = c.startJobManagerLocked()
-	if err == nil {
-		err = c.startTaskManagerLocked()
-	}
-	c.mu.Unlock()
-	if err != nil {
-		return fail(err)
-	}
-	if err := c.waitReady(ctx); err != nil {
-		return fail(err)
+	// The ports are free when chosen, but another process (such as a
+	// second cluster starting at the same time) can take one before the
+	// JobManager binds it: then the start is tried again on new ports.
+	for attempt := 1; ; attempt++ {
+		ports, err := freePorts(3)
+		if err != nil {
+			c.cleanupWorkDir()
+			return nil, err
+		}
+		c.Ports = Ports{REST: ports[0], JobManagerRPC: ports[1], Blob: ports[2]}
+		c.URL = "http://127.0.0.1:" + strconv.Itoa(c.Ports.REST)
+		conf := flinkConfig(c.layout, c.Ports, cfg.Slots, cfg.Extra)
+		if err := os.WriteFile(filepath.Join(c.layout.Conf, "config.yaml"), renderYAML(conf), 0o644); err != nil {
+			c.cleanupWorkDir()
+			return nil, err
+		}
+		c.mu.Lock()
+		err = c.startJobManagerLocked()
+		if err == nil {
+			err = c.startTaskManagerLocked()
+		}
+		c.mu.Unlock()
+		if err == nil {
+			err = c.waitReady(ctx)
+		}
+		if err == nil {
+			break
+		}
+		if attempt >= maxStartAttempts || !c.portTaken() || ctx.Err() != nil {
+			return fail(err)
+		}
+		c.stopProcesses()
 	}
 	var fc struct {
 		FlinkVersion string `json:"flink-version"`
@@ -368,6 +375,35 @@ func (c *Cluster) Stop() error {
 		return nil
 	}
 	c.stopped = true
+	err := c.stopProcessesLocked()
+	c.cleanupWorkDir()
+	return err
+}
+
+// maxStartAttempts bounds the starts on new ports after a port was taken.
+const maxStartAttempts = 3
+
+// portTaken reports whether a JVM of the cluster failed to bind one of
+// its ports.
+func (c *Cluster) portTaken() bool {
+	for _, name := range []string{"jobmanager.log", "jobmanager.out", "taskmanager.log", "taskmanager.out"} {
+		b, err := os.ReadFile(filepath.Join(c.layout.Logs, name))
+		if err == nil && (bytes.Contains(b, []byte("BindException")) || bytes.Contains(b, []byte("Address already in use"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// stopProcesses stops the JVMs and keeps the work folder, for another
+// start.
+func (c *Cluster) stopProcesses() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.stopProcessesLocked()
+}
+
+func (c *Cluster) stopProcessesLocked() error {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, p := range []*proc{c.tm, c.jm} {
@@ -382,7 +418,6 @@ func (c *Cluster) Stop() error {
 	}
 	wg.Wait()
 	c.tm, c.jm = nil, nil
-	c.cleanupWorkDir()
 	return errors.Join(errs...)
 }
 

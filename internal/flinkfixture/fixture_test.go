@@ -335,3 +335,26 @@ func waitGone(t *testing.T, pid int) {
 	}
 	t.Errorf("process %d still runs", pid)
 }
+
+// TestPortTaken checks that a JobManager that could not bind its port is
+// told apart from other start failures, so that only it is started again
+// on new ports.
+func TestPortTaken(t *testing.T) {
+	c := &Cluster{layout: newLayout(t.TempDir())}
+	if err := os.MkdirAll(c.layout.Logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(c.layout.Logs, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("jobmanager.log", "INFO Starting rest endpoint.\nERROR Could not create the DispatcherResourceManagerComponent.\n")
+	if c.portTaken() {
+		t.Error("a failure without a bind error counts as a taken port")
+	}
+	write("jobmanager.log", "Caused by: java.net.BindException: Could not start rest endpoint on any port in port range 45149\n")
+	if !c.portTaken() {
+		t.Error("a BindException is not recognised")
+	}
+}
