@@ -27,22 +27,7 @@ func TestRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
-	if err != nil {
-		t.Fatalf("the lifecycle integration test needs a real Flink cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
-		}
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-	})
-	t.Logf("Flink %s at %s ready in %v", cluster.FlinkVersion, cluster.URL, time.Since(start).Round(time.Millisecond))
-	if cluster.TestJobJar == "" {
-		t.Fatalf("no test job jar for Flink %q (run scripts/flink.sh VERSION)", cluster.Version)
-	}
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -218,21 +203,7 @@ func format(m map[string]int64) string {
 func TestRealClusterUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
-	if err != nil {
-		t.Fatalf("the lifecycle integration test needs a real Flink cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
-		}
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-	})
-	if cluster.TestJobJar == "" {
-		t.Fatalf("no test job jar for Flink %q (run scripts/flink.sh VERSION)", cluster.Version)
-	}
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)

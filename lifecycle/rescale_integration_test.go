@@ -135,22 +135,7 @@ func TestRealClusterRescale(t *testing.T) {
 // test ends.
 func startCluster(t *testing.T, ctx context.Context, cfg flinkfixture.Config) *flinkfixture.Cluster {
 	t.Helper()
-	start := time.Now()
-	cluster, err := flinkfixture.StartFromEnv(ctx, cfg)
-	if err != nil {
-		t.Fatalf("the rescale test needs a real Flink cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
-		}
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-	})
-	if cluster.TestJobJar == "" {
-		t.Fatalf("no test job jar for Flink %q (run scripts/flink.sh VERSION)", cluster.Version)
-	}
-	t.Logf("Flink %s at %s ready in %v (%v)", cluster.FlinkVersion, cluster.URL, time.Since(start).Round(time.Millisecond), cfg.Extra)
+	cluster := flinkfixture.StartForTest(t, ctx, cfg)
+	t.Logf("configuration: %v", cfg.Extra)
 	return cluster
 }

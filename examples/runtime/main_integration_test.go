@@ -25,23 +25,7 @@ import (
 func TestRuntimeOnRealFlink(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	begin := time.Now()
-	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
-	if err != nil {
-		t.Fatalf("the runtime demo's integration test needs a real Flink cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
-		}
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-	})
-	t.Logf("Flink %s at %s ready in %v", cluster.FlinkVersion, cluster.URL, time.Since(begin).Round(time.Millisecond))
-	if cluster.TestJobJar == "" {
-		t.Fatalf("no test job jar for Flink %q (run scripts/flink.sh VERSION)", cluster.Version)
-	}
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	out := cluster.OutDir("runtime-demo")
 
 	// Watch every job's count files while the demo runs.

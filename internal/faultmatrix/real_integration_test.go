@@ -33,21 +33,7 @@ import (
 func TestRealClusterFindings(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
-	if err != nil {
-		t.Fatalf("this integration test needs a real Flink cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
-		}
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-	})
-	if cluster.TestJobJar == "" {
-		t.Fatalf("no test job jar for Flink %q (run scripts/flink.sh VERSION)", cluster.Version)
-	}
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)

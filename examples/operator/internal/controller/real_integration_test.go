@@ -41,19 +41,7 @@ func TestRealCluster(t *testing.T) {
 	start := time.Now()
 	// flinkfixture finds the repository root above this module and
 	// prepares the jars in its .cache/flink.
-	cluster, err := flinkfixture.StartFromEnv(ctx, flinkfixture.Config{Slots: 2})
-	if err != nil {
-		t.Fatalf("the operator's integration test needs a real Flink cluster: %v", err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
-		}
-		if err := cluster.Stop(); err != nil {
-			t.Errorf("stop the cluster: %v", err)
-		}
-	})
-	t.Logf("Flink %s at %s ready in %v", cluster.FlinkVersion, cluster.URL, time.Since(start).Round(time.Millisecond))
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	flink, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 	if err != nil {
 		t.Fatal(err)
