@@ -251,7 +251,7 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		p.Steps++
 		p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
 		p.Observed = Observed{Latest: latest}
-		if !r.restore.IsZero() && (r.restore.Token == "" || r.restore.Token != r.restoreHandled) {
+		if r.restore.Pending(r.restoreHandled) {
 			p.Request = r.restore
 		}
 		p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))

@@ -98,10 +98,12 @@ const (
 // without checking it (RestoreRequest.CheckAge is off).
 const WarningStateOlderThanMaxAge Reason = "StateOlderThanMaxAge"
 
-// restorePending reports whether obs holds a restore request that was not
-// carried out yet; one without a token is pending (and invalid).
-func (o *Observations) restorePending() bool {
-	return !o.Restore.IsZero() && (o.Restore.Token == "" || o.Restore.Token != o.RestoreHandled)
+// Pending reports whether r asks for something that was not carried out
+// yet, given the token of the last request handled: a request with
+// another token, or one without a token (which is invalid, and is refused
+// as such rather than ignored).
+func (r RestoreRequest) Pending(handled string) bool {
+	return !r.IsZero() && (r.Token == "" || r.Token != handled)
 }
 
 // evaluateRestore decides an update that carries out a pending restore

@@ -386,3 +386,21 @@ func TestRestoreRequestProperties(t *testing.T) {
 	}
 	t.Logf("%d decisions checked", n)
 }
+
+func TestRestoreRequestPending(t *testing.T) {
+	for _, tc := range []struct {
+		r       RestoreRequest
+		handled string
+		want    bool
+	}{
+		{RestoreRequest{}, "", false},
+		{RestoreRequest{Path: "p", Token: "a"}, "", true},
+		{RestoreRequest{Path: "p", Token: "a"}, "a", false},
+		{RestoreRequest{Path: "p", Token: "b"}, "a", true},
+		{RestoreRequest{Path: "p"}, "", true},
+	} {
+		if got := tc.r.Pending(tc.handled); got != tc.want {
+			t.Errorf("%+v.Pending(%q) = %v", tc.r, tc.handled, got)
+		}
+	}
+}

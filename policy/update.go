@@ -64,7 +64,7 @@ func EvaluateUpdate(p UpdatePolicy, obs Observations, now time.Time) (d Decision
 	d.Details.Mode = p.Mode
 	d.Details.MaxStateAge = p.MaxStateAge.Std()
 	timeout := p.TransitionTimeout.Std()
-	if obs.restorePending() {
+	if obs.Restore.Pending(obs.RestoreHandled) {
 		evaluateRestore(&d, &p, &obs, now)
 		return d
 	}
