@@ -322,7 +322,7 @@ func (j *job) checkpointDuration() time.Duration {
 	if j.interval > 0 && j.interval/2 < d {
 		d = j.interval / 2
 	}
-	return d
+	return d + j.spec.snapshotDelay
 }
 
 // triggerCheckpoint starts a checkpoint (kind CHECKPOINT) of a job whose
@@ -381,7 +381,7 @@ func (cl *cluster) triggerSavepoint(j *job, t time.Time, stop bool, dir string, 
 	}
 	c := &checkpoint{
 		id: j.nextID, kind: kind, status: flinkapi.CheckpointInProgress, trigger: t,
-		completeAt: t.Add(cl.s.cfg.savepointDuration), events: j.eventsAt(t), op: op, subtasks: j.subtasks(),
+		completeAt: t.Add(cl.s.cfg.savepointDuration + j.spec.snapshotDelay), events: j.eventsAt(t), op: op, subtasks: j.subtasks(),
 		format: format,
 	}
 	j.nextID++

@@ -43,7 +43,9 @@
 // Every job runs a simulation of flinkkit's test job (CounterJobClass,
 // internal/testjob), configured by its program arguments: --out, --keys,
 // --rate, --parallelism, --checkpoint-interval (milliseconds),
-// --fail-at, --restart-attempts, --restart-delay and --name. A source emits
+// --fail-at, --restart-attempts, --restart-delay, --snapshot-delay
+// (milliseconds every checkpoint and savepoint takes longer, as in the
+// test job) and --name. A source emits
 // key-0, key-1, ... round robin at --rate events per second and a keyed
 // counter counts them. The count of events processed is the job's state:
 // checkpoints and savepoints record it, a job run from a savepoint path

@@ -57,6 +57,7 @@ type jobSpec struct {
 	failAt          int64
 	restartAttempts int
 	restartDelay    time.Duration
+	snapshotDelay   time.Duration // added to every checkpoint and savepoint
 }
 
 // parseArgs reads the test job's program arguments. strict rejects unknown
@@ -123,6 +124,10 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 		case "--restart-delay":
 			if n, err = num(0); err == nil {
 				sp.restartDelay = time.Duration(n) * time.Millisecond
+			}
+		case "--snapshot-delay":
+			if n, err = num(0); err == nil {
+				sp.snapshotDelay = time.Duration(min(n, 1<<40)) * time.Millisecond
 			}
 		case "--name":
 			sp.name = value

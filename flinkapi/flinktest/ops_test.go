@@ -425,3 +425,27 @@ func TestDisposal(t *testing.T) {
 		t.Errorf("unknown disposal trigger: %v", err)
 	}
 }
+
+// TestSnapshotDelay: --snapshot-delay makes every savepoint of the job
+// take that much longer, as the test job's slow snapshots do.
+func TestSnapshotDelay(t *testing.T) {
+	f := newFake(t, flinktest.WithSavepointDuration(500*time.Millisecond))
+	id := f.running(flinkapi.RunJarRequest{ProgramArgs: append(testArgs("/out/slow", 0), "--snapshot-delay", "2000")})
+	op, err := f.c.TriggerSavepoint(f.ctx, id, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.advance(2499 * time.Millisecond)
+	if res := f.result(op); res.Completed() {
+		t.Errorf("after 2.499s: %+v, want IN_PROGRESS", res)
+	}
+	f.advance(time.Millisecond)
+	if res := f.result(op); !res.Succeeded() {
+		t.Errorf("after 2.5s: %+v, want COMPLETED", res)
+	}
+	// A value the test job refuses is refused here too.
+	if _, err := f.c.RunJar(f.ctx, f.upload(), flinkapi.RunJarRequest{EntryClass: flinktest.CounterJobClass,
+		ProgramArgs: append(testArgs("/out/bad", 0), "--snapshot-delay", "-1")}); err == nil {
+		t.Error("--snapshot-delay -1 was accepted")
+	}
+}

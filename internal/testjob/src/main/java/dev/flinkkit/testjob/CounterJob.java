@@ -10,6 +10,9 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -46,6 +49,8 @@ import java.time.Duration;
  *   --fail-at N                throw when any key's count reaches N (default: never)
  *   --restart-attempts A       fixed-delay restarts before the job fails (default 0)
  *   --restart-delay MS         delay between restarts (default 200)
+ *   --snapshot-delay MS        time each snapshot (checkpoint or savepoint) of the counter
+ *                              takes in its synchronous part, like a large state (default 0)
  *   --name NAME                job name (default flinkkit-counter)
  * </pre>
  */
@@ -89,7 +94,7 @@ public final class CounterJob {
                 .uid(SOURCE_UID)
                 .name("key-source")
                 .keyBy(new IdentityKey())
-                .process(new CountingFunction(opts.out, opts.failAt))
+                .process(new CountingFunction(opts.out, opts.failAt, opts.snapshotDelayMs))
                 .uid(COUNTER_UID)
                 .name("counter")
                 .sinkTo(new DiscardingSink<>())
@@ -127,19 +132,32 @@ public final class CounterJob {
      * Counts events per key, publishes each key's latest count as a file and,
      * with {@code --fail-at}, fails the task when a count reaches the limit.
      */
-    static final class CountingFunction extends KeyedProcessFunction<String, String, String> {
+    static final class CountingFunction extends KeyedProcessFunction<String, String, String>
+            implements CheckpointedFunction {
         private static final long serialVersionUID = 1L;
 
         private final String out;
         private final long failAt;
+        private final long snapshotDelayMs;
 
         private transient ValueState<Long> count;
         private transient Path outDir;
 
-        CountingFunction(String out, long failAt) {
+        CountingFunction(String out, long failAt, long snapshotDelayMs) {
             this.out = out;
             this.failAt = failAt;
+            this.snapshotDelayMs = snapshotDelayMs;
         }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext context) throws Exception {
+            if (snapshotDelayMs > 0) {
+                Thread.sleep(snapshotDelayMs);
+            }
+        }
+
+        @Override
+        public void initializeState(FunctionInitializationContext context) {}
 
         @Override
         public void processElement(String key, Context ctx, Collector<String> collector)
@@ -191,6 +209,7 @@ public final class CounterJob {
         long failAt = 0;
         int restartAttempts = 0;
         long restartDelayMs = 200;
+        long snapshotDelayMs = 0;
         String name = "flinkkit-counter";
 
         static Options parse(String[] args) {
@@ -235,6 +254,9 @@ public final class CounterJob {
                         break;
                     case "--restart-delay":
                         o.restartDelayMs = nonNegativeLong(flag, value);
+                        break;
+                    case "--snapshot-delay":
+                        o.snapshotDelayMs = nonNegativeLong(flag, value);
                         break;
                     case "--name":
                         o.name = value;
