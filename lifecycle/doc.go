@@ -37,7 +37,15 @@
 // trigger (again after transient errors, with the same id), poll, and when
 // Flink forgot the trigger id (a JobManager restart, an expired result)
 // look the savepoint up in the job's checkpoint history before calling it
-// lost. Past the deadline the operation ends OutcomeTimedOut.
+// lost: OutcomeSavepointLost once the history, or a restore of the job
+// after the trigger, shows it will not complete. Past the deadline the
+// operation ends OutcomeTimedOut.
+//
+// Polls come soon after an action and slow down to Timing.Poll: a
+// savepoint's status, a job being stopped or started are read every
+// eighth of the time waited so far (at least 10 ms), so an operation
+// that Flink finishes in 50 ms is seen within a few milliseconds and one
+// of minutes is read once per Timing.Poll.
 //
 // # Stop strategies
 //
@@ -113,8 +121,10 @@
 //
 // # Teardown and redeploy
 //
-// Teardown stops a job with a savepoint until Timing.Savepoint passes,
-// records the savepoint in a RestorePointStore under the caller's name,
+// Teardown stops a job with a savepoint until Timing.Savepoint passes
+// (a savepoint that failed or was lost while the job runs on is tried
+// again, up to SavepointAttempts in all), records the savepoint in a
+// RestorePointStore under the caller's name,
 // and then ends: when no savepoint could be taken it cancels the job
 // without state only in Stateless mode or with AllowCancelWithoutState,
 // and otherwise ends LeftRunning saying why, so a delete never waits

@@ -30,10 +30,16 @@ func Example() {
 	fmt.Println(stop.Location)
 
 	var submit lifecycle.Progress
+	var phase lifecycle.Phase
 	res, err = lifecycle.Run(ctx, &lifecycle.Submit{
 		Client: c, JarID: jar, JobID: "00000000000000000000000000000001", Clock: srv.Clock(),
 		Run: flinkapi.RunJarRequest{ProgramArgs: args, SavepointPath: stop.Location},
-	}, &submit, func(r lifecycle.Report) { fmt.Println(" ", r.Progress.Phase) })
+	}, &submit, func(r lifecycle.Report) {
+		if r.Progress.Phase != phase {
+			phase = r.Progress.Phase
+			fmt.Println(" ", phase)
+		}
+	})
 	fmt.Println(res.Outcome, err)
 	info, _ := srv.Job(submit.JobID)
 	fmt.Println(info.RestoredFrom)

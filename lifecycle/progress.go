@@ -154,7 +154,7 @@ type Progress struct {
 	RestoreFrom string `json:"restoreFrom,omitempty"`
 	// RestoreKind is Savepoint, Checkpoint or None once chosen.
 	RestoreKind policy.RestoreKind `json:"restoreKind,omitempty"`
-	// Attempts counts the savepoints Upgrade triggered.
+	// Attempts counts the savepoints Upgrade or Teardown triggered.
 	Attempts int `json:"attempts,omitempty"`
 	// StopOutcome is how the stop of Upgrade or Teardown ended.
 	StopOutcome Outcome `json:"stopOutcome,omitempty"`

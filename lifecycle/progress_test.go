@@ -107,7 +107,7 @@ func TestRunReportsSavepointProgress(t *testing.T) {
 	e := newEnv(t, flinktest.WithSavepointDuration(20*time.Second))
 	var p Progress
 	var seen []savepoint.Progress
-	op := &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), Timing: Timing{Poll: 2 * time.Second}}
+	op := &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), Timing: Timing{Poll: time.Second}}
 	res, err := Run(context.Background(), op, &p, func(r Report) {
 		if r.HasSavepoint {
 			if r.Progress.Phase != PhaseSavepoint {
@@ -127,8 +127,8 @@ func TestRunReportsSavepointProgress(t *testing.T) {
 			t.Errorf("progress %d: %+v (all: %+v)", i, sp, seen)
 		}
 	}
-	if last := seen[len(seen)-1]; last.Acknowledged == 0 || last.Bytes == 0 {
-		t.Errorf("the acknowledgements did not grow: %+v", seen)
+	if last := seen[len(seen)-1]; last.Bytes <= seen[0].Bytes {
+		t.Errorf("the acknowledged bytes did not grow: %+v", seen)
 	}
 	// Without a callback Run reads no statistics.
 	e.srv.ClearRequests()

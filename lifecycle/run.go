@@ -60,7 +60,12 @@ type Timing struct {
 	// (DefaultSubmitTimeout).
 	Submit time.Duration
 	// Poll is the delay between polls (DefaultPollInterval); retries after
-	// transient errors back off from it up to 16 times as long.
+	// transient errors back off from it up to 16 times as long. Right
+	// after an action (a savepoint triggered, a job cancelled or
+	// submitted) the polls come sooner: every eighth of the time waited
+	// so far, from 10 ms up to Poll, so a change that Flink makes in tens
+	// of milliseconds is not waited on for a whole Poll, and a wait is
+	// overshot by at most an eighth.
 	Poll time.Duration
 }
 
@@ -72,6 +77,23 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 func (t Timing) poll() time.Duration { return orDefault(t.Poll, DefaultPollInterval) }
+
+// minPoll is the shortest delay of pollSince.
+const minPoll = 10 * time.Millisecond
+
+// pollSince is the delay of a poll for a change expected since start: an
+// eighth of the time since then, at least minPoll (or Poll, if shorter)
+// and at most Poll. The polls come close together while the wait is
+// young, when each one is likely to see the change, and at Poll later: a
+// wait of w is overshot by at most w/8 (or Poll), for about 40 polls more
+// than polling at Poll, all in the wait's first seconds.
+func (t Timing) pollSince(start, now time.Time) time.Duration {
+	p := t.poll()
+	if start.IsZero() || now.Before(start) {
+		return p
+	}
+	return min(max(now.Sub(start)/8, min(minPoll, p)), p)
+}
 
 // backoff is the delay after n transient errors in a row.
 func (t Timing) backoff(n int) time.Duration {

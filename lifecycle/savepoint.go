@@ -81,7 +81,7 @@ func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
 		})
 	}
 	if !savepointStep(ctx, t.Client, p, send, now) {
-		return Result{RequeueAfter: savepointDelay(p, t.Timing)}, nil
+		return Result{RequeueAfter: savepointDelay(p, t.Timing, now)}, nil
 	}
 	o, reason := savepointOutcome(p.Savepoint)
 	return finish(p, o, reason), nil
@@ -205,7 +205,7 @@ func newTriggerID(failed flinkapi.TriggerID) flinkapi.TriggerID {
 }
 
 // savepointDelay is when to step an active savepoint again.
-func savepointDelay(p *Progress, t Timing) time.Duration {
+func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
 	if p.Savepoint.Attempts > 0 {
 		return t.backoff(p.Savepoint.Attempts)
 	}
@@ -223,7 +223,7 @@ func savepointDelay(p *Progress, t Timing) time.Duration {
 		// read it as often as a poll.
 		return t.backoff(3)
 	}
-	return t.poll()
+	return t.pollSince(p.Savepoint.TriggerTime, now)
 }
 
 // savepointOutcome maps a final savepoint status to an Outcome and reason.

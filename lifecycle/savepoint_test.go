@@ -55,11 +55,14 @@ func TestTakeSavepoint(t *testing.T) {
 			outcome: OutcomeSucceeded, state: savepoint.Succeeded, triggers: 1, location: true, recovered: true,
 		},
 		{
+			// The recovered job was restored after the trigger, which
+			// aborted the savepoint: a named outcome at once, not a wait
+			// for the deadline.
 			name: "JobManager restart forgets the trigger id",
 			faults: func(e *env) []flinktest.Fault {
 				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 1, After: true, Restart: flinktest.RestartOptions{HA: true}}}
 			},
-			outcome: OutcomeTimedOut, state: savepoint.TimedOut, triggers: 1,
+			outcome: OutcomeSavepointLost, state: savepoint.LostForGood, triggers: 1,
 		},
 		{
 			name: "JobManager restart without HA forgets the job",

@@ -182,7 +182,7 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 		})
 	}
 	if !savepointStep(ctx, s.Client, p, send, now) {
-		return Result{RequeueAfter: savepointDelay(p, s.Timing)}
+		return Result{RequeueAfter: savepointDelay(p, s.Timing, now)}
 	}
 	if p.Savepoint.State != savepoint.Succeeded {
 		o, reason := savepointOutcome(p.Savepoint)
@@ -200,7 +200,7 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 		// finished: its state can be read at once.
 		return Result{}
 	}
-	return Result{RequeueAfter: s.Timing.poll()}
+	return Result{RequeueAfter: s.waitDelay(p, now)}
 }
 
 // stepCancel cancels the job. A cancel is never sent twice blindly: after
@@ -225,7 +225,14 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 		p.LastError = errMessage(err)
 	}
 	p.Phase = PhaseWaitStopped
-	return Result{RequeueAfter: s.Timing.poll()}
+	return Result{RequeueAfter: s.waitDelay(p, now)}
+}
+
+// waitDelay is when to read the state of a job being stopped again: soon
+// after the cancel or the savepoint that stops it (the phase's deadline
+// is counted from then), at Timing.Poll later.
+func (s *Stop) waitDelay(p *Progress, now time.Time) time.Duration {
+	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Stop, DefaultStopTimeout)), now)
 }
 
 // stepWait reads the job's state until it is terminal.
@@ -268,14 +275,30 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	case state.IsGloballyTerminal():
 		return s.stopped(p, "the job is "+string(state))
 	case state == flinkapi.JobCancelling:
-		return Result{RequeueAfter: s.Timing.poll()}
+		return Result{RequeueAfter: s.waitDelay(p, now)}
 	case p.Requests > 0:
 		// The last cancel got no answer, or a failure, and the job still
 		// runs: cancel again.
 		p.Phase = PhaseCancel
 		return Result{}
+	case runsAgain(state):
+		// Flink turns a job CANCELLING (or FINISHED) before it answers a
+		// cancel or completes a stop: one that runs again was recovered
+		// by a JobManager failover, and is cancelled again. Its state is
+		// in the savepoint taken, or was not to be kept.
+		p.Phase = PhaseCancel
+		return Result{}
 	}
-	return Result{RequeueAfter: s.Timing.poll()}
+	return Result{RequeueAfter: s.waitDelay(p, now)}
+}
+
+// runsAgain reports whether a job in state is running or about to.
+func runsAgain(state flinkapi.JobState) bool {
+	switch state {
+	case flinkapi.JobRunning, flinkapi.JobRestarting, flinkapi.JobCreated, flinkapi.JobInitializing:
+		return true
+	}
+	return false
 }
 
 // notFound starts Progress.LastError after an answer that Flink does not

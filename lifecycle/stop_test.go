@@ -87,6 +87,7 @@ func TestStop(t *testing.T) {
 		mode     policy.UpgradeMode
 		drain    bool
 		faults   func(e *env) []flinktest.Fault
+		opts     []flinktest.Option
 		outcome  Outcome
 		jobState flinkapi.JobState // the fake's job state at the end
 		location bool
@@ -123,7 +124,10 @@ func TestStop(t *testing.T) {
 			// The stop completed and the job FINISHED before the restart;
 			// the new JobManager knows neither the trigger nor the job, so
 			// the location cannot be learnt: a named outcome, no cancel.
+			// The stop completes at once, so the first poll is answered
+			// COMPLETED before the restart.
 			name: "stop: JobManager restart after the stop completed", strategy: StopWithSavepoint,
+			opts: []flinktest.Option{flinktest.WithSavepointDuration(0)},
 			faults: func(e *env) []flinktest.Fault {
 				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 1, After: true, Restart: flinktest.RestartOptions{HA: true}}}
 			},
@@ -143,7 +147,10 @@ func TestStop(t *testing.T) {
 			faults: func(e *env) []flinktest.Fault {
 				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: 1, After: true, Restart: flinktest.RestartOptions{HA: true}}}
 			},
-			outcome: OutcomeTimedOut, jobState: flinkapi.JobRunning, cancels: 0,
+			// The recovered job was restored after the trigger: the
+			// savepoint was aborted, which the checkpoint statistics
+			// show, and the job is not cancelled without one.
+			outcome: OutcomeSavepointLost, jobState: flinkapi.JobRunning, cancels: 0,
 		},
 		{name: "cancel with savepoint", strategy: CancelWithSavepoint, outcome: OutcomeSucceeded, jobState: flinkapi.JobCanceled, location: true},
 		{name: "savepoint then cancel", strategy: SavepointThenCancel, outcome: OutcomeSucceeded, jobState: flinkapi.JobCanceled, location: true, cancels: 1},
@@ -169,6 +176,15 @@ func TestStop(t *testing.T) {
 			outcome: OutcomeSucceeded, jobState: flinkapi.JobCanceled, location: true, cancels: 3,
 		},
 		{name: "stateless cancel", mode: policy.UpgradeStateless, outcome: OutcomeSucceeded, jobState: flinkapi.JobCanceled, cancels: 1},
+		{
+			// The JobManager restarts while the job is CANCELLING and
+			// recovers it: the job runs again and is cancelled again.
+			name: "stateless cancel: JobManager restart recovers the job", mode: policy.UpgradeStateless,
+			faults: func(e *env) []flinktest.Fault {
+				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/status", Times: 1, Restart: flinktest.RestartOptions{HA: true}}}
+			},
+			outcome: OutcomeSucceeded, jobState: flinkapi.JobCanceled, cancels: 2,
+		},
 	}
 	for _, tt := range tests {
 		for _, resume := range []bool{false, true} {
@@ -177,7 +193,7 @@ func TestStop(t *testing.T) {
 				name += "/resumed"
 			}
 			t.Run(name, func(t *testing.T) {
-				e := newEnv(t)
+				e := newEnv(t, tt.opts...)
 				if tt.faults != nil {
 					for _, f := range tt.faults(e) {
 						e.inject(t, f)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -141,7 +142,7 @@ func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 		}
 		return s.stepRun(ctx, p), nil
 	case PhaseWaitRunning:
-		return s.stepWait(ctx, p), nil
+		return s.stepWait(ctx, p, now), nil
 	case PhaseFailureCause:
 		return s.stepFailureCause(ctx, p), nil
 	}
@@ -185,8 +186,10 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	_, err := s.Client.RunJar(ctx, p.JarID, req)
 	switch {
 	case err == nil, flinkapi.IsDuplicateJob(err):
+		// Flink answers a jar run once the job is submitted, and often
+		// once it runs: its state is read at once.
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
-		return Result{RequeueAfter: s.Timing.poll()}
+		return Result{}
 	case permanent(err):
 		return finish(p, OutcomeSubmitFailed, "Flink refused the job: "+errWithCause(err))
 	}
@@ -194,7 +197,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
 }
 
-func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
+func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
 	state, err := s.Client.JobStatus(ctx, p.JobID)
 	switch {
 	case err == nil:
@@ -202,7 +205,7 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
 		// Flink may list a job only after its submission has been
 		// processed; the deadline ends the wait.
 		p.LastError = errMessage(err)
-		return Result{RequeueAfter: s.Timing.poll()}
+		return Result{RequeueAfter: s.waitDelay(p, now)}
 	default:
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: s.Timing.backoff(2)}
@@ -220,7 +223,14 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress) Result {
 		}
 		return finish(p, OutcomeJobFailed, reason)
 	}
-	return Result{RequeueAfter: s.Timing.poll()}
+	return Result{RequeueAfter: s.waitDelay(p, now)}
+}
+
+// waitDelay is when to read the state of a job being started again: soon
+// after the submission began (its deadline is counted from then), at
+// Timing.Poll later.
+func (s *Submit) waitDelay(p *Progress, now time.Time) time.Duration {
+	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Submit, DefaultSubmitTimeout)), now)
 }
 
 // exceptionReader is the optional part of a SubmitAPI that reads why a job

@@ -14,7 +14,9 @@ import (
 
 // Teardown stops a job for good within bounded time, so that deleting it
 // never hangs: it stops the job with a savepoint (through Stop) until
-// Timing.Savepoint passes, records the savepoint in Store under Name for
+// Timing.Savepoint passes (a savepoint that failed or was lost, with the
+// job still running, is tried again after a delay, SavepointAttempts
+// times in all), records the savepoint in Store under Name for
 // a later redeploy, and if no savepoint could be taken does what the
 // policy allows: cancel without state (Stateless mode or
 // AllowCancelWithoutState), or leave the job running and end
@@ -32,6 +34,11 @@ type Teardown struct {
 	// a savepoint when none could be taken in time: the caller's explicit
 	// consent to losing its state.
 	AllowCancelWithoutState bool
+	// SavepointAttempts is how many stops with savepoint (each with a
+	// new trigger id) Teardown tries while Timing.Savepoint has time
+	// left, when one fails or is lost and the job still runs; 0:
+	// policy.DefaultSavepointAttempts.
+	SavepointAttempts int
 	// Store and Name, if set, receive the final savepoint.
 	Store RestorePointStore
 	Name  string
@@ -96,6 +103,9 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	case "":
 		res, err := t.stopOp(p).Step(ctx, p)
 		p.PreviousJobID = t.Job
+		if err == nil && p.Strategy != "" && p.Strategy != CancelWithoutState {
+			p.Attempts = 1
+		}
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
 		res, err := t.stopOp(p).Step(ctx, p)
@@ -142,12 +152,31 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 	switch p.StopOutcome {
 	case OutcomeSucceeded, OutcomeJobGone, OutcomeJobTerminal:
 		return t.done(p, why), nil
+	case OutcomeSavepointFailed, OutcomeSavepointLost:
+		// The job still runs without a savepoint (a checkpoint declined,
+		// a JobManager failover): stop it with a new one while
+		// Timing.Savepoint, counted from the start, has time left.
+		end := p.Started.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
+		tries := t.SavepointAttempts
+		if tries <= 0 {
+			tries = policy.DefaultSavepointAttempts
+		}
+		if p.Location == "" && now.Before(end) && p.Attempts < tries {
+			return t.retry(ctx, p, now, end, why)
+		}
+	}
+	switch p.StopOutcome {
+	case OutcomeSucceeded, OutcomeJobGone, OutcomeJobTerminal:
 	default:
 		// With a savepoint (the job failed while stopping, or the
 		// savepoint completed after its deadline) the job may be
 		// cancelled; without one only if the policy allows it.
 		if p.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
-			return finish(p, OutcomeLeftRunning, "no savepoint could be taken ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
+			tries := ""
+			if p.Attempts > 1 {
+				tries = fmt.Sprintf(" in %d attempts", p.Attempts)
+			}
+			return finish(p, OutcomeLeftRunning, "no savepoint could be taken"+tries+" ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
 				"fix the cause and tear down again, or allow cancelling without state"), nil
 		}
 	}
@@ -156,6 +185,22 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 	p.Strategy = ""
 	res, err := t.stopOp(p).Step(ctx, p)
 	p.Started, p.Steps = started, steps
+	return res, err
+}
+
+// retry starts another stop with savepoint, after a delay that grows
+// with the attempts, bounded by end.
+func (t *Teardown) retry(ctx context.Context, p *Progress, now, end time.Time, why string) (Result, error) {
+	p.Attempts++
+	started, steps, attempts := p.Started, p.Steps, p.Attempts
+	resetPhase(p)
+	p.StopOutcome, p.Strategy = "", ""
+	op := t.stopOp(p)
+	op.Timing.Savepoint = end.Sub(now)
+	res, err := op.Step(ctx, p)
+	p.Started, p.Steps, p.Attempts = started, steps, attempts
+	p.LastError = "savepoint attempt " + fmt.Sprint(attempts) + ": " + why
+	res.RequeueAfter = max(res.RequeueAfter, t.Timing.backoff(attempts))
 	return res, err
 }
 

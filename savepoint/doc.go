@@ -68,6 +68,8 @@
 //	  at or after TriggerTime-ClockSkew
 //	Recover: such a savepoint IN_PROGRESS       Lost            Lost
 //	Recover: history reaches back, no match     Lost            LostForGood
+//	Recover: no match, job restored after the   Lost            LostForGood
+//	  trigger (the restart aborted it)
 //	Recover: history does not reach back        Lost            Lost
 //	deadline reached                            active          TimedOut
 //	any answer                                  final           same state; a missing Location is added

@@ -1,6 +1,7 @@
 package savepoint
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -34,6 +35,12 @@ const msgLostForGood = "Flink forgot the trigger id and the checkpoint history h
 //   - no candidate, and the History reaches back to the trigger (its oldest
 //     entry was triggered at or before TriggerTime-ClockSkew):
 //     LostForGood.
+//   - no candidate, and the job was restored (LatestRestored) after
+//     TriggerTime: LostForGood. A job restored, by a JobManager failover
+//     or a restart of its tasks, runs a new execution, and the savepoint
+//     in flight in the old one was aborted with it. This compares Flink's
+//     clock with the caller's: it assumes they differ by less than the
+//     time from the trigger to the restore (a failover takes seconds).
 //   - otherwise (stats nil, History empty or truncated after the trigger,
 //     for example because the JobManager restarted, or a zero
 //     TriggerTime): still Lost; nothing can be decided. Ask again later;
@@ -86,8 +93,17 @@ func Recover(prev Status, stats *flinkapi.CheckpointStatistics, now time.Time) S
 		}
 		end(&next, Succeeded, "")
 		return next
-	case inProgress || !covered:
+	case inProgress:
 		return CheckDeadline(prev, now)
+	case !covered:
+		r := stats.LatestRestored
+		if r == nil || !r.RestoreTime.After(prev.TriggerTime) {
+			return CheckDeadline(prev, now)
+		}
+		next.LastUpdate = now
+		end(&next, LostForGood, fmt.Sprintf("%s; the job was restored from checkpoint %d at %s, after the trigger, which aborted the savepoint in flight",
+			msgLostForGood, r.ID, r.RestoreTime.UTC().Format(time.RFC3339Nano)))
+		return next
 	}
 	next.LastUpdate = now
 	end(&next, LostForGood, msgLostForGood)

@@ -120,6 +120,40 @@ func TestRecover(t *testing.T) {
 			want:  stillLost,
 		},
 		{
+			name: "empty history, the job restored after the trigger (JobManager failover): LostForGood",
+			prev: lost(),
+			stats: &flinkapi.CheckpointStatistics{LatestRestored: &flinkapi.RestoredCheckpoint{
+				ID: 9, RestoreTime: lost().TriggerTime.Add(time.Millisecond), ExternalPath: "s3://bucket/checkpoints/chk-9"}},
+			want: with(lost(), func(s *Status) {
+				s.State, s.LastUpdate = LostForGood, now
+				s.Failure = msgLostForGood + "; the job was restored from checkpoint 9 at " +
+					lost().TriggerTime.Add(time.Millisecond).UTC().Format(time.RFC3339Nano) + ", after the trigger, which aborted the savepoint in flight"
+			}),
+		},
+		{
+			name: "empty history, the job restored at the trigger time or before: still Lost",
+			prev: lost(),
+			stats: &flinkapi.CheckpointStatistics{LatestRestored: &flinkapi.RestoredCheckpoint{
+				ID: 9, RestoreTime: lost().TriggerTime, ExternalPath: "s3://bucket/checkpoints/chk-9"}},
+			want: stillLost,
+		},
+		{
+			name: "restored after the trigger, but a savepoint in progress: still Lost",
+			prev: lost(),
+			stats: &flinkapi.CheckpointStatistics{
+				History:        []flinkapi.CheckpointStats{sp(11, time.Second, flinkapi.CheckpointInProgress, "")},
+				LatestRestored: &flinkapi.RestoredCheckpoint{ID: 9, RestoreTime: at(time.Second)}},
+			want: stillLost,
+		},
+		{
+			name: "restored after the trigger, and the savepoint completed: Succeeded",
+			prev: lost(),
+			stats: &flinkapi.CheckpointStatistics{
+				History:        []flinkapi.CheckpointStats{sp(11, time.Second, flinkapi.CheckpointCompleted, sp1)},
+				LatestRestored: &flinkapi.RestoredCheckpoint{ID: 9, RestoreTime: at(time.Minute)}},
+			want: found(sp1),
+		},
+		{
 			name:  "empty history: still Lost",
 			prev:  lost(),
 			stats: history(),

@@ -166,10 +166,15 @@ func (h *harness) until(what string, done func(*v1alpha1.FlinkJob) bool, check f
 // running waits until the job runs the current spec.
 func (h *harness) running(what string) *v1alpha1.FlinkJob {
 	h.t.Helper()
-	return h.until(what, func(j *v1alpha1.FlinkJob) bool {
+	j := h.until(what, func(j *v1alpha1.FlinkJob) bool {
 		return j != nil && j.Status.DeployedGeneration == j.Generation && !j.Status.InFlight() &&
 			j.Status.DeploymentState == "Running"
 	}, nil)
+	// A job is RUNNING before its tasks are, and the deploy sees it at
+	// once: let the tasks come up (and restore their state) before the
+	// test looks at them.
+	h.srv.Clock().Advance(time.Second)
+	return j
 }
 
 func (h *harness) statusJSON() string {
