@@ -5,7 +5,6 @@ package lifecycle_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -16,6 +15,9 @@ import (
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
+
+// countsTimeout bounds each wait for the test job's counts.
+const countsTimeout = 90 * time.Second
 
 // TestRealCluster takes a savepoint, stops the test job with a savepoint
 // and submits it again from there on a real Flink session cluster of
@@ -59,10 +61,10 @@ func TestRealCluster(t *testing.T) {
 	sub := run(t, "Submit", &lifecycle.Submit{Client: c, JarFile: cluster.TestJobJar, Timing: timing,
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1)}})
 	job := sub.JobID
-	waitCounts(t, ctx, out1, keys, func(_ string, n int64) bool { return n >= minCount })
+	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= minCount })
 
 	sp := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Client: c, Job: job, Version: v, Timing: timing})
-	if !exists(sp.Location) {
+	if !flinkfixture.LocationExists(sp.Location) {
 		t.Errorf("savepoint %s does not exist", sp.Location)
 	}
 	if st, err := c.JobStatus(ctx, job); err != nil || st != flinkapi.JobRunning {
@@ -74,7 +76,7 @@ func TestRealCluster(t *testing.T) {
 		t.Fatalf("ChooseStopStrategy(%s) = %s, %v", v, strategy, err)
 	}
 	stop := run(t, "Stop", &lifecycle.Stop{Client: c, Job: job, Version: v, Timing: timing})
-	if !exists(stop.Location) || stop.Location == sp.Location {
+	if !flinkfixture.LocationExists(stop.Location) || stop.Location == sp.Location {
 		t.Errorf("stop savepoint %s does not exist or is the first one", stop.Location)
 	}
 	if st, err := c.JobStatus(ctx, job); err != nil || st != flinkapi.JobFinished {
@@ -114,7 +116,7 @@ func TestRealCluster(t *testing.T) {
 	// Savepoint then cancel, and cancel with savepoint of a job restored
 	// from that savepoint.
 	stc := run(t, "Stop (savepoint then cancel)", &lifecycle.Stop{Client: c, Job: again.JobID, Version: v, Timing: timing, Strategy: lifecycle.SavepointThenCancel})
-	if st, err := c.JobStatus(ctx, again.JobID); err != nil || st != flinkapi.JobCanceled || !exists(stc.Location) {
+	if st, err := c.JobStatus(ctx, again.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(stc.Location) {
 		t.Errorf("after savepoint then cancel the job is %s, %v; savepoint %s", st, err, stc.Location)
 	}
 	out3 := cluster.OutDir("lifecycle-third")
@@ -123,40 +125,10 @@ func TestRealCluster(t *testing.T) {
 	// A job is RUNNING before its tasks are: Flink refuses a savepoint
 	// until they run, and the stop triggers again until it is taken.
 	cws := run(t, "Stop (cancel with savepoint)", &lifecycle.Stop{Client: c, Job: third.JobID, Version: v, Timing: timing, Strategy: lifecycle.CancelWithSavepoint})
-	if st, err := c.JobStatus(ctx, third.JobID); err != nil || st != flinkapi.JobCanceled || !exists(cws.Location) {
+	if st, err := c.JobStatus(ctx, third.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(cws.Location) {
 		t.Errorf("after cancel with savepoint the job is %s, %v; savepoint %s", st, err, cws.Location)
 	}
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
-}
-
-func exists(location string) bool {
-	if location == "" {
-		return false
-	}
-	_, err := os.Stat(strings.TrimPrefix(location, "file:"))
-	return err == nil
-}
-
-// waitCounts polls dir until keys keys have counts for which ok holds.
-func waitCounts(t *testing.T, ctx context.Context, dir string, keys int, ok func(string, int64) bool) map[string]int64 {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		counts, err := flinkfixture.ReadCounts(dir)
-		good := 0
-		for k, n := range counts {
-			if ok(k, n) {
-				good++
-			}
-		}
-		if err == nil && good >= keys {
-			return counts
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("counts in %s: %s, %v", dir, format(counts), err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // countsContinue checks that the first counts the test job writes to dir
@@ -165,7 +137,7 @@ func waitCounts(t *testing.T, ctx context.Context, dir string, keys int, ok func
 func countsContinue(t *testing.T, ctx context.Context, dir string, keys int, before map[string]int64, grow int64) {
 	t.Helper()
 	first := map[string]int64{}
-	waitCounts(t, ctx, dir, keys, func(k string, n int64) bool {
+	flinkfixture.WaitCounts(t, ctx, dir, keys, countsTimeout, func(k string, n int64) bool {
 		if _, ok := first[k]; !ok {
 			first[k] = n
 		}
@@ -176,7 +148,7 @@ func countsContinue(t *testing.T, ctx context.Context, dir string, keys int, bef
 			t.Errorf("key %s: first count %d after the restore, want >= %d: the state was not restored", k, first[k], n)
 		}
 	}
-	later := waitCounts(t, ctx, dir, keys, func(k string, n int64) bool { return n > before[k]+grow })
+	later := flinkfixture.WaitCounts(t, ctx, dir, keys, countsTimeout, func(k string, n int64) bool { return n > before[k]+grow })
 	t.Logf("counts: before %s, first %s, later %s", format(before), format(first), format(later))
 }
 
@@ -289,7 +261,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	out1 := cluster.OutDir("upgrade-first")
 	first := run(t, "Deploy", &lifecycle.Upgrade{Client: c, FirstDeploy: true, JarFile: cluster.TestJobJar, Timing: timing,
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
-	waitCounts(t, ctx, out1, keys, func(_ string, n int64) bool { return n >= 20 })
+	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 20 })
 
 	// Five upgrades in a row, each timed; the counter continues across
 	// each of them. The third starts a job whose snapshots take a second
@@ -339,7 +311,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	td := run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: up.JobID, Version: v, Timing: timing, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
-	if rec, ok, err := store.Get(ctx, "app/counter"); !ok || err != nil || rec.Location != td.Location || !exists(rec.Location) {
+	if rec, ok, err := store.Get(ctx, "app/counter"); !ok || err != nil || rec.Location != td.Location || !flinkfixture.LocationExists(rec.Location) {
 		t.Fatalf("stored %+v, %v, %v", rec, ok, err)
 	}
 	c2, err := flinkfixture.ReadCounts(out2)
@@ -371,15 +343,15 @@ func TestRealClusterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	high := waitCounts(t, ctx, out3, keys, func(k string, n int64) bool { return n >= atSavepoint[k]+60 })
+	high := flinkfixture.WaitCounts(t, ctx, out3, keys, countsTimeout, func(k string, n int64) bool { return n >= atSavepoint[k]+60 })
 	out6 := cluster.OutDir("upgrade-rolled-back")
 	req := policy.RestoreRequest{Path: older.Location, Token: "rollback-1"}
 	rb := run(t, "Restore request", &lifecycle.Upgrade{Client: c, Job: re.JobID, JarID: first.JarID, Version: v, Timing: timing, Restore: req,
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out6), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
-	if rb.RestoreFrom != older.Location || rb.HandledRestore() != "rollback-1" || !exists(rb.Location) || rb.Location == older.Location {
+	if rb.RestoreFrom != older.Location || rb.HandledRestore() != "rollback-1" || !flinkfixture.LocationExists(rb.Location) || rb.Location == older.Location {
 		t.Errorf("rollback progress %+v", rb)
 	}
-	rolled := waitCounts(t, ctx, out6, keys, func(string, int64) bool { return true })
+	rolled := flinkfixture.WaitCounts(t, ctx, out6, keys, countsTimeout, func(string, int64) bool { return true })
 	for k := range before {
 		if rolled[k] < before[k] || rolled[k] >= high[k]-30 {
 			t.Errorf("key %s after the rollback starts at %d; saved between %d and %d, %d before the rollback",

@@ -62,7 +62,7 @@ func TestRealClusterRescale(t *testing.T) {
 				Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out, 1)}}, &sub, nil); err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
 				t.Fatalf("submit: %+v, %v; %+v", res, err, sub)
 			}
-			before := waitCounts(t, ctx, out, keys, func(_ string, n int64) bool { return n >= 120 })
+			before := flinkfixture.WaitCounts(t, ctx, out, keys, countsTimeout, func(_ string, n int64) bool { return n >= 120 })
 
 			out2 := out
 			if !tc.adaptive {
@@ -112,7 +112,7 @@ func TestRealClusterRescale(t *testing.T) {
 					}
 					time.Sleep(300 * time.Millisecond)
 				}
-				later := waitCounts(t, ctx, out, keys, func(k string, n int64) bool { return n > before[k]+20 })
+				later := flinkfixture.WaitCounts(t, ctx, out, keys, countsTimeout, func(k string, n int64) bool { return n > before[k]+20 })
 				t.Logf("counts: before %s, later %s", format(before), format(later))
 				return
 			}

@@ -1,11 +1,14 @@
 package flinkfixture
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
+	"time"
 )
 
 // ReadCounts reads the test job's <dir>/<key>.count files into a map from
@@ -40,4 +43,38 @@ func ReadCounts(dir string) (map[string]int64, error) {
 		counts[key] = n
 	}
 	return counts, nil
+}
+
+// WaitCounts reads the test job's counts in dir (ReadCounts) every 200 ms
+// until at least keys of them satisfy ok, and returns them. It fails t
+// when timeout passes or ctx ends first.
+func WaitCounts(t testing.TB, ctx context.Context, dir string, keys int, timeout time.Duration, ok func(key string, n int64) bool) map[string]int64 {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		counts, err := ReadCounts(dir)
+		good := 0
+		for k, n := range counts {
+			if ok(k, n) {
+				good++
+			}
+		}
+		if err == nil && good >= keys {
+			return counts
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			t.Fatalf("counts in %s: %v, %v", dir, counts, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// LocationExists reports whether a savepoint or checkpoint location of a
+// cluster on this machine (a file: URI or a path) exists on disk.
+func LocationExists(location string) bool {
+	if location == "" {
+		return false
+	}
+	_, err := os.Stat(strings.TrimPrefix(location, "file:"))
+	return err == nil
 }

@@ -5,9 +5,7 @@ package controller
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +22,9 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
+
+// countsTimeout bounds each wait for the test job's counts.
+const countsTimeout = 90 * time.Second
 
 // TestRealCluster runs the reconciler, with the fake Kubernetes client and
 // the wall clock, against a real Flink session cluster of FLINK_VERSION (or
@@ -115,7 +116,7 @@ func TestRealCluster(t *testing.T) {
 	if st, err := flink.JobStatus(ctx, first); err != nil || st != flinkapi.JobRunning {
 		t.Fatalf("job %s is %s, %v", first, st, err)
 	}
-	waitCounts(t, ctx, out1, keys, func(_ string, n int64) bool { return n >= 40 })
+	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 40 })
 
 	// Update: stop with a savepoint, the new job starts from it.
 	job.Spec.Args = args(cluster.OutDir("operator-v2"))
@@ -126,7 +127,7 @@ func TestRealCluster(t *testing.T) {
 	job = until("update", running)
 	st := job.Status
 	sp := st.LatestSavepoint
-	if st.JobID == first || sp.Reason != savepoint.ReasonUpdate || sp.JobID != first || !exists(sp.Location) {
+	if st.JobID == first || sp.Reason != savepoint.ReasonUpdate || sp.JobID != first || !flinkfixture.LocationExists(sp.Location) {
 		t.Fatalf("after the update: job %s, savepoint %+v; progress %+v", st.JobID, sp, st.Progress)
 	}
 	if st.Progress.RestoreFrom != sp.Location {
@@ -141,7 +142,7 @@ func TestRealCluster(t *testing.T) {
 	}
 	firstCounts := map[string]int64{}
 	out2 := job.Spec.Args[1]
-	waitCounts(t, ctx, out2, keys, func(k string, n int64) bool {
+	flinkfixture.WaitCounts(t, ctx, out2, keys, countsTimeout, func(k string, n int64) bool {
 		if _, ok := firstCounts[k]; !ok {
 			firstCounts[k] = n
 		}
@@ -169,7 +170,7 @@ func TestRealCluster(t *testing.T) {
 		return j == nil
 	})
 	final := last.Status.Progress
-	if last.Status.Operation != v1alpha1.OperationTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !exists(final.Location) {
+	if last.Status.Operation != v1alpha1.OperationTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !flinkfixture.LocationExists(final.Location) {
 		t.Errorf("teardown %+v", final)
 	}
 	if s, err := flink.JobStatus(ctx, st.JobID); err != nil || s != flinkapi.JobFinished {
@@ -180,35 +181,4 @@ func TestRealCluster(t *testing.T) {
 	}
 	t.Logf("events:\n%s", events)
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
-}
-
-func exists(location string) bool {
-	if location == "" {
-		return false
-	}
-	_, err := os.Stat(strings.TrimPrefix(location, "file:"))
-	return err == nil
-}
-
-// waitCounts polls the test job's counts in dir until keys of them satisfy
-// ok.
-func waitCounts(t *testing.T, ctx context.Context, dir string, keys int, ok func(string, int64) bool) map[string]int64 {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		counts, err := flinkfixture.ReadCounts(dir)
-		good := 0
-		for k, n := range counts {
-			if ok(k, n) {
-				good++
-			}
-		}
-		if err == nil && good >= keys {
-			return counts
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			t.Fatalf("counts in %s: %v, %v", dir, counts, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
