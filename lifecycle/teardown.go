@@ -165,20 +165,16 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 			return t.retry(ctx, p, now, end, why)
 		}
 	}
-	switch p.StopOutcome {
-	case OutcomeSucceeded, OutcomeJobGone, OutcomeJobTerminal:
-	default:
-		// With a savepoint (the job failed while stopping, or the
-		// savepoint completed after its deadline) the job may be
-		// cancelled; without one only if the policy allows it.
-		if p.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
-			tries := ""
-			if p.Attempts > 1 {
-				tries = fmt.Sprintf(" in %d attempts", p.Attempts)
-			}
-			return finish(p, OutcomeLeftRunning, "no savepoint could be taken"+tries+" ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
-				"fix the cause and tear down again, or allow cancelling without state"), nil
+	// With a savepoint (the job failed while stopping, or the savepoint
+	// completed after its deadline) the job may be cancelled; without one
+	// only if the policy allows it.
+	if p.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
+		tries := ""
+		if p.Attempts > 1 {
+			tries = fmt.Sprintf(" in %d attempts", p.Attempts)
 		}
+		return finish(p, OutcomeLeftRunning, "no savepoint could be taken"+tries+" ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
+			"fix the cause and tear down again, or allow cancelling without state"), nil
 	}
 	started, steps := p.Started, p.Steps
 	resetPhase(p)
