@@ -66,16 +66,18 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 // one follows. It ends Succeeded, or DisposeFailed naming the savepoints
 // left. Step returns an error only for a canceled context.
 func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	from := p.Phase
-	res := d.advance(ctx, p, d.clock().Now())
-	report(ctx, "DisposeSavepoints", d.OnTransition, d.Logger, from, p)
-	return res, nil
+	return bound(p, opDispose, "", func() (Result, error) {
+		if p.Done() {
+			return Result{Done: true, Outcome: p.Outcome}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		from := p.Phase
+		res := d.advance(ctx, p, d.clock().Now())
+		report(ctx, opDispose, d.OnTransition, d.Logger, from, p)
+		return res, nil
+	})
 }
 
 func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.Time) Result {

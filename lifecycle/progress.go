@@ -43,7 +43,13 @@ const (
 	// PhaseObserveRetention: Upgrade and Restart read whether Flink
 	// retains that checkpoint.
 	PhaseObserveRetention Phase = "ObserveRetention"
-	// PhaseRecord: Teardown records the savepoint in its RestorePointStore.
+	// PhaseAdopt: Upgrade and Restart of a job that no longer runs look
+	// in Flink's job list for the job an earlier operation on it started
+	// (Upgrade.JobID), to adopt it instead of starting another.
+	PhaseAdopt Phase = "Adopt"
+	// PhaseRecord: Teardown records the savepoint (or the retained
+	// checkpoint of a job that had already ended) in its
+	// RestorePointStore.
 	PhaseRecord Phase = "Record"
 	// PhaseDispose: DisposeSavepoints asks Flink to dispose of the next
 	// savepoint.
@@ -104,6 +110,18 @@ const (
 // by the Step before the one that sends the request. The zero Progress
 // starts an operation.
 type Progress struct {
+	// FormatVersion is the format the Progress was written in
+	// (FormatVersion), recorded by every Step. 0 reads as 1; a newer
+	// format is refused with ErrUnknownFormat.
+	FormatVersion int `json:"formatVersion,omitempty"`
+	// Operation names the operation the Progress belongs to
+	// ("TakeSavepoint", "Stop", "Submit", "Upgrade", "Restart",
+	// "Teardown", "Rescale", "DisposeSavepoints") and Target the job it
+	// was built for (its Job field; Submit: its JobID), both recorded at
+	// the first Step. A Step of another operation, or of the same one for
+	// another job, refuses the Progress with ErrForeignProgress.
+	Operation string         `json:"operation,omitempty"`
+	Target    flinkapi.JobID `json:"target,omitempty"`
 	// Phase is where the operation stands.
 	Phase Phase `json:"phase,omitempty"`
 	// JobID is the job operated on: for Submit, the id chosen before the
@@ -144,6 +162,12 @@ type Progress struct {
 	// PreviousJobID is the job Upgrade, Restart or Teardown replaces or
 	// stops; JobID becomes the new job's id once it is chosen.
 	PreviousJobID flinkapi.JobID `json:"previousJobID,omitempty"`
+	// NewJobID is the job Submit, Upgrade, Restart or Rescale started or
+	// adopted: recorded before the request that submits it, and never
+	// cleared, whatever the outcome. Non-empty, a job of that id may run
+	// (also after TimedOut): the caller adopts it as the deployment's job
+	// and names it in the next operation, never the job it replaced.
+	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
 	// Observed is what Upgrade and Restart saw of the previous job.
 	Observed Observed `json:"observed,omitzero"`
 	// Decision is the reason of the policy's latest decision.
@@ -210,6 +234,20 @@ type Observed struct {
 	// Latest is the newest savepoint known: the caller's, or the one in
 	// the RestorePointStore, whichever is newer.
 	Latest savepoint.Record `json:"latest,omitzero"`
+	// StatsAfter is the earliest time the job's checkpoint statistics may
+	// be read once it is in a terminal State: Flink answers them from a
+	// cache (Timing.Cache), and an answer cached before the job ended can
+	// name a checkpoint that its end discarded or miss the savepoint that
+	// ended it.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	StatsAfter time.Time `json:"statsAfter,omitzero"`
+	// Adopt is the next id Upgrade and Restart look up for a job that an
+	// earlier operation on the same job started (see Upgrade.JobID), and
+	// Lookups how many they looked up.
+	Adopt   flinkapi.JobID `json:"adopt,omitempty"`
+	Lookups int            `json:"lookups,omitempty"`
 }
 
 // Done reports whether the operation has ended.

@@ -118,9 +118,6 @@ func (r *Rescale) savepointAPI() SavepointAPI { return r.Client }
 // returns an error for a canceled context, a Parallelism below 1 or an
 // empty Job (before any request), and the errors of Upgrade.Step.
 func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
@@ -130,10 +127,15 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 	if r.Job == "" {
 		return Result{}, errors.New("lifecycle: Rescale.Job is empty; name the job to rescale")
 	}
-	from := p.Phase
-	res, err := r.advance(ctx, p, r.clock().Now())
-	report(ctx, "Rescale", r.OnTransition, r.Logger, from, p)
-	return res, err
+	return bound(p, opRescale, r.Job, func() (Result, error) {
+		if p.Done() {
+			return Result{Done: true, Outcome: p.Outcome}, nil
+		}
+		from := p.Phase
+		res, err := r.advance(ctx, p, r.clock().Now())
+		report(ctx, opRescale, r.OnTransition, r.Logger, from, p)
+		return res, err
+	})
 }
 
 func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
@@ -169,7 +171,7 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
 	}
-	res, err := r.upgrade(v).Step(ctx, p)
+	res, err := r.upgrade(v).step(ctx, p)
 	if err != nil || !res.Done {
 		return res, err
 	}
@@ -286,7 +288,7 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 		p.RescalePath = policy.RescaleByUpgrade
 		p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
 		started, steps := p.Started, p.Steps
-		res, err := r.upgrade(v).Step(ctx, p)
+		res, err := r.upgrade(v).step(ctx, p)
 		p.Started, p.Steps = started, steps
 		return res, err
 	}

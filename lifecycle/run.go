@@ -46,6 +46,10 @@ const (
 	DefaultStopTimeout      = 5 * time.Minute  // cancel, and the job reaching a terminal state
 	DefaultSubmitTimeout    = 5 * time.Minute  // upload, run, and the job reaching RUNNING
 	DefaultPollInterval     = time.Second
+	// DefaultCacheDuration is how long Flink answers job details and
+	// checkpoint statistics from its cache by default: web.refresh-interval
+	// (3 s), which rest.cache.checkpoint-statistics.timeout defaults to.
+	DefaultCacheDuration = 3 * time.Second
 )
 
 // Timing sets the deadlines and the poll interval of an operation. Zero
@@ -67,6 +71,14 @@ type Timing struct {
 	// of milliseconds is not waited on for a whole Poll, and a wait is
 	// overshot by at most an eighth.
 	Poll time.Duration
+	// Cache is how long Flink may answer job details and checkpoint
+	// statistics from its cache (DefaultCacheDuration): set it to the
+	// cluster's rest.cache.checkpoint-statistics.timeout or
+	// web.refresh-interval, whichever is longer, if either is raised. The
+	// checkpoint statistics of a job that ended are read only once that
+	// long has passed since its end was seen, so that they show the
+	// checkpoint that survived the end and the savepoint that caused it.
+	Cache time.Duration
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -77,6 +89,8 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 func (t Timing) poll() time.Duration { return orDefault(t.Poll, DefaultPollInterval) }
+
+func (t Timing) cache() time.Duration { return orDefault(t.Cache, DefaultCacheDuration) }
 
 // minPoll is the shortest delay of pollSince.
 const minPoll = 10 * time.Millisecond

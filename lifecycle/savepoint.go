@@ -54,16 +54,18 @@ func (t *TakeSavepoint) savepointAPI() SavepointAPI { return t.Client }
 // Succeeded with p.Location set, or in another Outcome, at the latest at
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	from := p.Phase
-	res, err := t.step(ctx, p)
-	report(ctx, "TakeSavepoint", t.OnTransition, t.Logger, from, p)
-	return res, err
+	return bound(p, opTakeSavepoint, t.Job, func() (Result, error) {
+		if p.Done() {
+			return Result{Done: true, Outcome: p.Outcome}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		from := p.Phase
+		res, err := t.step(ctx, p)
+		report(ctx, opTakeSavepoint, t.OnTransition, t.Logger, from, p)
+		return res, err
+	})
 }
 
 func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
@@ -80,10 +82,10 @@ func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
 			TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, TriggerID: p.Savepoint.TriggerID,
 		})
 	}
-	if !savepointStep(ctx, t.Client, p, send, now) {
+	if !savepointStep(ctx, t.Client, p, send, now, t.Timing) {
 		return Result{RequeueAfter: savepointDelay(p, t.Timing, now)}, nil
 	}
-	o, reason := savepointOutcome(p.Savepoint)
+	o, reason := savepointOutcome(p, t.TargetDirectory)
 	return finish(p, o, reason), nil
 }
 
@@ -109,7 +111,7 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 
 // savepointStep does the one request the savepoint status asks for and
 // derives the next status. It reports whether the status is final.
-func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time) bool {
+func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
 	st := savepoint.CheckDeadline(p.Savepoint, now)
 	var answer error // the error of a trigger or poll
 	switch {
@@ -124,37 +126,52 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 				st = found
 			}
 		}
-	case st.Active() && strings.HasPrefix(st.LastError, notFound):
+	case st.Active() && (strings.HasPrefix(st.LastError, notFound) || strings.HasPrefix(st.LastError, notFoundResult)):
 		// An answer said Flink does not know the job: its job list
-		// confirms it (JobGone), or shows the job after all, and the
-		// request is sent again (a trigger with the same id).
-		known, _, err := listJob(ctx, c, st.JobID)
-		switch {
-		case err != nil:
-			st.LastError = notFound + errMessage(err)
-		case known:
-			st.LastError = ""
-		default:
-			st.State, st.Failure = savepoint.JobGone, strings.TrimPrefix(st.LastError, notFound)
-			st.LastError, st.LastUpdate = "", now
-		}
+		// confirms it (JobGone), or shows the job after all.
+		st = confirmJob(ctx, c, p, st, now, t)
 	case st.NeedsTrigger():
 		op, err := send()
 		st, answer = savepoint.AfterTrigger(st, op, err, now), err
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
 		st, answer = savepoint.AfterPoll(st, res, err, now), err
+		if st.State == savepoint.JobGone && err == nil && st.Location == "" {
+			// The operation completed with FlinkJobNotFoundException:
+			// Flink answers so for a job that ended, too, when a trigger
+			// it forgot (a stop whose answer was lost, sent again after
+			// rest.async.store-duration) starts a new operation. The
+			// job list tells a job that ended from one that is gone.
+			failure := st.Failure
+			st = p.Savepoint
+			st.LastError, st.LastUpdate = notFoundResult+failure, now
+		}
+	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
+		// Wait until Flink's cache holds no statistics from before the
+		// job ended (see savepointDelay).
+		return false
 	case st.NeedsRecovery():
 		stats, err := c.Checkpoints(ctx, st.JobID)
 		switch {
 		case flinkapi.IsJobNotFound(err):
 			answer = err
+		case err != nil && ended(p) && errors.Is(err, flinkapi.ErrNotFound):
+			// An ended job without checkpoint statistics (checkpointing
+			// off): nothing will show the savepoint.
+			st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "Flink has no checkpoint statistics of it ("+errMessage(err)+")")
+			st.LastError, st.Attempts, st.LastUpdate = "", 0, now
 		case err != nil:
 			// The error of the statistics call means for the savepoint
 			// what it means for a poll: a transient error keeps it Lost.
 			st = savepoint.AfterPoll(st, nil, err, now)
 		default:
 			st = savepoint.Recover(st, stats, now)
+			if st.State == savepoint.Lost && ended(p) {
+				// Statistics read after the job ended are final: no
+				// savepoint of it will appear.
+				st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "its checkpoint history, read after it ended, holds no savepoint triggered at or after "+stamp(st.TriggerTime))
+				st.LastUpdate = now
+			}
 		}
 	}
 	if flinkapi.IsJobNotFound(answer) && st.Location == "" {
@@ -188,6 +205,73 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 	return st.Final()
 }
 
+// notFoundResult starts Savepoint.LastError after an operation that
+// completed with FlinkJobNotFoundException, which Flink's job list
+// confirms or contradicts in the next step.
+const notFoundResult = "Flink failed the savepoint, not knowing the job: "
+
+// confirmJob asks Flink's job list about the job of st after an answer
+// that Flink did not know it:
+//   - not listed: JobGone.
+//   - listed in a terminal state: the job ended, and the savepoint may
+//     have been taken before (the answer to the request that took it was
+//     lost): Lost, to be looked up in the checkpoint statistics read
+//     after the end.
+//   - listed running, after a completed operation: that savepoint failed.
+//   - listed running, after a 404: the request is sent again (a trigger
+//     with the same id).
+func confirmJob(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time, t Timing) savepoint.Status {
+	result := strings.HasPrefix(st.LastError, notFoundResult)
+	msg := strings.TrimPrefix(strings.TrimPrefix(st.LastError, notFoundResult), notFound)
+	known, js, err := listJob(ctx, c, st.JobID)
+	switch {
+	case err != nil:
+		if result {
+			st.LastError = notFoundResult + msg
+			st.Attempts++ // backs the next ask off
+		} else {
+			st.LastError = notFound + errMessage(err)
+		}
+		return st
+	case known && js.IsGloballyTerminal():
+		seenTerminal(p, js, now, t)
+		st.State, st.LastError, st.Attempts, st.LastUpdate = savepoint.Lost, "", 0, now
+	case known && result:
+		st.State, st.Failure = savepoint.Failed, msg+" (Flink lists the job "+string(js)+")"
+		st.LastError, st.Attempts, st.LastUpdate = "", 0, now
+	case known:
+		st.LastError = ""
+	default:
+		st.State, st.Failure = savepoint.JobGone, msg
+		st.LastError, st.LastUpdate = "", now
+	}
+	return st
+}
+
+// seenTerminal records that a status call or Flink's job list showed the
+// job in the terminal state js at now: its checkpoint statistics count
+// from a cache duration later.
+func seenTerminal(p *Progress, js flinkapi.JobState, now time.Time, t Timing) {
+	if p.Observed.State == js && !p.Observed.StatsAfter.IsZero() {
+		return
+	}
+	p.Observed.State, p.Observed.Missing = js, false
+	p.Observed.StatsAfter = now.Add(t.cache())
+}
+
+// ended reports whether the job of p was seen in a terminal state.
+func ended(p *Progress) bool {
+	return p.Observed.State.IsGloballyTerminal() && !p.Observed.StatsAfter.IsZero()
+}
+
+// lostEnded is the Failure of a savepoint of a job that ended while Flink
+// forgot the trigger id and nothing shows the savepoint.
+func lostEnded(p *Progress, st savepoint.Status, why string) string {
+	return fmt.Sprintf("Flink forgot the trigger id %s, the job is %s, and %s", st.TriggerID, p.Observed.State, why)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 // tasksNotRunning reports whether a savepoint failed because not all of
 // the job's tasks were running yet (Flink's NOT_ALL_REQUIRED_TASKS_RUNNING),
 // which passes once they are deployed.
@@ -212,12 +296,17 @@ func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
 	if strings.HasPrefix(p.Savepoint.LastError, notFound) {
 		return t.backoff(2) // Flink's job list is asked next
 	}
+	if strings.HasPrefix(p.Savepoint.LastError, notFoundResult) {
+		return 0 // Flink's job list is asked next, at once
+	}
 	switch {
 	case p.Savepoint.NeedsTrigger() && p.Requests > 0:
 		// Triggered again after the tasks were not running.
 		return t.backoff(p.Requests)
 	case p.Savepoint.NeedsTrigger():
 		return 0
+	case p.Savepoint.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
+		return p.Observed.StatsAfter.Sub(now)
 	case p.Savepoint.NeedsRecovery():
 		// The checkpoint history changes with each checkpoint: no need to
 		// read it as often as a poll.
@@ -226,8 +315,11 @@ func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
 	return t.pollSince(p.Savepoint.TriggerTime, now)
 }
 
-// savepointOutcome maps a final savepoint status to an Outcome and reason.
-func savepointOutcome(st savepoint.Status) (Outcome, string) {
+// savepointOutcome maps the final savepoint status of p to an Outcome
+// and reason; dir is the target directory the savepoint was asked for
+// (empty: the cluster's default).
+func savepointOutcome(p *Progress, dir string) (Outcome, string) {
+	st := p.Savepoint
 	switch st.State {
 	case savepoint.Succeeded:
 		if st.Recovered {
@@ -240,6 +332,13 @@ func savepointOutcome(st savepoint.Status) (Outcome, string) {
 		}
 		return OutcomeSavepointFailed, "savepoint failed: " + st.Failure
 	case savepoint.LostForGood:
+		if ended(p) {
+			if stoppedBy(p) {
+				return OutcomeSavepointLost, fmt.Sprintf("the %s triggered at %s may have ended the job, but its savepoint is not known: %s; "+
+					"if it completed, it lies in %s: restore from it by hand", kindName(st.Kind, p.Strategy), stamp(st.TriggerTime), st.Failure, dirName(dir))
+			}
+			return OutcomeJobTerminal, "the job had ended before its savepoint was taken: " + st.Failure
+		}
 		return OutcomeSavepointLost, st.Failure
 	case savepoint.JobGone:
 		return OutcomeJobGone, "Flink does not know the job: " + st.Failure
@@ -253,6 +352,37 @@ func savepointOutcome(st savepoint.Status) (Outcome, string) {
 		return OutcomeTimedOut, r
 	}
 	return OutcomeSavepointFailed, fmt.Sprintf("savepoint ended in state %q: %s", st.State, st.Failure)
+}
+
+// stoppedBy reports whether the savepoint of p may be the one that ended
+// its job: a stop with savepoint and a FINISHED job, or a cancel with
+// savepoint and a CANCELED one.
+func stoppedBy(p *Progress) bool {
+	switch {
+	case p.Savepoint.Kind == flinkapi.OpStopWithSavepoint:
+		return p.Observed.State == flinkapi.JobFinished
+	case p.Strategy == CancelWithSavepoint:
+		return p.Observed.State == flinkapi.JobCanceled
+	}
+	return false
+}
+
+func kindName(k flinkapi.OperationKind, s StopStrategy) string {
+	switch {
+	case k == flinkapi.OpStopWithSavepoint:
+		return "stop with savepoint"
+	case s == CancelWithSavepoint:
+		return "cancel with savepoint"
+	}
+	return "savepoint"
+}
+
+// dirName names a savepoint target directory for people.
+func dirName(dir string) string {
+	if dir == "" {
+		return "the cluster's savepoint directory (state.savepoints.dir)"
+	}
+	return dir
 }
 
 // errMessage is a short message of a transient error.

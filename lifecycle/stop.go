@@ -124,6 +124,12 @@ func (s *Stop) savepointAPI() SavepointAPI { return s.Client }
 // Step returns ErrStateRequired (before any request) when CancelWithoutState
 // is asked for a policy that keeps state, and a canceled context's error.
 func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
+	return bound(p, opStop, s.Job, func() (Result, error) { return s.step(ctx, p) })
+}
+
+// step is Step without the check of p's binding: Teardown and Upgrade
+// stop jobs through it on their own Progress.
+func (s *Stop) step(ctx context.Context, p *Progress) (Result, error) {
 	if p.Done() {
 		return Result{Done: true, Outcome: p.Outcome}, nil
 	}
@@ -181,11 +187,11 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 			CancelJob: p.Strategy == CancelWithSavepoint,
 		})
 	}
-	if !savepointStep(ctx, s.Client, p, send, now) {
+	if !savepointStep(ctx, s.Client, p, send, now, s.Timing) {
 		return Result{RequeueAfter: savepointDelay(p, s.Timing, now)}
 	}
 	if p.Savepoint.State != savepoint.Succeeded {
-		o, reason := savepointOutcome(p.Savepoint)
+		o, reason := savepointOutcome(p, s.TargetDirectory)
 		return finish(p, o, reason)
 	}
 	p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
@@ -255,6 +261,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		case !known:
 			return s.stopped(p, "Flink no longer knows the job")
 		case st.IsGloballyTerminal():
+			seenTerminal(p, st, now, s.Timing)
 			return s.stopped(p, "the job is "+string(st))
 		}
 		p.LastError = ""
@@ -273,6 +280,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	}
 	switch {
 	case state.IsGloballyTerminal():
+		seenTerminal(p, state, now, s.Timing)
 		return s.stopped(p, "the job is "+string(state))
 	case state == flinkapi.JobCancelling:
 		return Result{RequeueAfter: s.waitDelay(p, now)}

@@ -101,6 +101,12 @@ func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
 // message says why), or TimedOut at the deadline. Step returns an error
 // only for a canceled context.
 func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
+	return bound(p, opSubmit, s.JobID, func() (Result, error) { return s.step(ctx, p) })
+}
+
+// step is Step without the check of p's binding: Upgrade and Restart
+// submit through it on their own Progress.
+func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 	if p.Done() {
 		return Result{Done: true, Outcome: p.Outcome}, nil
 	}

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -75,16 +76,18 @@ func (t *Teardown) savepointAPI() SavepointAPI { return t.Client }
 // Step returns an error for a canceled context and ErrStateRequired for a
 // Strategy of CancelWithoutState under a policy that keeps state.
 func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	from := p.Phase
-	res, err := t.advance(ctx, p, t.clock().Now())
-	report(ctx, "Teardown", t.OnTransition, t.Logger, from, p)
-	return res, err
+	return bound(p, opTeardown, t.Job, func() (Result, error) {
+		if p.Done() {
+			return Result{Done: true, Outcome: p.Outcome}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		from := p.Phase
+		res, err := t.advance(ctx, p, t.clock().Now())
+		report(ctx, opTeardown, t.OnTransition, t.Logger, from, p)
+		return res, err
+	})
 }
 
 func (t *Teardown) stopOp(p *Progress) *Stop {
@@ -101,14 +104,14 @@ func (t *Teardown) stopOp(p *Progress) *Stop {
 func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case "":
-		res, err := t.stopOp(p).Step(ctx, p)
+		res, err := t.stopOp(p).step(ctx, p)
 		p.PreviousJobID = t.Job
 		if err == nil && p.Strategy != "" && p.Strategy != CancelWithoutState {
 			p.Attempts = 1
 		}
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		res, err := t.stopOp(p).Step(ctx, p)
+		res, err := t.stopOp(p).step(ctx, p)
 		if err != nil || !res.Done {
 			return res, err
 		}
@@ -120,38 +123,81 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 			return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
 		}
 		p.StopOutcome = p.Outcome
-		if p.Location != "" && t.Store != nil && t.Name != "" {
-			resetPhase(p)
-			p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
-			return Result{}, nil
-		}
 		return t.next(ctx, p, now)
+	case PhaseObserve, PhaseObserveCheckpoints, PhaseObserveRetention:
+		p.Steps++
+		if !now.Before(p.Deadline) {
+			return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.StopOutcome)+": "+p.Reason+
+				"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
+		}
+		return t.observeEnded(ctx, p, now)
 	case PhaseRecord:
 		p.Steps++
 		if !now.Before(p.Deadline) {
-			return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the savepoint %s under %q: %s", p.Location, t.Name, p.LastError)), nil
+			return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the restore point %s under %q: %s", restorePoint(p), t.Name, p.LastError)), nil
 		}
-		rec, _ := p.Record()
-		rec.Location = p.Location
-		if err := t.Store.Put(ctx, t.Name, rec); err != nil {
+		if err := t.Store.Put(ctx, t.Name, teardownRecord(p)); err != nil {
 			p.Requests++
 			p.LastError = err.Error()
 			return Result{RequeueAfter: t.Timing.backoff(p.Requests)}, nil
 		}
-		p.Recorded = true
+		p.Recorded, p.Requests, p.LastError = true, 0, ""
+		if p.Location == "" && ended(p) {
+			return t.endedResult(p), nil
+		}
 		return t.next(ctx, p, now)
 	}
 	p.Steps++
 	return finish(p, OutcomeTimedOut, fmt.Sprintf("unknown phase %q of a teardown", p.Phase)), nil
 }
 
-// next decides, once the stop ended and its savepoint is recorded, whether
-// the job must still be cancelled.
+// restorePoint is the restore point the teardown found: its savepoint, or
+// the retained checkpoint of a job that had already ended.
+func restorePoint(p *Progress) string {
+	if p.Location != "" {
+		return p.Location
+	}
+	return p.RestoreFrom
+}
+
+// teardownRecord is what Teardown stores under its name.
+func teardownRecord(p *Progress) savepoint.Record {
+	if p.Location == "" {
+		return savepoint.Record{Location: p.RestoreFrom, Time: p.Observed.CheckpointTime, JobID: p.PreviousJobID}
+	}
+	rec, _ := p.Record()
+	rec.Location = p.Location
+	return rec
+}
+
+// next decides, once the stop ended, what follows: recording its
+// savepoint, looking at a job that had already ended for its newest
+// state, another attempt, a cancel, or the end.
 func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Location != "" && t.Store != nil && t.Name != "" && !p.Recorded {
+		resetPhase(p)
+		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		return Result{}, nil
+	}
 	why := p.Reason
 	switch p.StopOutcome {
-	case OutcomeSucceeded, OutcomeJobGone, OutcomeJobTerminal:
+	case OutcomeSucceeded, OutcomeJobGone:
 		return t.done(p, why), nil
+	case OutcomeJobTerminal, OutcomeSavepointFailed, OutcomeSavepointLost, OutcomeTimedOut:
+		if p.Location == "" && (ended(p) || p.StopOutcome == OutcomeJobTerminal) {
+			// The job had ended (or ended while Flink forgot the
+			// trigger): nothing to stop or retry; its newest state is
+			// its retained checkpoint, if Flink kept one.
+			resetPhase(p)
+			p.Reason = why
+			p.Phase, p.Deadline = PhaseObserve, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+			if ended(p) {
+				p.Phase = PhaseObserveCheckpoints
+			}
+			return Result{}, nil
+		}
+	}
+	switch p.StopOutcome {
 	case OutcomeSavepointFailed, OutcomeSavepointLost:
 		// The job still runs without a savepoint (a checkpoint declined,
 		// a JobManager failover): stop it with a new one while
@@ -179,9 +225,116 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 	started, steps := p.Started, p.Steps
 	resetPhase(p)
 	p.Strategy = ""
-	res, err := t.stopOp(p).Step(ctx, p)
+	res, err := t.stopOp(p).step(ctx, p)
 	p.Started, p.Steps = started, steps
 	return res, err
+}
+
+// checkpointConfigReader is the optional part of a StopAPI that reads a
+// job's checkpointing configuration; flinkapi's Client has it.
+type checkpointConfigReader interface {
+	CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
+}
+
+// observeEnded reads the state of a job that had ended (Observe, when
+// only a 409 said so), then its checkpoint statistics, read once Flink's
+// cache holds none from before the end, for its newest restore point: a
+// completed savepoint, or the latest checkpoint if Flink retains it
+// (Observe Retention).
+func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	switch p.Phase {
+	case PhaseObserve:
+		st, err := t.Client.JobStatus(ctx, p.PreviousJobID)
+		switch {
+		case err == nil && st.IsGloballyTerminal():
+			seenTerminal(p, st, now, t.Timing)
+			p.Phase, p.LastError = PhaseObserveCheckpoints, ""
+			return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+		case err == nil:
+			return finish(p, p.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again"), nil
+		case flinkapi.IsJobNotFound(err):
+			p.StopOutcome = OutcomeJobGone
+			return t.done(p, "Flink no longer knows the job ("+p.Reason+")"), nil
+		}
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
+	case PhaseObserveRetention:
+		cr, ok := t.Client.(checkpointConfigReader)
+		if !ok {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+			return t.endedFound(p, now), nil
+		}
+		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
+		switch {
+		case err == nil:
+			if !retains(cfg, p.Observed.State) {
+				p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+			}
+		case flinkapi.IsJobNotFound(err), permanent(err):
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+		default:
+			p.LastError = errMessage(err)
+			return Result{RequeueAfter: t.Timing.backoff(2)}, nil
+		}
+		return t.endedFound(p, now), nil
+	}
+	if now.Before(p.Observed.StatsAfter) {
+		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+	}
+	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {
+			p.Observed.Latest = savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.PreviousJobID}
+		}
+		if c := stats.LatestCompleted; c != nil && c.ExternalPath != "" && !c.Discarded && !c.IsSavepoint {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.ExternalPath, c.TriggerTime
+			p.Phase, p.LastError = PhaseObserveRetention, ""
+			return Result{}, nil
+		}
+	case flinkapi.IsJobNotFound(err), errors.Is(err, flinkapi.ErrNotFound), permanent(err):
+		// No statistics (checkpointing off, or Flink forgot the job).
+	default:
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
+	}
+	return t.endedFound(p, now), nil
+}
+
+// endedFound chooses the newest restore point of a job that had ended, a
+// savepoint or its retained checkpoint, and records it.
+func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
+	p.LastError = ""
+	sp, cp := p.Observed.Latest, p.Observed.Checkpoint
+	switch {
+	case sp.Location != "" && (cp == "" || sp.Time.After(p.Observed.CheckpointTime)):
+		p.RestoreFrom, p.RestoreKind = sp.Location, policy.KindSavepoint
+		p.Observed.Checkpoint, p.Observed.CheckpointTime = sp.Location, sp.Time
+	case cp != "":
+		p.RestoreFrom, p.RestoreKind = cp, policy.KindCheckpoint
+	}
+	if p.RestoreFrom != "" && t.Store != nil && t.Name != "" {
+		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		return Result{}
+	}
+	return t.endedResult(p)
+}
+
+// endedResult ends the teardown of a job that had ended.
+func (t *Teardown) endedResult(p *Progress) Result {
+	state := string(p.Observed.State)
+	if p.RestoreFrom != "" {
+		why := fmt.Sprintf("the job had already ended %s; its newest state is the %s %s (taken at %s)",
+			state, strings.ToLower(string(p.RestoreKind)), p.RestoreFrom, stamp(p.Observed.CheckpointTime))
+		if p.Recorded {
+			why += fmt.Sprintf("; recorded as %q", t.Name)
+		}
+		return finish(p, OutcomeSucceeded, why+" ("+p.Reason+")")
+	}
+	if t.Mode == policy.UpgradeStateless || t.AllowCancelWithoutState {
+		return finish(p, OutcomeSucceeded, "the job had already ended "+state+"; no state kept ("+p.Reason+")")
+	}
+	return finish(p, p.StopOutcome, p.Reason+"; the job is "+state+" and Flink keeps no checkpoint of it, so no restore point is recorded")
 }
 
 // retry starts another stop with savepoint, after a delay that grows
@@ -193,7 +346,7 @@ func (t *Teardown) retry(ctx context.Context, p *Progress, now, end time.Time, w
 	p.StopOutcome, p.Strategy = "", ""
 	op := t.stopOp(p)
 	op.Timing.Savepoint = end.Sub(now)
-	res, err := op.Step(ctx, p)
+	res, err := op.step(ctx, p)
 	p.Started, p.Steps, p.Attempts = started, steps, attempts
 	p.LastError = "savepoint attempt " + fmt.Sprint(attempts) + ": " + why
 	res.RequeueAfter = max(res.RequeueAfter, t.Timing.backoff(attempts))

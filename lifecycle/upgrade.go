@@ -107,6 +107,12 @@ func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
 // canceled context, ErrStateRequired if a cancel without a restore point
 // is asked for a policy that keeps state, and an error of the Store.
 func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
+	return bound(p, opUpgrade, u.Job, func() (Result, error) { return u.step(ctx, p) })
+}
+
+// step is Step without the check of p's binding: Rescale upgrades through
+// it on its own Progress.
+func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 	pol := u.Policy.WithDefaults()
 	r := &replacer{
 		op: "Upgrade", client: u.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name,
@@ -193,7 +199,7 @@ func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 			Timing: s.Timing, Clock: s.Clock},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
 	}
-	return r.step(ctx, p)
+	return bound(p, opRestart, s.Job, func() (Result, error) { return r.step(ctx, p) })
 }
 
 // replacer is the engine of Upgrade and Restart.
@@ -268,13 +274,13 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		}
 		return r.observe(ctx, p, now)
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		res, err := r.stopOp(p).Step(ctx, p)
+		res, err := r.stopOp(p).step(ctx, p)
 		if err != nil || !res.Done {
 			return res, err
 		}
 		return r.afterStop(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
-		res, err := r.submitOp(p).Step(ctx, p)
+		res, err := r.submitOp(p).step(ctx, p)
 		if err != nil || !res.Done {
 			return res, err
 		}
@@ -311,7 +317,12 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
 		switch {
 		case err == nil:
-			p.Observed.State, p.Observed.Missing, p.LastError = st, false, ""
+			if st.IsGloballyTerminal() {
+				seenTerminal(p, st, now, r.timing)
+			} else {
+				p.Observed.State, p.Observed.StatsAfter = st, time.Time{}
+			}
+			p.Observed.Missing, p.LastError = false, ""
 			p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
 			if st != flinkapi.JobRunning {
 				p.Phase = PhaseObserveDetails
@@ -336,6 +347,11 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 			// timestamps count only when they show the same state.
 			if d.State == p.Observed.State {
 				p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
+				// A job that ended long ago has no statistics in the cache
+				// from before its end.
+				if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Observed.StatsAfter) {
+					p.Observed.StatsAfter = at
+				}
 			}
 			p.LastError = ""
 			return r.observed(ctx, p, now)
@@ -351,9 +367,15 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	if p.Phase == PhaseObserveRetention {
 		return r.observeRetention(ctx, p, now)
 	}
+	if ended(p) && now.Before(p.Observed.StatsAfter) {
+		// The statistics Flink has cached may be from before the job
+		// ended: they can name a checkpoint its end discarded.
+		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+	}
 	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
 	switch {
 	case err == nil:
+		dropDiscarded(p, stats)
 		if c := stats.LatestCompleted; c != nil && c.ExternalPath != "" && !c.Discarded && !c.IsSavepoint {
 			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.ExternalPath, c.TriggerTime
 			p.Phase, p.LastError = PhaseObserveRetention, ""
@@ -367,6 +389,21 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// dropDiscarded forgets a checkpoint recorded as the restore point that
+// the statistics show discarded: it is no restore point any more (a later
+// checkpoint subsumed it before the cancel took effect).
+func dropDiscarded(p *Progress, stats *flinkapi.CheckpointStatistics) {
+	if p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" {
+		return
+	}
+	for _, c := range stats.History {
+		if c.ExternalPath == p.RestoreFrom && c.Discarded {
+			p.RestoreFrom, p.RestoreKind = "", ""
+			return
+		}
+	}
 }
 
 // confirmGone asks Flink's job list whether it knows the old job, after an
@@ -406,10 +443,7 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 	cfg, err := r.client.CheckpointConfig(ctx, p.PreviousJobID)
 	switch {
 	case err == nil:
-		retained := cfg.ExternalizationEnabled
-		if p.Observed.State != flinkapi.JobFailed && cfg.DeleteOnCancellation {
-			retained = false
-		}
+		retained := retains(cfg, p.Observed.State)
 		if !retained {
 			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 		}
@@ -422,6 +456,20 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// retains reports whether Flink keeps the latest checkpoint of a job
+// that ended in state (for a job still running: once it is cancelled):
+// with externalized checkpoints, after a failure always, after a cancel
+// unless they are deleted on cancellation, after finishing never.
+func retains(cfg *flinkapi.CheckpointConfig, state flinkapi.JobState) bool {
+	switch {
+	case !cfg.ExternalizationEnabled, state == flinkapi.JobFinished:
+		return false
+	case state == flinkapi.JobFailed:
+		return true
+	}
+	return !cfg.DeleteOnCancellation
 }
 
 // decide asks the policy and starts what it decided, without a request.
@@ -515,7 +563,7 @@ func (r *replacer) startStop(ctx context.Context, p *Progress, strategy StopStra
 		// allows starting without state.
 		op.Mode = policy.UpgradeStateless
 	}
-	res, err := op.Step(ctx, p)
+	res, err := op.step(ctx, p)
 	p.Started, p.Steps = started, steps
 	return res, err
 }
@@ -580,7 +628,7 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 	}
 	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := r.submitOp(p).Step(ctx, p)
+	res, err := r.submitOp(p).step(ctx, p)
 	p.Started, p.Steps = started, steps
 	return res, err
 }

@@ -684,8 +684,12 @@ func (e *env) final(ctx context.Context, res *Result) {
 	switch e.s.Op {
 	case OpTeardown, OpRedeploy:
 		if p := res.Progress[0]; p.Recorded {
-			if rec, ok, err := e.store.Get(ctx, storeName); err != nil || !ok || rec.Location != p.Location {
-				e.v.add("invariant 2: teardown recorded %q, the store holds %+v (%v, %v)", p.Location, rec, ok, err)
+			want := p.Location
+			if want == "" {
+				want = p.RestoreFrom // the retained checkpoint of a job that had ended
+			}
+			if rec, ok, err := e.store.Get(ctx, storeName); err != nil || !ok || rec.Location != want {
+				e.v.add("invariant 2: teardown recorded %q, the store holds %+v (%v, %v)", want, rec, ok, err)
 			}
 		}
 	case OpDispose:

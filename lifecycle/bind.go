@@ -1,0 +1,127 @@
+package lifecycle
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/format"
+)
+
+// FormatVersion is the newest format of a stored Progress this release
+// writes and reads. It grows when the meaning of a stored field changes;
+// every release reads every older format (lifecycle/testdata/golden holds
+// one Progress per format, as written by the release that introduced it).
+const FormatVersion = 1
+
+// ErrUnknownFormat is returned for a Progress whose FormatVersion is newer
+// than this release reads: by its UnmarshalJSON and by every Step. It is
+// the same value as savepoint.ErrUnknownFormat and policy.ErrUnknownFormat.
+var ErrUnknownFormat = format.ErrUnknown
+
+// ErrForeignProgress is returned by Step, before any request, for a
+// Progress that another operation, or the same operation for another job,
+// wrote: acting on it could poll another job's savepoint, or end at once
+// while the job keeps running. Store one Progress per operation and job.
+var ErrForeignProgress = errors.New("lifecycle: the stored progress belongs to another operation or job")
+
+// ErrInvalidProgress is returned by Step, before any request, for a
+// Progress that no operation of this release wrote: a phase or outcome it
+// does not know, an outcome without the Done phase (or the reverse), or a
+// started Progress that names no operation.
+var ErrInvalidProgress = errors.New("lifecycle: the stored progress is not one this release wrote")
+
+// Names of the operations, as recorded in Progress.Operation.
+const (
+	opTakeSavepoint = "TakeSavepoint"
+	opStop          = "Stop"
+	opSubmit        = "Submit"
+	opUpgrade       = "Upgrade"
+	opRestart       = "Restart"
+	opTeardown      = "Teardown"
+	opRescale       = "Rescale"
+	opDispose       = "DisposeSavepoints"
+)
+
+var knownPhases = map[Phase]bool{
+	"": true, PhaseSavepoint: true, PhaseCancel: true, PhaseWaitStopped: true, PhaseUpload: true, PhaseSubmit: true,
+	PhaseWaitRunning: true, PhaseFailureCause: true, PhaseObserve: true, PhaseObserveDetails: true,
+	PhaseObserveCheckpoints: true, PhaseObserveRetention: true, PhaseAdopt: true, PhaseRecord: true, PhaseDispose: true,
+	PhaseWaitDisposed: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
+	PhaseSetRequirements: true, PhaseConfirmParallelism: true,
+}
+
+var knownOutcomes = map[Outcome]bool{
+	"": true, OutcomeSucceeded: true, OutcomeSavepointFailed: true, OutcomeSavepointLost: true,
+	OutcomeJobFailedWhileStopping: true, OutcomeJobGone: true, OutcomeJobTerminal: true, OutcomeJobFailed: true,
+	OutcomeSubmitFailed: true, OutcomeTimedOut: true, OutcomeBlocked: true, OutcomeNotNeeded: true,
+	OutcomeLeftRunning: true, OutcomeDisposeFailed: true, OutcomeParallelismNotReached: true, OutcomeRescaleRejected: true,
+}
+
+// bound runs step, the body of the Step of operation op built for job, if
+// p may be stepped by it (check), and records op, job and the format in
+// p once it has started.
+func bound(p *Progress, op string, job flinkapi.JobID, step func() (Result, error)) (Result, error) {
+	if err := check(p, op, job); err != nil {
+		return Result{}, err
+	}
+	res, err := step()
+	if p.Phase != "" && p.Operation == "" {
+		p.Operation, p.Target = op, job
+	}
+	if p.Operation != "" {
+		p.FormatVersion = FormatVersion
+	}
+	return res, err
+}
+
+// check reports whether p may be stepped by the operation op built for
+// job: p's format is one this release reads, it names op and job (or has
+// not started), and its phase and outcome are ones this release writes.
+func check(p *Progress, op string, job flinkapi.JobID) error {
+	if err := format.Check("lifecycle.Progress", p.FormatVersion, FormatVersion); err != nil {
+		return err
+	}
+	fresh := p.Phase == "" && p.Outcome == ""
+	switch {
+	case p.Operation == "" && !fresh:
+		return fmt.Errorf("%w: it is in phase %q with outcome %q but names no operation (a Progress is bound to its operation and job at its first Step)",
+			ErrInvalidProgress, p.Phase, p.Outcome)
+	case p.Operation != "" && p.Operation != op:
+		return fmt.Errorf("%w: it was written by %s (job %s), not by %s", ErrForeignProgress, p.Operation, jobName(p.Target), op)
+	case p.Operation != "" && !strings.EqualFold(string(p.Target), string(job)):
+		return fmt.Errorf("%w: it was written by %s for job %s, not for job %s", ErrForeignProgress, op, jobName(p.Target), jobName(job))
+	case !knownPhases[p.Phase]:
+		return fmt.Errorf("%w: unknown phase %q", ErrInvalidProgress, p.Phase)
+	case !knownOutcomes[p.Outcome]:
+		return fmt.Errorf("%w: unknown outcome %q", ErrInvalidProgress, p.Outcome)
+	case (p.Outcome != "") != (p.Phase == PhaseDone):
+		return fmt.Errorf("%w: phase %q with outcome %q", ErrInvalidProgress, p.Phase, p.Outcome)
+	}
+	return nil
+}
+
+func jobName(id flinkapi.JobID) string {
+	if id == "" {
+		return "(none)"
+	}
+	return string(id)
+}
+
+// UnmarshalJSON decodes a stored Progress, refusing one of a format newer
+// than this release reads (ErrUnknownFormat): decoding it would drop what
+// this release does not know, and writing it back would lose it.
+func (p *Progress) UnmarshalJSON(b []byte) error {
+	type plain Progress
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if err := format.Check("lifecycle.Progress", v.FormatVersion, FormatVersion); err != nil {
+		return err
+	}
+	*p = Progress(v)
+	return nil
+}
