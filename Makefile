@@ -29,8 +29,9 @@ test: lint unit fuzz operator integration
 unit:
 	$(GO) test -race -count=1 ./...
 
-## lint: gofmt check, go vet, staticcheck.
+## lint: go.mod and go.sum tidy, gofmt check, go vet, staticcheck.
 lint:
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

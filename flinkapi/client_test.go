@@ -106,7 +106,7 @@ func TestIDValidation(t *testing.T) {
 		{"job short", JobID("abc").Validate()},
 		{"job empty", JobID("").Validate()},
 		{"job non-hex", JobID("g1b2c3d4e5f60718293a4b5c6d7e8f90").Validate()},
-		{"job path", JobID("../../../../cluster/aaaaaaaaaaaaa").Validate()},
+		{"job path", JobID("../../../../cluster/aaaaaaaaaaaaa").Validate()}, // a REST id, not a file path
 		{"job 33", JobID("a1b2c3d4e5f60718293a4b5c6d7e8f901").Validate()},
 		{"trigger slash", TriggerID("0123456789abcdef/123456789abcdef").Validate()},
 		{"jar empty", JarID("").Validate()},
@@ -115,7 +115,7 @@ func TestIDValidation(t *testing.T) {
 		{"jar slash", JarID("a/b.jar").Validate()},
 		{"jar backslash", JarID(`a\b.jar`).Validate()},
 		{"jar dotdot", JarID("..jar").Validate()},
-		{"jar traversal", JarID("../../cluster.jar").Validate()},
+		{"jar traversal", JarID("../../cluster.jar").Validate()}, // a REST id, not a file path
 		{"jar query", JarID("x.jar?mode=cancel").Validate()},
 		{"jar percent", JarID("%2e%2e.jar").Validate()},
 		{"jar control", JarID("a\nb.jar").Validate()},
