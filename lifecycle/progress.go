@@ -168,6 +168,9 @@ type Progress struct {
 	// (also after TimedOut): the caller adopts it as the deployment's job
 	// and names it in the next operation, never the job it replaced.
 	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
+	// Adopted reports that NewJobID was started by an earlier operation
+	// on the same job (whose Progress was lost) and adopted by this one.
+	Adopted bool `json:"adopted,omitempty"`
 	// Observed is what Upgrade and Restart saw of the previous job.
 	Observed Observed `json:"observed,omitzero"`
 	// Decision is the reason of the policy's latest decision.
@@ -252,6 +255,25 @@ type Observed struct {
 
 // Done reports whether the operation has ended.
 func (p *Progress) Done() bool { return p.Outcome != "" }
+
+// Stopped reports whether the operation ended with its job (for Upgrade
+// and Restart, the job replaced) stopped for good: Flink lists it in a
+// terminal state, or no longer knows it. A Teardown that did not succeed
+// but Stopped has nothing left to stop: its Reason says which state could
+// not be found, and tearing down again cannot bring it back, so a caller
+// deleting the deployment may let it go, with that warning.
+func (p *Progress) Stopped() bool {
+	if !p.Done() {
+		return false
+	}
+	switch {
+	case p.Outcome == OutcomeJobGone, p.StopOutcome == OutcomeJobGone, p.Observed.Missing:
+		return true
+	case p.Outcome == OutcomeSucceeded && p.Operation == opTeardown:
+		return true
+	}
+	return p.Observed.State.IsGloballyTerminal() && !p.Observed.StatsAfter.IsZero()
+}
 
 // Record returns the savepoint the operation produced, if it has a
 // location: also when the job failed while stopping after it completed.

@@ -122,6 +122,7 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 		if p.JobID == "" {
 			p.JobID = flinkapi.NewJobID()
 		}
+		p.NewJobID = p.JobID
 		p.JarID = s.JarID
 		p.Phase = PhaseSubmit
 		if p.JarID == "" && s.Deployer == nil {

@@ -223,15 +223,15 @@ func TestRedeploy(t *testing.T) {
 		}
 		before, _ := e.srv.Job(e.job)
 		e.srv.Clock().Advance(time.Hour)
-		deploy := func(maxAge time.Duration, allowEmpty bool) Progress {
+		deploy := func(maxAge time.Duration, allowEmpty bool, id flinkapi.JobID) Progress {
 			p, _ := checkedDrive(t, e, func() Stepper {
-				return &Upgrade{Client: e.c, Store: store, Name: "app/counter", JarID: e.jar, Clock: e.srv.Clock(),
+				return &Upgrade{Client: e.c, Store: store, Name: "app/counter", JarID: e.jar, Clock: e.srv.Clock(), JobID: id,
 					Policy: policy.UpdatePolicy{MaxStateAge: policy.Duration(maxAge), AllowStartWithoutState: allowEmpty},
 					Run:    flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 			}, resume, false)
 			return p
 		}
-		p := deploy(2*time.Hour, false)
+		p := deploy(2*time.Hour, false, "")
 		if p.Outcome != OutcomeSucceeded || p.RestoreFrom != td.Location {
 			t.Fatalf("redeploy %s (%s): restore from %q, want %q", p.Outcome, p.Reason, p.RestoreFrom, td.Location)
 		}
@@ -239,11 +239,16 @@ func TestRedeploy(t *testing.T) {
 		if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != td.Location || info.Events <= before.Events {
 			t.Errorf("redeployed job %+v; old had %d events", info, before.Events)
 		}
-		// Too old: blocked, or started empty where the policy allows it.
-		if p := deploy(30*time.Minute, false); p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonNoRecentState {
+		// A second deploy of the name adopts the job the first started.
+		if again := deploy(2*time.Hour, false, ""); again.Outcome != OutcomeSucceeded || !again.Adopted || again.NewJobID != p.NewJobID || jobsWithID(e, p.NewJobID) != 1 {
+			t.Errorf("second redeploy: %s (%s), adopted %v, new job %s, first %s", again.Outcome, again.Reason, again.Adopted, again.NewJobID, p.NewJobID)
+		}
+		// Too old (as another deployment, with its own job id): blocked,
+		// or started empty where the policy allows it.
+		if p := deploy(30*time.Minute, false, "00000000000000000000000000000001"); p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonNoRecentState {
 			t.Errorf("stale redeploy: %s (%s) %s", p.Outcome, p.Decision, p.Reason)
 		}
-		if p := deploy(30*time.Minute, true); p.Outcome != OutcomeSucceeded || p.RestoreFrom != "" || p.Decision != policy.ReasonStartWithoutState {
+		if p := deploy(30*time.Minute, true, "00000000000000000000000000000002"); p.Outcome != OutcomeSucceeded || p.RestoreFrom != "" || p.Decision != policy.ReasonStartWithoutState {
 			t.Errorf("stale redeploy allowed empty: %s (%s) %s", p.Outcome, p.Decision, p.Reason)
 		}
 	}

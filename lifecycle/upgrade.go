@@ -2,8 +2,11 @@ package lifecycle
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -61,8 +64,14 @@ type Upgrade struct {
 	JarID   flinkapi.JarID
 	JarFile string
 	Run     flinkapi.RunJarRequest
-	// JobID, if set, is the new job's id; empty: a new one. It must differ
-	// from Job.
+	// JobID, if set, is the new job's id; it must differ from Job. Empty:
+	// an id derived from Job (or, without Job, from Name), so that an
+	// Upgrade of the same job started again, with a Progress that was
+	// lost or with the old job's id, finds the job the first one
+	// submitted and adopts it (Progress.NewJobID, Progress.Adopted)
+	// instead of starting another. When that job has ended, the next id
+	// is derived from its id. With neither Job nor Name, a random id:
+	// set JobID to make such a deploy safe to repeat.
 	JobID flinkapi.JobID
 	// Deployer, if set, starts the new job instead of the jar run (see
 	// Submit.Deployer): for an application cluster.
@@ -228,6 +237,92 @@ type replacer struct {
 	logger          *slog.Logger
 }
 
+// maxLookups bounds the ids Adopt follows in Flink's job list: each job
+// an earlier operation started that has ended adds one.
+const maxLookups = 32
+
+// firstJobID is the id the new job starts with: the configured one, or
+// one derived from the old job or the name; empty: a random one.
+func (r *replacer) firstJobID() (id flinkapi.JobID, derived bool) {
+	switch {
+	case r.submit.JobID != "":
+		return r.submit.JobID, false
+	case r.job != "":
+		return derivedJobID(strings.ToLower(string(r.job))), true
+	case r.name != "":
+		return derivedJobID("name\x00" + r.name), true
+	}
+	return "", false
+}
+
+// derivedJobID is the id of the job that follows the one seed names: the
+// first 16 bytes of a SHA-256 over it, in hex, as Flink writes job ids.
+func derivedJobID(seed string) flinkapi.JobID {
+	sum := sha256.Sum256([]byte("flinkkit next job\x00" + seed))
+	return flinkapi.JobID(hex.EncodeToString(sum[:16]))
+}
+
+// jobLister is the optional part of a client that lists Flink's jobs;
+// flinkapi's Client has it.
+type jobLister interface {
+	ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
+}
+
+// adopt looks the new job's id up in Flink's job list before a job is
+// started in place of one that no longer runs: a job of that id that
+// runs (or is about to) was started by an earlier operation whose
+// Progress was lost, and is adopted; one that has ended is passed over
+// for the id derived from it. It ends in the decision, or in the wait for
+// the adopted job to run.
+func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	l, ok := r.client.(jobLister)
+	if !ok {
+		p.Observed.Lookups = 1
+		return r.decide(ctx, p, now)
+	}
+	jobs, err := l.ListJobs(ctx)
+	if err != nil {
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+	}
+	states := make(map[string]flinkapi.JobState, len(jobs))
+	for _, j := range jobs {
+		states[strings.ToLower(string(j.ID))] = j.Status
+	}
+	_, derived := r.firstJobID()
+	id := p.Observed.Adopt
+	for p.Observed.Lookups = 1; p.Observed.Lookups <= maxLookups; p.Observed.Lookups++ {
+		st, listed := states[strings.ToLower(string(id))]
+		switch {
+		case !listed:
+			p.Observed.Adopt, p.LastError = id, ""
+			return r.decide(ctx, p, now)
+		case !st.IsGloballyTerminal():
+			return r.adopted(ctx, p, id, st)
+		case !derived:
+			return finish(p, OutcomeSubmitFailed, fmt.Sprintf("the id %s chosen for the new job (JobID) is that of a job that has ended %s; choose another", id, st)), nil
+		}
+		id = derivedJobID(strings.ToLower(string(id)))
+	}
+	return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, jobName(r.job))), nil
+}
+
+// adopted takes over the job id that an earlier operation started: the
+// operation goes on with the wait for it to run.
+func (r *replacer) adopted(ctx context.Context, p *Progress, id flinkapi.JobID, st flinkapi.JobState) (Result, error) {
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	op := r.submit
+	op.JobID = id
+	if _, err := op.step(ctx, p); err != nil { // records the id and the deadline, sends nothing
+		return Result{}, err
+	}
+	p.Started, p.Steps = started, steps
+	p.Phase, p.Adopted = PhaseWaitRunning, true
+	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier operation started"
+	return Result{}, nil
+}
+
 func (r *replacer) step(ctx context.Context, p *Progress) (Result, error) {
 	if p.Done() {
 		return Result{Done: true, Outcome: p.Outcome}, nil
@@ -267,10 +362,13 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		}
 		p.Phase = PhaseObserve
 		return Result{}, nil
-	case PhaseObserve, PhaseObserveDetails, PhaseObserveCheckpoints, PhaseObserveRetention:
+	case PhaseObserve, PhaseObserveDetails, PhaseObserveCheckpoints, PhaseObserveRetention, PhaseAdopt:
 		p.Steps++
 		if !now.Before(p.Deadline) {
 			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+		}
+		if p.Phase == PhaseAdopt {
+			return r.adopt(ctx, p, now)
 		}
 		return r.observe(ctx, p, now)
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
@@ -284,13 +382,16 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		if err != nil || !res.Done {
 			return res, err
 		}
-		if p.Outcome == OutcomeSucceeded {
+		switch {
+		case p.Outcome == OutcomeSucceeded && p.Adopted:
+			p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.PreviousJobID))
+		case p.Outcome == OutcomeSucceeded:
 			from := "without state"
 			if p.RestoreFrom != "" {
 				from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
 			}
 			p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
-		} else {
+		default:
 			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason
 		}
 		return res, nil
@@ -474,6 +575,14 @@ func retains(cfg *flinkapi.CheckpointConfig, state flinkapi.JobState) bool {
 
 // decide asks the policy and starts what it decided, without a request.
 func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Observed.Lookups == 0 && p.NewJobID == "" && !runsAgain(p.Observed.State) && p.Observed.State != flinkapi.JobCancelling {
+		// The old job no longer runs (or never did): an earlier
+		// operation may have started the new one already.
+		if id, _ := r.firstJobID(); id != "" {
+			p.Phase, p.Observed.Adopt = PhaseAdopt, id
+			return Result{}, nil
+		}
+	}
 	obs := policy.Observations{
 		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
 		SavepointAttempts: p.Attempts, LatestSavepoint: p.Observed.Latest,
@@ -635,6 +744,12 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 
 func (r *replacer) submitOp(p *Progress) *Submit {
 	op := r.submit
+	if op.JobID == "" {
+		op.JobID = p.Observed.Adopt
+		if op.JobID == "" {
+			op.JobID, _ = r.firstJobID()
+		}
+	}
 	op.Run.SavepointPath = p.RestoreFrom
 	if p.RestoreFrom != "" && p.RestoreFrom == p.Request.Path && p.Request.AllowNonRestoredState {
 		op.Run.AllowNonRestoredState = true

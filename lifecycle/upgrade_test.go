@@ -17,18 +17,24 @@ import (
 
 // checkedDrive is drive with invariants checked after every step: a
 // location once seen is kept, and a stateful job is cancelled only after a
-// restore point is recorded (stateless: the policy allows none).
+// restore point is recorded (stateless: the policy allows none): the
+// Progress stored before the step that sends a cancel names one.
 func checkedDrive(t *testing.T, e *env, mk func() Stepper, resume, stateless bool) (Progress, Result) {
 	t.Helper()
 	location := ""
+	var before Progress
+	cancels := count(e.srv, "PATCH /jobs/:jobid")
 	return driveChecking(t, e, mk, resume, func(p Progress) {
 		if location != "" && p.Location != location {
 			t.Fatalf("location %q dropped: %+v", location, p)
 		}
 		location = p.Location
-		if !stateless && count(e.srv, "PATCH /jobs/:jobid") > 0 && p.RestoreFrom == "" && p.Location == "" {
-			t.Fatalf("the job was cancelled without a restore point: %+v\n%v", p, routes(e.srv))
+		if n := count(e.srv, "PATCH /jobs/:jobid"); n > cancels && !stateless && before.RestoreFrom == "" && before.Location == "" {
+			t.Fatalf("the job was cancelled without a restore point recorded before: %+v\n%v", before, routes(e.srv))
+		} else {
+			cancels = n
 		}
+		before = p
 	})
 }
 

@@ -304,10 +304,11 @@ func (r *FlinkJobReconciler) finish(job *v1alpha1.FlinkJob) {
 		}
 	}
 	replacing := st.Operation == v1alpha1.OperationDeploy || st.Operation == v1alpha1.OperationUpdate || st.Operation == v1alpha1.OperationRestart
-	if replacing && p.JobID != "" && p.JobID != p.PreviousJobID {
-		// A new job was (or may have been) submitted: from now on it is
-		// the job to observe, so that a retry never starts a second one.
-		st.JobID = p.JobID
+	if replacing && p.NewJobID != "" {
+		// A new job was (or may have been) submitted, or an earlier
+		// one adopted: from now on it is the job to observe, so that a
+		// retry never starts a second one.
+		st.JobID = p.NewJobID
 		if p.JarID != "" {
 			st.JarID, st.JarFile = p.JarID, job.Spec.JarFile
 		}
@@ -352,9 +353,11 @@ func (r *FlinkJobReconciler) reconcileDelete(ctx context.Context, job *v1alpha1.
 	switch {
 	case st.InFlight():
 		wait, err = r.step(ctx, job)
-	case st.Operation == v1alpha1.OperationTeardown && st.Progress.Outcome == lifecycle.OutcomeSucceeded,
+	case st.Operation == v1alpha1.OperationTeardown && st.Progress.Done() && st.Progress.Stopped(),
 		st.JobID == "":
-		// Torn down, or nothing was ever submitted.
+		// Torn down, or nothing was ever submitted. A teardown that
+		// found the job ended without a restore point said so in an
+		// event (onTransition); trying again cannot bring it back.
 		if err := r.Client.Status().Update(ctx, job); err != nil {
 			return ctrl.Result{}, err
 		}

@@ -1,0 +1,420 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// retainedJob starts a second counter job that retains its checkpoints
+// on cancellation and failure, lets it checkpoint, and returns its id.
+func retainedJob(t *testing.T, e *env) flinkapi.JobID {
+	t.Helper()
+	id := flinkapi.JobID("00000000000000000000000000000abc")
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: id, ProgramArgs: newArgs(),
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(5 * time.Second)
+	e.srv.ClearRequests()
+	return id
+}
+
+// loseAnswer steps op once on p, sending the request the stored Progress
+// prepared, and throws the answer away: p stays as it was stored.
+func loseAnswer(t *testing.T, op Stepper, p *Progress) {
+	t.Helper()
+	lost := *p
+	if _, err := op.Step(context.Background(), &lost); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resume drives op from the stored p to its end.
+func resume(t *testing.T, e *env, mk func() Stepper, p *Progress) Result {
+	t.Helper()
+	for range maxTestSteps {
+		res, err := mk().Step(context.Background(), p)
+		if err != nil {
+			t.Fatalf("Step: %v (progress %+v)", err, p)
+		}
+		if res.Done {
+			return res
+		}
+		e.srv.Clock().Advance(res.RequeueAfter)
+	}
+	t.Fatalf("operation did not end within %d steps: %+v", maxTestSteps, p)
+	return Result{}
+}
+
+// savepointOf returns the savepoint the fake completed for trigger.
+func savepointOf(e *env, trigger flinkapi.TriggerID) (flinktest.Snapshot, bool) {
+	for _, s := range e.srv.Snapshots() {
+		if s.Savepoint && s.TriggerID == trigger {
+			return s, true
+		}
+	}
+	return flinktest.Snapshot{}, false
+}
+
+// TestStopAnswerLostPastStoreDuration: a stop with savepoint is sent, its
+// answer is lost with the caller, and the caller comes back after Flink's
+// asynchronous result store forgot the trigger id (5 minutes), within the
+// savepoint's deadline (10 minutes). The stop sent again starts a new
+// operation, which fails with FlinkJobNotFoundException because the job
+// FINISHED with the savepoint of the first one: the job list shows the job
+// FINISHED, and its checkpoint history gives the savepoint, which is
+// recorded.
+func TestStopAnswerLostPastStoreDuration(t *testing.T) {
+	ops := map[string]func(e *env, store RestorePointStore) Stepper{
+		"Teardown": func(e *env, store RestorePointStore) Stepper {
+			return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/counter", Clock: e.srv.Clock()}
+		},
+		"Stop": func(e *env, _ RestorePointStore) Stepper {
+			return &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+		},
+		"Upgrade": func(e *env, _ RestorePointStore) Stepper {
+			return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Clock: e.srv.Clock()}
+		},
+	}
+	for name, mk := range ops {
+		for _, away := range []time.Duration{6 * time.Minute, 9 * time.Minute} {
+			t.Run(name+"/"+away.String(), func(t *testing.T) {
+				e := newEnv(t)
+				store := &MemoryStore{}
+				op := func() Stepper { return mk(e, store) }
+				var p Progress
+				// Up to the step that sends the stop.
+				for p.Savepoint.State != savepoint.Pending {
+					res, err := op().Step(context.Background(), &p)
+					if err != nil || res.Done {
+						t.Fatalf("before the stop: %v %+v", err, p)
+					}
+				}
+				trigger := p.Savepoint.TriggerID
+				loseAnswer(t, op(), &p)
+				e.srv.Clock().Advance(away)
+				if _, ok := savepointOf(e, trigger); !ok {
+					t.Fatal("the first stop took no savepoint")
+				}
+				res := resume(t, e, op, &p)
+				sp, _ := savepointOf(e, trigger)
+				if res.Outcome != OutcomeSucceeded || p.Location != sp.Location {
+					t.Fatalf("%s (%s): location %q, want the first stop's savepoint %q", res.Outcome, p.Reason, p.Location, sp.Location)
+				}
+				switch name {
+				case "Teardown":
+					if rec, ok, _ := store.Get(context.Background(), "app/counter"); !ok || rec.Location != sp.Location || !p.Recorded {
+						t.Errorf("recorded %+v (%v), want %s", rec, ok, sp.Location)
+					}
+				case "Upgrade":
+					if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != sp.Location || info.State != flinkapi.JobRunning {
+						t.Errorf("new job %+v, want RUNNING from %s", info, sp.Location)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestStopAnswerLostNothingFound: as above, but Flink shows no checkpoint
+// statistics of the job (checkpointing off): nothing can find the
+// savepoint. The outcome is never Succeeded for a policy that keeps state,
+// and its reason names the trigger time and where the savepoint went.
+func TestStopAnswerLostNothingFound(t *testing.T) {
+	for _, dir := range []string{"", "s3://bucket/savepoints"} {
+		e := newEnv(t)
+		e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints", Message: "Checkpointing has not been enabled."})
+		op := func() Stepper {
+			return &Teardown{Client: e.c, Job: e.job, TargetDirectory: dir, Store: &MemoryStore{}, Name: "app/counter", Clock: e.srv.Clock()}
+		}
+		var p Progress
+		if _, err := op().Step(context.Background(), &p); err != nil {
+			t.Fatal(err)
+		}
+		loseAnswer(t, op(), &p)
+		e.srv.Clock().Advance(6 * time.Minute)
+		res := resume(t, e, op, &p)
+		wantDir := dir
+		if dir == "" {
+			wantDir = "state.savepoints.dir"
+		}
+		if res.Outcome != OutcomeSavepointLost || p.Recorded || !p.Stopped() ||
+			!strings.Contains(p.Reason, stamp(p.Savepoint.TriggerTime)) || !strings.Contains(p.Reason, wantDir) {
+			t.Errorf("dir %q: %s (%s), recorded %v, stopped %v", dir, res.Outcome, p.Reason, p.Recorded, p.Stopped())
+		}
+	}
+}
+
+// TestUpgradeLastStateTransientCancel: one transient answer to the cancel
+// of a last-state upgrade (a 404, or 1.5 s of latency) moves the re-read
+// of the checkpoint statistics into Flink's cache of them, which still
+// shows the checkpoint observed before the cancel, discarded since. The
+// statistics are read only once the cache holds none from before the job
+// ended: the final retained checkpoint is the restore point, never a
+// discarded one.
+func TestUpgradeLastStateTransientCancel(t *testing.T) {
+	faults := map[string]flinktest.Fault{
+		"404":        {Kind: flinktest.FaultStatus, Status: 404, Times: 1, Route: "PATCH /jobs/:jobid"},
+		"latency":    {Kind: flinktest.FaultLatency, Delay: 1500 * time.Millisecond, Times: 1, Route: "PATCH /jobs/:jobid"},
+		"reset":      {Kind: flinktest.FaultReset, After: true, Times: 1, Route: "PATCH /jobs/:jobid"},
+		"500 after":  {Kind: flinktest.FaultStatus, Status: 500, After: true, Times: 1, Route: "PATCH /jobs/:jobid"},
+		"no fault":   {},
+		"slow cache": {},
+	}
+	for name, f := range faults {
+		for _, resumed := range []bool{false, true} {
+			t.Run(name, func(t *testing.T) {
+				var opts []flinktest.Option
+				cache := time.Duration(0)
+				if name == "slow cache" {
+					opts, cache = append(opts, flinktest.WithRefreshInterval(10*time.Second)), 10*time.Second
+				}
+				e := newEnv(t, opts...)
+				old := retainedJob(t, e)
+				if f.Kind != 0 || f.Status != 0 {
+					e.inject(t, f)
+				}
+				mk := func() Stepper {
+					return &Upgrade{Client: e.c, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Clock: e.srv.Clock(),
+						Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Timing: Timing{Cache: cache}}
+				}
+				p, res := checkedDrive(t, e, mk, resumed, false)
+				if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
+					t.Fatalf("%s (%s): %+v", res.Outcome, p.Reason, p)
+				}
+				var final flinktest.Snapshot
+				for _, s := range e.srv.Snapshots() {
+					if s.Job == old && !s.Savepoint && !s.Removed {
+						final = s
+					}
+				}
+				if p.RestoreFrom != final.Location || final.Location == "" {
+					t.Errorf("restored from %q, want the retained final checkpoint %q", p.RestoreFrom, final.Location)
+				}
+				if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != final.Location || info.State != flinkapi.JobRunning {
+					t.Errorf("new job %+v", info)
+				}
+			})
+		}
+	}
+}
+
+// TestStepRefusesForeignProgress: a Progress of another job or another
+// operation, or one with a phase, outcome or format this release does not
+// know, is refused with an error before any request, and left as it was.
+func TestStepRefusesForeignProgress(t *testing.T) {
+	e := newEnv(t)
+	other := flinkapi.JobID("ffffffffffffffffffffffffffffffff")
+	ops := map[string]func(job flinkapi.JobID) Stepper{
+		opTakeSavepoint: func(job flinkapi.JobID) Stepper { return &TakeSavepoint{Client: e.c, Job: job, Clock: e.srv.Clock()} },
+		opStop:          func(job flinkapi.JobID) Stepper { return &Stop{Client: e.c, Job: job, Clock: e.srv.Clock()} },
+		opTeardown:      func(job flinkapi.JobID) Stepper { return &Teardown{Client: e.c, Job: job, Clock: e.srv.Clock()} },
+		opUpgrade: func(job flinkapi.JobID) Stepper {
+			return &Upgrade{Client: e.c, Job: job, JarID: e.jar, Clock: e.srv.Clock()}
+		},
+		opRestart: func(job flinkapi.JobID) Stepper {
+			return &Restart{Client: e.c, Job: job, JarID: e.jar, Clock: e.srv.Clock()}
+		},
+		opRescale: func(job flinkapi.JobID) Stepper {
+			return &Rescale{Client: e.c, Job: job, Parallelism: 2, Clock: e.srv.Clock()}
+		},
+		opSubmit: func(job flinkapi.JobID) Stepper { return &Submit{Client: e.c, JarID: e.jar, JobID: job, Clock: e.srv.Clock()} },
+	}
+	// A started Progress of each operation, for job e.job.
+	started := map[string]Progress{}
+	for name, mk := range ops {
+		var p Progress
+		if _, err := mk(e.job).Step(context.Background(), &p); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if p.Operation != name || !strings.EqualFold(string(p.Target), string(e.job)) || p.FormatVersion != FormatVersion {
+			t.Fatalf("%s: progress not bound: operation %q, target %q, format %d", name, p.Operation, p.Target, p.FormatVersion)
+		}
+		started[name] = p
+	}
+	e.srv.ClearRequests()
+	type tc struct {
+		name string
+		p    Progress
+		want error
+	}
+	for name, mk := range ops {
+		cases := []tc{
+			{"another job", started[name], ErrForeignProgress},
+			{"done, naming no operation", Progress{Phase: PhaseDone, Outcome: OutcomeSucceeded}, ErrInvalidProgress},
+			{"started, naming no operation", Progress{Phase: PhaseSavepoint, JobID: other}, ErrInvalidProgress},
+			{"unknown phase", withPhase(started[name], "Teleport"), ErrInvalidProgress},
+			{"unknown outcome", withOutcome(started[name], "Vanished"), ErrInvalidProgress},
+			{"outcome without Done", withPhase(withOutcome(started[name], OutcomeSucceeded), PhaseSavepoint), ErrInvalidProgress},
+			{"newer format", withFormat(started[name], FormatVersion+1), ErrUnknownFormat},
+		}
+		for other, q := range started {
+			if other != name {
+				cases = append(cases, tc{"of " + other, q, ErrForeignProgress})
+			}
+		}
+		for _, c := range cases {
+			job := e.job
+			if c.name == "another job" {
+				job = other
+			}
+			if name == opSubmit && c.name == "another job" {
+				job = other
+			}
+			before := c.p
+			res, err := mk(job).Step(context.Background(), &c.p)
+			if !errors.Is(err, c.want) || res.Done {
+				t.Errorf("%s, %s: Step = %+v, %v; want %v", name, c.name, res, err, c.want)
+			}
+			if c.p != before {
+				t.Errorf("%s, %s: the refused Progress changed", name, c.name)
+			}
+		}
+	}
+	if reqs := e.srv.Requests(); len(reqs) != 0 {
+		t.Errorf("refused steps sent %d requests: %v", len(reqs), routes(e.srv))
+	}
+	// A stored Progress of a newer format does not even decode.
+	b, _ := json.Marshal(withFormat(started[opTeardown], FormatVersion+1))
+	var p Progress
+	if err := json.Unmarshal(b, &p); !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "lifecycle.Progress: format version 2") {
+		t.Errorf("Unmarshal of a newer format = %v", err)
+	}
+}
+
+func withPhase(p Progress, ph Phase) Progress   { p.Phase = ph; return p }
+func withOutcome(p Progress, o Outcome) Progress { p.Outcome = o; return p }
+func withFormat(p Progress, v int) Progress      { p.FormatVersion = v; return p }
+
+// TestTeardownOfEndedJob: a job that had FAILED is named so, and its
+// latest retained checkpoint becomes its restore point; without one, a
+// policy that keeps state gets no Succeeded; a job stopped by hand with
+// a savepoint has that savepoint recorded.
+func TestTeardownOfEndedJob(t *testing.T) {
+	t.Run("failed, retained checkpoint", func(t *testing.T) {
+		for _, resumed := range []bool{false, true} {
+			e := newEnv(t)
+			old := retainedJob(t, e)
+			if err := e.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
+				t.Fatal(err)
+			}
+			e.srv.Clock().Advance(time.Minute)
+			store := &MemoryStore{}
+			p, res := drive(t, e, func() Stepper {
+				return &Teardown{Client: e.c, Job: old, Store: store, Name: "app/failed", Clock: e.srv.Clock()}
+			}, resumed)
+			var final flinktest.Snapshot
+			for _, s := range e.srv.Snapshots() {
+				if s.Job == old && !s.Removed {
+					final = s
+				}
+			}
+			rec, ok, _ := store.Get(context.Background(), "app/failed")
+			if res.Outcome != OutcomeSucceeded || p.RestoreFrom != final.Location || !p.Recorded || !ok || rec.Location != final.Location ||
+				!rec.Time.Equal(final.Taken) || !strings.Contains(p.Reason, "FAILED") || strings.Contains(p.Reason, "does not know") {
+				t.Errorf("%s (%s): restore from %q, want %q; recorded %+v", res.Outcome, p.Reason, p.RestoreFrom, final.Location, rec)
+			}
+		}
+	})
+	t.Run("failed, nothing retained", func(t *testing.T) {
+		e := newEnv(t)
+		if err := e.srv.FailJob(e.job, "java.lang.RuntimeException: boom"); err != nil {
+			t.Fatal(err)
+		}
+		e.srv.Clock().Advance(time.Minute)
+		p, res := drive(t, e, func() Stepper { return &Teardown{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }, false)
+		if res.Outcome != OutcomeJobTerminal || !p.Stopped() || !strings.Contains(p.Reason, "FAILED") || p.RestoreFrom != "" {
+			t.Errorf("%s (%s), stopped %v", res.Outcome, p.Reason, p.Stopped())
+		}
+		p, res = drive(t, e, func() Stepper {
+			return &Teardown{Client: e.c, Job: e.job, Mode: policy.UpgradeStateless, Clock: e.srv.Clock()}
+		}, false)
+		if res.Outcome != OutcomeSucceeded || !strings.Contains(p.Reason, "FAILED") {
+			t.Errorf("stateless: %s (%s)", res.Outcome, p.Reason)
+		}
+	})
+	t.Run("stopped by hand", func(t *testing.T) {
+		e := newEnv(t)
+		var hand Progress
+		if _, err := Run(context.Background(), &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}, &hand, nil); err != nil || hand.Location == "" {
+			t.Fatalf("stop by hand: %v %+v", err, hand)
+		}
+		e.srv.Clock().Advance(time.Minute)
+		store := &MemoryStore{}
+		p, res := drive(t, e, func() Stepper {
+			return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/x", Clock: e.srv.Clock()}
+		}, false)
+		if rec, _, _ := store.Get(context.Background(), "app/x"); res.Outcome != OutcomeSucceeded || p.RestoreFrom != hand.Location || rec.Location != hand.Location {
+			t.Errorf("%s (%s): restore from %q, want %q", res.Outcome, p.Reason, p.RestoreFrom, hand.Location)
+		}
+	})
+}
+
+// TestRetryAdoptsTheNewJob: an Upgrade or Restart that submitted a new
+// job and then timed out names it in Progress.NewJobID; an operation
+// started again on the old job with a fresh Progress finds that job and
+// adopts it instead of starting a third. One whose new job ended starts
+// the next one under the next derived id.
+func TestRetryAdoptsTheNewJob(t *testing.T) {
+	restartPolicy := policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)}
+	ops := map[string]func(e *env, job flinkapi.JobID, tm Timing, latest savepoint.Record) Stepper{
+		"Upgrade": func(e *env, job flinkapi.JobID, tm Timing, latest savepoint.Record) Stepper {
+			return &Upgrade{Client: e.c, Job: job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Latest: latest,
+				Timing: tm, Clock: e.srv.Clock()}
+		},
+		"Restart": func(e *env, job flinkapi.JobID, tm Timing, latest savepoint.Record) Stepper {
+			return &Restart{Client: e.c, Job: job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Policy: restartPolicy,
+				Latest: latest, Timing: tm, Clock: e.srv.Clock()}
+		},
+	}
+	for name, mk := range ops {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			old := retainedJob(t, e)
+			if name == "Restart" {
+				if err := e.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
+					t.Fatal(err)
+				}
+				e.srv.Clock().Advance(time.Minute)
+			}
+			// The submission's deadline passes before the new job runs.
+			first, res := drive(t, e, func() Stepper { return mk(e, old, Timing{Submit: time.Millisecond}, savepoint.Record{}) }, false)
+			if res.Outcome != OutcomeTimedOut || first.NewJobID == "" || jobsWithID(e, first.NewJobID) != 1 {
+				t.Fatalf("first: %s (%s), new job %q", res.Outcome, first.Reason, first.NewJobID)
+			}
+			e.srv.Clock().Advance(10 * time.Second)
+			e.srv.ClearRequests()
+			// Started again on the old job's id, the Progress lost.
+			again, res := drive(t, e, func() Stepper { return mk(e, old, Timing{}, savepoint.Record{}) }, true)
+			if res.Outcome != OutcomeSucceeded || !again.Adopted || again.NewJobID != first.NewJobID {
+				t.Fatalf("again: %s (%s), adopted %v, new job %q, want %q", res.Outcome, again.Reason, again.Adopted, again.NewJobID, first.NewJobID)
+			}
+			if n := len(e.srv.Jobs()); n != 3 || count(e.srv, "POST /jars/:jarid/run") != 0 {
+				t.Errorf("%d jobs on the cluster (want the main one, the old one and one new), %d jar runs by the retry", n, count(e.srv, "POST /jars/:jarid/run"))
+			}
+			// The adopted job fails for good: the next operation on the
+			// old id passes over it and starts the next derived job.
+			if err := e.srv.FailJob(first.NewJobID, "java.lang.RuntimeException: again"); err != nil {
+				t.Fatal(err)
+			}
+			e.srv.Clock().Advance(time.Minute)
+			if info, _ := e.srv.Job(first.NewJobID); info.State != flinkapi.JobFailed {
+				t.Fatalf("adopted job %s", info.State)
+			}
+			latest, _ := first.Record() // the upgrade's savepoint, as its caller recorded it
+			third, res := drive(t, e, func() Stepper { return mk(e, old, Timing{}, latest) }, false)
+			if res.Outcome != OutcomeSucceeded || third.Adopted || third.NewJobID == first.NewJobID || third.NewJobID != derivedJobID(string(first.NewJobID)) {
+				t.Errorf("third: %s (%s), adopted %v, new job %q", res.Outcome, third.Reason, third.Adopted, third.NewJobID)
+			}
+		})
+	}
+}
