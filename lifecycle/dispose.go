@@ -54,7 +54,7 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 	if p.Started.IsZero() {
 		return nil
 	}
-	return savepoint.ChooseDisposals(d.History, d.Retention, p.Started)
+	return savepoint.ChooseDisposals(d.History.Records, d.Retention, p.Started)
 }
 
 // Step does at most one request. The first Step fixes the time the

@@ -141,6 +141,19 @@
 // of segments of letters, digits, '.', '_' and '-' joined by '/', which
 // cannot leave the directory.
 //
+// # Stored formats
+//
+// What this package writes for a later release to read carries a format
+// version; FormatVersion is the newest this release writes and reads. A
+// FileStore file holds the version beside the record
+// ({"formatVersion":1,"record":{...}}); a bare record, as releases before
+// format versions wrote it, reads as version 1. A file of a newer version
+// was written by a later flinkkit: Get refuses it with an error matching
+// ErrUnknownFormat that names the format and the version, and never
+// returns a record from it. Golden fixtures of every format
+// (testdata/golden) hold every release to reading what the earlier ones
+// wrote.
+//
 // # Disposal
 //
 // DisposeSavepoints disposes of the savepoints savepoint.ChooseDisposals

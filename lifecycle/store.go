@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flinkkit/flinkkit/internal/format"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
@@ -21,6 +22,8 @@ import (
 // restores from it. Implementations are safe for concurrent use.
 type RestorePointStore interface {
 	// Get returns the record stored under name, and whether there is one.
+	// Stored data of a format this release cannot read is an error
+	// matching ErrUnknownFormat.
 	Get(ctx context.Context, name string) (savepoint.Record, bool, error)
 	// Put stores rec under name, replacing what was there.
 	Put(ctx context.Context, name string, rec savepoint.Record) error
@@ -101,6 +104,12 @@ func (m *MemoryStore) Delete(ctx context.Context, name string) error {
 // directory: the name with '/' written as '~', plus ".json". A file is
 // replaced atomically (written to a temporary file in the directory,
 // synced, then renamed), so a reader never sees half a record.
+//
+// A file holds {"formatVersion":1,"record":{...}}: the format version
+// (FormatVersion) and the savepoint.Record. Get also reads the bare record
+// that releases before format versions wrote (read as version 1), and
+// refuses a file of a newer version with an error matching
+// ErrUnknownFormat: it was written by a later flinkkit.
 type FileStore struct {
 	dir string
 	mu  sync.Mutex
@@ -139,11 +148,44 @@ func (f *FileStore) Get(ctx context.Context, name string) (savepoint.Record, boo
 	if err != nil {
 		return savepoint.Record{}, false, err
 	}
-	var rec savepoint.Record
-	if err := json.Unmarshal(b, &rec); err != nil {
+	rec, err := decodeStoreFile(b)
+	if err != nil {
 		return savepoint.Record{}, false, fmt.Errorf("lifecycle: restore point %q: %w", name, err)
 	}
 	return rec, true, nil
+}
+
+// storeFile is what a FileStore file holds.
+type storeFile struct {
+	FormatVersion int              `json:"formatVersion"`
+	Record        savepoint.Record `json:"record"`
+}
+
+// decodeStoreFile reads a FileStore file: the object storeFile marshals
+// to, or the bare record written before format versions.
+func decodeStoreFile(b []byte) (savepoint.Record, error) {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return savepoint.Record{}, err
+	}
+	// encoding/json matches names without regard to case; so does this.
+	versioned := false
+	for k := range keys {
+		versioned = versioned || strings.EqualFold(k, "formatVersion") || strings.EqualFold(k, "record")
+	}
+	if !versioned {
+		var rec savepoint.Record // the legacy bare record
+		err := json.Unmarshal(b, &rec)
+		return rec, err
+	}
+	var f storeFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return savepoint.Record{}, err
+	}
+	if err := format.Check("lifecycle.FileStore", f.FormatVersion, FormatVersion); err != nil {
+		return savepoint.Record{}, err
+	}
+	return f.Record, nil
 }
 
 // Put implements RestorePointStore.
@@ -152,7 +194,7 @@ func (f *FileStore) Put(ctx context.Context, name string, rec savepoint.Record) 
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(rec)
+	b, err := json.Marshal(storeFile{FormatVersion: FormatVersion, Record: rec})
 	if err != nil {
 		return err
 	}

@@ -294,7 +294,7 @@ func TestDisposeSavepoints(t *testing.T) {
 				if res.Outcome != OutcomeSucceeded || len(chosen) != 2 || p.Disposed != 2 {
 					t.Fatalf("%s (%s): chosen %v, disposed %d", res.Outcome, p.Reason, chosen, p.Disposed)
 				}
-				for i, r := range h {
+				for i, r := range h.Records {
 					ok, err := e.srv.SavepointExists(r.Location)
 					if err != nil || ok != (i >= 2) {
 						t.Errorf("savepoint %d %s exists: %v, %v", i, r.Location, ok, err)
@@ -327,11 +327,11 @@ func TestDisposeSavepointsFailure(t *testing.T) {
 	if res.Outcome != OutcomeDisposeFailed || p.Disposed != 2 || p.DisposeFailed != 1 || !contains(p.Reason, gone.Location) {
 		t.Fatalf("%s: %+v", res.Outcome, p)
 	}
-	if ok, _ := e.srv.SavepointExists(h[1].Location); ok {
-		t.Errorf("%s not disposed of", h[1].Location)
+	if ok, _ := e.srv.SavepointExists(h.Records[1].Location); ok {
+		t.Errorf("%s not disposed of", h.Records[1].Location)
 	}
-	if ok, _ := e.srv.SavepointExists(h[2].Location); !ok {
-		t.Errorf("the newest savepoint %s was disposed of", h[2].Location)
+	if ok, _ := e.srv.SavepointExists(h.Records[2].Location); !ok {
+		t.Errorf("the newest savepoint %s was disposed of", h.Records[2].Location)
 	}
 	if len(transitions) == 0 || transitions[len(transitions)-1].Outcome != OutcomeDisposeFailed {
 		t.Errorf("transitions %+v", transitions)

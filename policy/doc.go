@@ -152,6 +152,23 @@
 // it blocks with RestartDisabled until the spec changes, and then
 // EvaluateUpdate restores the new job from that state (RestoreFromState).
 //
+// # Stored formats
+//
+// The policies (UpdatePolicy, RestartPolicy, HealthPolicy, RescalePolicy),
+// RestoreRequest and HealthHistory are stored by callers, in a resource's
+// spec or status, and read by later releases, so each carries its format
+// version in FormatVersion. 0 (not written) reads as version 1; a version
+// newer than this package's FormatVersion was written for a later
+// flinkkit and is refused, with an error matching ErrUnknownFormat that
+// names the type and the version. HealthHistory.Add sets the version, and
+// decoding a HealthHistory refuses a newer one. The policies and
+// RestoreRequest are written by users and embedded in their own types, so
+// they have no UnmarshalJSON: Validate refuses a newer version, and the
+// decisions that validate them block on it as on any invalid policy
+// (InvalidPolicy; InvalidRestoreRequest for a request). Golden fixtures of
+// every format (testdata/golden) hold every release to reading what the
+// earlier ones wrote.
+//
 // # Kubernetes
 //
 // The spec, observation and decision types are plain data with DeepCopy

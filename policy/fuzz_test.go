@@ -67,6 +67,7 @@ func FuzzPolicyJSON(f *testing.F) {
 		`{"mode":"Stateless","transitionTimeout":"-1s"}`,
 		`{"mode":"FromLatestState","maxRestarts":2,"window":"10m","backoff":"0s"}`,
 		`{"maxStateAge":"2562047h47m16.854775807s","savepointDeadline":"2562047h"}`,
+		`{"formatVersion":2,"mode":"Stateless","allowStartWithoutState":true}`,
 		`{}`,
 	} {
 		f.Add([]byte(s))

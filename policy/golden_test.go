@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+var update = flag.Bool("update", false, "rewrite the decision tables in testdata; write a missing stored-format fixture of the newest version in testdata/golden")
 
 const goldenUpdate = "testdata/update_decisions.golden"
 

@@ -43,6 +43,12 @@ const MaxHealthSamples = 32
 // done about it. It is meant to be embedded in a custom resource's spec.
 // Zero fields take the defaults listed at WithDefaults.
 type HealthPolicy struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. flinkkit writes no policy: whoever writes one may set it
+	// to the FormatVersion it was written for, and Validate refuses a
+	// version newer than this release reads.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
 	// Action is Report or RestartFromLatestState. Default: Report.
 	Action HealthAction `json:"action,omitempty"`
 	// MaxRestarts is how many restarts by Flink's own restart strategy
@@ -102,8 +108,12 @@ func (p HealthPolicy) WithDefaults() HealthPolicy {
 
 // Validate reports every field of p that holds a value the policy cannot
 // use, as *FieldError values joined with errors.Join. Zero values are
-// valid: they mean "default".
+// valid: they mean "default". A FormatVersion newer than this release
+// reads is reported alone, by an error matching ErrUnknownFormat.
 func (p HealthPolicy) Validate() error {
+	if err := checkFormat("HealthPolicy", p.FormatVersion); err != nil {
+		return err
+	}
 	var errs []error
 	switch p.Action {
 	case "", HealthReport, HealthRestartFromLatestState:
@@ -156,10 +166,13 @@ type HealthSample struct {
 // HealthHistory is the caller's bounded record of a job's health samples,
 // meant for a custom resource's status. Add appends a sample and keeps the
 // history within MaxHealthSamples; a sample of another job starts a new
-// history.
+// history. Decoding refuses a FormatVersion newer than this release reads.
 //
 // +kubebuilder:object:generate=false
 type HealthHistory struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. Add sets it to FormatVersion.
+	FormatVersion int `json:"formatVersion,omitempty"`
 	// JobID is the job the samples are of.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
 	// Started is when the job started (Flink's start-time); zero: the time
@@ -187,6 +200,7 @@ func (h *HealthHistory) Add(job flinkapi.JobID, started time.Time, s HealthSampl
 	if job != h.JobID {
 		*h = HealthHistory{JobID: job}
 	}
+	h.FormatVersion = FormatVersion
 	if h.Started.IsZero() || !started.IsZero() && started.Before(h.Started) {
 		h.Started = started
 	}
@@ -398,6 +412,9 @@ func (in *HealthHistory) DeepCopy() *HealthHistory {
 // blocks (NoRecentState), and a CANCELLING job blocks (JobStuck): a job is
 // never restarted without state. Every decision but a terminal one asks to
 // be evaluated again after DefaultPollInterval at the latest.
+//
+// A policy of a format version newer than this release reads is invalid
+// (InvalidPolicy), like any other that does not validate.
 func EvaluateHealth(p HealthPolicy, h HealthHistory, obs Observations, now time.Time) (d HealthDecision) {
 	d.Details.Now = now
 	d.State = NotJudged

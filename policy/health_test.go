@@ -650,6 +650,7 @@ func FuzzHealthHistoryJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"samples":[{"time":"2025-06-01T11:00:00Z","state":"RUNNING","restarts":-5},{"time":"2025-06-01T10:00:00Z","state":"CANCELLING"}]}`), uint8(1))
 	f.Add([]byte(`{"checkpointInterval":"1ns","samples":[{"time":"0001-01-01T00:00:00Z","state":""}]}`), uint8(2))
+	f.Add([]byte(`{"formatVersion":2,"samples":[{"time":"2025-06-01T11:00:00Z","state":"RUNNING"}]}`), uint8(3))
 	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
 		var h HealthHistory
 		if json.Unmarshal(data, &h) != nil {

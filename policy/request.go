@@ -21,6 +21,12 @@ import (
 //
 // +kubebuilder:object:generate=false
 type RestoreRequest struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. flinkkit writes no request: whoever writes one may
+	// set it to the FormatVersion it was written for, and Validate refuses
+	// a version newer than this release reads.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
 	// Path is the savepoint's (or retained checkpoint's) location, as
 	// Flink's savepointPath takes it: "s3://bucket/savepoints/savepoint-…".
 	Path string `json:"path,omitempty"`
@@ -47,13 +53,26 @@ type RestoreRequest struct {
 	CancelWithoutSavepoint bool `json:"cancelWithoutSavepoint,omitempty"`
 }
 
-// IsZero reports whether r asks for nothing.
-func (r RestoreRequest) IsZero() bool { return r == RestoreRequest{} }
+// IsZero reports whether r asks for nothing: every field is unset, but
+// for a FormatVersion this release reads. A request of a newer format
+// version is not zero, whatever its fields: it may ask for what this
+// release cannot see, and Validate refuses it.
+func (r RestoreRequest) IsZero() bool {
+	if checkFormat("RestoreRequest", r.FormatVersion) == nil {
+		r.FormatVersion = 0
+	}
+	return r == RestoreRequest{}
+}
 
 // Validate reports what makes r unusable, as *FieldError values joined
 // with errors.Join: a request needs both a path and a token, and the path
 // must be one line without surrounding spaces. The zero request is valid.
+// A FormatVersion newer than this release reads is reported alone, by an
+// error matching ErrUnknownFormat.
 func (r RestoreRequest) Validate() error {
+	if err := checkFormat("RestoreRequest", r.FormatVersion); err != nil {
+		return err
+	}
 	if r.IsZero() {
 		return nil
 	}
@@ -83,7 +102,8 @@ const (
 	// path.
 	ReasonSavepointBeforeRestore Reason = "SavepointBeforeRestore"
 	// ReasonInvalidRestoreRequest (Block): the request lacks a path or a
-	// token, or its path is malformed.
+	// token, its path is malformed, or it is of a format version newer
+	// than this release reads.
 	ReasonInvalidRestoreRequest Reason = "InvalidRestoreRequest"
 	// ReasonRestoreRequestTooOld (Block): the request asked for the age
 	// check and its state is older than MaxStateAge.

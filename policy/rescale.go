@@ -44,7 +44,8 @@ const (
 	RescaleBlocked RescalePath = "Blocked"
 )
 
-// Reasons of DecideRescale.
+// Reasons of DecideRescale. A policy that does not validate blocks with
+// ReasonInvalidPolicy, as for EvaluateUpdate.
 const (
 	// ReasonInvalidParallelism (Blocked): the target parallelism is below 1.
 	ReasonInvalidParallelism Reason = "InvalidParallelism"
@@ -73,10 +74,23 @@ const (
 // RescalePolicy says how a job's parallelism may be changed. It is meant
 // to be embedded in a custom resource's spec.
 type RescalePolicy struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. flinkkit writes no policy: whoever writes one may set it
+	// to the FormatVersion it was written for, and Validate refuses a
+	// version newer than this release reads.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
 	// InPlaceOnly forbids the restart path: a job that cannot be rescaled
 	// in place is left as it is (RescaleRestartForbidden). Default: false,
 	// the restart path is allowed.
 	InPlaceOnly bool `json:"inPlaceOnly,omitempty"`
+}
+
+// Validate reports what makes p unusable: a FormatVersion newer than this
+// release reads, as an error matching ErrUnknownFormat. Every value of
+// its other fields is valid.
+func (p RescalePolicy) Validate() error {
+	return checkFormat("RescalePolicy", p.FormatVersion)
 }
 
 // VertexParallelism is one job vertex as the job details show it.
@@ -130,6 +144,9 @@ type RescaleDecision struct {
 	FlinkVersion flinkapi.Version
 	Scheduler    Scheduler
 	JobState     flinkapi.JobState
+	// Failure says why the policy is invalid (Reason InvalidPolicy);
+	// empty otherwise.
+	Failure string
 }
 
 // DecideRescale decides how to change the job's parallelism to target.
@@ -137,6 +154,8 @@ type RescaleDecision struct {
 //
 // The rules, in order:
 //
+//   - A policy that does not validate, such as one of a format version
+//     newer than this release reads, blocks (InvalidPolicy).
 //   - A target below 1 blocks (InvalidParallelism).
 //   - A job whose vertices all run at target needs nothing
 //     (ParallelismUnchanged).
@@ -159,6 +178,10 @@ func DecideRescale(p RescalePolicy, obs RescaleObservations, target int) (d Resc
 		}
 	}
 	running := obs.JobState == flinkapi.JobRunning
+	if err := p.Validate(); err != nil {
+		d.Path, d.Reason, d.Failure = RescaleBlocked, ReasonInvalidPolicy, err.Error()
+		return d
+	}
 	switch {
 	case target < 1:
 		d.Path, d.Reason = RescaleBlocked, ReasonInvalidParallelism
@@ -189,6 +212,8 @@ func (d RescaleDecision) Message() string {
 	var b strings.Builder
 	t := strconv.Itoa(d.Target)
 	switch d.Reason {
+	case ReasonInvalidPolicy:
+		b.WriteString("the rescale policy is invalid: " + oneLine(d.Failure))
 	case ReasonInvalidParallelism:
 		b.WriteString("the target parallelism " + t + " is invalid: it must be at least 1")
 	case ReasonParallelismUnchanged:

@@ -58,6 +58,12 @@ const DefaultPollInterval = 10 * time.Second
 // to be embedded in a custom resource's spec. Zero fields take the defaults
 // listed at WithDefaults.
 type UpdatePolicy struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. flinkkit writes no policy: whoever writes one may set it
+	// to the FormatVersion it was written for, and Validate refuses a
+	// version newer than this release reads.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
 	// Mode is the upgrade mode. Default: Savepoint.
 	// +kubebuilder:validation:Enum=Stateless;Savepoint;LastState
 	Mode UpgradeMode `json:"mode,omitempty"`
@@ -113,8 +119,13 @@ func (p UpdatePolicy) WithDefaults() UpdatePolicy {
 
 // Validate reports every field of p that holds a value the policy cannot
 // use, as *FieldError values joined with errors.Join. Zero values are
-// valid: they mean "default".
+// valid: they mean "default". A FormatVersion newer than this release
+// reads is reported alone, by an error matching ErrUnknownFormat: the
+// other fields may mean what this release does not know.
 func (p UpdatePolicy) Validate() error {
+	if err := checkFormat("UpdatePolicy", p.FormatVersion); err != nil {
+		return err
+	}
 	var errs []error
 	switch p.Mode {
 	case "", UpgradeStateless, UpgradeSavepoint, UpgradeLastState:
@@ -136,6 +147,12 @@ func (p UpdatePolicy) Validate() error {
 // is meant to be embedded in a custom resource's spec. Zero fields take the
 // defaults listed at WithDefaults.
 type RestartPolicy struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. flinkkit writes no policy: whoever writes one may set it
+	// to the FormatVersion it was written for, and Validate refuses a
+	// version newer than this release reads.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
 	// Mode is Never or FromLatestState. Default: Never.
 	// +kubebuilder:validation:Enum=Never;FromLatestState
 	Mode RestartMode `json:"mode,omitempty"`
@@ -185,8 +202,12 @@ func (p RestartPolicy) WithDefaults() RestartPolicy {
 
 // Validate reports every field of p that holds a value the policy cannot
 // use, as *FieldError values joined with errors.Join. Zero values are
-// valid: they mean "default".
+// valid: they mean "default". A FormatVersion newer than this release
+// reads is reported alone, by an error matching ErrUnknownFormat.
 func (p RestartPolicy) Validate() error {
+	if err := checkFormat("RestartPolicy", p.FormatVersion); err != nil {
+		return err
+	}
 	var errs []error
 	switch p.Mode {
 	case "", RestartNever, RestartFromLatestState:

@@ -119,7 +119,7 @@ var sinkRecords []Record
 
 func BenchmarkChooseDisposals1000(b *testing.B) {
 	reasons := []Reason{ReasonScheduled, ReasonScheduled, ReasonScheduled, ReasonUpdate, ReasonUser, ReasonStop}
-	var h History
+	var h []Record
 	for i := range 1000 {
 		h = append(h, Record{Location: fmt.Sprintf("s3://bucket/savepoints/savepoint-%04d", i), Time: at(time.Duration(i) * time.Hour), Reason: reasons[i%len(reasons)], JobID: job})
 	}

@@ -6,7 +6,8 @@ package savepoint
 // in.TriggerTime.DeepCopyInto(&out.TriggerTime) for time.Time fields, which
 // does not compile (time.Time has no such method; it is a value that is safe
 // to copy). Every type here holds only values, strings and time.Time, so
-// copying the struct copies it deeply; TestDeepCopyFieldsArePlain keeps it so.
+// copying the struct copies it deeply, except History.Records, which
+// History's DeepCopyInto copies; TestDeepCopyFieldsArePlain keeps it so.
 
 // DeepCopyInto copies in into out. in must be non-nil.
 func (in *Status) DeepCopyInto(out *Status) { *out = *in }
@@ -47,18 +48,23 @@ func (in *Progress) DeepCopy() *Progress {
 	return out
 }
 
-// DeepCopyInto copies in into out, with its own backing array.
-func (in History) DeepCopyInto(out *History) {
-	*out = make(History, len(in))
-	copy(*out, in)
+// DeepCopyInto copies in into out, Records into a backing array of its
+// own. in must be non-nil.
+func (in *History) DeepCopyInto(out *History) {
+	*out = *in
+	if in.Records != nil {
+		out.Records = make([]Record, len(in.Records))
+		copy(out.Records, in.Records)
+	}
 }
 
-// DeepCopy returns a copy of in with its own backing array, or nil for nil.
-func (in History) DeepCopy() History {
+// DeepCopy returns a copy of in with Records in a backing array of its
+// own, or nil for nil.
+func (in *History) DeepCopy() *History {
 	if in == nil {
 		return nil
 	}
 	out := new(History)
 	in.DeepCopyInto(out)
-	return *out
+	return out
 }

@@ -102,14 +102,30 @@
 //
 // # Retention
 //
-// History keeps completed savepoints in time order. ChooseDisposals picks
-// those to dispose of by maximum count and age, never the newest, never one
-// in use, and never an Update or User savepoint unless allowed.
+// History keeps completed savepoints in time order (History.Records);
+// Add, Remove and Latest read and change it. ChooseDisposals picks those
+// to dispose of by maximum count and age, never the newest, never one in
+// use, and never an Update or User savepoint unless allowed.
+//
+// # Stored formats
+//
+// History is the one type here written by flinkkit and read back by a
+// later release (in a Kubernetes status, a file), so it carries its
+// format version: FormatVersion, which Add and Remove set to this
+// package's FormatVersion. 0 (not written) reads as version 1, and so
+// does the bare array of records that releases before format versions
+// wrote. A version newer than FormatVersion is refused when decoding,
+// with an error matching ErrUnknownFormat that names the type and the
+// version: a History written by a later flinkkit is never acted on, nor
+// written back with its newer parts lost. Golden fixtures of every format
+// (testdata/golden) hold every release to reading what the earlier ones
+// wrote.
 //
 // # Kubernetes
 //
 // Status, Record, History and Progress are plain data with stable JSON
-// names, and have DeepCopy and DeepCopyInto methods, so they can be embedded
+// names, and have DeepCopy and DeepCopyInto methods (History's copies its
+// Records), so they can be embedded
 // in a custom resource whose deep copies controller-gen generates. Their
 // time.Time fields carry markers that let controller-gen's CRD generator
 // describe them as date-time strings. Progress.Fraction is a float, which

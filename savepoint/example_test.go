@@ -126,7 +126,7 @@ func ExampleChooseDisposals() {
 	for i, reason := range []savepoint.Reason{savepoint.ReasonScheduled, savepoint.ReasonUpdate, savepoint.ReasonScheduled, savepoint.ReasonScheduled, savepoint.ReasonScheduled} {
 		h = h.Add(savepoint.Record{Location: fmt.Sprintf("s3://bucket/sp-%d", i), Time: start.Add(time.Duration(i) * time.Hour), Reason: reason})
 	}
-	dispose := savepoint.ChooseDisposals(h, savepoint.RetentionOptions{
+	dispose := savepoint.ChooseDisposals(h.Records, savepoint.RetentionOptions{
 		MaxCount: 2,
 		InUse:    []string{"s3://bucket/sp-2"}, // the running job was restored from it
 	}, start.Add(5*time.Hour))

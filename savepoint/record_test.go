@@ -151,10 +151,13 @@ func TestJSON(t *testing.T) {
 	if b, _ := json.Marshal(Status{}); string(b) != "{}" {
 		t.Errorf("json.Marshal(Status{}) = %s, want {}", b)
 	}
-	h := History{{Location: loc, Time: t0, Reason: ReasonScheduled, JobID: job}}
+	h := History{}.Add(Record{Location: loc, Time: t0, Reason: ReasonScheduled, JobID: job})
 	b, _ = json.Marshal(h)
-	if want := `[{"location":"s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab","time":"2026-03-01T12:00:00Z","reason":"Scheduled","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]`; string(b) != want {
+	if want := `{"formatVersion":1,"records":[{"location":"s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab","time":"2026-03-01T12:00:00Z","reason":"Scheduled","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]}`; string(b) != want {
 		t.Errorf("json.Marshal(History) = %s, want %s", b, want)
+	}
+	if b, _ := json.Marshal(History{}); string(b) != "{}" {
+		t.Errorf("json.Marshal(History{}) = %s, want {}", b)
 	}
 	b, _ = json.Marshal(Progress{3, 4, 0.75, 10})
 	if want := `{"acknowledged":3,"total":4,"fraction":0.75,"bytes":10}`; string(b) != want {
@@ -175,13 +178,19 @@ func TestDeepCopy(t *testing.T) {
 	if c := p.DeepCopy(); *c != p {
 		t.Errorf("Progress.DeepCopy = %+v", c)
 	}
-	h := History{r, {Location: "b", Time: t0}}
+	h := History{FormatVersion: 1, Records: []Record{r, {Location: "b", Time: t0}}}
 	c := h.DeepCopy()
-	c[0].Location = "changed"
-	if h[0].Location != loc {
+	if !reflect.DeepEqual(*c, h) {
+		t.Errorf("History.DeepCopy = %+v", c)
+	}
+	c.Records[0].Location = "changed"
+	if h.Records[0].Location != loc {
 		t.Error("History.DeepCopy shares its backing array")
 	}
-	if (*Status)(nil).DeepCopy() != nil || (*Record)(nil).DeepCopy() != nil || (*Progress)(nil).DeepCopy() != nil || History(nil).DeepCopy() != nil {
+	if c := (&History{}).DeepCopy(); c.Records != nil {
+		t.Errorf("DeepCopy of an empty History = %+v", c)
+	}
+	if (*Status)(nil).DeepCopy() != nil || (*Record)(nil).DeepCopy() != nil || (*Progress)(nil).DeepCopy() != nil || (*History)(nil).DeepCopy() != nil {
 		t.Error("DeepCopy of nil is not nil")
 	}
 }
@@ -189,13 +198,16 @@ func TestDeepCopy(t *testing.T) {
 // TestDeepCopyFieldsArePlain keeps the hand-written deep copies right: the
 // stored types may hold only values, strings and time.Time, which copying
 // the struct copies deeply. A field with a pointer, slice, map, interface,
-// func or channel needs DeepCopyInto to copy it.
+// func or channel needs DeepCopyInto to copy it: History.Records is the one
+// such field, and History's DeepCopyInto copies it (its elements are
+// Records, checked here too).
 func TestDeepCopyFieldsArePlain(t *testing.T) {
 	for name, typ := range map[string]reflect.Type{
 		"Status": reflect.TypeFor[Status](), "Record": reflect.TypeFor[Record](),
-		"Progress": reflect.TypeFor[Progress](), "History[i]": reflect.TypeFor[History]().Elem(),
+		"Progress": reflect.TypeFor[Progress](), "History": reflect.TypeFor[History](),
+		"History.Records[i]": reflect.TypeFor[History]().Field(1).Type.Elem(),
 	} {
-		for _, p := range plaincheck.Problems(name, typ) {
+		for _, p := range plaincheck.Problems(name, typ, "History.Records") {
 			t.Error(p)
 		}
 	}

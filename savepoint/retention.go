@@ -7,44 +7,55 @@ import (
 )
 
 // History is a job's completed savepoints, oldest first, each location at
-// most once. It is plain data, safe to store in a Kubernetes status.
-type History []Record
+// most once. It is plain data, safe to store in a Kubernetes status. It
+// marshals to {"formatVersion":1,"records":[...]} and decodes from that and
+// from the bare array of records written before format versions existed.
+// The zero History is empty and ready to use.
+type History struct {
+	// FormatVersion is the format this value was written in; 0 when not
+	// set reads as 1. Add and Remove set it to FormatVersion.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
+	// Records are the savepoints, oldest first (ties by location), each
+	// location at most once. Change them through Add and Remove.
+	Records []Record `json:"records,omitempty"`
+}
 
 // Add returns h with r added in time order (ties by location). If h already
 // holds r's location, that entry is replaced by r. A record without a
 // Location is not added. h itself is not modified.
 func (h History) Add(r Record) History {
-	out := make(History, 0, len(h)+1)
-	for _, e := range h {
+	out := make([]Record, 0, len(h.Records)+1)
+	for _, e := range h.Records {
 		if r.Location == "" || e.Location != r.Location {
 			out = append(out, e)
 		}
 	}
-	if r.Location == "" {
-		return out
+	if r.Location != "" {
+		i, _ := slices.BinarySearchFunc(out, r, compareRecords)
+		out = slices.Insert(out, i, r)
 	}
-	i, _ := slices.BinarySearchFunc(out, r, compareRecords)
-	return slices.Insert(out, i, r)
+	return History{FormatVersion: FormatVersion, Records: out}
 }
 
 // Remove returns h without the entries at the given locations, for example
 // the ones lifecycle disposed of. h itself is not modified.
 func (h History) Remove(locations ...string) History {
-	out := make(History, 0, len(h))
-	for _, e := range h {
+	out := make([]Record, 0, len(h.Records))
+	for _, e := range h.Records {
 		if !slices.Contains(locations, e.Location) {
 			out = append(out, e)
 		}
 	}
-	return out
+	return History{FormatVersion: FormatVersion, Records: out}
 }
 
 // Latest returns the newest entry of h; ok is false when h is empty.
 func (h History) Latest() (r Record, ok bool) {
-	if len(h) == 0 {
+	if len(h.Records) == 0 {
 		return Record{}, false
 	}
-	return slices.MaxFunc(h, compareRecords), true
+	return slices.MaxFunc(h.Records, compareRecords), true
 }
 
 // compareRecords orders records by time, then location.
@@ -74,9 +85,10 @@ type RetentionOptions struct {
 	DisposeUser bool
 }
 
-// ChooseDisposals returns the savepoints of h to dispose of, oldest first
-// (ties by location), each location once. lifecycle disposes of them
-// through flinkapi; remove them from the History afterwards.
+// ChooseDisposals returns the savepoints of h (a History's Records) to
+// dispose of, oldest first (ties by location), each location once.
+// lifecycle disposes of them through flinkapi; remove them from the
+// History afterwards (History.Remove).
 //
 // It chooses savepoints older than MaxAge at now, then the oldest of the
 // rest while more than MaxCount are kept. It never chooses the newest

@@ -22,13 +22,13 @@ func TestHistory(t *testing.T) {
 	h = h.Add(rec("d", 4, ReasonUpdate))
 	h = h.Add(rec("c", 2, ReasonScheduled))
 	h = h.Add(Record{Time: t0}) // no location: not added
-	want := History{rec("a", 1, ReasonScheduled), rec("b", 2, ReasonScheduled), rec("c", 2, ReasonScheduled), rec("d", 4, ReasonUpdate)}
+	want := History{FormatVersion, []Record{rec("a", 1, ReasonScheduled), rec("b", 2, ReasonScheduled), rec("c", 2, ReasonScheduled), rec("d", 4, ReasonUpdate)}}
 	if diff := cmp.Diff(want, h); diff != "" {
 		t.Errorf("Add (-want +got):\n%s", diff)
 	}
 
 	again := h.Add(rec("a", 5, ReasonUser)) // same location: replaced, moved
-	want2 := History{rec("b", 2, ReasonScheduled), rec("c", 2, ReasonScheduled), rec("d", 4, ReasonUpdate), rec("a", 5, ReasonUser)}
+	want2 := History{FormatVersion, []Record{rec("b", 2, ReasonScheduled), rec("c", 2, ReasonScheduled), rec("d", 4, ReasonUpdate), rec("a", 5, ReasonUser)}}
 	if diff := cmp.Diff(want2, again); diff != "" {
 		t.Errorf("Add of a known location (-want +got):\n%s", diff)
 	}
@@ -39,16 +39,19 @@ func TestHistory(t *testing.T) {
 	if latest, ok := h.Latest(); !ok || latest != rec("d", 4, ReasonUpdate) {
 		t.Errorf("Latest = %v, %v", latest, ok)
 	}
-	if _, ok := History(nil).Latest(); ok {
+	if _, ok := (History{}).Latest(); ok {
 		t.Error("Latest of an empty History is ok")
 	}
 
 	removed := h.Remove("sp-b", "sp-d", "sp-unknown")
-	if diff := cmp.Diff(History{rec("a", 1, ReasonScheduled), rec("c", 2, ReasonScheduled)}, removed); diff != "" {
+	if diff := cmp.Diff(History{FormatVersion, []Record{rec("a", 1, ReasonScheduled), rec("c", 2, ReasonScheduled)}}, removed); diff != "" {
 		t.Errorf("Remove (-want +got):\n%s", diff)
 	}
-	if len(h) != 4 {
+	if len(h.Records) != 4 {
 		t.Error("Remove modified its receiver")
+	}
+	if got := (History{Records: []Record{rec("a", 1, ReasonScheduled)}}).Remove(); got.FormatVersion != FormatVersion {
+		t.Errorf("Remove of a History read from the legacy form: FormatVersion %d, want %d", got.FormatVersion, FormatVersion)
 	}
 }
 

@@ -707,7 +707,7 @@ func (e *env) checkDisposal(res *Result, snaps map[string]flinktest.Snapshot) {
 	for _, r := range e.dispose.Chosen(&p) {
 		chosen[r.Location] = true
 	}
-	for _, r := range e.history {
+	for _, r := range e.history.Records {
 		s := snaps[r.Location]
 		switch {
 		case !chosen[r.Location] && s.Removed:

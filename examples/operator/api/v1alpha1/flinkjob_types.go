@@ -89,8 +89,10 @@ type FlinkJobStatus struct {
 	// LatestSavepoint is the newest savepoint of the job: a restore point
 	// for updates and restarts.
 	LatestSavepoint savepoint.Record `json:"latestSavepoint,omitzero"`
-	// Savepoints lists the savepoints taken, oldest first.
-	Savepoints savepoint.History `json:"savepoints,omitempty"`
+	// Savepoints lists the savepoints taken, oldest first, with the
+	// format version they were written in. A status written before
+	// format versions holds a bare list here, which still decodes.
+	Savepoints savepoint.History `json:"savepoints,omitzero"`
 
 	// Restarts counts the restarts after failures within the restart
 	// policy's window (policy.RestartPolicy.CountRestart).

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func sample() *FlinkJob {
 				Observed:  lifecycle.Observed{State: flinkapi.JobRunning, Since: at, Latest: rec},
 			},
 			RetryAt:         &metav1.Time{Time: at.Add(time.Hour)},
-			LatestSavepoint: rec, Savepoints: savepoint.History{rec},
+			LatestSavepoint: rec, Savepoints: savepoint.History{}.Add(rec),
 			Restarts: 1, LastRestart: &metav1.Time{Time: at},
 			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Running", LastTransitionTime: metav1.Time{Time: at}}},
 		},
@@ -76,7 +77,7 @@ func TestDeepCopy(t *testing.T) {
 	}
 	out.Spec.Args[0] = "changed"
 	out.Spec.FlinkConfiguration["a"] = "changed"
-	out.Status.Savepoints[0].Location = "changed"
+	out.Status.Savepoints.Records[0].Location = "changed"
 	out.Status.RetryAt.Time = time.Time{}
 	out.Status.LastRestart.Time = time.Time{}
 	out.Status.Conditions[0].Reason = "changed"
@@ -104,5 +105,23 @@ func TestInFlight(t *testing.T) {
 	s.Progress.Phase, s.Progress.Outcome = lifecycle.PhaseDone, lifecycle.OutcomeSucceeded
 	if s.InFlight() {
 		t.Error("ended operation in flight")
+	}
+}
+
+// TestStatusWithLegacySavepoints: a status written by an operator built on
+// a flinkkit before format versions, whose savepoints are a bare list,
+// still decodes, and a newer format is refused rather than dropped.
+func TestStatusWithLegacySavepoints(t *testing.T) {
+	legacy := `{"status":{"savepoints":[{"location":"file:/savepoints/sp-1","time":"2026-03-01T12:00:00Z","reason":"Update","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]}}`
+	var job FlinkJob
+	if err := json.Unmarshal([]byte(legacy), &job); err != nil {
+		t.Fatal(err)
+	}
+	if want := sample().Status.Savepoints.Records; !reflect.DeepEqual(job.Status.Savepoints.Records, want) {
+		t.Errorf("savepoints %+v, want %+v", job.Status.Savepoints.Records, want)
+	}
+	newer := `{"status":{"savepoints":{"formatVersion":99,"records":[]}}}`
+	if err := json.Unmarshal([]byte(newer), &job); !errors.Is(err, savepoint.ErrUnknownFormat) {
+		t.Errorf("status with savepoints of format version 99: %v", err)
 	}
 }

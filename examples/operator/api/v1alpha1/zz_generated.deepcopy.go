@@ -106,7 +106,7 @@ func (in *FlinkJobStatus) DeepCopyInto(out *FlinkJobStatus) {
 		*out = (*in).DeepCopy()
 	}
 	in.LatestSavepoint.DeepCopyInto(&out.LatestSavepoint)
-	out.Savepoints = in.Savepoints.DeepCopy()
+	in.Savepoints.DeepCopyInto(&out.Savepoints)
 	if in.LastRestart != nil {
 		in, out := &in.LastRestart, &out.LastRestart
 		*out = (*in).DeepCopy()

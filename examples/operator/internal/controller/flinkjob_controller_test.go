@@ -89,7 +89,7 @@ func TestUpdateWithSavepoint(t *testing.T) {
 	if sp.Location == "" || sp.Reason != savepoint.ReasonUpdate || sp.JobID != old {
 		t.Errorf("latest savepoint %+v", sp)
 	}
-	if len(st.Savepoints) != 1 || st.Savepoints[0] != sp {
+	if len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0] != sp {
 		t.Errorf("savepoint history %+v", st.Savepoints)
 	}
 	if ok, err := h.srv.SavepointExists(sp.Location); !ok || err != nil {
@@ -327,8 +327,8 @@ func TestPeriodicSavepoints(t *testing.T) {
 	h.create(spec)
 	h.running("create")
 	started := h.srv.Clock().Now()
-	job := h.until("two savepoints", func(j *v1alpha1.FlinkJob) bool { return len(j.Status.Savepoints) == 2 }, nil)
-	h1, h2 := job.Status.Savepoints[0], job.Status.Savepoints[1]
+	job := h.until("two savepoints", func(j *v1alpha1.FlinkJob) bool { return len(j.Status.Savepoints.Records) == 2 }, nil)
+	h1, h2 := job.Status.Savepoints.Records[0], job.Status.Savepoints.Records[1]
 	if h1.Reason != savepoint.ReasonScheduled || h2.Reason != savepoint.ReasonScheduled || h2.Time.Sub(h1.Time) < time.Minute {
 		t.Errorf("savepoints %+v", job.Status.Savepoints)
 	}
@@ -382,7 +382,7 @@ func TestPeriodicSavepointFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	var failedAt time.Time
-	job := h.until("a savepoint after a failed one", func(j *v1alpha1.FlinkJob) bool { return len(j.Status.Savepoints) == 1 }, func(j *v1alpha1.FlinkJob) {
+	job := h.until("a savepoint after a failed one", func(j *v1alpha1.FlinkJob) bool { return len(j.Status.Savepoints.Records) == 1 }, func(j *v1alpha1.FlinkJob) {
 		if failedAt.IsZero() && j.Status.Operation == v1alpha1.OperationSavepoint && j.Status.Progress.Outcome == lifecycle.OutcomeSavepointFailed {
 			failedAt = h.srv.Clock().Now()
 			if c := findReady(j); c == nil || c.Status != metav1.ConditionTrue || j.Status.RetryAt != nil {
@@ -393,7 +393,7 @@ func TestPeriodicSavepointFails(t *testing.T) {
 	if failedAt.IsZero() || !h.events.has("Warning SavepointFailed") {
 		t.Fatalf("the savepoint did not fail first; events:\n%s", h.events)
 	}
-	if got := job.Status.Savepoints[0].Time.Sub(failedAt); got < 50*time.Second {
+	if got := job.Status.Savepoints.Records[0].Time.Sub(failedAt); got < 50*time.Second {
 		t.Errorf("retried %v after the failure, want about the 1m interval", got)
 	}
 	if info, _ := h.srv.Job(id); info.State != flinkapi.JobRunning || job.Status.JobID != id {

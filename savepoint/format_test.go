@@ -1,0 +1,129 @@
+package savepoint
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/internal/format"
+	"github.com/flinkkit/flinkkit/internal/formattest"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "write the missing stored-format fixture of the newest version into testdata/golden")
+
+// goldenRecords are the records of the History fixtures: every field set.
+func goldenRecords() []Record {
+	return []Record{
+		{Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", Time: time.Date(2026, 3, 1, 12, 0, 0, 500_000_000, time.UTC),
+			Reason: ReasonScheduled, JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"},
+		{Location: "s3://bucket/savepoints/savepoint-a1b2c3-fedcba987654", Time: time.Date(2026, 3, 1, 13, 0, 0, 0, time.UTC),
+			Reason: ReasonUpdate, JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"},
+	}
+}
+
+// TestHistoryFormats decodes every stored form of a History that a release
+// wrote (testdata/golden; its README.md says what each file is and why
+// none is ever edited), checks that this release writes the newest one
+// byte for byte, and that a History of a newer format is refused.
+func TestHistoryFormats(t *testing.T) {
+	if ErrUnknownFormat != format.ErrUnknown {
+		t.Fatal("savepoint.ErrUnknownFormat is not the shared format.ErrUnknown")
+	}
+	formattest.Check(t, formattest.Type[History]{
+		Name: "savepoint.History", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: *update,
+		Fixtures: []formattest.Fixture[History]{
+			// The bare array written while History was []Record.
+			{File: "history-legacy.json", Version: 0, Want: History{Records: goldenRecords()}},
+			{File: "history-v1.json", Version: 1, Want: History{FormatVersion: 1, Records: goldenRecords()}},
+		},
+	})
+}
+
+// TestHistoryDecode covers the forms around the fixtures: null, empty,
+// whitespace before a legacy array, versions refused, and a refused
+// History that is left as it was.
+func TestHistoryDecode(t *testing.T) {
+	r := goldenRecords()[0]
+	tests := []struct {
+		in   string
+		want History
+	}{
+		{`null`, History{FormatVersion: 1, Records: []Record{r}}}, // no-op, like json.Unmarshal's
+		{`[]`, History{Records: []Record{}}},
+		{" \n[]", History{Records: []Record{}}},
+		{`{}`, History{}},
+		{`{"formatVersion":0,"records":[]}`, History{Records: []Record{}}},
+		{`{"formatVersion":1}`, History{FormatVersion: 1}},
+	}
+	for _, tt := range tests {
+		h := History{FormatVersion: 1, Records: []Record{r}}
+		if err := json.Unmarshal([]byte(tt.in), &h); err != nil {
+			t.Errorf("Unmarshal(%s): %v", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, h); diff != "" {
+			t.Errorf("Unmarshal(%s) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+	for _, in := range []string{`{"formatVersion":2,"records":[]}`, `{"formatVersion":-1}`} {
+		h := History{FormatVersion: 1, Records: []Record{r}}
+		err := json.Unmarshal([]byte(in), &h)
+		if !errors.Is(err, ErrUnknownFormat) || !strings.HasPrefix(err.Error(), "savepoint.History: format version ") {
+			t.Errorf("Unmarshal(%s) = %v, want a format error", in, err)
+		}
+		if len(h.Records) != 1 || h.FormatVersion != 1 {
+			t.Errorf("Unmarshal(%s) changed the History it refused: %+v", in, h)
+		}
+	}
+	for _, in := range []string{`[1]`, `{"records":{}}`, `"x"`, `{"formatVersion":"1"}`} {
+		var h History
+		if err := json.Unmarshal([]byte(in), &h); err == nil {
+			t.Errorf("Unmarshal(%s) succeeded: %+v", in, h)
+		}
+	}
+	// A History inside a struct, the way a Kubernetes status holds it.
+	var st struct {
+		Savepoints History `json:"savepoints"`
+	}
+	if err := json.Unmarshal([]byte(`{"savepoints":[{"location":"a","time":"2026-03-01T12:00:00Z"}]}`), &st); err != nil || len(st.Savepoints.Records) != 1 {
+		t.Errorf("legacy History in a struct: %+v, %v", st, err)
+	}
+}
+
+// FuzzHistoryJSON: whatever decodes re-encodes to JSON that decodes to the
+// same History, and nothing newer than FormatVersion decodes.
+func FuzzHistoryJSON(f *testing.F) {
+	f.Add(`[{"location":"a","time":"2026-03-01T12:00:00Z","reason":"Update","jobID":"x"}]`)
+	f.Add(`{"formatVersion":1,"records":[{"location":"a","time":"2026-03-01T12:00:00.5Z"}]}`)
+	f.Add(`{"formatVersion":2}`)
+	f.Add(`null`)
+	f.Fuzz(func(t *testing.T, in string) {
+		var h History
+		if err := json.Unmarshal([]byte(in), &h); err != nil {
+			return
+		}
+		if h.FormatVersion < 0 || h.FormatVersion > FormatVersion {
+			t.Fatalf("%q decoded to format version %d", in, h.FormatVersion)
+		}
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back History
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s does not decode again: %v", b, err)
+		}
+		if len(back.Records) != len(h.Records) || back.FormatVersion != h.FormatVersion {
+			t.Fatalf("round trip of %q: %+v, then %+v", in, h, back)
+		}
+		for i := range h.Records {
+			if a, b := h.Records[i], back.Records[i]; a.Location != b.Location || !a.Time.Equal(b.Time) || a.Reason != b.Reason || a.JobID != b.JobID {
+				t.Fatalf("round trip of %q: record %d %+v, then %+v", in, i, a, b)
+			}
+		}
+	})
+}
