@@ -10,15 +10,19 @@ import (
 	"github.com/flinkkit/flinkkit/internal/format"
 )
 
-// FormatVersion is the newest format of a stored Progress this release
-// writes and reads. It grows when the meaning of a stored field changes;
-// every release reads every older format (lifecycle/testdata/golden holds
-// one Progress per format, as written by the release that introduced it).
+// FormatVersion is the newest format of what this package stores (a
+// Progress, the files of a FileStore) that this release writes and reads.
+// It grows when the meaning of a stored field changes; every release
+// reads every older format (lifecycle/testdata/golden holds each, as
+// written by the release that introduced it).
 const FormatVersion = 1
 
-// ErrUnknownFormat is returned for a Progress whose FormatVersion is newer
-// than this release reads: by its UnmarshalJSON and by every Step. It is
-// the same value as savepoint.ErrUnknownFormat and policy.ErrUnknownFormat.
+// ErrUnknownFormat is matched by errors.Is for stored data of a format
+// newer than FormatVersion: a Progress (refused by its UnmarshalJSON and
+// by every Step) or a FileStore file (refused by Get). It was written by
+// a later flinkkit, and this one refuses it rather than act on it or
+// write it back half understood. It is the same value as
+// savepoint.ErrUnknownFormat and policy.ErrUnknownFormat.
 var ErrUnknownFormat = format.ErrUnknown
 
 // ErrForeignProgress is returned by Step, before any request, for a

@@ -227,7 +227,9 @@ func TestStepRefusesForeignProgress(t *testing.T) {
 		opRescale: func(job flinkapi.JobID) Stepper {
 			return &Rescale{Client: e.c, Job: job, Parallelism: 2, Clock: e.srv.Clock()}
 		},
-		opSubmit: func(job flinkapi.JobID) Stepper { return &Submit{Client: e.c, JarID: e.jar, JobID: job, Clock: e.srv.Clock()} },
+		opSubmit: func(job flinkapi.JobID) Stepper {
+			return &Submit{Client: e.c, JarID: e.jar, JobID: job, Clock: e.srv.Clock()}
+		},
 	}
 	// A started Progress of each operation, for job e.job.
 	started := map[string]Progress{}
@@ -291,7 +293,7 @@ func TestStepRefusesForeignProgress(t *testing.T) {
 	}
 }
 
-func withPhase(p Progress, ph Phase) Progress   { p.Phase = ph; return p }
+func withPhase(p Progress, ph Phase) Progress    { p.Phase = ph; return p }
 func withOutcome(p Progress, o Outcome) Progress { p.Outcome = o; return p }
 func withFormat(p Progress, v int) Progress      { p.FormatVersion = v; return p }
 
