@@ -29,6 +29,7 @@ type Client struct {
 	retry         RetryPolicy
 	log           *slog.Logger
 	fixedVersion  Version
+	red           *redactor // the credentials to keep out of messages
 
 	versionMu sync.Mutex
 	version   Version
@@ -88,6 +89,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		retry:         s.retry,
 		log:           s.logger,
 		fixedVersion:  s.version,
+		red:           newRedactor(s),
 		version:       s.version,
 	}, nil
 }
@@ -99,15 +101,23 @@ func parseBaseURL(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", invalidInput("base URL is empty; want e.g. http://localhost:8081")
 	}
+	// Any '@' is taken for user info, however malformed the rest is, and
+	// nothing before it is ever repeated: a password may hold any
+	// character, and url.Parse's errors quote the whole URL.
+	if strings.Contains(raw, "@") {
+		return "", invalidInput("base URL %q must not contain credentials; use WithBasicAuth or WithBearerToken", truncate(redactBaseURL(raw), 100))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which the message quotes once
+		}
 		return "", invalidInput("base URL %q: %v", truncate(raw, 100), err)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "", invalidInput("base URL must start with http:// or https://, got scheme %q", u.Scheme)
-	case u.User != nil:
-		return "", invalidInput("base URL must not contain credentials; use WithBasicAuth or WithBearerToken")
 	case u.Host == "":
 		return "", invalidInput("base URL %q has no host", truncate(raw, 100))
 	case u.RawQuery != "" || u.Fragment != "":
@@ -138,7 +148,9 @@ func buildHTTPClient(s settings) (*http.Client, error) {
 	return &hc, nil
 }
 
-// quietLogger silences resty's own logging; the client logs through slog.
+// quietLogger silences resty's own logging, which would print request
+// headers (Authorization among them); the client logs through slog, and
+// only messages already free of credentials.
 type quietLogger struct{}
 
 func (quietLogger) Errorf(string, ...any) {}
@@ -246,7 +258,7 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	status = resp.StatusCode()
 	raw := resp.Body()
 	if status >= 400 {
-		return status, parseRetryAfter(resp.Header().Get("Retry-After")), newAPIError(cl.method, cl.path, status, raw)
+		return status, parseRetryAfter(resp.Header().Get("Retry-After")), c.apiError(cl, status, raw)
 	}
 	if status < 200 || status >= 300 {
 		return status, 0, &APIError{StatusCode: status, Method: cl.method, Path: cl.path,
@@ -273,7 +285,20 @@ func (c *Client) transportError(ctx context.Context, cl call, err error) error {
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("request timed out after %v: %w", c.timeout, context.DeadlineExceeded)
 	}
-	return &TransportError{Method: cl.method, Path: cl.path, Err: err}
+	// A transport of the caller's (WithHTTPClient) may put anything in its
+	// errors, the request's URL and headers among them.
+	return &TransportError{Method: cl.method, Path: cl.path, Err: c.red.cleanError(err)}
+}
+
+// apiError builds the error of an answer of 400 or more, without the
+// client's credentials should the server echo them.
+func (c *Client) apiError(cl call, status int, body []byte) *APIError {
+	e := newAPIError(cl.method, cl.path, status, body)
+	for i, m := range e.Errors {
+		e.Errors[i] = c.red.clean(m)
+	}
+	e.StackTrace = c.red.clean(e.StackTrace)
+	return e
 }
 
 func parseRetryAfter(v string) time.Duration {

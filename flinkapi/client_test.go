@@ -457,3 +457,87 @@ func TestFromMillis(t *testing.T) {
 		t.Error("DurationFromMillis overflows")
 	}
 }
+
+// Issue 16: the password of a base URL was printed twice in NewClient's
+// error. Nothing before the last '@' of a base URL is ever repeated.
+func TestNewClientKeepsCredentialsOutOfErrors(t *testing.T) {
+	_, err := NewClient("http://admin:S3CRET@host:bad/")
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("err = %v, want ErrInvalidInput", err)
+	}
+	want := `flinkapi: invalid input: base URL "http://xxxxx@host:bad/" must not contain credentials; use WithBasicAuth or WithBearerToken`
+	if err.Error() != want {
+		t.Fatalf("error\n got %s\nwant %s", err, want)
+	}
+	for _, raw := range []string{
+		"http://admin:S3CRET@host:8081",
+		"http://S3CRET@host",
+		"http://admin:pa/S3CRET@host:bad",   // '/' ends the authority for url.Parse
+		"http://admin:S3CRET#x@host",        // '#' too
+		"http://admin:%zzS3CRET@host",       // a bad escape, which url.Parse quotes
+		"http://admin:S3CRET@host@other",    // several '@'
+		"admin:S3CRET@host:8081",            // no scheme
+		"http://admin:S3 CRET@host",         // a space
+		"http://host/path?token=S3CRET@x",   // an '@' in the query
+		"https://ops:S3CRET@jm:8081/flink/", // a valid URL
+	} {
+		_, err := NewClient(raw)
+		if err == nil || !strings.Contains(err.Error(), "must not contain credentials") {
+			t.Errorf("NewClient(%q) = %v, want a refusal of the credentials", raw, err)
+		} else if strings.Contains(err.Error(), "S3") || strings.Contains(err.Error(), "CRET") {
+			t.Errorf("NewClient(%q): error leaks the password: %s", raw, err)
+		}
+	}
+}
+
+// Text the client turns into a message loses the client's credentials and
+// every URL's user info: a server echoing the Authorization header, a
+// transport of the caller's quoting the URL with a password.
+func TestEchoedCredentialsAreRedacted(t *testing.T) {
+	for name, tt := range map[string]struct {
+		auth   Option
+		secret string
+	}{"basic": {WithBasicAuth("ops", "S3CRET/pw"), "S3CRET/pw"}, "bearer": {WithBearerToken("S3CRET.tok"), "S3CRET.tok"}} {
+		t.Run(name, func(t *testing.T) {
+			auth := tt.auth
+			c, mt, _ := newTestClient(t, "1.20", auth, WithRetryPolicy(NoRetry))
+			mt.RegisterResponder("GET", testBase+"/overview", func(req *http.Request) (*http.Response, error) {
+				ah := req.Header.Get("Authorization")
+				return httpmock.NewStringResponse(500, flinkError("refused "+ah+" for http://ops:S3CRET@backend:8081/x", "the secret is "+tt.secret)), nil
+			})
+			mt.RegisterResponder("GET", testBase+"/jobs", func(req *http.Request) (*http.Response, error) {
+				return nil, errors.New("proxy http://ops:S3CRET%2Fpw@proxy:3128 refused " + req.Header.Get("Authorization"))
+			})
+			_, err1 := c.Overview(context.Background())
+			_, err2 := c.ListJobs(context.Background())
+			for _, err := range []error{err1, err2} {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if msg := err.Error(); strings.Contains(msg, "S3CRET") || strings.Contains(msg, "UzNDUkVU") || !strings.Contains(msg, "xxxxx") {
+					t.Errorf("error not redacted: %s", msg)
+				}
+			}
+			var te *TransportError
+			if !errors.As(err2, &te) || !IsRetryable(err2) {
+				t.Errorf("the redacted transport error lost its type: %#v", err2)
+			}
+		})
+	}
+}
+
+func TestRedactUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                              "",
+		"no url here":                   "no url here",
+		"a@b.c wrote":                   "a@b.c wrote",
+		`Get "http://host:8081/x": EOF`: `Get "http://host:8081/x": EOF`,
+		`Get "http://u:p@host/x": EOF`:  `Get "http://xxxxx@host/x": EOF`,
+		"https://p/w@h and http://x@y":  "https://xxxxx@h and http://xxxxx@y",
+		"ws://a@b@c/d?e=f@g":            "ws://xxxxx@g",
+	} {
+		if got := redactUserinfo(in); got != want {
+			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
