@@ -70,7 +70,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		SetResponseBodyLimit(int(s.maxResponseSize)).
 		SetHeader("User-Agent", s.userAgent).
 		SetHeader("Accept", "application/json").
-		SetRedirectPolicy(resty.NoRedirectPolicy())
+		SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }))
 	if s.basicUser != "" {
 		rc.SetBasicAuth(s.basicUser, s.basicPass)
 	}
@@ -145,7 +145,37 @@ func buildHTTPClient(s settings) (*http.Client, error) {
 		t.TLSClientConfig = s.tlsConfig
 		hc.Transport = t
 	}
+	hc.Transport = noRedirects{hc.Transport}
 	return &hc, nil
+}
+
+// locationKey is where noRedirects moves the Location header of a redirect.
+const locationKey = "Flinkapi-Redirect-Location"
+
+// noRedirects hands every redirect (3xx) to the client as an answer: it
+// moves the Location header away, so that net/http neither follows it nor
+// fails on an unparsable one (with an error that would quote it).
+type noRedirects struct{ next http.RoundTripper }
+
+func (t noRedirects) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc, ok := resp.Header["Location"]; ok {
+			h := resp.Header.Clone()
+			delete(h, "Location")
+			h[locationKey] = loc
+			resp.Header = h
+		}
+	}
+	return resp, err
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transport underneath.
+func (t noRedirects) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 // quietLogger silences resty's own logging, which would print request
@@ -260,6 +290,9 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	if status >= 400 {
 		return status, parseRetryAfter(resp.Header().Get("Retry-After")), c.apiError(cl, status, raw)
 	}
+	if status >= 300 && status < 400 {
+		return status, 0, c.redirectError(cl, resp)
+	}
 	if status < 200 || status >= 300 {
 		return status, 0, &APIError{StatusCode: status, Method: cl.method, Path: cl.path,
 			Errors: []string{"unexpected status " + strconv.Itoa(status)}}
@@ -288,6 +321,24 @@ func (c *Client) transportError(ctx context.Context, cl call, err error) error {
 	// A transport of the caller's (WithHTTPClient) may put anything in its
 	// errors, the request's URL and headers among them.
 	return &TransportError{Method: cl.method, Path: cl.path, Err: c.red.cleanError(err)}
+}
+
+// redirectError builds the error of a redirect, which the client never
+// follows, naming its target without credentials.
+func (c *Client) redirectError(cl call, resp *resty.Response) *APIError {
+	e := &APIError{StatusCode: resp.StatusCode(), Method: cl.method, Path: cl.path}
+	loc := resp.Header().Get(locationKey)
+	if loc == "" {
+		return e
+	}
+	base := &url.URL{}
+	if resp.RawResponse != nil && resp.RawResponse.Request != nil {
+		base = resp.RawResponse.Request.URL
+	}
+	if u, err := base.Parse(loc); err == nil {
+		e.Location = c.red.clean(redactLocation(u))
+	}
+	return e
 }
 
 // apiError builds the error of an answer of 400 or more, without the

@@ -374,14 +374,19 @@ func TestStatusCodesMapToSentinels(t *testing.T) {
 	}{
 		{400, ErrBadRequest}, {404, ErrNotFound}, {408, ErrTimeout}, {409, ErrConflict},
 		{429, ErrUnavailable}, {502, ErrUnavailable}, {503, ErrUnavailable}, {504, ErrUnavailable},
+		{401, ErrUnauthorized}, {403, ErrForbidden}, {301, ErrRedirect}, {302, ErrRedirect}, {304, ErrRedirect}, {308, ErrRedirect},
 	}
-	all := []error{ErrBadRequest, ErrNotFound, ErrTimeout, ErrConflict, ErrUnavailable}
+	all := []error{ErrBadRequest, ErrNotFound, ErrTimeout, ErrConflict, ErrUnavailable, ErrUnauthorized, ErrForbidden, ErrRedirect, ErrTLS}
 	for _, tt := range tests {
 		e := &APIError{StatusCode: tt.status}
 		for _, s := range all {
 			if got := errors.Is(e, s); got != (s == tt.want) {
 				t.Errorf("errors.Is(%d, %v) = %v", tt.status, s, got)
 			}
+		}
+		misconfigured := tt.want == ErrUnauthorized || tt.want == ErrForbidden || tt.want == ErrRedirect
+		if got := errors.Is(e, ErrMisconfigured); got != misconfigured {
+			t.Errorf("errors.Is(%d, ErrMisconfigured) = %v", tt.status, got)
 		}
 	}
 	if errors.Is(&APIError{StatusCode: 500}, ErrUnavailable) {
