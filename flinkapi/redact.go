@@ -4,7 +4,9 @@ import (
 	"encoding/base64"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // redactedText stands in for credentials in every message of the package.
@@ -19,17 +21,23 @@ type redactor struct {
 }
 
 func newRedactor(s settings) *redactor {
-	r := &redactor{}
+	var base []string
 	if s.basicUser != "" {
 		cred := s.basicUser + ":" + s.basicPass
-		r.secrets = append(r.secrets, base64.StdEncoding.EncodeToString([]byte(cred)),
-			base64.RawStdEncoding.EncodeToString([]byte(cred)))
+		base = append(base, base64.StdEncoding.EncodeToString([]byte(cred)), base64.RawStdEncoding.EncodeToString([]byte(cred)))
 		if s.basicPass != "" {
-			r.secrets = append(r.secrets, s.basicPass, url.QueryEscape(s.basicPass), url.PathEscape(s.basicPass))
+			base = append(base, s.basicPass)
 		}
 	}
 	if s.bearer != "" {
-		r.secrets = append(r.secrets, s.bearer, url.QueryEscape(s.bearer), url.PathEscape(s.bearer))
+		base = append(base, s.bearer)
+	}
+	r := &redactor{}
+	for _, sec := range base {
+		// The forms a secret takes in an echo: escaped in a URL, coerced to
+		// UTF-8 by a JSON encoder, quoted by %q.
+		q := strconv.Quote(sec)
+		r.secrets = append(r.secrets, sec, url.QueryEscape(sec), url.PathEscape(sec), jsonUTF8(sec), q[1:len(q)-1])
 	}
 	slices.SortFunc(r.secrets, func(a, b string) int {
 		if len(a) != len(b) {
@@ -39,6 +47,25 @@ func newRedactor(s settings) *redactor {
 	})
 	r.secrets = slices.Compact(r.secrets)
 	return r
+}
+
+// jsonUTF8 replaces each byte of s that is not UTF-8 with U+FFFD, as
+// encoding/json does.
+func jsonUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // clean returns s without the client's credentials and without the user
