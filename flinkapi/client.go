@@ -299,7 +299,7 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return status, 0, fmt.Errorf("flinkapi: %s %s: decoding answer: %w", cl.method, cl.path, err)
+			return status, 0, c.decodeError(cl.method, cl.path, err)
 		}
 	}
 	return status, 0, nil
@@ -339,6 +339,12 @@ func (c *Client) redirectError(cl call, resp *resty.Response) *APIError {
 		e.Location = c.red.clean(redactLocation(u))
 	}
 	return e
+}
+
+// decodeError builds the error of an answer the client could not read,
+// without the client's credentials should the answer echo them.
+func (c *Client) decodeError(method, path string, err error) *DecodeError {
+	return &DecodeError{Method: method, Path: path, Err: c.red.cleanError(err)}
 }
 
 // apiError builds the error of an answer of 400 or more, without the

@@ -2,6 +2,7 @@ package flinkapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -332,6 +333,63 @@ func TestDecodeErrorNamesTheCall(t *testing.T) {
 	_, err := c.JobsOverview(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "GET /jobs/overview: decoding answer") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// An answer that is not what Flink sends is a *DecodeError matching
+// ErrDecode, unwrapping to its cause; it is not retried, and it is not a
+// misconfiguration (a caller that polls may poll again).
+func TestDecodeErrorIsTyped(t *testing.T) {
+	ctx := context.Background()
+	jobPathExc := "/jobs/" + string(testJob) + "/exceptions"
+	tests := []struct {
+		name  string
+		route string // METHOD path
+		body  string
+		call  func(c *Client) error
+		path  string
+		cause any // a pointer to the type the error must unwrap to, or nil
+	}{
+		{"wrong shape", "GET /jobs/overview", `{"jobs": {"not": "a list"}}`,
+			func(c *Client) error { _, err := c.JobsOverview(ctx); return err }, "/jobs/overview", new(*json.UnmarshalTypeError)},
+		{"proxy page with 200", "GET " + jobPathExc, "<html>Sign in</html>",
+			func(c *Client) error { _, err := c.JobExceptions(ctx, testJob, 5); return err }, jobPathExc, new(*json.SyntaxError)},
+		{"cut short", "GET /overview", `{"taskmanagers":1,"slo`,
+			func(c *Client) error { _, err := c.Overview(ctx); return err }, "/overview", new(*json.SyntaxError)},
+		{"no request-id", "POST /jobs/" + string(testJob) + "/savepoints", `{"request-id":"../x"}`,
+			func(c *Client) error { _, err := c.TriggerSavepoint(ctx, testJob, SavepointRequest{}); return err }, "/jobs/" + string(testJob) + "/savepoints", nil},
+		{"no job id", "POST /jars/" + string(testJar) + "/run", `{"jobid":""}`,
+			func(c *Client) error { _, err := c.RunJar(ctx, testJar, RunJarRequest{}); return err }, "/jars/" + string(testJar) + "/run", nil},
+		{"unknown operation status", "GET /jobs/" + string(testJob) + "/savepoints/" + string(testTrigger), `{"status":{"id":"WEIRD"}}`,
+			func(c *Client) error {
+				_, err := c.OperationStatus(ctx, Operation{Kind: OpSavepoint, JobID: testJob, TriggerID: testTrigger})
+				return err
+			}, "/jobs/" + string(testJob) + "/savepoints/" + string(testTrigger), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt, _ := newTestClient(t, "1.20")
+			method, path, _ := strings.Cut(tt.route, " ")
+			mt.RegisterResponder(method, testBase+path, httpmock.NewStringResponder(200, tt.body))
+			err := tt.call(c)
+			var de *DecodeError
+			if !errors.Is(err, ErrDecode) || !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a *DecodeError matching ErrDecode", err)
+			}
+			if de.Method != method || de.Path != tt.path {
+				t.Errorf("DecodeError names %s %s, want %s %s", de.Method, de.Path, method, tt.path)
+			}
+			if tt.cause != nil && !errors.As(err, tt.cause) {
+				t.Errorf("%v does not unwrap to %T", err, tt.cause)
+			}
+			if IsRetryable(err) || errors.Is(err, ErrMisconfigured) || errors.Is(err, ErrInvalidInput) {
+				t.Errorf("%v: retryable %v, misconfigured %v, invalid input %v; want none",
+					err, IsRetryable(err), errors.Is(err, ErrMisconfigured), errors.Is(err, ErrInvalidInput))
+			}
+			if n := mt.GetTotalCallCount(); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
 	}
 }
 

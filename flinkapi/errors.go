@@ -71,6 +71,15 @@ var (
 	// (an https:// base URL for a plain-HTTP server, or an http:// one for
 	// a TLS server where the server says so). Matches ErrMisconfigured.
 	ErrTLS = errors.New("flinkapi: TLS failed")
+
+	// ErrDecode: a successful (2xx) answer could not be read: its body is
+	// not the JSON Flink sends for the call (a proxy's HTML page, a body cut
+	// short where the connection gave no sign of it) or lacks a value the
+	// call needs. The error is a *DecodeError. The client does not retry it
+	// and IsRetryable is false, since the same answer most likely comes
+	// again; but it is not ErrMisconfigured, so a caller that polls may
+	// poll again.
+	ErrDecode = errors.New("flinkapi: answer not understood")
 )
 
 // APIError is an answer of the JobManager (or of a proxy in front of it)
@@ -284,6 +293,26 @@ func isTLSRecordAsHTTP(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, `malformed HTTP response "\x15\x03`) || strings.Contains(msg, `malformed HTTP response "\x16\x03`)
 }
+
+// DecodeError is a successful (2xx) answer that the client could not read;
+// it matches ErrDecode. A body cut short by a closed connection is a
+// *TransportError instead, which is retried.
+type DecodeError struct {
+	Method string // HTTP method of the request
+	Path   string // request path, without host, query or credentials
+	Err    error  // the cause: a *json.SyntaxError, *json.UnmarshalTypeError, or a missing or malformed value
+}
+
+// Error returns "flinkapi: METHOD PATH: decoding answer: cause".
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("flinkapi: %s %s: decoding answer: %v", e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Is makes a DecodeError match ErrDecode.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
 
 // IsJobNotFound reports whether err is Flink's answer that it does not know
 // the job: 404 on a job route ("Job <id> not found", "Job could not be

@@ -2,6 +2,7 @@ package flinkapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,7 +55,7 @@ func (c *Client) UploadJarReader(ctx context.Context, name string, r io.Reader) 
 	}
 	id := JarID(path.Base(filepath.ToSlash(out.Filename)))
 	if out.Status != "success" || id.Validate() != nil {
-		return "", fmt.Errorf("flinkapi: POST /jars/upload: unexpected answer (status %q, filename %q)", truncate(out.Status, 40), truncate(out.Filename, 200))
+		return "", c.decodeError(http.MethodPost, "/jars/upload", fmt.Errorf("unexpected answer (status %q, filename %q)", truncate(out.Status, 40), truncate(out.Filename, 200)))
 	}
 	return id, nil
 }
@@ -233,7 +234,7 @@ func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobI
 		return "", err
 	}
 	if err := out.JobID.Validate(); err != nil {
-		return "", fmt.Errorf("flinkapi: POST %s: answer has no usable job id: %w", p, err)
+		return "", c.decodeError(http.MethodPost, p, errors.New("no usable job id: "+inputMessage(err)))
 	}
 	return out.JobID, nil
 }
