@@ -219,42 +219,48 @@ func (c *Client) do(ctx context.Context, cl call, out any) (int, error) {
 		}
 	}
 	attempts := 1
+	callCtx := ctx // bounds the whole call: every attempt, body reads and waits
 	if cl.retry {
 		attempts = c.retry.MaxAttempts
+		if c.retry.MaxElapsed > 0 {
+			var cancel context.CancelFunc
+			callCtx, cancel = context.WithTimeout(ctx, c.retry.MaxElapsed)
+			defer cancel()
+		}
 	}
 	var bo *backoff.ExponentialBackOff
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		status, retryAfter, err := c.once(ctx, cl, body, out)
+		status, retryAfter, err := c.once(ctx, callCtx, cl, body, out)
 		c.log.LogAttrs(ctx, slog.LevelDebug, "flink request",
 			slog.String("method", cl.method), slog.String("path", cl.path),
 			slog.Int("status", status), slog.Int("attempt", attempt),
 			slog.Duration("elapsed", time.Since(start)), slog.Any("error", err))
-		if err == nil || attempt >= attempts || !IsRetryable(err) || ctx.Err() != nil {
+		if err == nil || attempt >= attempts || !IsRetryable(err) || callCtx.Err() != nil {
 			return status, err
 		}
 		if bo == nil {
 			bo = backoff.NewExponentialBackOff(
 				backoff.WithInitialInterval(c.retry.InitialInterval),
 				backoff.WithMaxInterval(c.retry.MaxInterval),
-				backoff.WithMaxElapsedTime(c.retry.MaxElapsed),
+				backoff.WithMaxElapsedTime(0), // callCtx's deadline bounds the call
 				backoff.WithRandomizationFactor(0.5),
 				backoff.WithMultiplier(2),
 			)
 		}
 		wait := bo.NextBackOff()
-		if wait == backoff.Stop {
-			return status, err
-		}
 		if retryAfter > wait {
 			wait = min(retryAfter, c.retry.MaxInterval)
+		}
+		if dl, ok := callCtx.Deadline(); ok && time.Until(dl) <= wait {
+			return status, err // no attempt could start before the deadline
 		}
 		c.log.LogAttrs(ctx, slog.LevelInfo, "retrying flink request",
 			slog.String("method", cl.method), slog.String("path", cl.path),
 			slog.Int("attempt", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		t := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-callCtx.Done():
 			t.Stop()
 			return status, err
 		case <-t.C:
@@ -262,13 +268,14 @@ func (c *Client) do(ctx context.Context, cl call, out any) (int, error) {
 	}
 }
 
-// once sends one attempt.
-func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (status int, retryAfter time.Duration, err error) {
+// once sends one attempt within callCtx, which is ctx or a context of the
+// whole call derived from it.
+func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out any) (status int, retryAfter time.Duration, err error) {
 	timeout := c.timeout
 	if cl.upload != nil {
 		timeout = c.uploadTimeout
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
+	actx, cancel := context.WithTimeout(callCtx, timeout)
 	defer cancel()
 
 	r := c.rc.R().SetContext(actx)
@@ -283,7 +290,7 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	}
 	resp, err := r.Execute(cl.method, cl.path)
 	if err != nil {
-		return 0, 0, c.transportError(ctx, cl, err)
+		return 0, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
 	}
 	status = resp.StatusCode()
 	raw := resp.Body()
@@ -305,7 +312,10 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	return status, 0, nil
 }
 
-func (c *Client) transportError(ctx context.Context, cl call, err error) error {
+// transportError builds the error of an attempt that got no answer. ctx is
+// the caller's context, callCtx the whole call's, actx the attempt's, which
+// ends after timeout.
+func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time.Duration, cl call, err error) error {
 	if errors.Is(err, resty.ErrResponseBodyTooLarge) {
 		return fmt.Errorf("flinkapi: %s %s: %w (limit %d bytes)", cl.method, cl.path, ErrResponseTooLarge, c.rc.ResponseBodyLimit)
 	}
@@ -313,10 +323,13 @@ func (c *Client) transportError(ctx context.Context, cl call, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err // the URL is the caller's; keep errors free of it
 	}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		err = ctx.Err()
-	} else if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("request timed out after %v: %w", c.timeout, context.DeadlineExceeded)
+	case callCtx.Err() != nil:
+		err = fmt.Errorf("gave up after the retry policy's MaxElapsed of %v: %w", c.retry.MaxElapsed, context.DeadlineExceeded)
+	case actx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("request timed out after %v: %w", timeout, context.DeadlineExceeded)
 	}
 	// A transport of the caller's (WithHTTPClient) may put anything in its
 	// errors, the request's URL and headers among them.
