@@ -165,6 +165,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	_, calls["DisposeSavepoint"] = c.DisposeSavepoint(ctx, " ")
 	_, calls["RunJar jar"] = c.RunJar(ctx, "../x.jar", RunJarRequest{})
 	_, calls["RunJar parallelism"] = c.RunJar(ctx, testJar, RunJarRequest{Parallelism: -1})
+	_, calls["RunJar parallelism above Flink's limit"] = c.RunJar(ctx, testJar, RunJarRequest{Parallelism: 32769})
 	_, calls["RunJar job id"] = c.RunJar(ctx, testJar, RunJarRequest{JobID: "123"})
 	_, calls["RunJar class"] = c.RunJar(ctx, testJar, RunJarRequest{EntryClass: "a b"})
 	_, calls["RunJar claim"] = c.RunJar(ctx, testJar, RunJarRequest{ClaimMode: "MINE"})
@@ -175,9 +176,16 @@ func TestBadInputSendsNothing(t *testing.T) {
 	_, calls["UploadJarReader"] = c.UploadJarReader(ctx, "../a.jar", strings.NewReader("x"))
 	calls["SetResourceRequirements"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 3, UpperBound: 2}})
 	calls["SetResourceRequirements empty"] = c.SetResourceRequirements(ctx, testJob, nil)
+	calls["SetResourceRequirements upper above Flink's limit"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 1, UpperBound: 32769}})
+	calls["SetResourceRequirements both above Flink's limit"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 40000, UpperBound: 40000}})
+	calls["SetResourceRequirements negative"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: -1, UpperBound: 4}})
+	calls["SetResourceRequirements zero lower"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 0, UpperBound: 4}})
 	for name, err := range calls {
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s: error %v, want ErrInvalidInput", name, err)
+		}
+		if strings.Contains(name, "Flink's limit") && (!strings.Contains(err.Error(), "32768") || !strings.Contains(err.Error(), "Bound") && !strings.Contains(err.Error(), "Parallelism")) {
+			t.Errorf("%s: message %q does not name the field and the limit 32768", name, err)
 		}
 	}
 	if n := mt.GetTotalCallCount(); n != 0 {
@@ -602,5 +610,23 @@ func TestRedactUserinfo(t *testing.T) {
 		if got := redactUserinfo(in); got != want {
 			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Flink's own limit, 32768, is accepted.
+func TestParallelismAtFlinksLimitIsSent(t *testing.T) {
+	c, mt, rec := newTestClient(t, "1.20")
+	mt.RegisterResponder("POST", testBase+"/jars/"+string(testJar)+"/run", httpmock.NewStringResponder(200, `{"jobid":"`+string(testJob)+`"}`))
+	mt.RegisterResponder("PUT", testBase+"/jobs/"+string(testJob)+"/resource-requirements", httpmock.NewStringResponder(200, `{}`))
+	ctx := context.Background()
+	if _, err := c.RunJar(ctx, testJar, RunJarRequest{Parallelism: 32768}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 32768, UpperBound: 32768}}); err != nil {
+		t.Fatal(err)
+	}
+	r := rec.all()
+	if len(r) != 2 || !strings.Contains(r[0].Body, `"parallelism":32768`) || !strings.Contains(r[1].Body, `"upperBound":32768`) {
+		t.Fatalf("sent %+v", r)
 	}
 }

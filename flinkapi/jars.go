@@ -122,7 +122,8 @@ type RunJarRequest struct {
 	EntryClass string
 	// ProgramArgs are the program's arguments, one per element.
 	ProgramArgs []string
-	// Parallelism overrides the default parallelism; 0 keeps it.
+	// Parallelism overrides the default parallelism; 0 keeps it. At most
+	// 32768, Flink's limit.
 	Parallelism int
 	// JobID is the id the new job gets. Choose it (NewJobID) and record it
 	// before calling: after an error, look the job up with this id before
@@ -155,8 +156,8 @@ type runJarWire struct {
 // buildRunJar validates req against the cluster's version and returns the
 // body to send.
 func buildRunJar(v Version, req RunJarRequest) (*runJarWire, error) {
-	if req.Parallelism < 0 {
-		return nil, invalidInput("parallelism must be positive (or 0 for the default), got %d", req.Parallelism)
+	if req.Parallelism < 0 || req.Parallelism > maxParallelism {
+		return nil, invalidInput("RunJarRequest.Parallelism must be 1 to %d, Flink's limit (or 0 for the default), got %d", maxParallelism, req.Parallelism)
 	}
 	if req.JobID != "" {
 		if err := req.JobID.Validate(); err != nil {
