@@ -37,7 +37,9 @@ type Client struct {
 
 // NewClient returns a client for the JobManager at baseURL, such as
 // "http://localhost:8081" or "https://flink.example.com/jobmanager/". The URL
-// must not carry credentials: use WithBasicAuth or WithBearerToken.
+// must not carry credentials (nor any '@'): use WithBasicAuth or
+// WithBearerToken. The error for such a URL does not repeat what comes
+// before its '@'.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	base, err := parseBaseURL(baseURL)
 	if err != nil {
@@ -157,6 +159,7 @@ const locationKey = "Flinkapi-Redirect-Location"
 // fails on an unparsable one (with an error that would quote it).
 type noRedirects struct{ next http.RoundTripper }
 
+// RoundTrip sends r through the transport underneath.
 func (t noRedirects) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	if err == nil && resp != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 {
@@ -341,6 +344,9 @@ func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time
 func (c *Client) redirectError(cl call, resp *resty.Response) *APIError {
 	e := &APIError{StatusCode: resp.StatusCode(), Method: cl.method, Path: cl.path}
 	loc := resp.Header().Get(locationKey)
+	if loc == "" {
+		loc = resp.Header().Get("Location") // should net/http ever stop before noRedirects
+	}
 	if loc == "" {
 		return e
 	}

@@ -103,7 +103,9 @@ type APIError struct {
 	Location string
 }
 
-// Error returns "flinkapi: METHOD PATH: CODE: message".
+// Error returns "flinkapi: METHOD PATH: CODE: message", with where a
+// redirect pointed, and for an answer that ErrMisconfigured matches, what
+// to configure.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("flinkapi: ")
@@ -158,8 +160,8 @@ func (e *APIError) advice() string {
 	case e.StatusCode == http.StatusUnauthorized:
 		return "the server wants credentials that were missing or refused: set them with WithBasicAuth or WithBearerToken"
 	case e.StatusCode == http.StatusForbidden:
-		return "the credentials are not allowed this request: check those given with WithBasicAuth or WithBearerToken " +
-			"(or the client certificate given with WithTLSConfig)"
+		return "the server refuses this request: check the credentials given with WithBasicAuth or WithBearerToken " +
+			"(or the client certificate given with WithTLSConfig), and whether the cluster allows the request at all"
 	case e.isPlainHTTPToTLS():
 		return "the server speaks TLS: use https:// in the base URL given to NewClient, with the cluster's CA given with WithTLSConfig"
 	}
