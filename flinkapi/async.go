@@ -2,7 +2,9 @@ package flinkapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"time"
 )
 
@@ -143,7 +145,7 @@ func (c *Client) OperationStatus(ctx context.Context, op Operation) (*OperationR
 		return nil, err
 	}
 	if w.Status.ID != StatusInProgress && w.Status.ID != StatusCompleted {
-		return nil, fmt.Errorf("flinkapi: GET %s: unknown operation status %q", path, truncate(string(w.Status.ID), 40))
+		return nil, c.decodeError(http.MethodGet, path, fmt.Errorf("unknown operation status %q", truncate(string(w.Status.ID), 40)))
 	}
 	return w.convert(), nil
 }
@@ -159,7 +161,7 @@ func (c *Client) trigger(ctx context.Context, kind OperationKind, job JobID, pat
 		return Operation{}, err
 	}
 	if err := w.RequestID.Validate(); err != nil {
-		return Operation{}, fmt.Errorf("flinkapi: POST %s: answer has no usable request-id: %w", path, err)
+		return Operation{}, c.decodeError(http.MethodPost, path, errors.New("no usable request-id: "+inputMessage(err)))
 	}
 	return Operation{Kind: kind, JobID: job, TriggerID: w.RequestID}, nil
 }

@@ -29,6 +29,7 @@ type Client struct {
 	retry         RetryPolicy
 	log           *slog.Logger
 	fixedVersion  Version
+	red           *redactor // the credentials to keep out of messages
 
 	versionMu sync.Mutex
 	version   Version
@@ -36,7 +37,9 @@ type Client struct {
 
 // NewClient returns a client for the JobManager at baseURL, such as
 // "http://localhost:8081" or "https://flink.example.com/jobmanager/". The URL
-// must not carry credentials: use WithBasicAuth or WithBearerToken.
+// must not carry credentials (nor any '@'): use WithBasicAuth or
+// WithBearerToken. The error for such a URL does not repeat what comes
+// before its '@'.
 func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	base, err := parseBaseURL(baseURL)
 	if err != nil {
@@ -69,7 +72,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		SetResponseBodyLimit(int(s.maxResponseSize)).
 		SetHeader("User-Agent", s.userAgent).
 		SetHeader("Accept", "application/json").
-		SetRedirectPolicy(resty.NoRedirectPolicy())
+		SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }))
 	if s.basicUser != "" {
 		rc.SetBasicAuth(s.basicUser, s.basicPass)
 	}
@@ -88,6 +91,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		retry:         s.retry,
 		log:           s.logger,
 		fixedVersion:  s.version,
+		red:           newRedactor(s),
 		version:       s.version,
 	}, nil
 }
@@ -99,15 +103,23 @@ func parseBaseURL(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", invalidInput("base URL is empty; want e.g. http://localhost:8081")
 	}
+	// Any '@' is taken for user info, however malformed the rest is, and
+	// nothing before it is ever repeated: a password may hold any
+	// character, and url.Parse's errors quote the whole URL.
+	if strings.Contains(raw, "@") {
+		return "", invalidInput("base URL %q must not contain credentials; use WithBasicAuth or WithBearerToken", truncate(redactBaseURL(raw), 100))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which the message quotes once
+		}
 		return "", invalidInput("base URL %q: %v", truncate(raw, 100), err)
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "", invalidInput("base URL must start with http:// or https://, got scheme %q", u.Scheme)
-	case u.User != nil:
-		return "", invalidInput("base URL must not contain credentials; use WithBasicAuth or WithBearerToken")
 	case u.Host == "":
 		return "", invalidInput("base URL %q has no host", truncate(raw, 100))
 	case u.RawQuery != "" || u.Fragment != "":
@@ -135,10 +147,43 @@ func buildHTTPClient(s settings) (*http.Client, error) {
 		t.TLSClientConfig = s.tlsConfig
 		hc.Transport = t
 	}
+	hc.Transport = noRedirects{hc.Transport}
 	return &hc, nil
 }
 
-// quietLogger silences resty's own logging; the client logs through slog.
+// locationKey is where noRedirects moves the Location header of a redirect.
+const locationKey = "Flinkapi-Redirect-Location"
+
+// noRedirects hands every redirect (3xx) to the client as an answer: it
+// moves the Location header away, so that net/http neither follows it nor
+// fails on an unparsable one (with an error that would quote it).
+type noRedirects struct{ next http.RoundTripper }
+
+// RoundTrip sends r through the transport underneath.
+func (t noRedirects) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp != nil && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc, ok := resp.Header["Location"]; ok {
+			h := resp.Header.Clone()
+			delete(h, "Location")
+			h[locationKey] = loc
+			resp.Header = h
+		}
+	}
+	return resp, err
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transport underneath.
+func (t noRedirects) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// quietLogger silences resty's own logging, which would print request
+// headers (Authorization among them); the client logs through slog, and
+// only messages already free of credentials.
 type quietLogger struct{}
 
 func (quietLogger) Errorf(string, ...any) {}
@@ -177,42 +222,48 @@ func (c *Client) do(ctx context.Context, cl call, out any) (int, error) {
 		}
 	}
 	attempts := 1
+	callCtx := ctx // bounds the whole call: every attempt, body reads and waits
 	if cl.retry {
 		attempts = c.retry.MaxAttempts
+		if c.retry.MaxElapsed > 0 {
+			var cancel context.CancelFunc
+			callCtx, cancel = context.WithTimeout(ctx, c.retry.MaxElapsed)
+			defer cancel()
+		}
 	}
 	var bo *backoff.ExponentialBackOff
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		status, retryAfter, err := c.once(ctx, cl, body, out)
+		status, retryAfter, err := c.once(ctx, callCtx, cl, body, out)
 		c.log.LogAttrs(ctx, slog.LevelDebug, "flink request",
 			slog.String("method", cl.method), slog.String("path", cl.path),
 			slog.Int("status", status), slog.Int("attempt", attempt),
 			slog.Duration("elapsed", time.Since(start)), slog.Any("error", err))
-		if err == nil || attempt >= attempts || !IsRetryable(err) || ctx.Err() != nil {
+		if err == nil || attempt >= attempts || !IsRetryable(err) || callCtx.Err() != nil {
 			return status, err
 		}
 		if bo == nil {
 			bo = backoff.NewExponentialBackOff(
 				backoff.WithInitialInterval(c.retry.InitialInterval),
 				backoff.WithMaxInterval(c.retry.MaxInterval),
-				backoff.WithMaxElapsedTime(c.retry.MaxElapsed),
+				backoff.WithMaxElapsedTime(0), // callCtx's deadline bounds the call
 				backoff.WithRandomizationFactor(0.5),
 				backoff.WithMultiplier(2),
 			)
 		}
 		wait := bo.NextBackOff()
-		if wait == backoff.Stop {
-			return status, err
-		}
 		if retryAfter > wait {
 			wait = min(retryAfter, c.retry.MaxInterval)
+		}
+		if dl, ok := callCtx.Deadline(); ok && time.Until(dl) <= wait {
+			return status, err // no attempt could start before the deadline
 		}
 		c.log.LogAttrs(ctx, slog.LevelInfo, "retrying flink request",
 			slog.String("method", cl.method), slog.String("path", cl.path),
 			slog.Int("attempt", attempt), slog.Duration("wait", wait), slog.String("error", err.Error()))
 		t := time.NewTimer(wait)
 		select {
-		case <-ctx.Done():
+		case <-callCtx.Done():
 			t.Stop()
 			return status, err
 		case <-t.C:
@@ -220,13 +271,14 @@ func (c *Client) do(ctx context.Context, cl call, out any) (int, error) {
 	}
 }
 
-// once sends one attempt.
-func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (status int, retryAfter time.Duration, err error) {
+// once sends one attempt within callCtx, which is ctx or a context of the
+// whole call derived from it.
+func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out any) (status int, retryAfter time.Duration, err error) {
 	timeout := c.timeout
 	if cl.upload != nil {
 		timeout = c.uploadTimeout
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
+	actx, cancel := context.WithTimeout(callCtx, timeout)
 	defer cancel()
 
 	r := c.rc.R().SetContext(actx)
@@ -241,12 +293,15 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	}
 	resp, err := r.Execute(cl.method, cl.path)
 	if err != nil {
-		return 0, 0, c.transportError(ctx, cl, err)
+		return 0, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
 	}
 	status = resp.StatusCode()
 	raw := resp.Body()
 	if status >= 400 {
-		return status, parseRetryAfter(resp.Header().Get("Retry-After")), newAPIError(cl.method, cl.path, status, raw)
+		return status, parseRetryAfter(resp.Header().Get("Retry-After")), c.apiError(cl, status, raw)
+	}
+	if status >= 300 && status < 400 {
+		return status, 0, c.redirectError(cl, resp)
 	}
 	if status < 200 || status >= 300 {
 		return status, 0, &APIError{StatusCode: status, Method: cl.method, Path: cl.path,
@@ -254,13 +309,16 @@ func (c *Client) once(ctx context.Context, cl call, body []byte, out any) (statu
 	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			return status, 0, fmt.Errorf("flinkapi: %s %s: decoding answer: %w", cl.method, cl.path, err)
+			return status, 0, c.decodeError(cl.method, cl.path, err)
 		}
 	}
 	return status, 0, nil
 }
 
-func (c *Client) transportError(ctx context.Context, cl call, err error) error {
+// transportError builds the error of an attempt that got no answer. ctx is
+// the caller's context, callCtx the whole call's, actx the attempt's, which
+// ends after timeout.
+func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time.Duration, cl call, err error) error {
 	if errors.Is(err, resty.ErrResponseBodyTooLarge) {
 		return fmt.Errorf("flinkapi: %s %s: %w (limit %d bytes)", cl.method, cl.path, ErrResponseTooLarge, c.rc.ResponseBodyLimit)
 	}
@@ -268,12 +326,55 @@ func (c *Client) transportError(ctx context.Context, cl call, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err // the URL is the caller's; keep errors free of it
 	}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		err = ctx.Err()
-	} else if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("request timed out after %v: %w", c.timeout, context.DeadlineExceeded)
+	case callCtx.Err() != nil:
+		err = fmt.Errorf("gave up after the retry policy's MaxElapsed of %v: %w", c.retry.MaxElapsed, context.DeadlineExceeded)
+	case actx.Err() != nil, errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("request timed out after %v: %w", timeout, context.DeadlineExceeded)
 	}
-	return &TransportError{Method: cl.method, Path: cl.path, Err: err}
+	// A transport of the caller's (WithHTTPClient) may put anything in its
+	// errors, the request's URL and headers among them.
+	return &TransportError{Method: cl.method, Path: cl.path, Err: c.red.cleanError(err)}
+}
+
+// redirectError builds the error of a redirect, which the client never
+// follows, naming its target without credentials.
+func (c *Client) redirectError(cl call, resp *resty.Response) *APIError {
+	e := &APIError{StatusCode: resp.StatusCode(), Method: cl.method, Path: cl.path}
+	loc := resp.Header().Get(locationKey)
+	if loc == "" {
+		loc = resp.Header().Get("Location") // should net/http ever stop before noRedirects
+	}
+	if loc == "" {
+		return e
+	}
+	base := &url.URL{}
+	if resp.RawResponse != nil && resp.RawResponse.Request != nil {
+		base = resp.RawResponse.Request.URL
+	}
+	if u, err := base.Parse(loc); err == nil {
+		e.Location = c.red.clean(redactLocation(u))
+	}
+	return e
+}
+
+// decodeError builds the error of an answer the client could not read,
+// without the client's credentials should the answer echo them.
+func (c *Client) decodeError(method, path string, err error) *DecodeError {
+	return &DecodeError{Method: method, Path: path, Err: c.red.cleanError(err)}
+}
+
+// apiError builds the error of an answer of 400 or more, without the
+// client's credentials should the server echo them.
+func (c *Client) apiError(cl call, status int, body []byte) *APIError {
+	e := newAPIError(cl.method, cl.path, status, body)
+	for i, m := range e.Errors {
+		e.Errors[i] = c.red.clean(m)
+	}
+	e.StackTrace = c.red.clean(e.StackTrace)
+	return e
 }
 
 func parseRetryAfter(v string) time.Duration {

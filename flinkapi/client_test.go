@@ -2,6 +2,7 @@ package flinkapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -164,6 +165,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	_, calls["DisposeSavepoint"] = c.DisposeSavepoint(ctx, " ")
 	_, calls["RunJar jar"] = c.RunJar(ctx, "../x.jar", RunJarRequest{})
 	_, calls["RunJar parallelism"] = c.RunJar(ctx, testJar, RunJarRequest{Parallelism: -1})
+	_, calls["RunJar parallelism above Flink's limit"] = c.RunJar(ctx, testJar, RunJarRequest{Parallelism: 32769})
 	_, calls["RunJar job id"] = c.RunJar(ctx, testJar, RunJarRequest{JobID: "123"})
 	_, calls["RunJar class"] = c.RunJar(ctx, testJar, RunJarRequest{EntryClass: "a b"})
 	_, calls["RunJar claim"] = c.RunJar(ctx, testJar, RunJarRequest{ClaimMode: "MINE"})
@@ -174,9 +176,16 @@ func TestBadInputSendsNothing(t *testing.T) {
 	_, calls["UploadJarReader"] = c.UploadJarReader(ctx, "../a.jar", strings.NewReader("x"))
 	calls["SetResourceRequirements"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 3, UpperBound: 2}})
 	calls["SetResourceRequirements empty"] = c.SetResourceRequirements(ctx, testJob, nil)
+	calls["SetResourceRequirements upper above Flink's limit"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 1, UpperBound: 32769}})
+	calls["SetResourceRequirements both above Flink's limit"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 40000, UpperBound: 40000}})
+	calls["SetResourceRequirements negative"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: -1, UpperBound: 4}})
+	calls["SetResourceRequirements zero lower"] = c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 0, UpperBound: 4}})
 	for name, err := range calls {
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%s: error %v, want ErrInvalidInput", name, err)
+		}
+		if strings.Contains(name, "Flink's limit") && (!strings.Contains(err.Error(), "32768") || !strings.Contains(err.Error(), "Bound") && !strings.Contains(err.Error(), "Parallelism")) {
+			t.Errorf("%s: message %q does not name the field and the limit 32768", name, err)
 		}
 	}
 	if n := mt.GetTotalCallCount(); n != 0 {
@@ -335,6 +344,63 @@ func TestDecodeErrorNamesTheCall(t *testing.T) {
 	}
 }
 
+// An answer that is not what Flink sends is a *DecodeError matching
+// ErrDecode, unwrapping to its cause; it is not retried, and it is not a
+// misconfiguration (a caller that polls may poll again).
+func TestDecodeErrorIsTyped(t *testing.T) {
+	ctx := context.Background()
+	jobPathExc := "/jobs/" + string(testJob) + "/exceptions"
+	tests := []struct {
+		name  string
+		route string // METHOD path
+		body  string
+		call  func(c *Client) error
+		path  string
+		cause any // a pointer to the type the error must unwrap to, or nil
+	}{
+		{"wrong shape", "GET /jobs/overview", `{"jobs": {"not": "a list"}}`,
+			func(c *Client) error { _, err := c.JobsOverview(ctx); return err }, "/jobs/overview", new(*json.UnmarshalTypeError)},
+		{"proxy page with 200", "GET " + jobPathExc, "<html>Sign in</html>",
+			func(c *Client) error { _, err := c.JobExceptions(ctx, testJob, 5); return err }, jobPathExc, new(*json.SyntaxError)},
+		{"cut short", "GET /overview", `{"taskmanagers":1,"slo`,
+			func(c *Client) error { _, err := c.Overview(ctx); return err }, "/overview", new(*json.SyntaxError)},
+		{"no request-id", "POST /jobs/" + string(testJob) + "/savepoints", `{"request-id":"../x"}`,
+			func(c *Client) error { _, err := c.TriggerSavepoint(ctx, testJob, SavepointRequest{}); return err }, "/jobs/" + string(testJob) + "/savepoints", nil},
+		{"no job id", "POST /jars/" + string(testJar) + "/run", `{"jobid":""}`,
+			func(c *Client) error { _, err := c.RunJar(ctx, testJar, RunJarRequest{}); return err }, "/jars/" + string(testJar) + "/run", nil},
+		{"unknown operation status", "GET /jobs/" + string(testJob) + "/savepoints/" + string(testTrigger), `{"status":{"id":"WEIRD"}}`,
+			func(c *Client) error {
+				_, err := c.OperationStatus(ctx, Operation{Kind: OpSavepoint, JobID: testJob, TriggerID: testTrigger})
+				return err
+			}, "/jobs/" + string(testJob) + "/savepoints/" + string(testTrigger), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt, _ := newTestClient(t, "1.20")
+			method, path, _ := strings.Cut(tt.route, " ")
+			mt.RegisterResponder(method, testBase+path, httpmock.NewStringResponder(200, tt.body))
+			err := tt.call(c)
+			var de *DecodeError
+			if !errors.Is(err, ErrDecode) || !errors.As(err, &de) {
+				t.Fatalf("err = %v, want a *DecodeError matching ErrDecode", err)
+			}
+			if de.Method != method || de.Path != tt.path {
+				t.Errorf("DecodeError names %s %s, want %s %s", de.Method, de.Path, method, tt.path)
+			}
+			if tt.cause != nil && !errors.As(err, tt.cause) {
+				t.Errorf("%v does not unwrap to %T", err, tt.cause)
+			}
+			if IsRetryable(err) || errors.Is(err, ErrMisconfigured) || errors.Is(err, ErrInvalidInput) {
+				t.Errorf("%v: retryable %v, misconfigured %v, invalid input %v; want none",
+					err, IsRetryable(err), errors.Is(err, ErrMisconfigured), errors.Is(err, ErrInvalidInput))
+			}
+			if n := mt.GetTotalCallCount(); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
 func TestContextIsAttached(t *testing.T) {
 	c, mt, _ := newTestClient(t, "1.20")
 	mt.RegisterResponder("GET", testBase+"/overview", httpmock.NewStringResponder(200, `{}`).Delay(time.Second))
@@ -374,14 +440,19 @@ func TestStatusCodesMapToSentinels(t *testing.T) {
 	}{
 		{400, ErrBadRequest}, {404, ErrNotFound}, {408, ErrTimeout}, {409, ErrConflict},
 		{429, ErrUnavailable}, {502, ErrUnavailable}, {503, ErrUnavailable}, {504, ErrUnavailable},
+		{401, ErrUnauthorized}, {403, ErrForbidden}, {301, ErrRedirect}, {302, ErrRedirect}, {304, ErrRedirect}, {308, ErrRedirect},
 	}
-	all := []error{ErrBadRequest, ErrNotFound, ErrTimeout, ErrConflict, ErrUnavailable}
+	all := []error{ErrBadRequest, ErrNotFound, ErrTimeout, ErrConflict, ErrUnavailable, ErrUnauthorized, ErrForbidden, ErrRedirect, ErrTLS}
 	for _, tt := range tests {
 		e := &APIError{StatusCode: tt.status}
 		for _, s := range all {
 			if got := errors.Is(e, s); got != (s == tt.want) {
 				t.Errorf("errors.Is(%d, %v) = %v", tt.status, s, got)
 			}
+		}
+		misconfigured := tt.want == ErrUnauthorized || tt.want == ErrForbidden || tt.want == ErrRedirect
+		if got := errors.Is(e, ErrMisconfigured); got != misconfigured {
+			t.Errorf("errors.Is(%d, ErrMisconfigured) = %v", tt.status, got)
 		}
 	}
 	if errors.Is(&APIError{StatusCode: 500}, ErrUnavailable) {
@@ -455,5 +526,107 @@ func TestFromMillis(t *testing.T) {
 	}
 	if DurationFromMillis(1<<62) <= 0 {
 		t.Error("DurationFromMillis overflows")
+	}
+}
+
+// Issue 16: the password of a base URL was printed twice in NewClient's
+// error. Nothing before the last '@' of a base URL is ever repeated.
+func TestNewClientKeepsCredentialsOutOfErrors(t *testing.T) {
+	_, err := NewClient("http://admin:S3CRET@host:bad/")
+	if !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("err = %v, want ErrInvalidInput", err)
+	}
+	want := `flinkapi: invalid input: base URL "http://xxxxx@host:bad/" must not contain credentials; use WithBasicAuth or WithBearerToken`
+	if err.Error() != want {
+		t.Fatalf("error\n got %s\nwant %s", err, want)
+	}
+	for _, raw := range []string{
+		"http://admin:S3CRET@host:8081",
+		"http://S3CRET@host",
+		"http://admin:pa/S3CRET@host:bad",   // '/' ends the authority for url.Parse
+		"http://admin:S3CRET#x@host",        // '#' too
+		"http://admin:%zzS3CRET@host",       // a bad escape, which url.Parse quotes
+		"http://admin:S3CRET@host@other",    // several '@'
+		"admin:S3CRET@host:8081",            // no scheme
+		"http://admin:S3 CRET@host",         // a space
+		"http://host/path?token=S3CRET@x",   // an '@' in the query
+		"https://ops:S3CRET@jm:8081/flink/", // a valid URL
+	} {
+		_, err := NewClient(raw)
+		if err == nil || !strings.Contains(err.Error(), "must not contain credentials") {
+			t.Errorf("NewClient(%q) = %v, want a refusal of the credentials", raw, err)
+		} else if strings.Contains(err.Error(), "S3") || strings.Contains(err.Error(), "CRET") {
+			t.Errorf("NewClient(%q): error leaks the password: %s", raw, err)
+		}
+	}
+}
+
+// Text the client turns into a message loses the client's credentials and
+// every URL's user info: a server echoing the Authorization header, a
+// transport of the caller's quoting the URL with a password.
+func TestEchoedCredentialsAreRedacted(t *testing.T) {
+	for name, tt := range map[string]struct {
+		auth   Option
+		secret string
+	}{"basic": {WithBasicAuth("ops", "S3CRET/pw"), "S3CRET/pw"}, "bearer": {WithBearerToken("S3CRET.tok"), "S3CRET.tok"}} {
+		t.Run(name, func(t *testing.T) {
+			auth := tt.auth
+			c, mt, _ := newTestClient(t, "1.20", auth, WithRetryPolicy(NoRetry))
+			mt.RegisterResponder("GET", testBase+"/overview", func(req *http.Request) (*http.Response, error) {
+				ah := req.Header.Get("Authorization")
+				return httpmock.NewStringResponse(500, flinkError("refused "+ah+" for http://ops:S3CRET@backend:8081/x", "the secret is "+tt.secret)), nil
+			})
+			mt.RegisterResponder("GET", testBase+"/jobs", func(req *http.Request) (*http.Response, error) {
+				return nil, errors.New("proxy http://ops:S3CRET%2Fpw@proxy:3128 refused " + req.Header.Get("Authorization"))
+			})
+			_, err1 := c.Overview(context.Background())
+			_, err2 := c.ListJobs(context.Background())
+			for _, err := range []error{err1, err2} {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if msg := err.Error(); strings.Contains(msg, "S3CRET") || strings.Contains(msg, "UzNDUkVU") || !strings.Contains(msg, "xxxxx") {
+					t.Errorf("error not redacted: %s", msg)
+				}
+			}
+			var te *TransportError
+			if !errors.As(err2, &te) || !IsRetryable(err2) {
+				t.Errorf("the redacted transport error lost its type: %#v", err2)
+			}
+		})
+	}
+}
+
+func TestRedactUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                              "",
+		"no url here":                   "no url here",
+		"a@b.c wrote":                   "a@b.c wrote",
+		`Get "http://host:8081/x": EOF`: `Get "http://host:8081/x": EOF`,
+		`Get "http://u:p@host/x": EOF`:  `Get "http://xxxxx@host/x": EOF`,
+		"https://p/w@h and http://x@y":  "https://xxxxx@h and http://xxxxx@y",
+		"ws://a@b@c/d?e=f@g":            "ws://xxxxx@g",
+	} {
+		if got := redactUserinfo(in); got != want {
+			t.Errorf("redactUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Flink's own limit, 32768, is accepted.
+func TestParallelismAtFlinksLimitIsSent(t *testing.T) {
+	c, mt, rec := newTestClient(t, "1.20")
+	mt.RegisterResponder("POST", testBase+"/jars/"+string(testJar)+"/run", httpmock.NewStringResponder(200, `{"jobid":"`+string(testJob)+`"}`))
+	mt.RegisterResponder("PUT", testBase+"/jobs/"+string(testJob)+"/resource-requirements", httpmock.NewStringResponder(200, `{}`))
+	ctx := context.Background()
+	if _, err := c.RunJar(ctx, testJar, RunJarRequest{Parallelism: 32768}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetResourceRequirements(ctx, testJob, ResourceRequirements{"v": {LowerBound: 32768, UpperBound: 32768}}); err != nil {
+		t.Fatal(err)
+	}
+	r := rec.all()
+	if len(r) != 2 || !strings.Contains(r[0].Body, `"parallelism":32768`) || !strings.Contains(r[1].Body, `"upperBound":32768`) {
+		t.Fatalf("sent %+v", r)
 	}
 }

@@ -42,21 +42,52 @@
 //
 // Answers of 400 and above are *APIError values, with Flink's message split
 // from its Java stack trace. They match sentinels through errors.Is
-// (ErrNotFound, ErrConflict, ErrUnavailable, ErrBadRequest, ErrTimeout).
-// IsJobNotFound, IsTriggerNotFound, IsTerminal and IsUnknownRoute tell apart
-// Flink's different 404 and 409 answers. Failures to get any answer are
-// *TransportError values. Arguments are validated first: a malformed job,
-// trigger or jar id fails with ErrInvalidInput and nothing is sent, so no
-// input can change the request path.
+// (ErrNotFound, ErrConflict, ErrUnavailable, ErrBadRequest, ErrTimeout,
+// ErrUnauthorized, ErrForbidden). IsJobNotFound, IsTriggerNotFound,
+// IsTerminal and IsUnknownRoute tell apart Flink's different 404 and 409
+// answers. Failures to get any answer are *TransportError values. A 2xx
+// answer the client cannot read (not the JSON Flink sends, or without a
+// value the call needs) is a *DecodeError matching ErrDecode, which names
+// the call and unwraps to the cause. Arguments are validated first: a
+// malformed job, trigger or jar id, or a parallelism or parallelism bound
+// that is negative or above Flink's limit of 32768, fails with
+// ErrInvalidInput and nothing is sent, so no input can change the request
+// path.
+//
+// An error that means the client is set up wrong for the cluster matches
+// ErrMisconfigured: a retry will not help. These are answers 401
+// (ErrUnauthorized) and 403 (ErrForbidden); any redirect (ErrRedirect): the
+// client never follows one, since a JobManager never redirects its REST
+// API, and APIError.Location says where it pointed (often a proxy's login
+// page); and TLS failures (ErrTLS): a server certificate of an authority
+// the client does not trust, for another host name or expired, a client
+// certificate the server refuses, an https:// base URL for a plain-HTTP
+// server, or an http:// one for a TLS server that answers so (a TLS server
+// that just closes the connection cannot be told from a network failure).
+// Their messages name what to configure: WithTLSConfig, WithBasicAuth,
+// WithBearerToken, or the base URL given to NewClient. A caller should stop
+// on errors.Is(err, ErrMisconfigured) and report the error, not poll until
+// its deadline.
+//
+// No error and no log line of the client contains credentials. A base URL
+// with user info is refused without being repeated; the client's password,
+// token and the user info of any URL are replaced by "xxxxx" in whatever a
+// server or transport echoes (error bodies, Location headers, transport
+// errors); the Authorization header is never logged.
 //
 // # Retries
 //
 // GETs, and savepoint, stop and checkpoint triggers that carry a client
 // trigger id, are retried after connection failures and answers of 429, 502,
-// 503 and 504, with capped exponential backoff and jitter (RetryPolicy), within the
-// context's deadline. A retried trigger sends the same trigger id, which
-// Flink 1.15+ deduplicates. Jar uploads, jar runs, cancels and disposals are
-// never retried: their second attempt is not harmless.
+// 503 and 504, with capped exponential backoff and jitter (RetryPolicy),
+// within the context's deadline and the policy's MaxElapsed (30 s by
+// default): that bounds the whole call, every attempt's body read included,
+// so a server that trickles its answer is cut off with ErrTimeout. A
+// retried trigger sends the same trigger id, which Flink 1.15+
+// deduplicates. Jar uploads, jar runs, cancels and disposals are never
+// retried: their second attempt is not harmless. Misconfigurations and
+// answers the client cannot read (ErrDecode) are not retried either;
+// IsRetryable says false for both.
 //
 // # Asynchronous operations
 //

@@ -2,6 +2,8 @@ package flinkapi
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,11 +44,50 @@ var (
 	// ErrWaitTimeout: a Waiter's maximum wait passed before the operation
 	// completed. The operation may still complete on the cluster.
 	ErrWaitTimeout = errors.New("flinkapi: wait timed out")
+
+	// ErrMisconfigured: the client is set up wrong for this cluster, and a
+	// retry will not help: its credentials were refused (ErrUnauthorized,
+	// ErrForbidden), its base URL leads to a redirect (ErrRedirect), or TLS
+	// failed on a certificate or on the scheme (ErrTLS). The client never
+	// retries such an error, IsRetryable is false for it, and the message
+	// names the option or setting to fix. A caller should stop the operation
+	// and return the error instead of polling until its deadline.
+	ErrMisconfigured = errors.New("flinkapi: client misconfigured for this cluster")
+	// ErrUnauthorized: the server answered 401: credentials are missing or
+	// refused (WithBasicAuth, WithBearerToken). Matches ErrMisconfigured.
+	ErrUnauthorized = errors.New("flinkapi: unauthorized")
+	// ErrForbidden: the server answered 403: the credentials given are not
+	// allowed the request. Matches ErrMisconfigured.
+	ErrForbidden = errors.New("flinkapi: forbidden")
+	// ErrRedirect: the server answered 3xx. A JobManager never redirects its
+	// REST API, so the base URL leads elsewhere, most often to the login
+	// page of a proxy; APIError.Location says where. The client never
+	// follows redirects. Matches ErrMisconfigured.
+	ErrRedirect = errors.New("flinkapi: redirected")
+	// ErrTLS: TLS with the server failed for a reason a retry does not
+	// change: its certificate is signed by an authority the client does not
+	// trust, is for another host name, or is expired; the server refused the
+	// client's certificate; or one side speaks TLS and the other plain HTTP
+	// (an https:// base URL for a plain-HTTP server, or an http:// one for
+	// a TLS server where the server says so). Matches ErrMisconfigured.
+	ErrTLS = errors.New("flinkapi: TLS failed")
+
+	// ErrDecode: a successful (2xx) answer could not be read: its body is
+	// not the JSON Flink sends for the call (a proxy's HTML page, a body cut
+	// short where the connection gave no sign of it) or lacks a value the
+	// call needs. The error is a *DecodeError. The client does not retry it
+	// and IsRetryable is false, since the same answer most likely comes
+	// again; but it is not ErrMisconfigured, so a caller that polls may
+	// poll again.
+	ErrDecode = errors.New("flinkapi: answer not understood")
 )
 
-// APIError is an answer of the JobManager with a status code of 400 or more.
-// Flink's error body {"errors": [...]} is split into readable messages and
-// the Java stack trace that often follows the first one.
+// APIError is an answer of the JobManager (or of a proxy in front of it)
+// with a status code of 400 or more, or a redirect (3xx), which the client
+// never follows. Flink's error body {"errors": [...]} is split into
+// readable messages and the Java stack trace that often follows the first
+// one. None of its fields holds the client's credentials, even when the
+// server echoes them.
 type APIError struct {
 	StatusCode int    // HTTP status code
 	Method     string // HTTP method of the request
@@ -56,9 +97,15 @@ type APIError struct {
 	Errors []string
 	// StackTrace is the Java stack trace that came with the messages, if any.
 	StackTrace string
+	// Location is where a redirect (3xx) pointed, resolved against the
+	// request's URL, with user info, query and fragment replaced by
+	// "xxxxx"; empty for other answers.
+	Location string
 }
 
-// Error returns "flinkapi: METHOD PATH: CODE: message".
+// Error returns "flinkapi: METHOD PATH: CODE: message", with where a
+// redirect pointed, and for an answer that ErrMisconfigured matches, what
+// to configure.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	b.WriteString("flinkapi: ")
@@ -66,11 +113,59 @@ func (e *APIError) Error() string {
 	b.WriteByte(' ')
 	b.WriteString(e.Path)
 	fmt.Fprintf(&b, ": %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.isRedirect() {
+		if e.Location != "" {
+			b.WriteString(": redirected to ")
+			b.WriteString(e.Location)
+		} else {
+			b.WriteString(": a redirect without a usable Location")
+		}
+	}
 	if msg := e.Message(); msg != "" {
 		b.WriteString(": ")
 		b.WriteString(msg)
 	}
+	if a := e.advice(); a != "" {
+		b.WriteString("; ")
+		b.WriteString(a)
+	}
 	return b.String()
+}
+
+func (e *APIError) isRedirect() bool { return e.StatusCode >= 300 && e.StatusCode < 400 }
+
+// isPlainHTTPToTLS recognises the 400 that a TLS server answers a plain
+// HTTP request with: Go's "Client sent an HTTP request to an HTTPS server."
+// and nginx's "The plain HTTP request was sent to HTTPS port".
+func (e *APIError) isPlainHTTPToTLS() bool {
+	if e.StatusCode != http.StatusBadRequest {
+		return false
+	}
+	for _, m := range e.Errors {
+		if containsFold(m, "http request to an https server") || containsFold(m, "plain http request was sent to https port") {
+			return true
+		}
+	}
+	return false
+}
+
+// advice says what to configure for an answer that ErrMisconfigured
+// matches, and is empty for others.
+func (e *APIError) advice() string {
+	switch {
+	case e.isRedirect():
+		return "the client does not follow redirects, and a JobManager never redirects its REST API: " +
+			"check the base URL given to NewClient (this is likely the login page of a proxy in front of the JobManager; " +
+			"the proxy's credentials go in WithBasicAuth or WithBearerToken)"
+	case e.StatusCode == http.StatusUnauthorized:
+		return "the server wants credentials that were missing or refused: set them with WithBasicAuth or WithBearerToken"
+	case e.StatusCode == http.StatusForbidden:
+		return "the server refuses this request: check the credentials given with WithBasicAuth or WithBearerToken " +
+			"(or the client certificate given with WithTLSConfig), and whether the cluster allows the request at all"
+	case e.isPlainHTTPToTLS():
+		return "the server speaks TLS: use https:// in the base URL given to NewClient, with the cluster's CA given with WithTLSConfig"
+	}
+	return ""
 }
 
 // Message returns Flink's messages joined by "; ", without stack traces.
@@ -92,6 +187,16 @@ func (e *APIError) Is(target error) bool {
 		return e.StatusCode == http.StatusBadRequest
 	case ErrTimeout:
 		return e.StatusCode == http.StatusRequestTimeout
+	case ErrUnauthorized:
+		return e.StatusCode == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.StatusCode == http.StatusForbidden
+	case ErrRedirect:
+		return e.isRedirect()
+	case ErrTLS:
+		return e.isPlainHTTPToTLS()
+	case ErrMisconfigured:
+		return e.advice() != ""
 	}
 	return false
 }
@@ -105,22 +210,111 @@ type TransportError struct {
 	Err    error  // the cause: a net.Error, a TLS or DNS error, context.DeadlineExceeded
 }
 
-// Error names the request and the cause, without credentials.
+// Error names the request and the cause, without credentials; for a TLS
+// failure that ErrTLS matches, it says what to configure.
 func (e *TransportError) Error() string {
+	if a := tlsAdvice(e.Err); a != "" {
+		return fmt.Sprintf("flinkapi: %s %s: TLS with the JobManager failed: %v; %s", e.Method, e.Path, e.Err, a)
+	}
 	return fmt.Sprintf("flinkapi: %s %s: no answer from the JobManager: %v", e.Method, e.Path, e.Err)
 }
 
 // Unwrap returns the underlying network error.
 func (e *TransportError) Unwrap() error { return e.Err }
 
-// Is makes a timed-out request match ErrTimeout.
+// Is makes a timed-out request match ErrTimeout, and a TLS failure that a
+// retry does not change match ErrTLS and ErrMisconfigured.
 func (e *TransportError) Is(target error) bool {
-	if target != ErrTimeout {
+	switch target {
+	case ErrTimeout:
+		var ne net.Error
+		return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout()
+	case ErrTLS, ErrMisconfigured:
+		return tlsAdvice(e.Err) != ""
+	}
+	return false
+}
+
+// tlsAdvice says what to configure for a TLS failure that a retry does not
+// change, and is empty for any other error.
+func tlsAdvice(err error) string {
+	if err == nil {
+		return ""
+	}
+	var (
+		host  x509.HostnameError
+		ca    x509.UnknownAuthorityError
+		roots x509.SystemRootsError
+		inv   x509.CertificateInvalidError
+		ver   *tls.CertificateVerificationError
+		rec   tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &host):
+		return "the server's certificate is not valid for the host name of the base URL: use a name the certificate holds " +
+			"in the base URL given to NewClient, or set ServerName in the tls.Config given with WithTLSConfig"
+	case errors.As(err, &ca), errors.As(err, &roots):
+		return "the server's certificate is signed by an authority the client does not trust: give the cluster's CA " +
+			"(the certificate in rest.ssl.truststore) as RootCAs in the tls.Config given with WithTLSConfig"
+	case errors.As(err, &inv):
+		return "the server's certificate is expired, not yet valid or not meant for this use: renew the certificate " +
+			"of the JobManager (rest.ssl.keystore) or check the clocks, and trust its CA with WithTLSConfig"
+	case errors.As(err, &ver):
+		return "the server's certificate failed verification: check the CA given with WithTLSConfig and the host name of the base URL"
+	case errors.As(err, &rec), errors.Is(err, http.ErrSchemeMismatch):
+		return "the server does not speak TLS: use http:// in the base URL given to NewClient, or enable rest.ssl.enabled on the cluster"
+	case isCertificateAlert(err):
+		return "the server refused the client's certificate: give the one the cluster asks for (rest.ssl.authentication-enabled) " +
+			"as Certificates in the tls.Config given with WithTLSConfig"
+	case isTLSRecordAsHTTP(err):
+		return "the server speaks TLS: use https:// in the base URL given to NewClient, with the cluster's CA given with WithTLSConfig"
+	}
+	return ""
+}
+
+// isCertificateAlert recognises the TLS alerts by which a server refuses
+// the client's certificate (crypto/tls reports a received alert as a
+// *net.OpError with Op "remote error" around an unexported alert type).
+func isCertificateAlert(err error) bool {
+	var oe *net.OpError
+	if !errors.As(err, &oe) || oe.Op != "remote error" || oe.Err == nil {
 		return false
 	}
-	var ne net.Error
-	return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout()
+	switch oe.Err.Error() {
+	case "tls: bad certificate", "tls: unsupported certificate", "tls: revoked certificate", "tls: expired certificate",
+		"tls: unknown certificate", "tls: unknown certificate authority", "tls: certificate required":
+		return true
+	}
+	return false
 }
+
+// isTLSRecordAsHTTP recognises a TLS record (handshake or alert, version
+// 3.x) where an HTTP answer was expected: an http:// base URL for a TLS
+// server that answers a plain request with a TLS alert.
+func isTLSRecordAsHTTP(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, `malformed HTTP response "\x15\x03`) || strings.Contains(msg, `malformed HTTP response "\x16\x03`)
+}
+
+// DecodeError is a successful (2xx) answer that the client could not read;
+// it matches ErrDecode. A body cut short by a closed connection is a
+// *TransportError instead, which is retried.
+type DecodeError struct {
+	Method string // HTTP method of the request
+	Path   string // request path, without host, query or credentials
+	Err    error  // the cause: a *json.SyntaxError, *json.UnmarshalTypeError, or a missing or malformed value
+}
+
+// Error returns "flinkapi: METHOD PATH: decoding answer: cause".
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("flinkapi: %s %s: decoding answer: %v", e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Is makes a DecodeError match ErrDecode.
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
 
 // IsJobNotFound reports whether err is Flink's answer that it does not know
 // the job: 404 on a job route ("Job <id> not found", "Job could not be
@@ -243,11 +437,13 @@ func IsUnknownRoute(err error) bool {
 
 // IsRetryable reports whether err is transient: a transport failure
 // (connection refused or reset, timeout) or an answer of 429, 502, 503 or
-// 504 (the codes ErrUnavailable matches). It says
-// nothing about whether retrying the request is safe; the client retries only
-// GETs and triggers that carry a client trigger id.
+// 504 (the codes ErrUnavailable matches). An error that ErrMisconfigured
+// matches (a certificate or TLS scheme failure, 401, 403, a redirect) is
+// not, nor is a cancelled context. It says nothing about whether retrying
+// the request is safe; the client retries only GETs and triggers that carry
+// a client trigger id.
 func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, ErrMisconfigured) {
 		return false
 	}
 	var te *TransportError

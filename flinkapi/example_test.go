@@ -87,7 +87,7 @@ func ExampleNewClient() {
 	fmt.Println(err)
 	// Output:
 	// https://flink.example.com/jobmanager <nil>
-	// flinkapi: invalid input: base URL must not contain credentials; use WithBasicAuth or WithBearerToken
+	// flinkapi: invalid input: base URL "http://xxxxx@localhost:8081" must not contain credentials; use WithBasicAuth or WithBearerToken
 }
 
 func ExampleWaiter_Wait() {

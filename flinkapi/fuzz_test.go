@@ -1,7 +1,15 @@
 package flinkapi
 
 import (
+	"bytes"
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,5 +147,110 @@ func FuzzDecoders(f *testing.F) {
 		_ = json.Unmarshal(b, &jw)
 		var rj runJarResponseWire
 		_ = json.Unmarshal(b, &rj)
+	})
+}
+
+// FuzzCredentialsNeverInErrors builds base URLs with a secret in their user
+// info and random other parts, and clients that send the secret as a basic
+// auth password or a bearer token to a transport that echoes it in errors,
+// error bodies and redirects. No error or log line may contain the secret.
+// Nothing goes to the network.
+func FuzzCredentialsNeverInErrors(f *testing.F) {
+	f.Add("http", "admin", "S3CRET", "host:bad", "/", uint8(0)) // issue 16: the password was printed twice
+	f.Add("http", "admin", "S3CRET", "host:8081", "", uint8(1))
+	f.Add("https", "ops", "pa/ss", "jm:8081", "/x", uint8(2))
+	f.Add("http", "", "p@ss#w?rd", "[::1", "", uint8(3))
+	f.Add("http", "u", "%zz", "host", "/a b", uint8(4))
+	f.Add("", "admin", "x y", "host", "?q=1", uint8(5))
+	f.Add("ftp", "a:b", "tok", "h", "", uint8(6))
+	f.Add("http", "ops", "tok123", "127.0.0.1:1", "/prefix", uint8(7))
+	f.Add("http", "ops", "s3cret", "jm.test", "", uint8(9))
+	f.Add("https", "ops", "s3cret", "jm.test", "/", uint8(11))
+	f.Fuzz(func(t *testing.T, scheme, user, pw, host, rest string, mode uint8) {
+		// The markers make the secret recognisable in any message; the other
+		// parts never hold '§', so a marker in a message came from the secret.
+		strip := func(s string) string { return strings.ReplaceAll(s, "§", "") }
+		scheme, user, host, rest = strip(scheme), strip(user), strip(host), strip(rest)
+		secret := "§S3CR3T§" + pw + "§T41L§"
+		others := scheme + "\n" + user + "\n" + host + rest
+		leaks := []string{secret, "§S3CR3T", "T41L§",
+			url.PathEscape("§S3CR3T"), url.QueryEscape("§S3CR3T"), url.PathEscape("T41L§"),
+			base64.StdEncoding.EncodeToString([]byte(user + ":" + secret)),
+			base64.StdEncoding.EncodeToString([]byte("u:" + secret))}
+		check := func(what, msg string) {
+			t.Helper()
+			for _, l := range leaks {
+				if strings.Contains(msg, l) && !strings.Contains(others, l) {
+					t.Fatalf("%s leaks the secret (%q): %s", what, l, msg)
+				}
+			}
+		}
+
+		// The secret in the base URL's user info: always refused, never repeated.
+		raws := []string{
+			scheme + "://" + user + ":" + secret + "@" + host + rest,
+			scheme + "://" + secret + "@" + host + rest,
+			user + ":" + secret + "@" + host + rest,
+			scheme + ":" + secret + "@" + host + rest,
+		}
+		raw := raws[int(mode)%len(raws)]
+		if c, err := NewClient(raw); err == nil {
+			t.Fatalf("NewClient(%q) accepted credentials: %s", raw, c.BaseURL())
+		} else {
+			check("NewClient's error", err.Error())
+		}
+
+		// The secret in an option, the base URL without user info.
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		auth := WithBearerToken(secret)
+		if mode&1 != 0 {
+			u := user
+			if u == "" {
+				u = "u"
+			}
+			auth = WithBasicAuth(u, secret)
+		}
+		echo := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			ah := req.Header.Get("Authorization")
+			withUser := *req.URL
+			withUser.User = url.UserPassword(user, secret)
+			answer := func(code int, body string, h http.Header) *http.Response {
+				if h == nil {
+					h = http.Header{}
+				}
+				return &http.Response{StatusCode: code, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: req}
+			}
+			switch (mode >> 1) % 6 {
+			case 0:
+				return nil, fmt.Errorf("dial %s failed (Authorization: %s)", withUser.String(), ah)
+			case 1:
+				return answer(401, flinkError("bad credentials: "+ah, "user "+withUser.String()), nil), nil
+			case 2:
+				return answer(302, "", http.Header{"Location": {"https://" + url.UserPassword(user, secret).String() + "@login.example.com/start?token=" + url.QueryEscape(secret) + "#" + secret}}), nil
+			case 3:
+				return answer(200, "<html>"+secret+ah+"</html>", nil), nil
+			case 4:
+				return answer(503, "upstream "+withUser.String()+" says "+ah, nil), nil
+			}
+			return answer(200, `{"taskmanagers":1}`, nil), nil
+		})
+		c, err := NewClient(scheme+"://"+host+rest, auth, WithHTTPClient(&http.Client{Transport: echo}),
+			WithRetryPolicy(NoRetry), WithFlinkVersion("1.20"), WithLogger(logger))
+		if err != nil {
+			check("NewClient's error", err.Error())
+			return
+		}
+		ctx := context.Background()
+		_, err = c.Overview(ctx)
+		if err != nil {
+			check("Overview's error", err.Error())
+			check("Overview's error with %+v", fmt.Sprintf("%+v", err))
+		}
+		_, err = c.TriggerSavepoint(ctx, testJob, SavepointRequest{})
+		if err != nil {
+			check("TriggerSavepoint's error", err.Error())
+		}
+		check("the log", logs.String())
 	})
 }

@@ -3,6 +3,7 @@ package flinkapi
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -107,6 +108,16 @@ func invalidInput(format string, args ...any) error {
 }
 
 type inputError struct{ msg string }
+
+// inputMessage returns the message of an input error without the
+// "flinkapi: invalid input: " in front, for an error about an answer.
+func inputMessage(err error) string {
+	var ie *inputError
+	if errors.As(err, &ie) {
+		return ie.msg
+	}
+	return err.Error()
+}
 
 func (e *inputError) Error() string        { return "flinkapi: invalid input: " + e.msg }
 func (e *inputError) Is(target error) bool { return target == ErrInvalidInput }

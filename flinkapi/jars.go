@@ -2,6 +2,7 @@ package flinkapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,7 +55,7 @@ func (c *Client) UploadJarReader(ctx context.Context, name string, r io.Reader) 
 	}
 	id := JarID(path.Base(filepath.ToSlash(out.Filename)))
 	if out.Status != "success" || id.Validate() != nil {
-		return "", fmt.Errorf("flinkapi: POST /jars/upload: unexpected answer (status %q, filename %q)", truncate(out.Status, 40), truncate(out.Filename, 200))
+		return "", c.decodeError(http.MethodPost, "/jars/upload", fmt.Errorf("unexpected answer (status %q, filename %q)", truncate(out.Status, 40), truncate(out.Filename, 200)))
 	}
 	return id, nil
 }
@@ -121,7 +122,8 @@ type RunJarRequest struct {
 	EntryClass string
 	// ProgramArgs are the program's arguments, one per element.
 	ProgramArgs []string
-	// Parallelism overrides the default parallelism; 0 keeps it.
+	// Parallelism overrides the default parallelism; 0 keeps it. At most
+	// 32768, Flink's limit.
 	Parallelism int
 	// JobID is the id the new job gets. Choose it (NewJobID) and record it
 	// before calling: after an error, look the job up with this id before
@@ -154,8 +156,8 @@ type runJarWire struct {
 // buildRunJar validates req against the cluster's version and returns the
 // body to send.
 func buildRunJar(v Version, req RunJarRequest) (*runJarWire, error) {
-	if req.Parallelism < 0 {
-		return nil, invalidInput("parallelism must be positive (or 0 for the default), got %d", req.Parallelism)
+	if req.Parallelism < 0 || req.Parallelism > maxParallelism {
+		return nil, invalidInput("RunJarRequest.Parallelism must be 1 to %d, Flink's limit (or 0 for the default), got %d", maxParallelism, req.Parallelism)
 	}
 	if req.JobID != "" {
 		if err := req.JobID.Validate(); err != nil {
@@ -233,7 +235,7 @@ func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobI
 		return "", err
 	}
 	if err := out.JobID.Validate(); err != nil {
-		return "", fmt.Errorf("flinkapi: POST %s: answer has no usable job id: %w", p, err)
+		return "", c.decodeError(http.MethodPost, p, errors.New("no usable job id: "+inputMessage(err)))
 	}
 	return out.JobID, nil
 }

@@ -378,8 +378,13 @@ func (c *Client) CancelJob(ctx context.Context, id JobID) error {
 	return err
 }
 
+// maxParallelism is the largest parallelism and maximum parallelism Flink
+// accepts: KeyGroupRangeAssignment.UPPER_BOUND_MAX_PARALLELISM.
+const maxParallelism = 1 << 15
+
 // ParallelismBounds are the lower and upper parallelism of a job vertex for
-// the adaptive scheduler.
+// the adaptive scheduler: 1 <= LowerBound <= UpperBound <= 32768 (Flink's
+// limit; a vertex's own maximum parallelism may be lower).
 type ParallelismBounds struct {
 	LowerBound int `json:"lowerBound"`
 	UpperBound int `json:"upperBound"`
@@ -432,8 +437,11 @@ func (c *Client) SetResourceRequirements(ctx context.Context, id JobID, req Reso
 		if k == "" {
 			return invalidInput("resource requirements: empty vertex id")
 		}
+		if b.UpperBound > maxParallelism {
+			return invalidInput("resource requirements of vertex %s: ParallelismBounds.UpperBound %d is above %d, Flink's limit", truncate(k, 64), b.UpperBound, maxParallelism)
+		}
 		if b.LowerBound < 1 || b.UpperBound < 1 || b.LowerBound > b.UpperBound {
-			return invalidInput("resource requirements of vertex %s: want 1 <= lowerBound <= upperBound, got %d..%d", k, b.LowerBound, b.UpperBound)
+			return invalidInput("resource requirements of vertex %s: want 1 <= lowerBound <= upperBound <= %d, got %d..%d", truncate(k, 64), maxParallelism, b.LowerBound, b.UpperBound)
 		}
 		w[k] = vertexRequirementsWire{Parallelism: b}
 	}

@@ -3,6 +3,7 @@ package flinkapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -71,7 +72,7 @@ func (c *Client) JobRestarts(ctx context.Context, id JobID) (int64, bool, error)
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil || n < 0 {
-		return 0, false, fmt.Errorf("flinkapi: GET %s: decoding answer: metric %s is %q, not a count", path, MetricNumRestarts, clipValue(v))
+		return 0, false, c.decodeError(http.MethodGet, path, fmt.Errorf("metric %s is %q, not a count", MetricNumRestarts, clipValue(v)))
 	}
 	return n, true, nil
 }

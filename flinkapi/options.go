@@ -41,17 +41,25 @@ const (
 // carry a client trigger id) after a transport failure or an answer of 429,
 // 502, 503 or 504. Waits grow exponentially from InitialInterval to MaxInterval, with
 // ±50% jitter; a Retry-After header of the answer is honoured up to
-// MaxInterval. Retrying stops after MaxAttempts tries in all or MaxElapsed
-// time, or when the request's context ends.
+// MaxInterval. Retrying stops after MaxAttempts tries in all, or when the
+// request's context ends.
+//
+// MaxElapsed bounds the whole of such a call, every attempt, body read and
+// wait included: the call returns by then, and an attempt still running is
+// cut off with an error matching ErrTimeout (and context.DeadlineExceeded).
+// A shorter deadline of the caller's context wins. Calls that are never
+// retried (jar uploads and runs, cancels, disposals) are bounded by
+// WithTimeout alone.
 type RetryPolicy struct {
 	MaxAttempts     int           // tries in all, including the first; 1 disables retries
 	InitialInterval time.Duration // first wait
 	MaxInterval     time.Duration // longest single wait
-	MaxElapsed      time.Duration // give up retrying after this much time since the first try
+	MaxElapsed      time.Duration // the longest a retried call takes in all, from its start; 0: no bound but the context's
 }
 
 // DefaultRetryPolicy is the retry policy of a new Client: up to 6 tries
-// within 30 seconds, waiting 200 ms, 400 ms, ... up to 5 s between tries.
+// within 30 seconds in all, waiting 200 ms, 400 ms, ... up to 5 s between
+// tries.
 var DefaultRetryPolicy = RetryPolicy{MaxAttempts: 6, InitialInterval: 200 * time.Millisecond, MaxInterval: 5 * time.Second, MaxElapsed: 30 * time.Second}
 
 // NoRetry disables retries.
@@ -86,7 +94,9 @@ func WithHTTPClient(hc *http.Client) Option {
 }
 
 // WithTimeout bounds each attempt of each request (default 10 s). Jar
-// uploads use the longer of this and 5 minutes.
+// uploads use the longer of this and 5 minutes. A retried request (a GET, a
+// trigger with a client trigger id) also ends when its RetryPolicy's
+// MaxElapsed has passed.
 func WithTimeout(d time.Duration) Option {
 	return func(s *settings) error {
 		if d <= 0 {

@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -250,5 +254,65 @@ func TestJobStatusFallsBackToDetails(t *testing.T) {
 	}
 	if p := rec.all()[0].Path; p != "/jobs/"+string(testJob) {
 		t.Fatalf("asked %s", p)
+	}
+}
+
+// Issue 16: a server that sent one byte a second held one call for 41.8 s,
+// as every attempt had its own 10 s timeout and MaxElapsed was checked only
+// between attempts. MaxElapsed now bounds the whole call, body reads
+// included: the attempt is cut off, and the server sees its request end
+// before it has sent the whole body.
+func TestRetriesEndByMaxElapsed(t *testing.T) {
+	const maxElapsed = 300 * time.Millisecond
+	body := `{"taskmanagers":1,"slots-total":4` + strings.Repeat(" ", 200) + `}`
+	sent := make(chan int, 16) // bytes of the body sent when the request ended
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		tick := time.NewTicker(20 * time.Millisecond) // the whole body takes 4.7 s
+		defer tick.Stop()
+		for i := range len(body) {
+			select {
+			case <-r.Context().Done():
+				sent <- i
+				return
+			case <-tick.C:
+			}
+			_, _ = w.Write([]byte{body[i]})
+			w.(http.Flusher).Flush()
+		}
+		sent <- len(body)
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, WithRetryPolicy(RetryPolicy{MaxAttempts: 5, InitialInterval: time.Millisecond, MaxInterval: 2 * time.Millisecond, MaxElapsed: maxElapsed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = c.Overview(context.Background())
+	elapsed := time.Since(start)
+	var te *TransportError
+	if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a TransportError matching ErrTimeout and context.DeadlineExceeded", err)
+	}
+	if !strings.Contains(err.Error(), "MaxElapsed") {
+		t.Errorf("message %q does not name MaxElapsed", err)
+	}
+	select {
+	case n := <-sent:
+		if n >= len(body) {
+			t.Fatalf("the server sent the whole body (%d bytes) before the call ended", n)
+		}
+	case <-time.After(10 * maxElapsed):
+		t.Fatal("the server did not see the request end")
+	}
+	if elapsed > 10*maxElapsed { // a hang guard, not a timing assertion
+		t.Fatalf("the call took %v; MaxElapsed is %v", elapsed, maxElapsed)
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d attempts; none may start once MaxElapsed has passed", n)
 	}
 }

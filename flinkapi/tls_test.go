@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,5 +87,14 @@ func TestMutualTLS(t *testing.T) {
 	var te *TransportError
 	if !errors.As(err, &te) {
 		t.Fatalf("err = %v, want a TransportError", err)
+	}
+	// The server's alert says why, and names the option; only if a reset
+	// overtook the alert does the error not say so.
+	if errors.Is(err, ErrTLS) {
+		if !errors.Is(err, ErrMisconfigured) || IsRetryable(err) || !strings.Contains(err.Error(), "WithTLSConfig") {
+			t.Errorf("err = %v; want a misconfiguration naming WithTLSConfig", err)
+		}
+	} else if !strings.Contains(err.Error(), "reset") {
+		t.Errorf("err = %v, want the server's refusal of the missing client certificate", err)
 	}
 }

@@ -2,7 +2,9 @@ package flinkapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 )
@@ -190,7 +192,7 @@ func (c *Client) RefreshVersion(ctx context.Context) (Version, error) {
 	}
 	v, err := ParseVersion(cfg.FlinkVersion)
 	if err != nil {
-		return Version{}, fmt.Errorf("flinkapi: GET /config answered an unreadable flink-version: %w", err)
+		return Version{}, c.decodeError(http.MethodGet, "/config", errors.New("unreadable flink-version: "+inputMessage(err)))
 	}
 	c.versionMu.Lock()
 	c.version = v
