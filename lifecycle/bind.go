@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,19 +67,44 @@ var knownOutcomes = map[Outcome]bool{
 
 // bound runs step, the body of the Step of operation op built for job, if
 // p may be stepped by it (check), and records op, job and the format in
-// p once it has started.
-func bound(p *Progress, op string, job flinkapi.JobID, step func() (Result, error)) (Result, error) {
+// p once it has started. An answer of the step's requests that says the
+// client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
+// 403, a redirect, a TLS failure) is returned as Step's error: polling
+// until the deadline cannot change it. p keeps what the step recorded, so
+// that the caller resumes once the client is fixed.
+func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, step func(ctx context.Context) (Result, error)) (Result, error) {
 	if err := check(p, op, job); err != nil {
 		return Result{}, err
 	}
-	res, err := step()
+	s := &sink{}
+	res, err := step(context.WithValue(ctx, sinkKey{}, s))
 	if p.Phase != "" && p.Operation == "" {
 		p.Operation, p.Target = op, job
 	}
 	if p.Operation != "" {
 		p.FormatVersion = FormatVersion
 	}
+	if err == nil && s.err != nil {
+		return Result{RequeueAfter: res.RequeueAfter}, fmt.Errorf("lifecycle: %s of job %s: %w", op, jobName(job), s.err)
+	}
 	return res, err
+}
+
+// sink holds the first answer of a step that says the client is set up
+// wrong for the cluster.
+type sink struct{ err error }
+
+type sinkKey struct{}
+
+// noted records err in the step's sink if it matches
+// flinkapi.ErrMisconfigured, and returns it.
+func noted(ctx context.Context, err error) error {
+	if err != nil && errors.Is(err, flinkapi.ErrMisconfigured) {
+		if s, ok := ctx.Value(sinkKey{}).(*sink); ok && s.err == nil {
+			s.err = err
+		}
+	}
+	return err
 }
 
 // check reports whether p may be stepped by the operation op built for

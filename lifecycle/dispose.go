@@ -66,7 +66,7 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 // one follows. It ends Succeeded, or DisposeFailed naming the savepoints
 // left. Step returns an error only for a canceled context.
 func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(p, opDispose, "", func() (Result, error) {
+	return bound(ctx, p, opDispose, "", func(ctx context.Context) (Result, error) {
 		if p.Done() {
 			return Result{Done: true, Outcome: p.Outcome}, nil
 		}
@@ -99,6 +99,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 	case PhaseDispose:
 		p.Requests++
 		op, err := d.Client.DisposeSavepoint(ctx, loc)
+		noted(ctx, err)
 		switch {
 		case err == nil:
 			p.Disposal, p.Phase, p.LastError = op.TriggerID, PhaseWaitDisposed, ""
@@ -110,6 +111,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		return Result{RequeueAfter: d.Timing.backoff(p.Requests)}
 	case PhaseWaitDisposed:
 		res, err := d.Client.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepointDisposal, TriggerID: p.Disposal})
+		noted(ctx, err)
 		switch {
 		case err == nil:
 		case flinkapi.IsTriggerNotFound(err):

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -416,6 +418,48 @@ func TestRetryAdoptsTheNewJob(t *testing.T) {
 			third, res := drive(t, e, func() Stepper { return mk(e, old, Timing{}, latest) }, false)
 			if res.Outcome != OutcomeSucceeded || third.Adopted || third.NewJobID == first.NewJobID || third.NewJobID != derivedJobID(string(first.NewJobID)) {
 				t.Errorf("third: %s (%s), adopted %v, new job %q", res.Outcome, third.Reason, third.Adopted, third.NewJobID)
+			}
+		})
+	}
+}
+
+// TestMisconfiguredClientEndsTheStep: an answer that says the client is
+// set up wrong for the cluster (401, 403, a redirect to a login page) is
+// returned by Step at once, without credentials, instead of being polled
+// until the deadline; the Progress keeps what was recorded, so the
+// operation resumes once the client is fixed.
+func TestMisconfiguredClientEndsTheStep(t *testing.T) {
+	answers := map[string]func(w http.ResponseWriter, r *http.Request){
+		"401": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) },
+		"403": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusForbidden) },
+		"redirect": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "https://sso.example.com/login?next=flink", http.StatusFound)
+		},
+	}
+	for name, answer := range answers {
+		t.Run(name, func(t *testing.T) {
+			requests := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests++
+				answer(w, r)
+			}))
+			defer srv.Close()
+			c, err := flinkapi.NewClient(srv.URL, flinkapi.WithBasicAuth("admin", "S3CRET-PASSWORD"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := flinkapi.JobID("a1b2c3d4e5f60718293a4b5c6d7e8f90")
+			clock := flinktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			var p Progress
+			res, err := Run(context.Background(), &Teardown{Client: c, Job: job, Clock: clock}, &p, nil)
+			if !errors.Is(err, flinkapi.ErrMisconfigured) || res.Done || p.Done() {
+				t.Fatalf("Run = %+v, %v; want an error matching ErrMisconfigured and the operation still open (%+v)", res, err, p)
+			}
+			if strings.Contains(err.Error(), "S3CRET") || !strings.Contains(err.Error(), "Teardown") {
+				t.Errorf("error %q", err)
+			}
+			if requests != 1 || p.Savepoint.TriggerID == "" || p.Phase != PhaseSavepoint {
+				t.Errorf("%d requests, progress %+v", requests, p)
 			}
 		})
 	}

@@ -127,7 +127,7 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 	if r.Job == "" {
 		return Result{}, errors.New("lifecycle: Rescale.Job is empty; name the job to rescale")
 	}
-	return bound(p, opRescale, r.Job, func() (Result, error) {
+	return bound(ctx, p, opRescale, r.Job, func(ctx context.Context) (Result, error) {
 		if p.Done() {
 			return Result{Done: true, Outcome: p.Outcome}, nil
 		}
@@ -167,6 +167,7 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 		return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of Rescale", p.Phase)), nil
 	}
 	v, err := r.Client.Version(ctx)
+	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
@@ -198,8 +199,10 @@ func (r *Rescale) upgrade(v flinkapi.Version) *Upgrade {
 // scheduler from its resource requirements.
 func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, error) {
 	v, err := r.Client.Version(ctx)
+	noted(ctx, err)
 	if err == nil && v.Supports(flinkapi.FeatureResourceRequirements) {
 		_, err = r.Client.ResourceRequirements(ctx, p.PreviousJobID)
+		noted(ctx, err)
 	} else if err == nil {
 		p.Scheduler = "" // no resource requirements before 1.18
 		p.Phase, p.LastError = PhaseObserveParallelism, ""
@@ -244,12 +247,14 @@ func jobNotFoundInternal(err error) bool {
 // observeParallelism reads the job's vertices and decides.
 func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	v, err := r.Client.Version(ctx)
+	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
 	}
 	obs := policy.RescaleObservations{FlinkVersion: v, Scheduler: p.Scheduler}
 	d, err := r.Client.Job(ctx, p.PreviousJobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		obs.JobState = d.State
@@ -303,6 +308,7 @@ func (r *Rescale) setRequirements(ctx context.Context, p *Progress, now time.Tim
 		req[id] = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: p.Parallelism}
 	}
 	err := r.Client.SetResourceRequirements(ctx, p.PreviousJobID, req)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.LastError = ""
@@ -328,6 +334,7 @@ func isServerError(err error) bool {
 // parallelism, or the deadline passes.
 func (r *Rescale) confirm(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	d, err := r.Client.Job(ctx, p.JobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.LastError = ""

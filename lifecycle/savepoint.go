@@ -54,7 +54,7 @@ func (t *TakeSavepoint) savepointAPI() SavepointAPI { return t.Client }
 // Succeeded with p.Location set, or in another Outcome, at the latest at
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(p, opTakeSavepoint, t.Job, func() (Result, error) {
+	return bound(ctx, p, opTakeSavepoint, t.Job, func(ctx context.Context) (Result, error) {
 		if p.Done() {
 			return Result{Done: true, Outcome: p.Outcome}, nil
 		}
@@ -119,7 +119,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		// The deadline passed while the answers about a savepoint that
 		// may have been taken failed: look it up in the checkpoint
 		// history once before calling it timed out (invariant 2).
-		if stats, err := c.Checkpoints(ctx, st.JobID); err == nil {
+		if stats, err := c.Checkpoints(ctx, st.JobID); noted(ctx, err) == nil {
 			lost := p.Savepoint
 			lost.State = savepoint.Lost
 			if found := savepoint.Recover(lost, stats, now); found.State == savepoint.Succeeded {
@@ -132,9 +132,11 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		st = confirmJob(ctx, c, p, st, now, t)
 	case st.NeedsTrigger():
 		op, err := send()
+		noted(ctx, err)
 		st, answer = savepoint.AfterTrigger(st, op, err, now), err
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
+		noted(ctx, err)
 		st, answer = savepoint.AfterPoll(st, res, err, now), err
 		if st.State == savepoint.JobGone && err == nil && st.Location == "" {
 			// The operation completed with FlinkJobNotFoundException:
@@ -152,6 +154,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		return false
 	case st.NeedsRecovery():
 		stats, err := c.Checkpoints(ctx, st.JobID)
+		noted(ctx, err)
 		switch {
 		case flinkapi.IsJobNotFound(err):
 			answer = err

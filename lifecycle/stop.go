@@ -124,7 +124,7 @@ func (s *Stop) savepointAPI() SavepointAPI { return s.Client }
 // Step returns ErrStateRequired (before any request) when CancelWithoutState
 // is asked for a policy that keeps state, and a canceled context's error.
 func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(p, opStop, s.Job, func() (Result, error) { return s.step(ctx, p) })
+	return bound(ctx, p, opStop, s.Job, func(ctx context.Context) (Result, error) { return s.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Teardown and Upgrade
@@ -218,6 +218,7 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 	}
 	p.Requests++
 	err := s.Client.CancelJob(ctx, p.JobID)
+	noted(ctx, err)
 	switch {
 	case err == nil, flinkapi.IsTerminal(err):
 		p.Requests, p.LastError = 0, ""
@@ -268,6 +269,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		return Result{RequeueAfter: s.Timing.poll()}
 	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 	case flinkapi.IsJobNotFound(err):
@@ -325,6 +327,7 @@ func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flin
 		return false, "", nil
 	}
 	jobs, err := l.ListJobs(ctx)
+	noted(ctx, err)
 	if err != nil {
 		return false, "", err
 	}

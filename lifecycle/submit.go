@@ -101,7 +101,7 @@ func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
 // message says why), or TimedOut at the deadline. Step returns an error
 // only for a canceled context.
 func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(p, opSubmit, s.JobID, func() (Result, error) { return s.step(ctx, p) })
+	return bound(ctx, p, opSubmit, s.JobID, func(ctx context.Context) (Result, error) { return s.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Upgrade and Restart
@@ -158,6 +158,7 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 
 func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
 	jar, err := s.Client.UploadJar(ctx, s.JarFile)
+	noted(ctx, err)
 	if err != nil {
 		if permanent(err) {
 			return finish(p, OutcomeSubmitFailed, "jar upload failed: "+errMessage(err))
@@ -174,6 +175,7 @@ func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
 // answer was lost.
 func (s *Submit) stepLookup(ctx context.Context, p *Progress) Result {
 	_, err := s.Client.Job(ctx, p.JobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.Phase, p.LastError = PhaseWaitRunning, ""
@@ -191,6 +193,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	req.JobID = p.JobID
 	p.Requests++
 	_, err := s.Client.RunJar(ctx, p.JarID, req)
+	noted(ctx, err)
 	switch {
 	case err == nil, flinkapi.IsDuplicateJob(err):
 		// Flink answers a jar run once the job is submitted, and often
@@ -206,6 +209,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 
 func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
 	state, err := s.Client.JobStatus(ctx, p.JobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 	case flinkapi.IsJobNotFound(err):
@@ -253,7 +257,7 @@ type exceptionReader interface {
 func (s *Submit) stepFailureCause(ctx context.Context, p *Progress) Result {
 	reason := p.Reason
 	if er, ok := s.Client.(exceptionReader); ok {
-		if ex, err := er.JobExceptions(ctx, p.JobID, 1); err == nil && len(ex.Entries) > 0 {
+		if ex, err := er.JobExceptions(ctx, p.JobID, 1); noted(ctx, err) == nil && len(ex.Entries) > 0 {
 			e := ex.Entries[0]
 			cause := flinkapi.RootCause(e.StackTrace)
 			if cause == "" {

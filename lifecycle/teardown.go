@@ -76,7 +76,7 @@ func (t *Teardown) savepointAPI() SavepointAPI { return t.Client }
 // Step returns an error for a canceled context and ErrStateRequired for a
 // Strategy of CancelWithoutState under a policy that keeps state.
 func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(p, opTeardown, t.Job, func() (Result, error) {
+	return bound(ctx, p, opTeardown, t.Job, func(ctx context.Context) (Result, error) {
 		if p.Done() {
 			return Result{Done: true, Outcome: p.Outcome}, nil
 		}
@@ -245,6 +245,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 	switch p.Phase {
 	case PhaseObserve:
 		st, err := t.Client.JobStatus(ctx, p.PreviousJobID)
+		noted(ctx, err)
 		switch {
 		case err == nil && st.IsGloballyTerminal():
 			seenTerminal(p, st, now, t.Timing)
@@ -265,6 +266,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 			return t.endedFound(p, now), nil
 		}
 		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
+		noted(ctx, err)
 		switch {
 		case err == nil:
 			if !retains(cfg, p.Observed.State) {
@@ -282,6 +284,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {

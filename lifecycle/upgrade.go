@@ -116,7 +116,7 @@ func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
 // canceled context, ErrStateRequired if a cancel without a restore point
 // is asked for a policy that keeps state, and an error of the Store.
 func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(p, opUpgrade, u.Job, func() (Result, error) { return u.step(ctx, p) })
+	return bound(ctx, p, opUpgrade, u.Job, func(ctx context.Context) (Result, error) { return u.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Rescale upgrades through
@@ -208,7 +208,7 @@ func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 			Timing: s.Timing, Clock: s.Clock},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
 	}
-	return bound(p, opRestart, s.Job, func() (Result, error) { return r.step(ctx, p) })
+	return bound(ctx, p, opRestart, s.Job, func(ctx context.Context) (Result, error) { return r.step(ctx, p) })
 }
 
 // replacer is the engine of Upgrade and Restart.
@@ -281,6 +281,7 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		return r.decide(ctx, p, now)
 	}
 	jobs, err := l.ListJobs(ctx)
+	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
@@ -416,6 +417,7 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 			return r.confirmGone(ctx, p, now)
 		}
 		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
+		noted(ctx, err)
 		switch {
 		case err == nil:
 			if st.IsGloballyTerminal() {
@@ -442,6 +444,7 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	case PhaseObserveDetails:
 		d, err := r.client.Job(ctx, p.PreviousJobID)
+		noted(ctx, err)
 		switch {
 		case err == nil:
 			// Details may lag the status by a few seconds; their
@@ -474,6 +477,7 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		dropDiscarded(p, stats)
@@ -542,6 +546,7 @@ func (r *replacer) observed(ctx context.Context, p *Progress, now time.Time) (Re
 // its files are gone, or will be once the job is cancelled.
 func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	cfg, err := r.client.CheckpointConfig(ctx, p.PreviousJobID)
+	noted(ctx, err)
 	switch {
 	case err == nil:
 		retained := retains(cfg, p.Observed.State)
