@@ -61,7 +61,9 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 // savepoints are chosen at (p.Started) and sends nothing. Then, for each
 // savepoint, it sends the disposal and polls it; when Flink forgot the
 // disposal's trigger id (a JobManager restart), it sends the disposal
-// again, and a disposal sent again that finds no files counts as done.
+// again. A savepoint whose files Flink cannot find counts as disposed of
+// (an earlier disposal whose answer was lost may have removed them), and
+// the Reason names it.
 // Past a disposal's deadline that savepoint counts as failed and the next
 // one follows. It ends Succeeded, or DisposeFailed naming the savepoints
 // left. Step returns an error only for a canceled context.
@@ -131,8 +133,12 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		if res.Failure != nil {
 			msg = savepoint.FailureMessage(res.Failure)
 		}
-		if p.Requests > 1 && (strings.Contains(msg, "Cannot find") || strings.Contains(msg, "FileNotFound")) {
-			// An earlier request whose answer was lost disposed of it.
+		if strings.Contains(msg, "Cannot find") || strings.Contains(msg, "FileNotFound") {
+			// Its files are gone: what a disposal is for. An earlier
+			// request whose answer was lost may have disposed of it, so
+			// this is no failure (the caller would keep a record of
+			// nothing, and try again for ever); the Reason names it.
+			p.Reason += fmt.Sprintf("%s: already gone (%s); ", loc, msg)
 			return d.next(p, now, true)
 		}
 		return d.failed(p, now, loc, msg)
@@ -164,5 +170,9 @@ func (d *DisposeSavepoints) end(p *Progress, n int) Result {
 	if p.DisposeFailed > 0 {
 		return finish(p, OutcomeDisposeFailed, fmt.Sprintf("%d of %d savepoints not disposed of: %s", p.DisposeFailed, n, strings.TrimSuffix(p.Reason, "; ")))
 	}
-	return finish(p, OutcomeSucceeded, fmt.Sprintf("%d savepoints disposed of", n))
+	why := fmt.Sprintf("%d savepoints disposed of", n)
+	if p.Reason != "" {
+		why += "; " + strings.TrimSuffix(p.Reason, "; ")
+	}
+	return finish(p, OutcomeSucceeded, why)
 }

@@ -243,13 +243,20 @@ func (s *Stop) waitDelay(p *Progress, now time.Time) time.Duration {
 }
 
 // stepWait reads the job's state until it is terminal.
+//
+// Past the deadline with no read failed (the time passed while the caller
+// was away), the state is read once more before the stop times out.
 func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
-	if !now.Before(p.Deadline) {
+	past := !now.Before(p.Deadline)
+	timedOut := func() Result {
 		r := "the deadline passed before the job reached a terminal state"
 		if p.LastError != "" {
 			r += ": " + p.LastError
 		}
 		return finish(p, OutcomeTimedOut, r)
+	}
+	if past && p.LastError != "" {
+		return timedOut()
 	}
 	if strings.HasPrefix(p.LastError, notFound) {
 		// An answer said Flink does not know the job: its job list
@@ -258,6 +265,9 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		switch {
 		case err != nil:
 			p.LastError = notFound + errMessage(err)
+			if past {
+				return timedOut()
+			}
 			return Result{RequeueAfter: s.Timing.backoff(2)}
 		case !known:
 			return s.stopped(p, "Flink no longer knows the job")
@@ -272,6 +282,9 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	noted(ctx, err)
 	switch {
 	case err == nil:
+	case past:
+		p.LastError = errMessage(err)
+		return timedOut()
 	case flinkapi.IsJobNotFound(err):
 		// One such answer may be transient (see above).
 		p.LastError = notFound + errMessage(err)
@@ -284,6 +297,9 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	case state.IsGloballyTerminal():
 		seenTerminal(p, state, now, s.Timing)
 		return s.stopped(p, "the job is "+string(state))
+	case past:
+		p.LastError = "the job is " + string(state)
+		return timedOut()
 	case state == flinkapi.JobCancelling:
 		return Result{RequeueAfter: s.waitDelay(p, now)}
 	case p.Requests > 0:

@@ -130,12 +130,19 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 		}
 		return Result{}, nil
 	}
-	if !now.Before(p.Deadline) && p.Phase != PhaseFailureCause {
-		r := "the deadline passed in phase " + string(p.Phase)
-		if p.LastError != "" {
-			r += ": " + p.LastError
+	if !now.Before(p.Deadline) {
+		switch {
+		case p.Phase == PhaseFailureCause, p.Phase == PhaseWaitRunning:
+			// The job's state is read once more first (stepWait): the
+			// deadline may have passed while the caller was away.
+		case (p.Phase == PhaseUpload || p.Phase == PhaseSubmit) && p.Requests == 0 && p.LastError == "":
+			// No request of the phase failed: the time passed while the
+			// caller was away, not waiting for Flink. The phase's
+			// deadline counts from its first request.
+			p.Deadline = now.Add(orDefault(s.Timing.Submit, DefaultSubmitTimeout))
+		default:
+			return finish(p, OutcomeTimedOut, s.timedOut(p)), nil
 		}
-		return finish(p, OutcomeTimedOut, r), nil
 	}
 	switch p.Phase {
 	case PhaseUpload:
@@ -207,11 +214,24 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
 }
 
+// timedOut is the Reason of a submission whose deadline passed.
+func (s *Submit) timedOut(p *Progress) string {
+	r := "the deadline passed in phase " + string(p.Phase)
+	if p.LastError != "" {
+		r += ": " + p.LastError
+	}
+	return r
+}
+
 func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
 	state, err := s.Client.JobStatus(ctx, p.JobID)
 	noted(ctx, err)
+	past := !now.Before(p.Deadline)
 	switch {
 	case err == nil:
+	case past:
+		p.LastError = errMessage(err)
+		return finish(p, OutcomeTimedOut, s.timedOut(p))
 	case flinkapi.IsJobNotFound(err):
 		// Flink may list a job only after its submission has been
 		// processed; the deadline ends the wait.
@@ -233,6 +253,9 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Resul
 			return Result{}
 		}
 		return finish(p, OutcomeJobFailed, reason)
+	case past:
+		p.LastError = "the job is " + string(state)
+		return finish(p, OutcomeTimedOut, s.timedOut(p))
 	}
 	return Result{RequeueAfter: s.waitDelay(p, now)}
 }

@@ -126,14 +126,22 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		return t.next(ctx, p, now)
 	case PhaseObserve, PhaseObserveCheckpoints, PhaseObserveRetention:
 		p.Steps++
-		if !now.Before(p.Deadline) {
+		timedOut := func() (Result, error) {
 			return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.StopOutcome)+": "+p.Reason+
 				"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
 		}
-		return t.observeEnded(ctx, p, now)
+		if !now.Before(p.Deadline) && p.LastError != "" {
+			return timedOut()
+		}
+		phase, deadline := p.Phase, p.Deadline
+		res, err := t.observeEnded(ctx, p, now)
+		if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
+			return timedOut() // the one more read past the deadline failed too
+		}
+		return res, err
 	case PhaseRecord:
 		p.Steps++
-		if !now.Before(p.Deadline) {
+		if !now.Before(p.Deadline) && p.LastError != "" {
 			return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the restore point %s under %q: %s", restorePoint(p), t.Name, p.LastError)), nil
 		}
 		if err := t.Store.Put(ctx, t.Name, teardownRecord(p)); err != nil {
@@ -250,6 +258,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		case err == nil && st.IsGloballyTerminal():
 			seenTerminal(p, st, now, t.Timing)
 			p.Phase, p.LastError = PhaseObserveCheckpoints, ""
+			p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(t.Timing.poll()))
 			return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 		case err == nil:
 			return finish(p, p.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again"), nil
@@ -281,6 +290,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		return t.endedFound(p, now), nil
 	}
 	if now.Before(p.Observed.StatsAfter) {
+		p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(t.Timing.poll()))
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)

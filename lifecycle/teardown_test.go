@@ -311,27 +311,34 @@ func TestDisposeSavepoints(t *testing.T) {
 func TestDisposeSavepointsFailure(t *testing.T) {
 	e := newEnv(t)
 	start := e.srv.Clock().Now()
+	// A record of a savepoint whose files are gone counts as disposed of,
+	// named in the reason; one Flink refuses to dispose of fails.
+	refused := savepoint.Record{Location: "file:/tmp/flinktest/savepoints/savepoint-000000-000000000001", Time: start.Add(-2 * time.Hour), Reason: savepoint.ReasonScheduled}
 	gone := savepoint.Record{Location: "file:/tmp/flinktest/savepoints/savepoint-000000-000000000000", Time: start.Add(-time.Hour), Reason: savepoint.ReasonScheduled}
-	h := savepoint.History{}.Add(gone)
-	for range 2 {
+	h := savepoint.History{}.Add(refused).Add(gone)
+	for range 3 {
 		p, _ := drive(t, e, func() Stepper {
 			return &TakeSavepoint{Client: e.c, Job: e.job, Reason: savepoint.ReasonScheduled, Clock: e.srv.Clock()}
 		}, false)
 		rec, _ := p.Record()
 		h = h.Add(rec)
 	}
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 400, Times: 1, Route: "POST /savepoint-disposal", Message: "refused by the test"})
 	var transitions []Transition
 	op := &DisposeSavepoints{Client: e.c, History: h, Retention: savepoint.RetentionOptions{MaxCount: 1}, Clock: e.srv.Clock(),
 		OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}
 	p, res := drive(t, e, func() Stepper { return op }, false)
-	if res.Outcome != OutcomeDisposeFailed || p.Disposed != 2 || p.DisposeFailed != 1 || !contains(p.Reason, gone.Location) {
+	if res.Outcome != OutcomeDisposeFailed || p.Disposed != 4 || p.DisposeFailed != 1 || !contains(p.Reason, gone.Location+": already gone") ||
+		!contains(p.Reason, refused.Location+": 400: refused by the test") {
 		t.Fatalf("%s: %+v", res.Outcome, p)
 	}
-	if ok, _ := e.srv.SavepointExists(h.Records[1].Location); ok {
-		t.Errorf("%s not disposed of", h.Records[1].Location)
+	for _, r := range h.Records[2:4] {
+		if ok, _ := e.srv.SavepointExists(r.Location); ok {
+			t.Errorf("%s not disposed of", r.Location)
+		}
 	}
-	if ok, _ := e.srv.SavepointExists(h.Records[2].Location); !ok {
-		t.Errorf("the newest savepoint %s was disposed of", h.Records[2].Location)
+	if ok, _ := e.srv.SavepointExists(h.Records[4].Location); !ok {
+		t.Errorf("the newest savepoint %s was disposed of", h.Records[4].Location)
 	}
 	if len(transitions) == 0 || transitions[len(transitions)-1].Outcome != OutcomeDisposeFailed {
 		t.Errorf("transitions %+v", transitions)

@@ -365,13 +365,25 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{}, nil
 	case PhaseObserve, PhaseObserveDetails, PhaseObserveCheckpoints, PhaseObserveRetention, PhaseAdopt:
 		p.Steps++
-		if !now.Before(p.Deadline) {
+		if !now.Before(p.Deadline) && p.LastError != "" {
+			// Reads failed until the deadline (or the policy waited
+			// until it): past it with none failed, the time passed while
+			// the caller was away, and the reads go on.
 			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
 		}
+		phase, deadline := p.Phase, p.Deadline
+		var res Result
+		var err error
 		if p.Phase == PhaseAdopt {
-			return r.adopt(ctx, p, now)
+			res, err = r.adopt(ctx, p, now)
+		} else {
+			res, err = r.observe(ctx, p, now)
 		}
-		return r.observe(ctx, p, now)
+		if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
+			// The one more read past the deadline failed too.
+			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+		}
+		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
 		res, err := r.stopOp(p).step(ctx, p)
 		if err != nil || !res.Done {
@@ -474,6 +486,7 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	if ended(p) && now.Before(p.Observed.StatsAfter) {
 		// The statistics Flink has cached may be from before the job
 		// ended: they can name a checkpoint its end discarded.
+		p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(r.timing.poll()))
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
@@ -494,6 +507,14 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // dropDiscarded forgets a checkpoint recorded as the restore point that
@@ -634,7 +655,7 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		}
 		return r.startStop(ctx, p, CancelWithoutState, r.stop.Timing)
 	case policy.ActionWait:
-		p.Phase = PhaseObserve
+		p.Phase, p.LastError = PhaseObserve, "the policy waits: "+d.Message()
 		if d.Deadline.After(now) {
 			p.Deadline = d.Deadline.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
 		}

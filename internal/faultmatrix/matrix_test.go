@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -150,4 +151,68 @@ func TestSchedules(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("by operation: %s", Summary(outcomes))
 	}
+}
+
+var crashesFlag = flag.Int("crashes", 1000, "number of crash-and-absence schedules TestCrashAndAbsence runs (seeds 1 to N)")
+
+// TestCrashAndAbsence runs seeded schedules in which the caller of an
+// Upgrade (savepoint and last-state), a Restart or a Teardown crashes
+// after random steps, losing the step's answer or not, and comes back
+// after 0 to 10 minutes on the fake's clock (Flink forgets trigger ids
+// after 5) with a new operation and the Progress it stored. Every
+// invariant is checked; the log counts the runs that stopped or cancelled
+// the job without a recorded restore point, had two live jobs, or got
+// stuck (all must be 0).
+func TestCrashAndAbsence(t *testing.T) {
+	seeds := make([]int64, 0, *crashesFlag)
+	if *seedFlag != 0 {
+		seeds = append(seeds, *seedFlag)
+	} else {
+		for i := 1; i <= *crashesFlag; i++ {
+			seeds = append(seeds, int64(i))
+		}
+	}
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	var lost, twoJobs, stuck, broken, lostAnswers, absentPastStore int
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				s := GenerateCrashes(seed)
+				r, v := runBoth(t, s)
+				if testing.Verbose() && len(seeds) == 1 {
+					t.Logf("%s\noutcome %s after %d steps, %v on the clock; violations %v\nrequests: %s", s, r.Outcome, r.Steps, r.Elapsed, v, strings.Join(r.Routes, ", "))
+				}
+				report(t, s, r, v, fmt.Sprintf("go test ./internal/faultmatrix -run TestCrashAndAbsence -seed=%d -v", seed))
+				mu.Lock()
+				defer mu.Unlock()
+				outcomes[string(s.Op)+" "+r.Outcome]++
+				for _, ev := range s.Events {
+					if ev.LoseAnswer {
+						lostAnswers++
+					}
+					if ev.Away > 5*time.Minute {
+						absentPastStore++
+					}
+				}
+				if len(v) > 0 {
+					broken++
+				}
+				joined := strings.Join(v, "\n")
+				if strings.Contains(joined, "invariant 1:") {
+					lost++
+				}
+				if strings.Contains(joined, "two jobs of the deployment run at once") {
+					twoJobs++
+				}
+				if strings.Contains(joined, "invariant 4:") {
+					stuck++
+				}
+			})
+		}
+	})
+	t.Logf("%d crash-and-absence runs (%d answers lost, %d absences past the 5-minute store duration): %d broke an invariant; "+
+		"%d stopped or cancelled the job without a recorded restore point, %d had two live jobs, %d got stuck; outcomes: %s",
+		len(seeds), lostAnswers, absentPastStore, broken, lost, twoJobs, stuck, Summary(outcomes))
 }

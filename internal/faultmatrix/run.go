@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,11 @@ const (
 // The timings of every operation, and the policies' limits.
 var (
 	timing = lifecycle.Timing{Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: time.Minute, Poll: time.Second}
+	// crashTiming is the timing of the crash-and-absence schedules:
+	// lifecycle's default deadlines (savepoint 10 minutes, stop and
+	// submission 5), so that an absence of up to 10 minutes ends within
+	// a deadline about as often as past it.
+	crashTiming = lifecycle.Timing{Poll: time.Second}
 	// upgradeMaxAge and restartMaxAge are the policies' maximum state ages.
 	upgradeMaxAge = time.Hour
 	restartMaxAge = 30 * time.Minute
@@ -50,8 +56,10 @@ func updatePolicy(mode policy.UpgradeMode) policy.UpdatePolicy {
 // budget is the longest an operation may take on the fake clock, from the
 // deadlines of the phases it may go through, not counting injected
 // latency and a slack of backoffs: past it the operation is stuck.
-func (op Op) budget() time.Duration {
-	sp, stop, submit := timing.Savepoint, timing.Stop, timing.Submit
+func (op Op) budget(timing lifecycle.Timing) time.Duration {
+	sp := orDefault(timing.Savepoint, lifecycle.DefaultSavepointTimeout)
+	stop := orDefault(timing.Stop, lifecycle.DefaultStopTimeout)
+	submit := orDefault(timing.Submit, lifecycle.DefaultSubmitTimeout)
 	observe := stop + 2*time.Minute // an observation may wait TransitionTimeout
 	switch op {
 	case OpTakeSavepoint:
@@ -74,6 +82,13 @@ func (op Op) budget() time.Duration {
 		return 3 * stop
 	}
 	return 0
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Result is one run of a schedule.
@@ -132,6 +147,13 @@ type env struct {
 	// and triggerState the last state the Progress recorded for it.
 	trigger      string
 	triggerState savepoint.State
+	// timing is the timing of the operations.
+	timing lifecycle.Timing
+	// stored is the Progress stored before the current step, sent the
+	// requests of the step, and fired the crash events done.
+	stored lifecycle.Progress
+	sent   []flinktest.Request
+	fired  map[int]bool
 }
 
 type violations struct{ list []string }
@@ -168,6 +190,14 @@ func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
 		}
 	}
 	res := &Result{Schedule: s, Resumed: resume}
+	for _, ev := range s.Events {
+		if ev.Foreign {
+			e.refuseForeign(ctx, res)
+			res.Outcome = "Refused"
+			res.Violations = e.v.list
+			return res, nil
+		}
+	}
 	start := e.srv.Clock().Now()
 	step := 0
 	var latency time.Duration
@@ -191,7 +221,7 @@ func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
 	}
 	res.Steps = step
 	res.Elapsed = e.srv.Clock().Now().Sub(start)
-	if limit := s.Op.budget() + 2*time.Minute + latency; res.Elapsed > limit {
+	if limit := s.Op.budget(e.timing) + 2*time.Minute + latency; res.Elapsed > limit {
 		e.v.add("invariant 4: the operation took %v on the clock, more than its deadlines allow (%v)", res.Elapsed, limit)
 	}
 	e.final(ctx, res)
@@ -217,8 +247,16 @@ func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
 }
 
 func setup(ctx context.Context, s Schedule) (*env, error) {
-	srv := flinktest.NewServer(flinktest.WithVersion(s.Version), flinktest.WithSeed(s.Seed))
-	e := &env{s: s, srv: srv, store: &lifecycle.MemoryStore{}, v: &violations{}, decided: map[string]time.Time{}, initial: map[flinkapi.JobID]bool{}}
+	opts := []flinktest.Option{flinktest.WithVersion(s.Version), flinktest.WithSeed(s.Seed)}
+	if s.StoreDuration > 0 {
+		opts = append(opts, flinktest.WithStoreDuration(s.StoreDuration))
+	}
+	srv := flinktest.NewServer(opts...)
+	e := &env{s: s, srv: srv, store: &lifecycle.MemoryStore{}, v: &violations{}, decided: map[string]time.Time{}, initial: map[flinkapi.JobID]bool{},
+		fired: map[int]bool{}, timing: timing}
+	if s.Crashes() {
+		e.timing = crashTiming
+	}
 	fail := func(err error) (*env, error) {
 		srv.Close()
 		return nil, fmt.Errorf("faultmatrix: setting up %s: %w", s, err)
@@ -282,7 +320,7 @@ func setup(ctx context.Context, s Schedule) (*env, error) {
 			clock.Advance(10 * time.Second)
 		}
 		e.dispose = &lifecycle.DisposeSavepoints{Client: c, History: e.history, Retention: savepoint.RetentionOptions{MaxCount: 1},
-			Timing: timing, Clock: clock}
+			Timing: e.timing, Clock: clock}
 	}
 	for _, j := range srv.Jobs() {
 		e.initial[j.ID] = true
@@ -315,16 +353,16 @@ func (e *env) stages() []stage {
 	newRun := flinkapi.RunJarRequest{ProgramArgs: jobArgs("/out2", e.s.RestartAttempts)}
 	stop := func(strategy lifecycle.StopStrategy, mode policy.UpgradeMode) stage {
 		return stage{name: string(e.s.Op), mk: func() lifecycle.Stepper {
-			return &lifecycle.Stop{Client: e.c, Job: mainJob, Strategy: strategy, Mode: mode, Timing: timing, Clock: clock}
+			return &lifecycle.Stop{Client: e.c, Job: mainJob, Strategy: strategy, Mode: mode, Timing: e.timing, Clock: clock}
 		}}
 	}
 	teardown := stage{name: "teardown", mk: func() lifecycle.Stepper {
-		return &lifecycle.Teardown{Client: e.c, Job: mainJob, Store: e.store, Name: storeName, Timing: timing, Clock: clock}
+		return &lifecycle.Teardown{Client: e.c, Job: mainJob, Store: e.store, Name: storeName, Timing: e.timing, Clock: clock}
 	}}
 	switch e.s.Op {
 	case OpTakeSavepoint:
 		return []stage{{name: "savepoint", mk: func() lifecycle.Stepper {
-			return &lifecycle.TakeSavepoint{Client: e.c, Job: mainJob, Timing: timing, Clock: clock}
+			return &lifecycle.TakeSavepoint{Client: e.c, Job: mainJob, Timing: e.timing, Clock: clock}
 		}}}
 	case OpStop:
 		return []stage{stop(lifecycle.StopWithSavepoint, "")}
@@ -341,24 +379,24 @@ func (e *env) stages() []stage {
 		}
 		return []stage{{name: "upgrade", mk: func() lifecycle.Stepper {
 			return &lifecycle.Upgrade{Client: e.c, Job: mainJob, Policy: updatePolicy(mode), Latest: e.latest, JarID: e.jar, Run: newRun,
-				JobID: newJob, Timing: timing, Clock: clock}
+				JobID: newJob, Timing: e.timing, Clock: clock}
 		}}}
 	case OpRestart:
 		return []stage{{name: "restart", mk: func() lifecycle.Stepper {
-			return &lifecycle.Restart{Client: e.c, Job: mainJob, JarID: e.jar, Run: newRun, JobID: newJob, Timing: timing, Clock: clock,
+			return &lifecycle.Restart{Client: e.c, Job: mainJob, JarID: e.jar, Run: newRun, JobID: newJob, Timing: e.timing, Clock: clock,
 				Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxStateAge: policy.Duration(restartMaxAge),
 					Backoff: policy.Duration(30 * time.Second), TransitionTimeout: policy.Duration(2 * time.Minute)}}
 		}}}
 	case OpSubmit:
 		return []stage{{name: "submit", mk: func() lifecycle.Stepper {
-			return &lifecycle.Submit{Client: e.c, JarFile: e.jarFile, Run: newRun, JobID: newJob, Timing: timing, Clock: clock}
+			return &lifecycle.Submit{Client: e.c, JarFile: e.jarFile, Run: newRun, JobID: newJob, Timing: e.timing, Clock: clock}
 		}}}
 	case OpTeardown:
 		return []stage{teardown}
 	case OpRedeploy:
 		return []stage{teardown, {name: "redeploy", mk: func() lifecycle.Stepper {
 			return &lifecycle.Upgrade{Client: e.c, Store: e.store, Name: storeName, Policy: updatePolicy(""), JarID: e.jar, Run: newRun,
-				JobID: newJob, Timing: timing, Clock: clock}
+				JobID: newJob, Timing: e.timing, Clock: clock}
 		}}}
 	case OpDispose:
 		return []stage{{name: "dispose", mk: func() lifecycle.Stepper { return e.dispose }}}
@@ -410,19 +448,33 @@ func (e *env) drive(ctx context.Context, st stage, resume bool, step *int) (life
 		e.applyEvents(*step)
 		*step++
 		before := p
+		e.stored = p
 		logged := len(e.srv.Requests())
 		now := clock.Now()
 		res, err := op.Step(ctx, &p)
+		e.sent = e.srv.Requests()[logged:]
 		latency += clock.Now().Sub(now)
 		if err != nil {
 			e.v.add("%s: Step returned an error: %v", st.name, err)
 			return p, "", latency
 		}
 		e.checkStep(st.name, before, p, res, now, e.srv.Requests()[logged:])
-		if res.Done {
-			if res.Outcome != p.Outcome || p.Phase != lifecycle.PhaseDone {
-				e.v.add("%s: Result %+v does not match Progress (phase %s, outcome %s)", st.name, res, p.Phase, p.Outcome)
+		if res.Done && (res.Outcome != p.Outcome || p.Phase != lifecycle.PhaseDone) {
+			e.v.add("%s: Result %+v does not match Progress (phase %s, outcome %s)", st.name, res, p.Phase, p.Outcome)
+		}
+		if away, crashed := e.crash(*step-1, &p); crashed {
+			// The caller comes back after its absence with a new
+			// operation and the Progress it stored (without the
+			// step's answer, if it was lost).
+			clock.Advance(away)
+			latency += away
+			op = st.mk()
+			if !p.Done() {
+				continue
 			}
+			res = lifecycle.Result{Done: true, Outcome: p.Outcome}
+		}
+		if res.Done {
 			return p, p.Outcome, latency
 		}
 		if resume {
@@ -440,6 +492,82 @@ func (e *env) drive(ctx context.Context, st stage, resume bool, step *int) (life
 		}
 		clock.Advance(res.RequeueAfter)
 	}
+}
+
+// crash applies the crash events due after step n (counted over the run):
+// a Crash at n, or the first LoseAnswer from its Step on whose step sent
+// a request that changes the cluster. A lost answer puts p back to what
+// was stored before the step. It reports whether the caller crashed, and
+// how long it stays away.
+func (e *env) crash(n int, p *lifecycle.Progress) (time.Duration, bool) {
+	changed := false
+	for _, r := range e.sent {
+		switch r.Route {
+		case routeSavepoint, routeStop, routeCancel, routeRun, routeUpload, routeDispose:
+			changed = true
+		}
+	}
+	for i, ev := range e.s.Events {
+		if e.fired[i] {
+			continue
+		}
+		due := ev.Crash && ev.Step == n || ev.LoseAnswer && !ev.Crash && n >= ev.Step && changed
+		if !due {
+			continue
+		}
+		e.fired[i] = true
+		if ev.LoseAnswer {
+			*p = e.stored
+		}
+		return ev.Away, true
+	}
+	return 0, false
+}
+
+// refuseForeign hands the operation's first stage stored statuses that
+// are not its own, and checks that each is refused with an error before
+// any request, and left as it was.
+func (e *env) refuseForeign(ctx context.Context, res *Result) {
+	st := e.stages()[0]
+	var own lifecycle.Progress
+	if _, err := st.mk().Step(ctx, &own); err != nil {
+		e.v.add("%s: the first Step of a fresh Progress: %v", st.name, err)
+		return
+	}
+	other := own
+	other.Target = "ffffffffffffffffffffffffffffffff"
+	op := own
+	op.Operation = map[bool]string{true: "Teardown", false: "Upgrade"}[own.Operation != "Teardown"]
+	unknownPhase, unknownOutcome, newer := own, own, own
+	unknownPhase.Phase, unknownOutcome.Phase, unknownOutcome.Outcome = "Teleport", lifecycle.PhaseDone, "Vanished"
+	newer.FormatVersion = lifecycle.FormatVersion + 1
+	cases := []struct {
+		name string
+		p    lifecycle.Progress
+		want error
+	}{
+		{"a status of another job", other, lifecycle.ErrForeignProgress},
+		{"a status of " + op.Operation, op, lifecycle.ErrForeignProgress},
+		{"a status done, naming no operation", lifecycle.Progress{Phase: lifecycle.PhaseDone, Outcome: lifecycle.OutcomeSucceeded}, lifecycle.ErrInvalidProgress},
+		{"an unknown phase", unknownPhase, lifecycle.ErrInvalidProgress},
+		{"an unknown outcome", unknownOutcome, lifecycle.ErrInvalidProgress},
+		{"a newer format", newer, lifecycle.ErrUnknownFormat},
+	}
+	for _, c := range cases {
+		logged := len(e.srv.Requests())
+		q := c.p
+		r, err := st.mk().Step(ctx, &q)
+		if !errors.Is(err, c.want) || r.Done {
+			e.v.add("invariant 9: %s was handed %s: Step = %+v, %v; want an error matching %v", st.name, c.name, r, err, c.want)
+		}
+		if q != c.p {
+			e.v.add("invariant 9: %s changed %s it refused", st.name, c.name)
+		}
+		if n := len(e.srv.Requests()) - logged; n > 0 {
+			e.v.add("invariant 9: %s sent %d requests for %s", st.name, n, c.name)
+		}
+	}
+	res.Steps = 1 + len(cases)
 }
 
 // requestBody holds the fields of request bodies the checks read.
@@ -580,6 +708,16 @@ func (e *env) takesSavepoints() bool {
 	return true
 }
 
+// stopsJobs reports whether the operation stops the main job with a
+// savepoint.
+func (e *env) stopsJobs() bool {
+	switch e.s.Op {
+	case OpStop, OpUpgrade, OpTeardown, OpRedeploy:
+		return true
+	}
+	return false
+}
+
 func (e *env) startsJobs() bool {
 	switch e.s.Op {
 	case OpUpgrade, OpUpgradeLastState, OpRestart, OpSubmit, OpRedeploy:
@@ -677,9 +815,16 @@ func (e *env) final(ctx context.Context, res *Result) {
 			e.v.add("invariant 3: the new job %s restored from state %v old when chosen, more than the maximum %v", j.ID, at.Sub(s.Taken), e.maxAge)
 		}
 	}
-	// 1: the job was not cancelled without a restore point.
-	if info, ok := e.srv.Job(mainJob); ok && e.stateful && e.s.Op != OpSubmit && info.State == flinkapi.JobCanceled && len(locations) == 0 && len(restores) == 0 {
-		e.v.add("invariant 1: the job ended CANCELED and no restore point was recorded")
+	// 1: the job was not cancelled without a restore point, nor stopped
+	// without one being learnt (unless a JobManager restart made Flink
+	// forget the savepoint: the outcome then says so).
+	if info, ok := e.srv.Job(mainJob); ok && e.stateful && e.s.Op != OpSubmit && len(locations) == 0 && len(restores) == 0 {
+		switch {
+		case info.State == flinkapi.JobCanceled:
+			e.v.add("invariant 1: the job ended CANCELED and no restore point was recorded")
+		case info.State == flinkapi.JobFinished && e.stopsJobs() && !e.restartedBetween(time.Time{}, end):
+			e.v.add("invariant 1: the job was stopped (FINISHED) and no restore point was recorded")
+		}
 	}
 	switch e.s.Op {
 	case OpTeardown, OpRedeploy:

@@ -112,6 +112,22 @@ type Event struct {
 	// FailJob fails the operation's job (or, for a submission, the new
 	// job) if its tasks run.
 	FailJob bool
+	// LoseAnswer: the first step from Step on that sends a request which
+	// changes the cluster (a trigger, a stop, a cancel, a jar upload or
+	// run, a disposal) loses its answer with the caller, who resumes
+	// from the Progress stored before that step, Away later.
+	LoseAnswer bool
+	// Crash: the caller crashes after the step numbered Step (its
+	// Progress stored, or with LoseAnswer lost) and comes back Away
+	// later with a new operation.
+	Crash bool
+	Away  time.Duration
+	// Foreign: before the operation starts, it is handed stored
+	// statuses that are not its own (of another job, of another
+	// operation, of an unknown phase, outcome or format); each must be
+	// refused with an error and nothing sent. The run ends there, with
+	// the outcome "Refused".
+	Foreign bool
 }
 
 // String describes the event compactly.
@@ -148,6 +164,14 @@ func (e Event) String() string {
 		b.WriteString("jobmanager-restart" + restartString(*e.Restart, e.LoseJobs))
 	case e.FailJob:
 		b.WriteString("fail-job")
+	case e.Crash && e.LoseAnswer:
+		fmt.Fprintf(&b, "crash losing the answer, away %v", e.Away)
+	case e.Crash:
+		fmt.Fprintf(&b, "crash, away %v", e.Away)
+	case e.LoseAnswer:
+		fmt.Fprintf(&b, "answer lost, away %v", e.Away)
+	case e.Foreign:
+		b.WriteString("foreign progress")
 	}
 	return b.String()
 }
@@ -177,7 +201,10 @@ type Schedule struct {
 	Version string
 	// RestartAttempts is the --restart-attempts of the operation's job.
 	RestartAttempts int
-	Events          []Event
+	// StoreDuration is the fake's rest.async.store-duration; 0: Flink's
+	// default (5 minutes).
+	StoreDuration time.Duration
+	Events        []Event
 	// Class names the fault class of a matrix cell; empty for generated
 	// schedules.
 	Class string
@@ -193,7 +220,11 @@ func (s Schedule) String() string {
 	if name == "" {
 		name = fmt.Sprintf("seed %d", s.Seed)
 	}
-	return fmt.Sprintf("%s: %s on Flink %s (restart-attempts %d) [%s]", name, s.Op, s.Version, s.RestartAttempts, strings.Join(ev, "; "))
+	store := ""
+	if s.StoreDuration > 0 {
+		store = fmt.Sprintf(", store duration %v", s.StoreDuration)
+	}
+	return fmt.Sprintf("%s: %s on Flink %s (restart-attempts %d%s) [%s]", name, s.Op, s.Version, s.RestartAttempts, store, strings.Join(ev, "; "))
 }
 
 // Generate draws a random schedule from seed: an operation, a version and
@@ -305,9 +336,62 @@ var Classes = []Class{
 	{Name: "job fails while stopping", Events: every(flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Times: 1,
 		Cause: "java.lang.RuntimeException: injected"})},
 	{Name: "job fails at step 3", Events: func(Op) []Event { return []Event{{Step: 3, FailJob: true}} }},
+	{Name: ClassAnswerLost, Events: func(Op) []Event { return []Event{{Step: 1, LoseAnswer: true, Away: 30 * time.Second}} }},
+	{Name: "one transient answer to the cancel", Events: func(op Op) []Event {
+		return append(faultOn([]string{routeCancel}, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Times: 1}),
+			faultOn([]string{routeCancel}, flinktest.Fault{Kind: flinktest.FaultLatency, Delay: 1500 * time.Millisecond, Times: 1})...)
+	}},
+	{Name: "foreign or unknown stored status", Events: func(Op) []Event { return []Event{{Foreign: true}} }},
 }
+
+// ClassAnswerLost is the matrix row whose caller loses the answer to its
+// first change of the cluster and comes back after the fake's
+// asynchronous result store (MatrixStoreDuration there) forgot the
+// trigger id, within the operations' deadlines.
+const ClassAnswerLost = "answer lost, caller away past the async store duration"
+
+// MatrixStoreDuration is the fake's rest.async.store-duration in the row
+// ClassAnswerLost: shorter than Flink's 5 minutes, so that the caller's
+// absence of 30 s outlasts it within the deadlines of the operations.
+const MatrixStoreDuration = 20 * time.Second
 
 // MatrixSchedule is the schedule of one cell of the matrix.
 func MatrixSchedule(c Class, op Op) Schedule {
-	return Schedule{Seed: 1, Op: op, Version: Versions[0], Events: c.Events(op), Class: c.Name}
+	s := Schedule{Seed: 1, Op: op, Version: Versions[0], Events: c.Events(op), Class: c.Name}
+	if c.Name == ClassAnswerLost {
+		s.StoreDuration = MatrixStoreDuration
+	}
+	return s
+}
+
+// Crashes reports whether the schedule crashes its caller.
+func (s Schedule) Crashes() bool {
+	for _, e := range s.Events {
+		if e.Crash {
+			return true
+		}
+	}
+	return false
+}
+
+// CrashOps are the operations of the crash-and-absence schedules.
+var CrashOps = []Op{OpUpgrade, OpUpgradeLastState, OpRestart, OpTeardown}
+
+// GenerateCrashes draws a crash-and-absence schedule from seed: one of
+// CrashOps, a version, and one to three crashes of the caller after
+// random steps, each losing the answer of the step or not, each followed
+// by an absence of up to 10 minutes on the fake's clock (past Flink's
+// store duration of 5 minutes, and past the operations' deadlines, about
+// half the time).
+func GenerateCrashes(seed int64) Schedule {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x6372617368)) // "crash"
+	s := Schedule{Seed: seed, Op: CrashOps[r.IntN(len(CrashOps))], Version: Versions[r.IntN(len(Versions))],
+		RestartAttempts: []int{0, 0, 2}[r.IntN(3)]}
+	step := 0
+	for range 1 + r.IntN(3) {
+		step += 1 + r.IntN(8)
+		s.Events = append(s.Events, Event{Step: step, Crash: true, LoseAnswer: r.IntN(2) == 0,
+			Away: time.Duration(r.IntN(601)) * time.Second})
+	}
+	return s
 }
