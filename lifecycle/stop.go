@@ -213,6 +213,12 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 // one that may have reached Flink, the job's state is read first
 // (stepWait), which sends the next cancel only if the job still runs.
 func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Result {
+	if !now.Before(p.Deadline) && p.Requests == 0 && p.LastError == "" {
+		// No cancel was sent and failed: the time passed while the
+		// caller was away, not waiting for Flink. The deadline counts
+		// from the first cancel.
+		p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
+	}
 	if !now.Before(p.Deadline) {
 		return finish(p, OutcomeTimedOut, "the deadline passed before the job could be cancelled: "+p.LastError)
 	}
