@@ -267,10 +267,11 @@ func ended(p *Progress) bool {
 	return p.Observed.State.IsGloballyTerminal() && !p.Observed.StatsAfter.IsZero()
 }
 
-// lostEnded is the Failure of a savepoint of a job that ended while Flink
-// forgot the trigger id and nothing shows the savepoint.
+// lostEnded is the Failure of a savepoint of a job that ended, when
+// Flink no longer knows the savepoint's trigger id (or never did) and
+// nothing shows the savepoint.
 func lostEnded(p *Progress, st savepoint.Status, why string) string {
-	return fmt.Sprintf("Flink forgot the trigger id %s, the job is %s, and %s", st.TriggerID, p.Observed.State, why)
+	return fmt.Sprintf("the job is %s, Flink knows no savepoint of trigger id %s, and %s", p.Observed.State, st.TriggerID, why)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
