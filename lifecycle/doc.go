@@ -31,6 +31,40 @@
 // and a submission is preceded by a look-up of the job id. A savepoint
 // location, once seen, is kept in Progress.Location and never cleared.
 //
+// A Progress belongs to one operation and one job: its first Step records
+// them (Progress.Operation, Progress.Target) with the format version, and
+// every later Step checks them before anything else. A Progress written
+// by another operation, or by the same one for another job, is refused
+// with ErrForeignProgress, one with a phase or outcome this release does
+// not know (or an outcome without the Done phase) with ErrInvalidProgress,
+// and one of a newer format with ErrUnknownFormat; nothing is sent and
+// the Progress is left as it was. Store one Progress per operation, and
+// start the next operation with a zero one.
+//
+// # Adopting the new job
+//
+// Upgrade, Restart and Rescale start a new job in place of the old one:
+// Progress.NewJobID names it from the step before its submission on,
+// whatever the outcome, also TimedOut. The caller must adopt it: store it
+// as the deployment's job, and name it (not the old job) in the next
+// operation, or a retry with the old job's id would replace a job that
+// no longer runs. Should the Progress be lost, the operations protect
+// the deployment anyway: without Upgrade.JobID the new job's id is
+// derived from the old job's id (or from Name when there is no old job),
+// so an operation started again on the old job looks that id up in
+// Flink's job list (PhaseAdopt) before it decides, and adopts a job of
+// that id that runs or is starting (Progress.Adopted) instead of
+// submitting a second one; a job of that id that has ended is passed
+// over for the next derived id.
+//
+// # Misconfigured clients
+//
+// An answer that says the client is set up wrong for the cluster (401,
+// 403, a redirect, a TLS verification failure: flinkapi.ErrMisconfigured)
+// is returned by Step as its error at once, instead of being polled until
+// the deadline: no retry changes it. The Progress keeps what was
+// recorded; once the client is fixed, the same operation resumes.
+//
 // # Savepoints
 //
 // TakeSavepoint and the savepoint phase of Stop follow package savepoint:
@@ -40,6 +74,19 @@
 // lost: OutcomeSavepointLost once the history, or a restore of the job
 // after the trigger, shows it will not complete. Past the deadline the
 // operation ends OutcomeTimedOut.
+//
+// An answer that Flink does not know the job, also a savepoint that
+// completes with FlinkJobNotFoundException, is checked against Flink's
+// job list. A job the list shows ended (FINISHED, CANCELED, FAILED) is
+// not gone: a stop whose answer was lost with the caller, sent again
+// after Flink forgot its trigger id (rest.async.store-duration, 5
+// minutes), gets exactly that answer once the first stop has finished
+// the job. Its savepoint is looked up in the ended job's checkpoint
+// history, read once Flink's cache of the statistics (Timing.Cache) holds
+// none from before the end, and recorded when found. When nothing shows
+// it, the operation ends OutcomeSavepointLost naming the trigger time and
+// the directory the savepoint went to (or OutcomeJobTerminal if the job
+// had ended otherwise), never Succeeded.
 //
 // Polls come soon after an action and slow down to Timing.Poll: a
 // savepoint's status, a job being stopped or started are read every
@@ -129,7 +176,17 @@
 // without state only in Stateless mode or with AllowCancelWithoutState,
 // and otherwise ends LeftRunning saying why, so a delete never waits
 // longer than its deadlines. A job that failed while stopping is
-// cancelled once its savepoint is recorded. An Upgrade with the same
+// cancelled once its savepoint is recorded. A job that had already ended
+// (FAILED, CANCELED, FINISHED) is named so, and its newest state is
+// recorded instead: a savepoint it ended with, or its latest checkpoint
+// if Flink retains it (after a failure, with externalized checkpoints;
+// after a cancel, unless they are deleted on cancellation; never after
+// finishing). Without either, a policy that keeps state ends the
+// teardown in OutcomeJobTerminal or OutcomeSavepointLost, whose Reason
+// says what could not be found. Progress.Stopped reports such an end: the
+// job no longer runs, and tearing it down again cannot bring the state
+// back, so a caller deleting the deployment may let it go, with the
+// warning. An Upgrade with the same
 // Store and Name restores from the stored savepoint if it is within the
 // policy's maximum age (it competes with Upgrade.Latest; the newer wins),
 // and otherwise does what the policy says (block, or start without
@@ -145,7 +202,9 @@
 //
 // What this package writes for a later release to read carries a format
 // version; FormatVersion is the newest this release writes and reads. A
-// FileStore file holds the version beside the record
+// Progress holds it in Progress.FormatVersion, set by every Step; its
+// UnmarshalJSON and every Step refuse a newer one with ErrUnknownFormat.
+// A FileStore file holds the version beside the record
 // ({"formatVersion":1,"record":{...}}); a bare record, as releases before
 // format versions wrote it, reads as version 1. A file of a newer version
 // was written by a later flinkkit: Get refuses it with an error matching
@@ -159,8 +218,9 @@
 // DisposeSavepoints disposes of the savepoints savepoint.ChooseDisposals
 // picks from a History at the operation's start, one after the other
 // through Flink's savepoint disposal, polling each; a disposal whose
-// trigger id Flink forgot is sent again. Remove the disposed ones from the
-// History afterwards (DisposeSavepoints.Chosen).
+// trigger id Flink forgot is sent again, and a savepoint whose files are
+// gone counts as disposed of (the Reason names it). Remove the disposed
+// ones from the History afterwards (DisposeSavepoints.Chosen).
 //
 // # Transitions
 //
@@ -172,7 +232,11 @@
 // # Outcomes and deadlines
 //
 // Every phase has a deadline (Timing); every operation ends in a named
-// Outcome with a Reason, at the latest at the deadline. Transient errors
+// Outcome with a Reason, at the latest at the deadline. A deadline bounds
+// the wait for Flink, not the caller's absence: a phase whose deadline
+// passed while no request of it failed (the caller was away) reads once
+// more before it times out, and one that had sent nothing yet counts its
+// deadline from its first request. Transient errors
 // (503, connection resets) never end an operation early: they are kept in
 // Progress.LastError and the step is retried with backoff. An answer that
 // Flink does not know a job (404) is confirmed with Flink's job list
@@ -181,5 +245,7 @@
 // and acting on it would start a second job or drop a savepoint.
 //
 // internal/faultmatrix runs every operation under each fault class and
-// 1,000 seeded fault schedules and checks these rules after every step.
+// 1,000 seeded fault schedules, and 1,000 seeded schedules of a caller
+// that crashes, loses answers and stays away up to 10 minutes, and checks
+// these rules after every step.
 package lifecycle

@@ -97,6 +97,10 @@ func AfterTrigger(prev Status, op flinkapi.Operation, err error, now time.Time) 
 //     message. If the cause is Flink's StopWithSavepointStoppingException,
 //     the savepoint completed before the job failed while stopping: Failed
 //     with its Location. If it is FlinkJobNotFoundException: JobGone.
+//     Flink answers so for a job that ended as well (a trigger it forgot,
+//     sent again after the job finished): a caller confirms with Flink's
+//     job list before it believes the job gone, and looks a job that
+//     ended up with Recover (package lifecycle does).
 //   - COMPLETED with neither: Failed.
 //   - 404 for the trigger id, or any other 404 that is not for the job:
 //     Lost (never Failed: the savepoint may have completed; see Recover).
