@@ -318,6 +318,43 @@ func TestDeleteLeftRunning(t *testing.T) {
 	}
 }
 
+// TestDeleteFailedJob: deleting a FlinkJob whose job failed for good (its
+// restart policy is Never) does not hang: the teardown names the job
+// FAILED, finds no savepoint or retained checkpoint to record, says so in
+// a warning event, and lets the FlinkJob go, as tearing down again cannot
+// bring the state back.
+func TestDeleteFailedJob(t *testing.T) {
+	h := newHarness(t)
+	spec := h.spec()
+	spec.Restart = policy.RestartPolicy{}
+	h.create(spec)
+	old := h.running("create").Status.JobID
+	if err := h.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	h.until("failed", func(j *v1alpha1.FlinkJob) bool { return j.Status.DeploymentState == policy.Failed }, nil)
+	if err := h.k8s.Delete(context.Background(), h.get()); err != nil {
+		t.Fatal(err)
+	}
+	var last *v1alpha1.FlinkJob
+	h.until("delete", func(j *v1alpha1.FlinkJob) bool { return j == nil }, func(j *v1alpha1.FlinkJob) {
+		if j != nil {
+			last = j
+		}
+	})
+	p := last.Status.Progress
+	if last.Status.Operation != v1alpha1.OperationTeardown || p.Outcome != lifecycle.OutcomeJobTerminal || !p.Stopped() ||
+		!strings.Contains(p.Reason, "FAILED") {
+		t.Errorf("last status: operation %s, outcome %s (%s)", last.Status.Operation, p.Outcome, p.Reason)
+	}
+	if !h.events.has("Warning TeardownJobTerminal") {
+		t.Errorf("no TeardownJobTerminal warning:\n%s", h.events)
+	}
+	if n := h.count("PATCH /jobs/:jobid"); n != 0 {
+		t.Errorf("%d cancels of a failed job", n)
+	}
+}
+
 // TestPeriodicSavepoints: with a savepoint interval, savepoints of the
 // running job are taken on schedule and listed in the status.
 func TestPeriodicSavepoints(t *testing.T) {
