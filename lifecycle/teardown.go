@@ -269,22 +269,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
 	case PhaseObserveRetention:
-		cr, ok := t.Client.(checkpointConfigReader)
-		if !ok {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-			return t.endedFound(p, now), nil
-		}
-		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
-		noted(ctx, err)
-		switch {
-		case err == nil:
-			if !retains(cfg, p.Observed.State) {
-				p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-			}
-		case flinkapi.IsJobNotFound(err), permanent(err):
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-		default:
-			p.LastError = errMessage(err)
+		if !readRetention(ctx, t.Client, p) {
 			return Result{RequeueAfter: t.Timing.backoff(2)}, nil
 		}
 		return t.endedFound(p, now), nil

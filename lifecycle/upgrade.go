@@ -566,23 +566,35 @@ func (r *replacer) observed(ctx context.Context, p *Progress, now time.Time) (Re
 // it did (or, for a job still running, when it is cancelled): otherwise
 // its files are gone, or will be once the job is cancelled.
 func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	cfg, err := r.client.CheckpointConfig(ctx, p.PreviousJobID)
-	noted(ctx, err)
-	switch {
-	case err == nil:
-		retained := retains(cfg, p.Observed.State)
-		if !retained {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-		}
-	case flinkapi.IsJobNotFound(err), permanent(err):
-		// Retention unknown: the checkpoint cannot be relied on.
-		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-	default:
-		p.LastError = errMessage(err)
+	if !readRetention(ctx, r.client, p) {
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
-	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// readRetention reads the checkpointing configuration of p's previous job
+// and forgets the observed checkpoint unless Flink retains it (retains);
+// with the retention unknown (no such call, the job or the route unknown)
+// the checkpoint cannot be relied on either. It reports false after a
+// transient error, recorded in p.LastError: the read is to be repeated.
+func readRetention(ctx context.Context, c any, p *Progress) bool {
+	retained := false
+	if cr, ok := c.(checkpointConfigReader); ok {
+		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
+		noted(ctx, err)
+		switch {
+		case err == nil:
+			retained = retains(cfg, p.Observed.State)
+		case !flinkapi.IsJobNotFound(err) && !permanent(err):
+			p.LastError = errMessage(err)
+			return false
+		}
+	}
+	if !retained {
+		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+	}
+	p.LastError = ""
+	return true
 }
 
 // retains reports whether Flink keeps the latest checkpoint of a job

@@ -113,44 +113,55 @@ func subtestName(name string) string { return strings.ReplaceAll(name, " ", "_")
 // TestSchedules runs randomised fault schedules from fixed seeds: seeds 1
 // to -schedules, or only -seed.
 func TestSchedules(t *testing.T) {
-	seeds := make([]int64, 0, *schedulesFlag)
-	if *seedFlag != 0 {
-		seeds = append(seeds, *seedFlag)
-	} else {
-		for i := 1; i <= *schedulesFlag; i++ {
-			seeds = append(seeds, int64(i))
-		}
-	}
-	var mu sync.Mutex
 	outcomes := map[string]int{}
 	failed := 0
-	t.Run("seeds", func(t *testing.T) {
-		for _, seed := range seeds {
-			t.Run(fmt.Sprint(seed), func(t *testing.T) {
-				t.Parallel()
-				s := Generate(seed)
-				r, v := runBoth(t, s)
-				if testing.Verbose() && len(seeds) == 1 {
-					t.Logf("%s\noutcome %s after %d steps, %v on the clock; violations %v\nrequests: %s", s, r.Outcome, r.Steps, r.Elapsed, v, strings.Join(r.Routes, ", "))
-				}
-				report(t, s, r, v, fmt.Sprintf("go test ./internal/faultmatrix -run TestSchedules -seed=%d -v", seed))
-				mu.Lock()
-				defer mu.Unlock()
-				outcomes[string(r.Schedule.Op)+" "+r.Outcome]++
-				if len(v) > 0 {
-					failed++
-				}
-			})
+	n := runSeeds(t, *schedulesFlag, Generate, "TestSchedules", func(s Schedule, r *Result, v []string) {
+		outcomes[string(r.Schedule.Op)+" "+r.Outcome]++
+		if len(v) > 0 {
+			failed++
 		}
 	})
 	byOutcome := map[string]int{}
 	for k, n := range outcomes {
 		byOutcome[k[strings.Index(k, " ")+1:]] += n
 	}
-	t.Logf("%d schedules run, %d broke an invariant; outcomes: %s", len(seeds), failed, Summary(byOutcome))
+	t.Logf("%d schedules run, %d broke an invariant; outcomes: %s", n, failed, Summary(byOutcome))
 	if testing.Verbose() {
 		t.Logf("by operation: %s", Summary(outcomes))
 	}
+}
+
+// runSeeds runs the schedules generate draws from seeds 1 to n (or only
+// -seed) in parallel, uninterrupted and resumed, reports each one that
+// broke an invariant with the command that replays it (-run test), and
+// calls tally, one call at a time, with each. It returns how many ran.
+func runSeeds(t *testing.T, n int, generate func(int64) Schedule, test string, tally func(Schedule, *Result, []string)) int {
+	seeds := make([]int64, 0, n)
+	if *seedFlag != 0 {
+		seeds = append(seeds, *seedFlag)
+	} else {
+		for i := 1; i <= n; i++ {
+			seeds = append(seeds, int64(i))
+		}
+	}
+	var mu sync.Mutex
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel()
+				s := generate(seed)
+				r, v := runBoth(t, s)
+				if testing.Verbose() && len(seeds) == 1 {
+					t.Logf("%s\noutcome %s after %d steps, %v on the clock; violations %v\nrequests: %s", s, r.Outcome, r.Steps, r.Elapsed, v, strings.Join(r.Routes, ", "))
+				}
+				report(t, s, r, v, fmt.Sprintf("go test ./internal/faultmatrix -run %s -seed=%d -v", test, seed))
+				mu.Lock()
+				defer mu.Unlock()
+				tally(s, r, v)
+			})
+		}
+	})
+	return len(seeds)
 }
 
 var crashesFlag = flag.Int("crashes", 1000, "number of crash-and-absence schedules TestCrashAndAbsence runs (seeds 1 to N)")
@@ -164,55 +175,33 @@ var crashesFlag = flag.Int("crashes", 1000, "number of crash-and-absence schedul
 // the job without a recorded restore point, had two live jobs, or got
 // stuck (all must be 0).
 func TestCrashAndAbsence(t *testing.T) {
-	seeds := make([]int64, 0, *crashesFlag)
-	if *seedFlag != 0 {
-		seeds = append(seeds, *seedFlag)
-	} else {
-		for i := 1; i <= *crashesFlag; i++ {
-			seeds = append(seeds, int64(i))
-		}
-	}
-	var mu sync.Mutex
 	outcomes := map[string]int{}
 	var lost, twoJobs, stuck, broken, lostAnswers, absentPastStore int
-	t.Run("seeds", func(t *testing.T) {
-		for _, seed := range seeds {
-			t.Run(fmt.Sprint(seed), func(t *testing.T) {
-				t.Parallel()
-				s := GenerateCrashes(seed)
-				r, v := runBoth(t, s)
-				if testing.Verbose() && len(seeds) == 1 {
-					t.Logf("%s\noutcome %s after %d steps, %v on the clock; violations %v\nrequests: %s", s, r.Outcome, r.Steps, r.Elapsed, v, strings.Join(r.Routes, ", "))
-				}
-				report(t, s, r, v, fmt.Sprintf("go test ./internal/faultmatrix -run TestCrashAndAbsence -seed=%d -v", seed))
-				mu.Lock()
-				defer mu.Unlock()
-				outcomes[string(s.Op)+" "+r.Outcome]++
-				for _, ev := range s.Events {
-					if ev.LoseAnswer {
-						lostAnswers++
-					}
-					if ev.Away > 5*time.Minute {
-						absentPastStore++
-					}
-				}
-				if len(v) > 0 {
-					broken++
-				}
-				joined := strings.Join(v, "\n")
-				if strings.Contains(joined, "invariant 1:") {
-					lost++
-				}
-				if strings.Contains(joined, "two jobs of the deployment run at once") {
-					twoJobs++
-				}
-				if strings.Contains(joined, "invariant 4:") {
-					stuck++
-				}
-			})
+	n := runSeeds(t, *crashesFlag, GenerateCrashes, "TestCrashAndAbsence", func(s Schedule, r *Result, v []string) {
+		outcomes[string(s.Op)+" "+r.Outcome]++
+		for _, ev := range s.Events {
+			if ev.LoseAnswer {
+				lostAnswers++
+			}
+			if ev.Away > 5*time.Minute {
+				absentPastStore++
+			}
+		}
+		if len(v) > 0 {
+			broken++
+		}
+		joined := strings.Join(v, "\n")
+		if strings.Contains(joined, "invariant 1:") {
+			lost++
+		}
+		if strings.Contains(joined, "two jobs of the deployment run at once") {
+			twoJobs++
+		}
+		if strings.Contains(joined, "invariant 4:") {
+			stuck++
 		}
 	})
 	t.Logf("%d crash-and-absence runs (%d answers lost, %d absences past the 5-minute store duration): %d broke an invariant; "+
 		"%d stopped or cancelled the job without a recorded restore point, %d had two live jobs, %d got stuck; outcomes: %s",
-		len(seeds), lostAnswers, absentPastStore, broken, lost, twoJobs, stuck, Summary(outcomes))
+		n, lostAnswers, absentPastStore, broken, lost, twoJobs, stuck, Summary(outcomes))
 }

@@ -71,20 +71,8 @@ func (c *cancelClient) CancelJob(ctx context.Context, id flinkapi.JobID) error {
 func TestRealClusterNothingLost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2,
+	cluster, c, v, jar := startCluster(t, ctx, flinkfixture.Config{Slots: 2,
 		Extra: map[string]string{"rest.async.store-duration": realStoreDuration.String()}})
-	c, err := flinkapi.NewClient(cluster.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := c.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jar, err := c.UploadJar(ctx, cluster.TestJobJar)
-	if err != nil {
-		t.Fatal(err)
-	}
 	timing := lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute}
 	args := func(out string, extra ...string) []string {
 		return append([]string{"--out", out, "--keys", "2", "--rate", "40", "--parallelism", "1", "--checkpoint-interval", "300",
@@ -178,16 +166,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 			if err != nil || stats.LatestCompleted == nil || stats.LatestCompleted.ExternalPath != p.RestoreFrom {
 				t.Errorf("restored from %q; the cancelled job's final checkpoint is %+v (%v)", p.RestoreFrom, stats.LatestCompleted, err)
 			}
-			before, err := flinkfixture.ReadCounts(out1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			after := waitRunningWithCounts(t, ctx, out2)
-			for k, n := range after {
-				if n < before[k]/2 {
-					t.Errorf("key %s: the new job counts %d, the old one %d: the state was not carried over", k, n, before[k])
-				}
-			}
+			countsCarriedOver(t, ctx, out1, out2)
 			cancelJob(t, ctx, c, p.NewJobID) // the cluster has two slots
 		})
 	}
@@ -210,10 +189,6 @@ func TestRealClusterNothingLost(t *testing.T) {
 			strings.Contains(p.Reason, "does not know") || !ok || rec.Location != p.RestoreFrom || !flinkfixture.LocationExists(p.RestoreFrom) {
 			t.Fatalf("%s (%s): restore %s %q, recorded %+v", res.Outcome, p.Reason, p.RestoreKind, p.RestoreFrom, rec)
 		}
-		before, err := flinkfixture.ReadCounts(out)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// A redeploy of the name starts from the failed job's checkpoint.
 		out2 := cluster.OutDir("failed-redeployed")
 		var d lifecycle.Progress
@@ -222,12 +197,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 		if res.Outcome != lifecycle.OutcomeSucceeded || d.RestoreFrom != p.RestoreFrom {
 			t.Fatalf("redeploy: %s (%s) from %q", res.Outcome, d.Reason, d.RestoreFrom)
 		}
-		after := waitRunningWithCounts(t, ctx, out2)
-		for k, n := range after {
-			if n < before[k]/2 {
-				t.Errorf("key %s: the redeployed job counts %d, the failed one %d", k, n, before[k])
-			}
-		}
+		countsCarriedOver(t, ctx, out, out2)
 		cancelJob(t, ctx, c, d.NewJobID)
 	})
 

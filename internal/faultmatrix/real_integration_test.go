@@ -33,19 +33,7 @@ import (
 func TestRealClusterFindings(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
-	c, err := flinkapi.NewClient(cluster.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := c.Version(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jar, err := c.UploadJar(ctx, cluster.TestJobJar)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, c, v, jar := startCluster(t, ctx, flinkfixture.Config{Slots: 2})
 	timing := lifecycle.Timing{Poll: time.Second, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute}
 	args := func(out string) []string {
 		return []string{"--out", out, "--keys", "2", "--rate", "40", "--parallelism", "1", "--checkpoint-interval", "200", "--name", "faultmatrix-real"}
@@ -118,18 +106,7 @@ func TestRealClusterFindings(t *testing.T) {
 	if _, err := os.Stat(strings.TrimPrefix(observed, "file:")); err == nil {
 		t.Logf("the checkpoint observed before the cancel, %s, was not subsumed", observed)
 	}
-	before, err := flinkfixture.ReadCounts(out1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	after := waitRunningWithCounts(t, ctx, out2)
-	for k, n := range after {
-		// The new job starts from the old one's last checkpoint: its
-		// first counts are close to the old job's last ones, not zero.
-		if n < before[k]/2 {
-			t.Errorf("key %s: new job counts %d, old job %d: the state was not carried over", k, n, before[k])
-		}
-	}
+	countsCarriedOver(t, ctx, out1, out2)
 
 	// A job Flink does not know.
 	unknown := flinkapi.NewJobID()
@@ -155,6 +132,43 @@ func TestRealClusterFindings(t *testing.T) {
 	}
 	if running != 2 { // the upgraded job and the deployed one
 		t.Errorf("%d jobs run, want 2: %+v", running, jobs)
+	}
+}
+
+// startCluster starts a cluster for t, and returns it with a client, the
+// cluster's version and the test job's jar uploaded to it.
+func startCluster(t *testing.T, ctx context.Context, cfg flinkfixture.Config) (*flinkfixture.Cluster, *flinkapi.Client, flinkapi.Version, flinkapi.JarID) {
+	t.Helper()
+	cluster := flinkfixture.StartForTest(t, ctx, cfg)
+	c, err := flinkapi.NewClient(cluster.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Version(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, err := c.UploadJar(ctx, cluster.TestJobJar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, c, v, jar
+}
+
+// countsCarriedOver checks that the job writing to to started from the
+// state of the one that wrote to from: its first counts are close to the
+// old job's last ones (at least half of them), not zero.
+func countsCarriedOver(t *testing.T, ctx context.Context, from, to string) {
+	t.Helper()
+	before, err := flinkfixture.ReadCounts(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := waitRunningWithCounts(t, ctx, to)
+	for k, n := range after {
+		if n < before[k]/2 {
+			t.Errorf("key %s: the new job counts %d, the old one %d: the state was not carried over", k, n, before[k])
+		}
 	}
 }
 

@@ -206,14 +206,7 @@ func TestFailureRestart(t *testing.T) {
 // stays failed and the status says why.
 func TestFailureRestartDisabled(t *testing.T) {
 	h := newHarness(t)
-	spec := h.spec()
-	spec.Restart = policy.RestartPolicy{}
-	h.create(spec)
-	old := h.running("create").Status.JobID
-	if err := h.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
-		t.Fatal(err)
-	}
-	h.until("failed", func(j *v1alpha1.FlinkJob) bool { return j.Status.DeploymentState == policy.Failed }, nil)
+	old := h.failedForGood()
 	for range 5 {
 		h.srv.Clock().Advance(h.reconcile().RequeueAfter)
 	}
@@ -325,14 +318,7 @@ func TestDeleteLeftRunning(t *testing.T) {
 // bring the state back.
 func TestDeleteFailedJob(t *testing.T) {
 	h := newHarness(t)
-	spec := h.spec()
-	spec.Restart = policy.RestartPolicy{}
-	h.create(spec)
-	old := h.running("create").Status.JobID
-	if err := h.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
-		t.Fatal(err)
-	}
-	h.until("failed", func(j *v1alpha1.FlinkJob) bool { return j.Status.DeploymentState == policy.Failed }, nil)
+	h.failedForGood()
 	if err := h.k8s.Delete(context.Background(), h.get()); err != nil {
 		t.Fatal(err)
 	}

@@ -177,6 +177,22 @@ func (h *harness) running(what string) *v1alpha1.FlinkJob {
 	return j
 }
 
+// failedForGood creates a FlinkJob whose restart policy is Never, fails
+// its job and reconciles until the status says Failed; it returns the
+// failed job's id.
+func (h *harness) failedForGood() flinkapi.JobID {
+	h.t.Helper()
+	spec := h.spec()
+	spec.Restart = policy.RestartPolicy{}
+	h.create(spec)
+	old := h.running("create").Status.JobID
+	if err := h.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
+		h.t.Fatal(err)
+	}
+	h.until("failed", func(j *v1alpha1.FlinkJob) bool { return j.Status.DeploymentState == policy.Failed }, nil)
+	return old
+}
+
 func (h *harness) statusJSON() string {
 	job := h.get()
 	if job == nil {
