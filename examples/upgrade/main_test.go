@@ -122,7 +122,7 @@ func TestBadInput(t *testing.T) {
 		{"stray argument", []string{"now"}, 2, `upgrade: unexpected argument "now" (see --help)`},
 		{"bad interval", []string{"--savepoint-interval", "0s"}, 2, "upgrade: --savepoint-interval must be positive, got 0s"},
 		{"no scheme", []string{"--flink-url", "localhost:8081", "--jar", jar}, 1, `upgrade: --flink-url "localhost:8081": base URL must start with http:// or https://, got scheme "localhost"`},
-		{"credentials", []string{"--flink-url", "http://u:p@localhost:8081", "--jar", jar}, 1, `upgrade: --flink-url "http://u:p@localhost:8081": base URL must not contain credentials`},
+		{"credentials", []string{"--flink-url", "http://u:p@localhost:8081", "--jar", jar}, 1, `upgrade: --flink-url "http://xxxxx@localhost:8081": base URL "http://xxxxx@localhost:8081" must not contain credentials`},
 		{"missing jar", []string{"--flink-url", "http://127.0.0.1:1", "--jar", "/no/such.jar"}, 1, "upgrade: --jar /no/such.jar: no such file or directory"},
 		{"jar is a folder", []string{"--flink-url", "http://127.0.0.1:1", "--jar", t.TempDir()}, 1, "is a directory, not a jar file"},
 		{"no jar", []string{"--flink-url", "http://127.0.0.1:1"}, 1, "upgrade: --flink-url needs --jar PATH"},
@@ -141,6 +141,9 @@ func TestBadInput(t *testing.T) {
 			}
 			if strings.Contains(msg, "goroutine") || strings.Contains(msg, "panic") {
 				t.Errorf("stderr has a stack trace: %q", msg)
+			}
+			if strings.Contains(msg, "u:p") {
+				t.Errorf("stderr shows the credentials of the URL: %q", msg)
 			}
 			if stdout.Len() != 0 {
 				t.Errorf("stdout %q, want nothing", stdout.String())

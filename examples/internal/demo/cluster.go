@@ -72,6 +72,20 @@ type Cluster struct {
 	Timing lifecycle.Timing
 }
 
+// shownURL is raw as the demo's messages show it: whatever stands before
+// an '@' of the address (user info, a password) is replaced by xxxxx.
+func shownURL(raw string) string {
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return raw
+	}
+	from := strings.Index(raw, "://")
+	if from < 0 || from > at {
+		return "xxxxx" + raw[at:]
+	}
+	return raw[:from+3] + "xxxxx" + raw[at:]
+}
+
 // Open checks cfg, starts the fake JobManager or reaches the real one, and
 // uploads the jar. Its errors are one line each, naming the flag at fault.
 func Open(ctx context.Context, cfg Config) (*Cluster, error) {
@@ -86,7 +100,7 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c, err := flinkapi.NewClient(cfg.FlinkURL, flinkapi.WithTimeout(30*time.Second))
 	if err != nil {
-		return nil, fmt.Errorf("--flink-url %q: %v", cfg.FlinkURL, unwrapInput(err))
+		return nil, fmt.Errorf("--flink-url %q: %v", shownURL(cfg.FlinkURL), unwrapInput(err))
 	}
 	if fi, err := os.Stat(cfg.Jar); err != nil {
 		return nil, fmt.Errorf("--jar %s: %v", cfg.Jar, errors.Unwrap(err))
@@ -98,11 +112,11 @@ func Open(ctx context.Context, cfg Config) (*Cluster, error) {
 	probe, err := flinkapi.NewClient(cfg.FlinkURL, flinkapi.WithTimeout(5*time.Second),
 		flinkapi.WithRetryPolicy(flinkapi.RetryPolicy{MaxAttempts: 2, InitialInterval: 500 * time.Millisecond, MaxInterval: time.Second, MaxElapsed: 5 * time.Second}))
 	if err != nil {
-		return nil, fmt.Errorf("--flink-url %q: %v", cfg.FlinkURL, unwrapInput(err))
+		return nil, fmt.Errorf("--flink-url %q: %v", shownURL(cfg.FlinkURL), unwrapInput(err))
 	}
 	v, err := probe.Version(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("no Flink JobManager answers at %s: %v", cfg.FlinkURL, err)
+		return nil, fmt.Errorf("no Flink JobManager answers at %s: %v", shownURL(cfg.FlinkURL), err)
 	}
 	out := cfg.Out
 	if out == "" {
