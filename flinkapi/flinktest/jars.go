@@ -318,15 +318,14 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 	}
 
 	j := &job{id: id, jar: jr.id, entryClass: entryClass, args: args, spec: spec}
+	// The test job's --parallelism wins; without it, the jar run's, else
+	// the cluster's parallelism.default (1).
 	j.parallelism = 1
 	if parallelism > 0 {
 		j.parallelism = parallelism
 	}
 	if spec.parallelism > 0 {
 		j.parallelism = spec.parallelism
-	} else if strict {
-		// The test job sets its parallelism itself (default 1).
-		j.parallelism = 1
 	}
 	j.checkpointing = spec.checkpointEvery > 0
 	j.interval = spec.checkpointEvery

@@ -44,7 +44,7 @@ import java.time.Duration;
  *   --out DIR                  folder for the .count files (required)
  *   --keys K                   number of keys (default 3)
  *   --rate R                   events per second, all keys together (default 50)
- *   --parallelism P            job parallelism (default 1)
+ *   --parallelism P            job parallelism (default: the jar run's, else parallelism.default)
  *   --checkpoint-interval MS   checkpoint interval, 0 disables checkpointing (default 1000)
  *   --fail-at N                throw when any key's count reaches N (default: never)
  *   --restart-attempts A       fixed-delay restarts before the job fails (default 0)
@@ -78,7 +78,9 @@ public final class CounterJob {
         }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-        env.setParallelism(opts.parallelism);
+        if (opts.parallelism > 0) {
+            env.setParallelism(opts.parallelism);
+        }
         if (opts.checkpointIntervalMs > 0) {
             env.enableCheckpointing(opts.checkpointIntervalMs);
         }
@@ -204,7 +206,7 @@ public final class CounterJob {
         String out;
         int keys = 3;
         double rate = 50;
-        int parallelism = 1;
+        int parallelism = 0; // not set: the jar run's, else parallelism.default
         long checkpointIntervalMs = 1000;
         long failAt = 0;
         int restartAttempts = 0;

@@ -1,0 +1,335 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// cluster is a fake JobManager with a Controller for one job.
+type cluster struct {
+	t     *testing.T
+	srv   *flinktest.Server
+	c     *flinkapi.Client
+	store *MemoryStore
+	jar   string
+	// resume sends the status through JSON after every call, as a
+	// caller that stores it and restarts.
+	resume bool
+	st     JobStatus
+	calls  int
+	// maxRequests is the most requests one call sent.
+	maxRequests int
+}
+
+func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
+	t.Helper()
+	opts = append([]flinktest.Option{flinktest.WithVersion("1.20.5"), flinktest.WithSeed(1), flinktest.WithSlots(4)}, opts...)
+	srv := flinktest.NewServer(opts...)
+	t.Cleanup(srv.Close)
+	c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar := filepath.Join(t.TempDir(), "job.jar")
+	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{t: t, srv: srv, c: c, store: &MemoryStore{}, jar: jar, resume: resume}
+}
+
+func (k *cluster) controller() *Controller {
+	return &Controller{Client: k.c, Store: k.store, Name: "app/counter", Clock: k.srv.Clock(), PollInterval: 5 * time.Second,
+		RetryInterval: 20 * time.Second}
+}
+
+// spec is a job spec of the counter job writing to out.
+func (k *cluster) spec(out string, extra ...string) JobSpec {
+	return JobSpec{
+		Job: JobTemplate{JarFile: k.jar, Args: append([]string{"--out", out, "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"}, extra...),
+			FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}},
+		Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)},
+	}
+}
+
+// call runs one Reconcile (or Delete) and moves the clock by its
+// RequeueAfter.
+func (k *cluster) call(spec JobSpec, del bool) Result {
+	k.t.Helper()
+	ctrl := k.controller()
+	before := len(k.srv.Requests())
+	var res Result
+	var err error
+	if del {
+		res, err = ctrl.Delete(context.Background(), spec, &k.st)
+	} else {
+		res, err = ctrl.Reconcile(context.Background(), spec, &k.st)
+	}
+	if err != nil {
+		k.t.Fatalf("call %d: %v (status %+v)", k.calls, err, k.st)
+	}
+	k.calls++
+	if testing.Verbose() && os.Getenv("CONTROLLER_TRACE") != "" {
+		k.t.Logf("call %d: %s %s phase=%s outcome=%s job=%s state=%s reason=%s", k.calls, k.st.Action, k.st.Target.Fingerprint(), k.st.Progress.Phase,
+			k.st.Progress.Outcome, k.st.JobID, k.st.State, k.st.Reason)
+	}
+	k.maxRequests = max(k.maxRequests, len(k.srv.Requests())-before)
+	if k.resume {
+		b, err := json.Marshal(k.st)
+		if err != nil {
+			k.t.Fatal(err)
+		}
+		k.st = JobStatus{}
+		if err := json.Unmarshal(b, &k.st); err != nil {
+			k.t.Fatal(err)
+		}
+	}
+	k.srv.Clock().Advance(res.RequeueAfter)
+	return res
+}
+
+// run calls Reconcile for d on the clock.
+func (k *cluster) run(spec JobSpec, d time.Duration) {
+	k.t.Helper()
+	for end := k.srv.Clock().Now().Add(d); k.srv.Clock().Now().Before(end); {
+		k.call(spec, false)
+	}
+}
+
+// until calls Reconcile until done holds, at most calls times.
+func (k *cluster) until(what string, spec JobSpec, calls int, done func(*JobStatus) bool) {
+	k.t.Helper()
+	for range calls {
+		if done(&k.st) {
+			return
+		}
+		k.call(spec, false)
+	}
+	if !done(&k.st) {
+		k.t.Fatalf("%s: not reached within %d calls: status %+v", what, calls, k.st)
+	}
+}
+
+// settle calls Reconcile until no action is in flight and the job runs
+// the spec's template, then a few more times at rest.
+func (k *cluster) settle(what string, spec JobSpec) {
+	k.t.Helper()
+	k.call(spec, false)
+	k.until(what, spec, 300, func(st *JobStatus) bool {
+		return !st.InFlight() && st.State == policy.Running && st.Deployed.equal(spec.Job) && st.Stable.equal(st.Deployed)
+	})
+}
+
+func (k *cluster) job() flinktest.JobInfo {
+	info, _ := k.srv.Job(k.st.JobID)
+	return info
+}
+
+func (k *cluster) live() []string {
+	var out []string
+	for _, j := range k.srv.Jobs() {
+		if !j.State.IsGloballyTerminal() {
+			out = append(out, string(j.ID)+" "+string(j.State))
+		}
+	}
+	return out
+}
+
+// TestControllerLifecycle drives one job through its whole life on the
+// fake JobManager: create, update (counts continue), failure and
+// restart, suspend and resume, a rescale, periodic savepoints with
+// disposal, a restore request, an upgrade to a job that fails at start
+// rolled back to the last stable one, delete with a final savepoint and
+// create again by the same name. Uninterrupted and with the status sent
+// through JSON after every call.
+func TestControllerLifecycle(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			k := newCluster(t, resume)
+			spec := k.spec("/out")
+			spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)}
+
+			// Create.
+			k.settle("create", spec)
+			first := k.st.JobID
+			if k.st.Action != ActionDeploy || len(k.live()) != 1 {
+				t.Fatalf("create: action %s, live %v", k.st.Action, k.live())
+			}
+
+			// Update: stop with a savepoint, start from it.
+			k.srv.Clock().Advance(5 * time.Second)
+			before := k.job().Events
+			spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+			k.settle("update", spec)
+			if k.st.JobID == first || k.st.Action != ActionUpgrade || k.st.UpgradeFrom.Location == "" || k.job().RestoredFrom != k.st.UpgradeFrom.Location {
+				t.Fatalf("update: job %s (first %s), action %s, upgrade from %+v, restored from %q", k.st.JobID, first, k.st.Action, k.st.UpgradeFrom, k.job().RestoredFrom)
+			}
+			if k.job().Events < before || len(k.live()) != 1 {
+				t.Errorf("update: the counts did not continue (%d < %d) or %v run", k.job().Events, before, k.live())
+			}
+
+			// Failure: the restart policy starts it again.
+			k.srv.Clock().Advance(5 * time.Second)
+			failed := k.st.JobID
+			if err := k.srv.FailJob(failed, "java.lang.RuntimeException: boom"); err != nil {
+				t.Fatal(err)
+			}
+			k.srv.Clock().Advance(2 * time.Second)
+			k.settle("restart", spec)
+			if k.st.JobID == failed || k.st.Restarts != 1 || !strings.Contains(k.st.Failure, "boom") || len(k.live()) != 1 {
+				t.Fatalf("restart: job %s, restarts %d, failure %q, live %v", k.st.JobID, k.st.Restarts, k.st.Failure, k.live())
+			}
+
+			// Suspend and resume.
+			spec.State = DesiredSuspended
+			k.until("suspend", spec, 100, func(st *JobStatus) bool { return st.Suspended && !st.InFlight() })
+			suspended := k.st.JobID
+			if info, _ := k.srv.Job(suspended); info.State != flinkapi.JobFinished || k.st.Latest.Location == "" || len(k.live()) != 0 {
+				t.Fatalf("suspend: job %s, latest %+v, live %v", info.State, k.st.Latest, k.live())
+			}
+			k.call(spec, false)
+			if k.st.State != policy.Suspended || k.st.InFlight() {
+				t.Errorf("suspended at rest: %s %s", k.st.State, k.st.Reason)
+			}
+			spec.State = DesiredRunning
+			k.settle("resume", spec)
+			if k.job().RestoredFrom != k.st.Latest.Location && k.job().RestoredFrom == "" {
+				t.Errorf("resume: restored from %q", k.job().RestoredFrom)
+			}
+
+			// Rescale (default scheduler: through an upgrade).
+			spec.Job.Parallelism = 2
+			k.settle("rescale", spec)
+			if k.st.Action != ActionRescale || len(k.live()) != 1 {
+				t.Errorf("rescale: action %s, live %v", k.st.Action, k.live())
+			}
+
+			// Periodic savepoints, the oldest disposed of.
+			spec.Savepoints = SavepointPolicy{Interval: policy.Duration(10 * time.Second), MaxCount: 2}
+			k.run(spec, time.Minute)
+			// Kept: the newest, those taken for updates, and the one the
+			// job was started from; the other scheduled ones went.
+			scheduled, taken := 0, 0
+			for _, r := range k.st.Savepoints.Records {
+				if ok, _ := k.srv.SavepointExists(r.Location); !ok {
+					t.Errorf("the history keeps %s, which is gone", r.Location)
+				}
+				if r.Reason == savepoint.ReasonScheduled {
+					scheduled++
+				}
+			}
+			for _, s := range k.srv.Snapshots() {
+				if s.Savepoint && s.Job == k.st.JobID {
+					taken++
+				}
+			}
+			if scheduled != 1 || taken < 4 || k.st.Latest.Reason != savepoint.ReasonScheduled {
+				t.Errorf("%d scheduled savepoints kept of %d taken; latest %+v; history %+v", scheduled, taken, k.st.Latest, k.st.Savepoints.Records)
+			}
+			spec.Savepoints = SavepointPolicy{}
+
+			// A restore request: from the upgrade's savepoint, once.
+			spec.Restore = policy.RestoreRequest{Path: k.st.UpgradeFrom.Location, Token: "r1"}
+			k.until("restore request", spec, 200, func(st *JobStatus) bool { return st.RestoreHandled == "r1" && !st.InFlight() })
+			k.settle("after the restore request", spec)
+			if k.job().RestoredFrom != spec.Restore.Path {
+				t.Errorf("restore request: restored from %q, want %q", k.job().RestoredFrom, spec.Restore.Path)
+			}
+			restored := k.st.JobID
+			for range 10 {
+				k.call(spec, false)
+			}
+			if k.st.JobID != restored {
+				t.Errorf("the restore request was carried out again")
+			}
+
+			// An upgrade to a job that fails at start: rolled back to the
+			// last stable template from the upgrade's savepoint.
+			stable := k.st.Deployed
+			bad := spec
+			bad.Job.Args = append(append([]string(nil), spec.Job.Args...), "--fail-at", "1")
+			k.until("rollback", bad, 300, func(st *JobStatus) bool {
+				return st.Action == ActionRollback && st.Progress.Done()
+			})
+			if k.st.Progress.Outcome != OutcomeSucceeded || !k.st.Deployed.equal(stable) || k.st.FailedJob != bad.Job.Fingerprint() {
+				t.Fatalf("rollback: %s (%s); deployed %+v", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Deployed)
+			}
+			if k.job().RestoredFrom != k.st.UpgradeFrom.Location || len(k.live()) != 1 {
+				t.Errorf("rollback: restored from %q, want %q; live %v", k.job().RestoredFrom, k.st.UpgradeFrom.Location, k.live())
+			}
+			rolledBack := k.st.JobID
+			for range 20 {
+				k.call(bad, false)
+			}
+			if k.st.JobID != rolledBack || k.st.Reason != "RolledBack" {
+				t.Errorf("the failed spec was tried again: job %s (%s)", k.st.JobID, k.st.Reason)
+			}
+
+			// Delete: a final savepoint recorded under the name.
+			spec.Restore = policy.RestoreRequest{}
+			var done bool
+			for range 100 {
+				if res := k.call(spec, true); res.Done {
+					done = true
+					break
+				}
+			}
+			rec, ok, _ := k.store.Get(context.Background(), "app/counter")
+			if !done || !ok || len(k.live()) != 0 || rec.Location != k.st.Progress.Location {
+				t.Fatalf("delete: done %v, stored %+v (%v), live %v, progress %+v", done, rec, ok, k.live(), k.st.Progress)
+			}
+
+			// Created again under the same name: restored from it.
+			k.st = JobStatus{}
+			k.settle("create again", spec)
+			if k.job().RestoredFrom != rec.Location {
+				t.Errorf("create again: restored from %q, want %q", k.job().RestoredFrom, rec.Location)
+			}
+			if k.maxRequests > MaxRequestsPerCall {
+				t.Errorf("a call sent %d requests; the bound is %d", k.maxRequests, MaxRequestsPerCall)
+			}
+		})
+	}
+}
+
+// TestControllerInvalidSpec: a spec the controller cannot act on is
+// reported in the status and nothing is sent.
+func TestControllerInvalidSpec(t *testing.T) {
+	k := newCluster(t, false)
+	spec := k.spec("/out")
+	spec.Job.JarFile = ""
+	spec.Update.Mode = "Sometimes"
+	k.call(spec, false)
+	if k.st.Reason != "InvalidSpec" || !strings.Contains(k.st.Message, "jarFile") || !strings.Contains(k.st.Message, "update") {
+		t.Errorf("status %s: %s", k.st.Reason, k.st.Message)
+	}
+	if n := len(k.srv.Requests()); n != 0 {
+		t.Errorf("%d requests for an invalid spec", n)
+	}
+}
+
+// TestControllerStatusFormat: a status of a newer format is refused.
+func TestControllerStatusFormat(t *testing.T) {
+	k := newCluster(t, false)
+	k.st.FormatVersion = FormatVersion + 1
+	_, err := k.controller().Reconcile(context.Background(), k.spec("/out"), &k.st)
+	if err == nil || !strings.Contains(err.Error(), "lifecycle.JobStatus: format version") {
+		t.Errorf("Reconcile = %v", err)
+	}
+	b, _ := json.Marshal(JobStatus{FormatVersion: FormatVersion + 1})
+	var st JobStatus
+	if err := json.Unmarshal(b, &st); err == nil {
+		t.Error("a status of a newer format decoded")
+	}
+}
+

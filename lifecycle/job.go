@@ -1,0 +1,399 @@
+package lifecycle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/format"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// DesiredState is the state a JobSpec asks its job to be in. The strings
+// are stable.
+type DesiredState string
+
+// Desired states.
+const (
+	// DesiredRunning: the job runs (the default).
+	DesiredRunning DesiredState = "Running"
+	// DesiredSuspended: the job is stopped with a savepoint, which the
+	// status keeps; Running again resumes it from there.
+	DesiredSuspended DesiredState = "Suspended"
+)
+
+// JobTemplate is what a job runs: its jar and arguments. A change of it
+// is an upgrade; a change of Parallelism alone, a rescale.
+type JobTemplate struct {
+	// JarFile is the path of the job's jar on the caller's file system.
+	// It is uploaded once and run from there; another path is uploaded
+	// again. Ignored when JarID is set or the Controller has a Deployer.
+	JarFile string `json:"jarFile,omitempty"`
+	// JarID is a jar already uploaded to the session cluster.
+	JarID flinkapi.JarID `json:"jarID,omitempty"`
+	// EntryClass overrides the jar manifest's main class.
+	EntryClass string `json:"entryClass,omitempty"`
+	// Args are the program arguments, one per element.
+	Args []string `json:"args,omitempty"`
+	// Parallelism of the job; 0 keeps the cluster's default.
+	// +kubebuilder:validation:Minimum=0
+	Parallelism int `json:"parallelism,omitempty"`
+	// FlinkConfiguration holds job configuration entries (Flink 1.17+),
+	// such as execution.checkpointing.externalized-checkpoint-retention:
+	// RETAIN_ON_CANCELLATION, which makes checkpoints restore points.
+	FlinkConfiguration map[string]string `json:"flinkConfiguration,omitempty"`
+}
+
+// IsZero reports whether t names no job.
+func (t JobTemplate) IsZero() bool {
+	return t.JarFile == "" && t.JarID == "" && t.EntryClass == "" && len(t.Args) == 0 && t.Parallelism == 0 && len(t.FlinkConfiguration) == 0
+}
+
+// Fingerprint is a short stable digest of t: equal templates have equal
+// fingerprints (the order of FlinkConfiguration does not count).
+func (t JobTemplate) Fingerprint() string {
+	if t.IsZero() {
+		return ""
+	}
+	b, _ := json.Marshal(t) // maps marshal in key order
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// equal reports whether t and u run the same job.
+func (t JobTemplate) equal(u JobTemplate) bool { return t.Fingerprint() == u.Fingerprint() }
+
+// onlyParallelism reports whether t and u differ in their parallelism
+// alone.
+func (t JobTemplate) onlyParallelism(u JobTemplate) bool {
+	t.Parallelism = u.Parallelism
+	return t.equal(u) && !u.IsZero()
+}
+
+func (t JobTemplate) run() flinkapi.RunJarRequest {
+	return flinkapi.RunJarRequest{EntryClass: t.EntryClass, ProgramArgs: slices.Clone(t.Args), Parallelism: t.Parallelism,
+		FlinkConfiguration: maps.Clone(t.FlinkConfiguration)}
+}
+
+// RollbackPolicy says whether an upgraded job that does not become stable
+// goes back to the last stable template.
+type RollbackPolicy struct {
+	// Enabled turns rollbacks on; off by default.
+	Enabled bool `json:"enabled,omitempty"`
+	// ReadinessTimeout is how long an upgraded job has to become stable:
+	// RUNNING with all its tasks running and a checkpoint completed after
+	// its start. Default: DefaultReadinessTimeout.
+	ReadinessTimeout policy.Duration `json:"readinessTimeout,omitzero"`
+}
+
+// DefaultReadinessTimeout is RollbackPolicy.ReadinessTimeout's default.
+const DefaultReadinessTimeout = 5 * time.Minute
+
+// SavepointPolicy says when the Controller takes savepoints of the
+// running job and which old ones it disposes of.
+type SavepointPolicy struct {
+	// Interval, if set, takes a savepoint of the running job this often
+	// ("1h"), counted from the job's start and the latest savepoint.
+	Interval policy.Duration `json:"interval,omitzero"`
+	// MaxCount, if set, disposes of the oldest savepoints of the history
+	// while more than MaxCount are kept; MaxAge, if set, of those older
+	// than it (savepoint.ChooseDisposals). The newest savepoint, the one
+	// the job was started from and the one a rollback would restore are
+	// never disposed of; nor savepoints taken for an update or by a user,
+	// unless DisposeUpdate or DisposeUser allows it. Zero: none is
+	// disposed of.
+	// +kubebuilder:validation:Minimum=0
+	MaxCount      int             `json:"maxCount,omitempty"`
+	MaxAge        policy.Duration `json:"maxAge,omitzero"`
+	DisposeUpdate bool            `json:"disposeUpdate,omitempty"`
+	DisposeUser   bool            `json:"disposeUser,omitempty"`
+}
+
+// disposes reports whether p disposes of any savepoint.
+func (p SavepointPolicy) disposes() bool { return p.MaxCount > 0 || p.MaxAge > 0 }
+
+// JobSpec is the job a caller wants: plain data with stable JSON names,
+// meant for a custom resource's spec or a file. The zero values of its
+// policies are their defaults.
+type JobSpec struct {
+	// FormatVersion is the format this value was written in; 0 reads as 1.
+	// A newer one is refused (ErrUnknownFormat) by Validate.
+	// +kubebuilder:validation:Minimum=0
+	FormatVersion int `json:"formatVersion,omitempty"`
+	// Job is what runs.
+	Job JobTemplate `json:"job"`
+	// State is Running (the default) or Suspended.
+	// +kubebuilder:validation:Enum=Running;Suspended
+	State DesiredState `json:"state,omitempty"`
+	// Update says how a change of Job reaches the running job.
+	Update policy.UpdatePolicy `json:"update,omitzero"`
+	// Restart says whether a failed or lost job is started again.
+	Restart policy.RestartPolicy `json:"restart,omitzero"`
+	// Health, if its Action is set (Report or RestartFromLatestState),
+	// has the running job's health judged at every observation; a job
+	// judged unhealthy under RestartFromLatestState is restarted from its
+	// newest state within Health.MaxStateAge. Zero: health is not judged.
+	Health policy.HealthPolicy `json:"health,omitzero"`
+	// Rescale says how a change of Job.Parallelism alone is carried out.
+	Rescale policy.RescalePolicy `json:"rescale,omitzero"`
+	// Savepoints schedules savepoints and disposes of old ones.
+	Savepoints SavepointPolicy `json:"savepoints,omitzero"`
+	// Restore is a restore request (policy.RestoreRequest): a new Token
+	// restores the job from Restore.Path once.
+	Restore policy.RestoreRequest `json:"restore,omitzero"`
+	// Rollback, if enabled, sends an upgraded job that does not become
+	// stable back to the last stable Job.
+	Rollback RollbackPolicy `json:"rollback,omitzero"`
+	// AllowCancelWithoutState lets Delete cancel the job without a final
+	// savepoint when none could be taken in time: the caller's consent to
+	// losing its state. Without it such a delete leaves the job running
+	// and says so.
+	AllowCancelWithoutState bool `json:"allowCancelWithoutState,omitempty"`
+}
+
+// ErrInvalidSpec is matched by the error Validate returns for a JobSpec
+// the Controller cannot act on.
+var ErrInvalidSpec = errors.New("lifecycle: invalid job spec")
+
+// Validate reports what in s the Controller cannot act on, as one error
+// matching ErrInvalidSpec that names every field at fault (and matching
+// ErrUnknownFormat for a format newer than this release reads).
+func (s JobSpec) Validate() error {
+	if err := format.Check("lifecycle.JobSpec", s.FormatVersion, FormatVersion); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidSpec, err)
+	}
+	var errs []error
+	if s.Job.JarFile == "" && s.Job.JarID == "" {
+		errs = append(errs, errors.New("job: set jarFile or jarID"))
+	}
+	if s.Job.Parallelism < 0 {
+		errs = append(errs, fmt.Errorf("job.parallelism: %d must not be negative (0: the cluster's default)", s.Job.Parallelism))
+	}
+	switch s.State {
+	case "", DesiredRunning, DesiredSuspended:
+	default:
+		errs = append(errs, fmt.Errorf("state: unknown state %q; want Running or Suspended", s.State))
+	}
+	if s.Rollback.ReadinessTimeout < 0 {
+		errs = append(errs, fmt.Errorf("rollback.readinessTimeout: %v must not be negative", s.Rollback.ReadinessTimeout.Std()))
+	}
+	if s.Savepoints.Interval < 0 || s.Savepoints.MaxAge < 0 || s.Savepoints.MaxCount < 0 {
+		errs = append(errs, fmt.Errorf("savepoints: interval %v, maxCount %d and maxAge %v must not be negative",
+			s.Savepoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std()))
+	}
+	for name, err := range map[string]error{"update": s.Update.Validate(), "restart": s.Restart.Validate(),
+		"health": s.Health.Validate(), "rescale": s.Rescale.Validate()} {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if !s.Restore.IsZero() {
+		if err := s.Restore.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("restore: %w", err))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortFunc(errs, func(a, b error) int { return compareStrings(a.Error(), b.Error()) })
+	return fmt.Errorf("%w: %w", ErrInvalidSpec, errors.Join(errs...))
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// JobAction is an action of the Controller: the lifecycle operation it
+// carries out, recorded in JobStatus.Action. The strings are stable.
+type JobAction string
+
+// Actions of the Controller, each carried out by an operation.
+const (
+	ActionDeploy        JobAction = "Deploy"        // Upgrade of no job, or of a suspended one: starts the job
+	ActionUpgrade       JobAction = "Upgrade"       // Upgrade of the running job to a new template or restore request
+	ActionRescale       JobAction = "Rescale"       // Rescale to the template's new parallelism
+	ActionRestart       JobAction = "Restart"       // Restart of a failed or lost job
+	ActionHealthRestart JobAction = "HealthRestart" // Upgrade that restarts an unhealthy job from its newest state
+	ActionRollback      JobAction = "Rollback"      // Upgrade back to the last stable template
+	ActionSavepoint     JobAction = "Savepoint"     // TakeSavepoint, periodic
+	ActionDispose       JobAction = "Dispose"       // DisposeSavepoints of the retention
+	ActionSuspend       JobAction = "Suspend"       // Stop with a savepoint
+	ActionTeardown      JobAction = "Teardown"      // Teardown, on Delete
+)
+
+// MaxStoredSavepoints bounds JobStatus.Savepoints: beyond it the oldest
+// records are forgotten (not disposed of: set SavepointPolicy.Retention
+// for that).
+const MaxStoredSavepoints = 32
+
+// MaxFailureLength bounds JobStatus.Failure, in bytes.
+const MaxFailureLength = 1024
+
+// JobStatus is what the Controller observed and did: plain data with
+// stable JSON names, meant for a custom resource's status or a file.
+// Store it after every call, and pass it back unchanged; the zero
+// JobStatus is a job not deployed yet.
+type JobStatus struct {
+	// FormatVersion is the format this value was written in, set by
+	// every call; 0 reads as 1; a newer one is refused (ErrUnknownFormat).
+	FormatVersion int `json:"formatVersion,omitempty"`
+	// JobID is the deployment's Flink job: the one the last operation
+	// started (or adopted), else the one before.
+	JobID flinkapi.JobID `json:"jobID,omitempty"`
+	// JobState is the job's state as Flink last reported it.
+	JobState flinkapi.JobState `json:"jobState,omitempty"`
+	// State is where the deployment stands, Reason a stable CamelCase
+	// reason for it (a policy.Reason or an operation's Outcome), and
+	// Message the same for people.
+	State   policy.DeploymentState `json:"state,omitempty"`
+	Reason  string                 `json:"reason,omitempty"`
+	Message string                 `json:"message,omitempty"`
+	// Failure is the root cause of the job's last failure, from its
+	// exceptions (at most MaxFailureLength bytes).
+	Failure string `json:"failure,omitempty"`
+	// Deployed is the template JobID runs and DeployedAt when it started
+	// running it; Stable the last template seen stable (RUNNING, all
+	// tasks running, a checkpoint completed after its start).
+	Deployed JobTemplate `json:"deployed,omitzero"`
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	DeployedAt time.Time   `json:"deployedAt,omitzero"`
+	Stable     JobTemplate `json:"stable,omitzero"`
+	// Suspended is set once the job was stopped with a savepoint because
+	// the spec asked for it.
+	Suspended bool `json:"suspended,omitempty"`
+	// FailedJob is the fingerprint of a template that was rolled back: it
+	// is not deployed again until the spec's Job changes.
+	FailedJob string `json:"failedJob,omitempty"`
+	// JarID is the jar uploaded from JarFile.
+	JarID   flinkapi.JarID `json:"jarID,omitempty"`
+	JarFile string         `json:"jarFile,omitempty"`
+	// Action is the action in flight, or the last one once Progress is
+	// done; Target the template it deploys, and Retention the savepoint
+	// policy a Dispose applies (fixed at its start).
+	Action    JobAction       `json:"action,omitempty"`
+	Target    JobTemplate     `json:"target,omitzero"`
+	Retention SavepointPolicy `json:"retention,omitzero"`
+	// Progress is the stored state of the operation of Action.
+	Progress Progress `json:"progress,omitzero"`
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	// RetryAt is when an action that did not succeed may be tried again
+	// (a new spec is tried at once).
+	RetryAt time.Time `json:"retryAt,omitzero"`
+	// Latest is the newest savepoint of the deployment, and Savepoints
+	// the history of its savepoints (at most MaxStoredSavepoints).
+	Latest     savepoint.Record  `json:"latest,omitzero"`
+	Savepoints savepoint.History `json:"savepoints,omitzero"`
+	// UpgradeFrom is the restore point the last upgrade started the new
+	// job from (the savepoint it stopped the old job with, or its final
+	// checkpoint): the state a rollback restores.
+	UpgradeFrom savepoint.Record `json:"upgradeFrom,omitzero"`
+	// SavepointFailures counts the periodic savepoints that failed in a
+	// row.
+	SavepointFailures int `json:"savepointFailures,omitempty"`
+	// Restarts counts the restarts after failures within the restart
+	// policy's window, LastRestart the time of the last one.
+	Restarts int `json:"restarts,omitempty"`
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	LastRestart time.Time `json:"lastRestart,omitzero"`
+	// Health is the history of the job's health samples.
+	Health policy.HealthHistory `json:"health,omitzero"`
+	// RestoreHandled is the token of the last restore request carried
+	// out.
+	RestoreHandled string `json:"restoreHandled,omitempty"`
+}
+
+// InFlight reports whether an action is under way.
+func (s *JobStatus) InFlight() bool { return s.Action != "" && !s.Progress.Done() && s.Progress.Phase != "" }
+
+// UnmarshalJSON decodes a stored JobStatus, refusing one of a format newer
+// than this release reads (ErrUnknownFormat).
+func (s *JobStatus) UnmarshalJSON(b []byte) error {
+	type plain JobStatus
+	var v plain
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if err := format.Check("lifecycle.JobStatus", v.FormatVersion, FormatVersion); err != nil {
+		return err
+	}
+	*s = JobStatus(v)
+	return nil
+}
+
+// DeepCopyInto copies in into out, deeply.
+func (in *JobTemplate) DeepCopyInto(out *JobTemplate) {
+	*out = *in
+	out.Args = slices.Clone(in.Args)
+	out.FlinkConfiguration = maps.Clone(in.FlinkConfiguration)
+}
+
+// DeepCopy returns a deep copy of in, or nil for nil.
+func (in *JobTemplate) DeepCopy() *JobTemplate {
+	if in == nil {
+		return nil
+	}
+	out := new(JobTemplate)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto copies in into out, deeply.
+func (in *JobSpec) DeepCopyInto(out *JobSpec) {
+	*out = *in
+	in.Job.DeepCopyInto(&out.Job)
+	in.Update.DeepCopyInto(&out.Update)
+	in.Restart.DeepCopyInto(&out.Restart)
+	in.Health.DeepCopyInto(&out.Health)
+	in.Rescale.DeepCopyInto(&out.Rescale)
+	in.Restore.DeepCopyInto(&out.Restore)
+}
+
+// DeepCopy returns a deep copy of in, or nil for nil.
+func (in *JobSpec) DeepCopy() *JobSpec {
+	if in == nil {
+		return nil
+	}
+	out := new(JobSpec)
+	in.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto copies in into out, deeply.
+func (in *JobStatus) DeepCopyInto(out *JobStatus) {
+	*out = *in
+	in.Deployed.DeepCopyInto(&out.Deployed)
+	in.Stable.DeepCopyInto(&out.Stable)
+	in.Target.DeepCopyInto(&out.Target)
+	in.Progress.DeepCopyInto(&out.Progress)
+	in.Savepoints.DeepCopyInto(&out.Savepoints)
+	in.Health.DeepCopyInto(&out.Health)
+}
+
+// DeepCopy returns a deep copy of in, or nil for nil.
+func (in *JobStatus) DeepCopy() *JobStatus {
+	if in == nil {
+		return nil
+	}
+	out := new(JobStatus)
+	in.DeepCopyInto(out)
+	return out
+}
