@@ -69,10 +69,10 @@ func Example_upgrade() {
 
 	var p lifecycle.Progress // store it after every step: a restarted caller resumes from it
 	up := &lifecycle.Upgrade{
-		Client: c, Job: old, JarID: jar,
+		Env: lifecycle.Env{Client: c, Clock: jm.Clock()}, Job: old, JarID: jar,
 		Policy: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(6 * time.Hour)},
 		Run:    flinkapi.RunJarRequest{ProgramArgs: []string{"--out", "/out", "--rate", "20"}},
-		Clock:  jm.Clock(), // the fake's clock: no real waiting
+		// the fake's clock: no real waiting
 	}
 	res, err := lifecycle.Run(ctx, up, &p, func(r lifecycle.Report) { /* persist r.Progress */ })
 	fmt.Println(res.Outcome, err, p.Decision)

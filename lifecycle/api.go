@@ -2,9 +2,54 @@ package lifecycle
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
+
+// API is the Flink REST client the operations and the Controller use:
+// *flinkapi.Client. The narrower interfaces below name the part each
+// operation calls.
+type API interface {
+	RescaleAPI
+	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
+	JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error)
+	JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error)
+	ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
+}
+
+var _ API = (*flinkapi.Client)(nil)
+
+// Env is what every operation and the Controller share: the client, the
+// timing, the clock, where to report, and where savepoints go. Build it
+// once and embed it in each operation:
+//
+//	env := lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: time.Second}}
+//	op := &lifecycle.Upgrade{Env: env, Job: id, JarFile: "app.jar"}
+//
+// The operations learn the cluster's Flink version from the client when
+// they need it; flinkkit speaks to Flink 1.15 and later, which all take
+// client trigger ids and the stop with savepoint.
+type Env struct {
+	// Client is the Flink REST client, typically a *flinkapi.Client; with
+	// flinkapi.NoRetry in a controller, whose steps retry with backoff
+	// through Result.RequeueAfter.
+	Client API
+	// Timing sets the deadlines and the poll interval; zero fields take
+	// the defaults.
+	Timing Timing
+	// Clock tells the time and waits in Run; nil: the wall clock.
+	Clock Clock
+	// OnTransition, if set, is called after every change of phase.
+	OnTransition func(Transition)
+	// Logger, if set, logs every change of phase.
+	Logger *slog.Logger
+	// TargetDirectory is where savepoints are written; empty: the
+	// cluster's default (state.savepoints.dir).
+	TargetDirectory string
+	// FormatType is the savepoint format; empty: Flink's default.
+	FormatType flinkapi.FormatType
+}
 
 // SavepointAPI is the part of the Flink REST client that takes savepoints
 // and follows them: triggering, stopping with a savepoint, polling the
@@ -45,3 +90,10 @@ var (
 	_ StopAPI      = (*flinkapi.Client)(nil)
 	_ SubmitAPI    = (*flinkapi.Client)(nil)
 )
+
+// quiet is e without its reporting: for the operations an operation runs
+// on its own Progress, which it reports itself.
+func (e Env) quiet() Env {
+	e.OnTransition, e.Logger = nil, nil
+	return e
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -13,19 +12,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
-
-// ControllerAPI is what the Controller needs of the Flink REST client:
-// everything its operations do, the job's exceptions and restart count,
-// and Flink's job list.
-type ControllerAPI interface {
-	RescaleAPI
-	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
-	JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error)
-	JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error)
-	ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
-}
-
-var _ ControllerAPI = (*flinkapi.Client)(nil)
 
 // Defaults of the Controller's intervals.
 const (
@@ -55,10 +41,9 @@ const soon = 10 * time.Millisecond
 // its own: everything is in the JobStatus, which the caller stores after
 // every call. Build it anew whenever convenient.
 type Controller struct {
-	// Client is the Flink REST client, typically a *flinkapi.Client with
-	// flinkapi.NoRetry: the actions retry with backoff through
-	// RequeueAfter.
-	Client ControllerAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Deployer, if set, starts new jobs instead of the jar run (an
 	// application cluster; see Submit.Deployer).
 	Deployer Deployer
@@ -66,21 +51,11 @@ type Controller struct {
 	// Name; a job deployed later under that Name starts from it.
 	Store RestorePointStore
 	Name  string
-	// Timing sets the actions' deadlines and poll interval; the savepoint
-	// deadline is the update policy's SavepointDeadline.
-	Timing Timing
-	// Clock tells the time; nil: the wall clock.
-	Clock Clock
 	// PollInterval is how often a job at rest is observed
 	// (DefaultControllerPoll); RetryInterval how long after an action that
 	// did not succeed it may be tried again (DefaultRetryInterval).
 	PollInterval  time.Duration
 	RetryInterval time.Duration
-	// OnTransition, if set, is called after every change of phase of an
-	// action, and once with To PhaseDone when it ends.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
 }
 
 func (c *Controller) clock() Clock { return clockOr(c.Clock) }
@@ -484,29 +459,24 @@ var actionStates = map[JobAction]policy.DeploymentState{
 // It holds no state of its own: everything it needs to resume is in
 // st.Progress.
 func (c *Controller) operation(spec JobSpec, st *JobStatus) Stepper {
-	savepointTiming := c.Timing
-	savepointTiming.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
-	hook := c.OnTransition
+	sp := c.Env // for the operations that take savepoints: the policy's deadline
+	sp.Timing.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
 	switch st.Action {
 	case ActionSavepoint:
-		return &TakeSavepoint{Client: c.Client, Job: st.JobID, Reason: savepoint.ReasonScheduled, Timing: savepointTiming, Clock: c.Clock,
-			OnTransition: hook, Logger: c.Logger}
+		return &TakeSavepoint{Env: sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
 	case ActionDispose:
-		return &DisposeSavepoints{Client: c.Client, History: st.Savepoints, Retention: c.retention(st.Retention, st),
-			Timing: c.Timing, Clock: c.Clock, OnTransition: hook, Logger: c.Logger}
+		return &DisposeSavepoints{Env: c.Env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
 	case ActionSuspend:
-		return &Teardown{Client: c.Client, Job: st.JobID, Mode: spec.Update.Mode, Timing: savepointTiming, Clock: c.Clock,
-			OnTransition: hook, Logger: c.Logger}
+		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode}
 	case ActionTeardown:
-		return &Teardown{Client: c.Client, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
-			Store: c.Store, Name: c.Name, Timing: savepointTiming, Clock: c.Clock, OnTransition: hook, Logger: c.Logger}
+		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
+			Store: c.Store, Name: c.Name}
 	case ActionRestart:
-		return &Restart{Client: c.Client, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
+		return &Restart{Env: c.Env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 			Latest: st.Latest, Store: c.Store, Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
-			Run: st.Target.run(), Deployer: c.Deployer, Timing: c.Timing, Clock: c.Clock, OnTransition: hook, Logger: c.Logger}
+			Run: st.Target.run(), Deployer: c.Deployer}
 	case ActionRescale:
-		return &Rescale{Client: c.Client, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale,
-			Upgrade: *c.upgrade(spec, st), Timing: c.Timing, Clock: c.Clock, OnTransition: hook, Logger: c.Logger}
+		return &Rescale{Env: c.Env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st)}
 	}
 	return c.upgrade(spec, st) // Deploy, Upgrade, HealthRestart, Rollback
 }
@@ -514,9 +484,8 @@ func (c *Controller) operation(spec JobSpec, st *JobStatus) Stepper {
 // upgrade is the Upgrade of the Deploy, Upgrade, HealthRestart and
 // Rollback actions (and of a Rescale through an upgrade).
 func (c *Controller) upgrade(spec JobSpec, st *JobStatus) *Upgrade {
-	u := &Upgrade{Client: c.Client, Job: st.JobID, Policy: spec.Update, Latest: st.Latest, Store: c.Store, Name: c.Name,
-		JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(), Deployer: c.Deployer,
-		Timing: c.Timing, Clock: c.Clock, OnTransition: c.OnTransition, Logger: c.Logger}
+	u := &Upgrade{Env: c.Env, Job: st.JobID, Policy: spec.Update, Latest: st.Latest, Store: c.Store, Name: c.Name,
+		JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(), Deployer: c.Deployer}
 	switch st.Action {
 	case ActionDeploy:
 		u.FirstDeploy = st.Deployed.IsZero() && st.Latest.Location == ""

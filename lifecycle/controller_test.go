@@ -49,7 +49,7 @@ func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
 }
 
 func (k *cluster) controller() *Controller {
-	return &Controller{Client: k.c, Store: k.store, Name: "app/counter", Clock: k.srv.Clock(), PollInterval: 5 * time.Second,
+	return &Controller{Env: Env{Client: k.c, Clock: k.srv.Clock()}, Store: k.store, Name: "app/counter", PollInterval: 5 * time.Second,
 		RetryInterval: 20 * time.Second}
 }
 
@@ -332,4 +332,3 @@ func TestControllerStatusFormat(t *testing.T) {
 		t.Error("a status of a newer format decoded")
 	}
 }
-

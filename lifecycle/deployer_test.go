@@ -51,8 +51,7 @@ func TestUpgradeWithDeployer(t *testing.T) {
 			e := newEnv(t)
 			d := &jarDeployer{c: e.c, jar: e.jar, args: newArgs(), fail: 2, failLate: late}
 			p, res := checkedDrive(t, e, func() Stepper {
-				return &Upgrade{Client: e.c, Job: e.job, Deployer: d, Clock: e.srv.Clock(),
-					Policy: policy.UpdatePolicy{AllowNonRestoredState: true}}
+				return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Deployer: d, Policy: policy.UpdatePolicy{AllowNonRestoredState: true}}
 			}, true, false)
 			if res.Outcome != OutcomeSucceeded || p.JarID != "" {
 				t.Fatalf("outcome %s: %+v", res.Outcome, p)
@@ -78,14 +77,14 @@ func TestUpgradeWithDeployer(t *testing.T) {
 func TestSubmitDeployerRefused(t *testing.T) {
 	e := newEnv(t)
 	d := &jarDeployer{c: e.c, jar: e.jar, refuse: true}
-	p, res := drive(t, e, func() Stepper { return &Submit{Client: e.c, Deployer: d, Clock: e.srv.Clock()} }, true)
+	p, res := drive(t, e, func() Stepper { return &Submit{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Deployer: d} }, true)
 	if res.Outcome != OutcomeSubmitFailed || len(d.calls) != 1 || !contains(p.Reason, "image not found") {
 		t.Fatalf("outcome %s after %d calls: %s", res.Outcome, len(d.calls), p.Reason)
 	}
 	// A deployer that keeps failing ends at the deadline.
 	d = &jarDeployer{c: e.c, jar: e.jar, fail: 1 << 30}
 	p, res = drive(t, e, func() Stepper {
-		return &Submit{Client: e.c, Deployer: d, Clock: e.srv.Clock(), Timing: Timing{Submit: time.Minute}}
+		return &Submit{Env: Env{Client: e.c, Timing: Timing{Submit: time.Minute}, Clock: e.srv.Clock()}, Deployer: d}
 	}, false)
 	if res.Outcome != OutcomeTimedOut || !contains(p.Reason, "unavailable") {
 		t.Fatalf("outcome %s after %d calls: %s", res.Outcome, len(d.calls), p.Reason)

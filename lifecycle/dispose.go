@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -27,21 +26,13 @@ var _ DisposeAPI = (*flinkapi.Client)(nil)
 // configuration whenever convenient: all its state is in the Progress
 // passed to Step.
 type DisposeSavepoints struct {
-	// Client is the Flink REST client.
-	Client DisposeAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// History is the job's savepoint history.
 	History savepoint.History
 	// Retention says which savepoints may go.
 	Retention savepoint.RetentionOptions
-	// Timing sets the deadline of each disposal (Timing.Stop) and the poll
-	// interval.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
-	// OnTransition, if set, is called after every change of phase.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
 }
 
 func (d *DisposeSavepoints) clock() Clock { return clockOr(d.Clock) }

@@ -25,15 +25,14 @@ func Example() {
 	srv.Clock().Advance(5 * time.Second)
 
 	var stop lifecycle.Progress
-	res, err := lifecycle.Run(ctx, &lifecycle.Stop{Client: c, Job: job, Clock: srv.Clock()}, &stop, nil)
+	res, err := lifecycle.Run(ctx, &lifecycle.Stop{Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, Job: job}, &stop, nil)
 	fmt.Println(stop.Strategy, res.Outcome, err)
 	fmt.Println(stop.Location)
 
 	var submit lifecycle.Progress
 	var phase lifecycle.Phase
 	res, err = lifecycle.Run(ctx, &lifecycle.Submit{
-		Client: c, JarID: jar, JobID: "00000000000000000000000000000001", Clock: srv.Clock(),
-		Run: flinkapi.RunJarRequest{ProgramArgs: args, SavepointPath: stop.Location},
+		Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, JarID: jar, JobID: "00000000000000000000000000000001", Run: flinkapi.RunJarRequest{ProgramArgs: args, SavepointPath: stop.Location},
 	}, &submit, func(r lifecycle.Report) {
 		if r.Progress.Phase != phase {
 			phase = r.Progress.Phase

@@ -322,7 +322,9 @@ type JobStatus struct {
 }
 
 // InFlight reports whether an action is under way.
-func (s *JobStatus) InFlight() bool { return s.Action != "" && !s.Progress.Done() && s.Progress.Phase != "" }
+func (s *JobStatus) InFlight() bool {
+	return s.Action != "" && !s.Progress.Done() && s.Progress.Phase != ""
+}
 
 // UnmarshalJSON decodes a stored JobStatus, refusing one of a format newer
 // than this release reads (ErrUnknownFormat).

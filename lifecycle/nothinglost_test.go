@@ -78,13 +78,13 @@ func savepointOf(e *env, trigger flinkapi.TriggerID) (flinktest.Snapshot, bool) 
 func TestStopAnswerLostPastStoreDuration(t *testing.T) {
 	ops := map[string]func(e *env, store RestorePointStore) Stepper{
 		"Teardown": func(e *env, store RestorePointStore) Stepper {
-			return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/counter", Clock: e.srv.Clock()}
+			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/counter"}
 		},
 		"Stop": func(e *env, _ RestorePointStore) Stepper {
-			return &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+			return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}
 		},
 		"Upgrade": func(e *env, _ RestorePointStore) Stepper {
-			return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Clock: e.srv.Clock()}
+			return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		},
 	}
 	for name, mk := range ops {
@@ -136,7 +136,7 @@ func TestStopAnswerLostNothingFound(t *testing.T) {
 		e := newEnv(t)
 		e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints", Message: "Checkpointing has not been enabled."})
 		op := func() Stepper {
-			return &Teardown{Client: e.c, Job: e.job, TargetDirectory: dir, Store: &MemoryStore{}, Name: "app/counter", Clock: e.srv.Clock()}
+			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock(), TargetDirectory: dir}, Job: e.job, Store: &MemoryStore{}, Name: "app/counter"}
 		}
 		var p Progress
 		if _, err := op().Step(context.Background(), &p); err != nil {
@@ -186,8 +186,7 @@ func TestUpgradeLastStateTransientCancel(t *testing.T) {
 					e.inject(t, f)
 				}
 				mk := func() Stepper {
-					return &Upgrade{Client: e.c, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Clock: e.srv.Clock(),
-						Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Timing: Timing{Cache: cache}}
+					return &Upgrade{Env: Env{Client: e.c, Timing: Timing{Cache: cache}, Clock: e.srv.Clock()}, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 				}
 				p, res := checkedDrive(t, e, mk, resumed, false)
 				if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
@@ -217,20 +216,24 @@ func TestStepRefusesForeignProgress(t *testing.T) {
 	e := newEnv(t)
 	other := flinkapi.JobID("ffffffffffffffffffffffffffffffff")
 	ops := map[string]func(job flinkapi.JobID) Stepper{
-		opTakeSavepoint: func(job flinkapi.JobID) Stepper { return &TakeSavepoint{Client: e.c, Job: job, Clock: e.srv.Clock()} },
-		opStop:          func(job flinkapi.JobID) Stepper { return &Stop{Client: e.c, Job: job, Clock: e.srv.Clock()} },
-		opTeardown:      func(job flinkapi.JobID) Stepper { return &Teardown{Client: e.c, Job: job, Clock: e.srv.Clock()} },
+		opTakeSavepoint: func(job flinkapi.JobID) Stepper {
+			return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job}
+		},
+		opStop: func(job flinkapi.JobID) Stepper { return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job} },
+		opTeardown: func(job flinkapi.JobID) Stepper {
+			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job}
+		},
 		opUpgrade: func(job flinkapi.JobID) Stepper {
-			return &Upgrade{Client: e.c, Job: job, JarID: e.jar, Clock: e.srv.Clock()}
+			return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, JarID: e.jar}
 		},
 		opRestart: func(job flinkapi.JobID) Stepper {
-			return &Restart{Client: e.c, Job: job, JarID: e.jar, Clock: e.srv.Clock()}
+			return &Restart{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, JarID: e.jar}
 		},
 		opRescale: func(job flinkapi.JobID) Stepper {
-			return &Rescale{Client: e.c, Job: job, Parallelism: 2, Clock: e.srv.Clock()}
+			return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Parallelism: 2}
 		},
 		opSubmit: func(job flinkapi.JobID) Stepper {
-			return &Submit{Client: e.c, JarID: e.jar, JobID: job, Clock: e.srv.Clock()}
+			return &Submit{Env: Env{Client: e.c, Clock: e.srv.Clock()}, JarID: e.jar, JobID: job}
 		},
 	}
 	// A started Progress of each operation, for job e.job.
@@ -314,7 +317,7 @@ func TestTeardownOfEndedJob(t *testing.T) {
 			e.srv.Clock().Advance(time.Minute)
 			store := &MemoryStore{}
 			p, res := drive(t, e, func() Stepper {
-				return &Teardown{Client: e.c, Job: old, Store: store, Name: "app/failed", Clock: e.srv.Clock()}
+				return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Store: store, Name: "app/failed"}
 			}, resumed)
 			var final flinktest.Snapshot
 			for _, s := range e.srv.Snapshots() {
@@ -335,12 +338,12 @@ func TestTeardownOfEndedJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.srv.Clock().Advance(time.Minute)
-		p, res := drive(t, e, func() Stepper { return &Teardown{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }, false)
+		p, res := drive(t, e, func() Stepper { return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }, false)
 		if res.Outcome != OutcomeJobTerminal || !p.Stopped() || !strings.Contains(p.Reason, "FAILED") || p.RestoreFrom != "" {
 			t.Errorf("%s (%s), stopped %v", res.Outcome, p.Reason, p.Stopped())
 		}
 		p, res = drive(t, e, func() Stepper {
-			return &Teardown{Client: e.c, Job: e.job, Mode: policy.UpgradeStateless, Clock: e.srv.Clock()}
+			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Mode: policy.UpgradeStateless}
 		}, false)
 		if res.Outcome != OutcomeSucceeded || !strings.Contains(p.Reason, "FAILED") {
 			t.Errorf("stateless: %s (%s)", res.Outcome, p.Reason)
@@ -349,13 +352,13 @@ func TestTeardownOfEndedJob(t *testing.T) {
 	t.Run("stopped by hand", func(t *testing.T) {
 		e := newEnv(t)
 		var hand Progress
-		if _, err := Run(context.Background(), &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}, &hand, nil); err != nil || hand.Location == "" {
+		if _, err := Run(context.Background(), &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}, &hand, nil); err != nil || hand.Location == "" {
 			t.Fatalf("stop by hand: %v %+v", err, hand)
 		}
 		e.srv.Clock().Advance(time.Minute)
 		store := &MemoryStore{}
 		p, res := drive(t, e, func() Stepper {
-			return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/x", Clock: e.srv.Clock()}
+			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/x"}
 		}, false)
 		if rec, _, _ := store.Get(context.Background(), "app/x"); res.Outcome != OutcomeSucceeded || p.RestoreFrom != hand.Location || rec.Location != hand.Location {
 			t.Errorf("%s (%s): restore from %q, want %q", res.Outcome, p.Reason, p.RestoreFrom, hand.Location)
@@ -372,12 +375,11 @@ func TestRetryAdoptsTheNewJob(t *testing.T) {
 	restartPolicy := policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)}
 	ops := map[string]func(e *env, job flinkapi.JobID, tm Timing, latest savepoint.Record) Stepper{
 		"Upgrade": func(e *env, job flinkapi.JobID, tm Timing, latest savepoint.Record) Stepper {
-			return &Upgrade{Client: e.c, Job: job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Latest: latest,
-				Timing: tm, Clock: e.srv.Clock()}
+			return &Upgrade{Env: Env{Client: e.c, Timing: tm, Clock: e.srv.Clock()}, Job: job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Latest: latest}
 		},
 		"Restart": func(e *env, job flinkapi.JobID, tm Timing, latest savepoint.Record) Stepper {
-			return &Restart{Client: e.c, Job: job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Policy: restartPolicy,
-				Latest: latest, Timing: tm, Clock: e.srv.Clock()}
+			return &Restart{Env: Env{Client: e.c, Timing: tm, Clock: e.srv.Clock()}, Job: job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Policy: restartPolicy,
+				Latest: latest}
 		},
 	}
 	for name, mk := range ops {
@@ -451,7 +453,7 @@ func TestMisconfiguredClientEndsTheStep(t *testing.T) {
 			job := flinkapi.JobID("a1b2c3d4e5f60718293a4b5c6d7e8f90")
 			clock := flinktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 			var p Progress
-			res, err := Run(context.Background(), &Teardown{Client: c, Job: job, Clock: clock}, &p, nil)
+			res, err := Run(context.Background(), &Teardown{Env: Env{Client: c, Clock: clock}, Job: job}, &p, nil)
 			if !errors.Is(err, flinkapi.ErrMisconfigured) || res.Done || p.Done() {
 				t.Fatalf("Run = %+v, %v; want an error matching ErrMisconfigured and the operation still open (%+v)", res, err, p)
 			}

@@ -46,7 +46,9 @@ func TestPollsSoonAfterAction(t *testing.T) {
 	e := newEnv(t, flinktest.WithSavepointDuration(took))
 	timing := Timing{Poll: 10 * time.Second}
 	start := e.srv.Clock().Now()
-	p, res := drive(t, e, func() Stepper { return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), Timing: timing} }, false)
+	p, res := drive(t, e, func() Stepper {
+		return &TakeSavepoint{Env: Env{Client: e.c, Timing: timing, Clock: e.srv.Clock()}, Job: e.job}
+	}, false)
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("savepoint: %s (%s)", res.Outcome, p.Reason)
 	}
@@ -60,7 +62,7 @@ func TestPollsSoonAfterAction(t *testing.T) {
 	e.srv.ClearRequests()
 	start = e.srv.Clock().Now()
 	p, res = drive(t, e, func() Stepper {
-		return &Stop{Client: e.c, Job: e.job, Strategy: SavepointThenCancel, Clock: e.srv.Clock(), Timing: timing}
+		return &Stop{Env: Env{Client: e.c, Timing: timing, Clock: e.srv.Clock()}, Job: e.job, Strategy: SavepointThenCancel}
 	}, false)
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("stop: %s (%s)", res.Outcome, p.Reason)
@@ -73,8 +75,7 @@ func TestPollsSoonAfterAction(t *testing.T) {
 	start = e.srv.Clock().Now()
 	from := p.Location
 	p, res = drive(t, e, func() Stepper {
-		return &Submit{Client: e.c, JarID: e.jar, Clock: e.srv.Clock(), Timing: timing,
-			Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs(), SavepointPath: from}}
+		return &Submit{Env: Env{Client: e.c, Timing: timing, Clock: e.srv.Clock()}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs(), SavepointPath: from}}
 	}, false)
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("submit: %s (%s)", res.Outcome, p.Reason)

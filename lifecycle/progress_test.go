@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/internal/plaincheck"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -73,7 +72,7 @@ func TestRun(t *testing.T) {
 	start := e.srv.Clock().Now()
 	var phases []Phase
 	var p Progress
-	op := &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+	op := &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}
 	var last time.Duration
 	res, err := Run(context.Background(), op, &p, func(r Report) {
 		phases = append(phases, r.Progress.Phase)
@@ -107,7 +106,7 @@ func TestRunReportsSavepointProgress(t *testing.T) {
 	e := newEnv(t, flinktest.WithSavepointDuration(20*time.Second))
 	var p Progress
 	var seen []savepoint.Progress
-	op := &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), Timing: Timing{Poll: time.Second}}
+	op := &TakeSavepoint{Env: Env{Client: e.c, Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}, Job: e.job}
 	res, err := Run(context.Background(), op, &p, func(r Report) {
 		if r.HasSavepoint {
 			if r.Progress.Phase != PhaseSavepoint {
@@ -148,29 +147,11 @@ func TestRunContextCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var p Progress
-	_, err := Run(ctx, &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()}, &p, nil)
+	_, err := Run(ctx, &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}, &p, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v", err)
 	}
 	if len(e.srv.Requests()) != 0 {
 		t.Errorf("requests sent: %v", routes(e.srv))
-	}
-}
-
-// TestTriggerIDBefore115 checks that no trigger id is recorded for a cluster
-// that chooses its own.
-func TestTriggerIDBefore115(t *testing.T) {
-	var p Progress
-	op := &TakeSavepoint{Job: "0123456789abcdef0123456789abcdef", Version: flinkapi.Version{Major: 1, Minor: 14}}
-	if _, err := op.Step(context.Background(), &p); err != nil {
-		t.Fatal(err)
-	}
-	if p.Savepoint.TriggerID != "" || p.Savepoint.State != savepoint.Pending {
-		t.Errorf("status %+v", p.Savepoint)
-	}
-	op.Version = flinkapi.Version{}
-	p = Progress{}
-	if _, err := op.Step(context.Background(), &p); err != nil || p.Savepoint.TriggerID == "" {
-		t.Errorf("status %+v, %v", p.Savepoint, err)
 	}
 }

@@ -58,12 +58,11 @@ func TestRealCluster(t *testing.T) {
 
 	// Submit uploads the jar and starts the job with a recorded job id.
 	out1 := cluster.OutDir("lifecycle-first")
-	sub := run(t, "Submit", &lifecycle.Submit{Client: c, JarFile: cluster.TestJobJar, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1)}})
+	sub := run(t, "Submit", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1)}})
 	job := sub.JobID
 	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= minCount })
 
-	sp := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Client: c, Job: job, Version: v, Timing: timing})
+	sp := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job})
 	if !flinkfixture.LocationExists(sp.Location) {
 		t.Errorf("savepoint %s does not exist", sp.Location)
 	}
@@ -75,7 +74,7 @@ func TestRealCluster(t *testing.T) {
 	if err != nil || strategy != lifecycle.StopWithSavepoint {
 		t.Fatalf("ChooseStopStrategy(%s) = %s, %v", v, strategy, err)
 	}
-	stop := run(t, "Stop", &lifecycle.Stop{Client: c, Job: job, Version: v, Timing: timing})
+	stop := run(t, "Stop", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job})
 	if !flinkfixture.LocationExists(stop.Location) || stop.Location == sp.Location {
 		t.Errorf("stop savepoint %s does not exist or is the first one", stop.Location)
 	}
@@ -91,8 +90,7 @@ func TestRealCluster(t *testing.T) {
 	// Submitting from the stop's savepoint reuses the uploaded jar; the
 	// counts continue.
 	out2 := cluster.OutDir("lifecycle-restored")
-	again := run(t, "Submit from savepoint", &lifecycle.Submit{Client: c, JarID: sub.JarID, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2), SavepointPath: stop.Location}})
+	again := run(t, "Submit from savepoint", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2), SavepointPath: stop.Location}})
 	if again.JobID == job {
 		t.Errorf("the restored job has the first job's id")
 	}
@@ -101,7 +99,7 @@ func TestRealCluster(t *testing.T) {
 	// A retried Submit with the same progress does not start a second job.
 	p := again
 	p.Phase, p.Outcome, p.Requests = lifecycle.PhaseSubmit, "", 1
-	res, err := (&lifecycle.Submit{Client: c, JarID: sub.JarID, Timing: timing}).Step(ctx, &p)
+	res, err := (&lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.JarID}).Step(ctx, &p)
 	if err != nil || p.Phase != lifecycle.PhaseWaitRunning {
 		t.Errorf("resubmit look-up: %+v, %v; progress %+v", res, err, p)
 	}
@@ -115,16 +113,15 @@ func TestRealCluster(t *testing.T) {
 
 	// Savepoint then cancel, and cancel with savepoint of a job restored
 	// from that savepoint.
-	stc := run(t, "Stop (savepoint then cancel)", &lifecycle.Stop{Client: c, Job: again.JobID, Version: v, Timing: timing, Strategy: lifecycle.SavepointThenCancel})
+	stc := run(t, "Stop (savepoint then cancel)", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: again.JobID, Strategy: lifecycle.SavepointThenCancel})
 	if st, err := c.JobStatus(ctx, again.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(stc.Location) {
 		t.Errorf("after savepoint then cancel the job is %s, %v; savepoint %s", st, err, stc.Location)
 	}
 	out3 := cluster.OutDir("lifecycle-third")
-	third := run(t, "Submit from savepoint", &lifecycle.Submit{Client: c, JarID: sub.JarID, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), SavepointPath: stc.Location}})
+	third := run(t, "Submit from savepoint", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), SavepointPath: stc.Location}})
 	// A job is RUNNING before its tasks are: Flink refuses a savepoint
 	// until they run, and the stop triggers again until it is taken.
-	cws := run(t, "Stop (cancel with savepoint)", &lifecycle.Stop{Client: c, Job: third.JobID, Version: v, Timing: timing, Strategy: lifecycle.CancelWithSavepoint})
+	cws := run(t, "Stop (cancel with savepoint)", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: third.JobID, Strategy: lifecycle.CancelWithSavepoint})
 	if st, err := c.JobStatus(ctx, third.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(cws.Location) {
 		t.Errorf("after cancel with savepoint the job is %s, %v; savepoint %s", st, err, cws.Location)
 	}
@@ -259,8 +256,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 
 	// Deploy, then upgrade with a stop with savepoint to new arguments.
 	out1 := cluster.OutDir("upgrade-first")
-	first := run(t, "Deploy", &lifecycle.Upgrade{Client: c, FirstDeploy: true, JarFile: cluster.TestJobJar, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	first := run(t, "Deploy", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, FirstDeploy: true, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 20 })
 
 	// Five upgrades in a row, each timed; the counter continues across
@@ -289,8 +285,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 				answeredAt = time.Now()
 			}
 		}
-		up = run(t, "Upgrade", &lifecycle.Upgrade{Client: c, Job: prev.JobID, JarID: first.JarID, Version: v, Timing: timing, OnTransition: hook,
-			Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, extra...), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+		up = run(t, "Upgrade", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing, OnTransition: hook}, Job: prev.JobID, JarID: first.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, extra...), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 		total := time.Since(begin)
 		if up.RestoreFrom == "" || up.RestoreFrom != up.Location || up.Decision != "SavepointBeforeUpdate" {
 			t.Errorf("upgrade progress %+v", up)
@@ -310,7 +305,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td := run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: up.JobID, Version: v, Timing: timing, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
+	td := run(t, "Teardown", &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: up.JobID, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
 	if rec, ok, err := store.Get(ctx, "app/counter"); !ok || err != nil || rec.Location != td.Location || !flinkfixture.LocationExists(rec.Location) {
 		t.Fatalf("stored %+v, %v, %v", rec, ok, err)
 	}
@@ -322,7 +317,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	// The redeploy starts the job through a Deployer, as for an
 	// application cluster.
 	dep := &runDeployer{c: c, jar: first.JarID, run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), FlinkConfiguration: retain}}
-	re := run(t, "Redeploy", &lifecycle.Upgrade{Client: c, Store: store, Name: "app/counter", Deployer: dep, Timing: timing}, lifecycle.OutcomeSucceeded)
+	re := run(t, "Redeploy", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Store: store, Name: "app/counter", Deployer: dep}, lifecycle.OutcomeSucceeded)
 	if len(dep.calls) != 1 || dep.calls[0].RestorePath != td.Location || dep.calls[0].JobID != re.JobID {
 		t.Errorf("deploy calls %+v", dep.calls)
 	}
@@ -338,7 +333,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Client: c, Job: re.JobID, Version: v, Timing: timing}, lifecycle.OutcomeSucceeded)
+	older := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: c, Timing: timing}, Job: re.JobID}, lifecycle.OutcomeSucceeded)
 	atSavepoint, err := flinkfixture.ReadCounts(out3)
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +341,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	high := flinkfixture.WaitCounts(t, ctx, out3, keys, countsTimeout, func(k string, n int64) bool { return n >= atSavepoint[k]+60 })
 	out6 := cluster.OutDir("upgrade-rolled-back")
 	req := policy.RestoreRequest{Path: older.Location, Token: "rollback-1"}
-	rb := run(t, "Restore request", &lifecycle.Upgrade{Client: c, Job: re.JobID, JarID: first.JarID, Version: v, Timing: timing, Restore: req,
+	rb := run(t, "Restore request", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: re.JobID, JarID: first.JarID, Restore: req,
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out6), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 	if rb.RestoreFrom != older.Location || rb.HandledRestore() != "rollback-1" || !flinkfixture.LocationExists(rb.Location) || rb.Location == older.Location {
 		t.Errorf("rollback progress %+v", rb)
@@ -362,9 +357,8 @@ func TestRealClusterUpgrade(t *testing.T) {
 
 	// A path Flink cannot restore ends the deploy with Flink's message,
 	// once.
-	bad := run(t, "Restore request, bad path", &lifecycle.Upgrade{Client: c, Job: rb.JobID, JarID: first.JarID, Version: v, Timing: timing,
-		Restore: policy.RestoreRequest{Path: "file:///nowhere/savepoint-0", Token: "bad-1", CancelWithoutSavepoint: true},
-		Run:     flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("upgrade-bad"))}}, badPathOutcome(v))
+	bad := run(t, "Restore request, bad path", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: rb.JobID, JarID: first.JarID, Restore: policy.RestoreRequest{Path: "file:///nowhere/savepoint-0", Token: "bad-1", CancelWithoutSavepoint: true},
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("upgrade-bad"))}}, badPathOutcome(v))
 	if !strings.Contains(bad.Reason, "nowhere/savepoint-0") || bad.HandledRestore() != "bad-1" {
 		t.Errorf("bad path: %+v", bad)
 	}
@@ -372,8 +366,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	// A job that fails (--fail-at, no restart attempts) is restarted from
 	// its latest retained checkpoint, without --fail-at.
 	out4 := cluster.OutDir("upgrade-failing")
-	failing := run(t, "Submit failing", &lifecycle.Submit{Client: c, JarID: first.JarID, Timing: timing,
-		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out4, "--fail-at", "60"), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	failing := run(t, "Submit failing", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: first.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out4, "--fail-at", "60"), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		st, err := c.JobStatus(ctx, failing.JobID)
@@ -390,9 +383,8 @@ func TestRealClusterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	out5 := cluster.OutDir("upgrade-restarted")
-	rs := run(t, "Restart", &lifecycle.Restart{Client: c, Job: failing.JobID, JarID: first.JarID, Timing: timing,
-		Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Millisecond)},
-		Run:    flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out5), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	rs := run(t, "Restart", &lifecycle.Restart{Env: lifecycle.Env{Client: c, Timing: timing}, Job: failing.JobID, JarID: first.JarID, Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Millisecond)},
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out5), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 	if rs.RestoreKind != policy.KindCheckpoint || rs.JobID == failing.JobID {
 		t.Errorf("restart progress %+v", rs)
 	}
@@ -402,7 +394,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 		c4[k] = n - 40
 	}
 	countsContinue(t, ctx, out5, keys, c4, 3)
-	run(t, "Teardown", &lifecycle.Teardown{Client: c, Job: rs.JobID, Version: v, Timing: timing}, lifecycle.OutcomeSucceeded)
+	run(t, "Teardown", &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: rs.JobID}, lifecycle.OutcomeSucceeded)
 }
 
 // badPathOutcome is how a submission from a path Flink cannot restore

@@ -15,7 +15,7 @@ import (
 // returns the savepoint's location and the events it holds.
 func olderSavepoint(t *testing.T, e *env) (string, int64) {
 	t.Helper()
-	p, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }, false)
+	p, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }, false)
 	if p.Outcome != OutcomeSucceeded || p.Location == "" {
 		t.Fatalf("savepoint: %+v", p)
 	}
@@ -41,8 +41,8 @@ func TestUpgradeRestoreRequest(t *testing.T) {
 			}
 			req := policy.RestoreRequest{Path: path, Token: "rollback-1"}
 			mk := func() Stepper {
-				return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()},
-					Restore: req, Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}
+				return &Upgrade{Env: Env{Client: e.c, Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()},
+					Restore: req}
 			}
 			p, res := checkedDrive(t, e, mk, resume, false)
 			if res.Outcome != OutcomeSucceeded {
@@ -83,8 +83,8 @@ func TestUpgradeRestoreRequest(t *testing.T) {
 			// change: the usual update, from the job's own savepoint.
 			e.srv.Clock().Advance(10 * time.Second)
 			var again Progress
-			up := &Upgrade{Client: e.c, Job: p.JobID, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()},
-				Restore: req, RestoreHandled: p.HandledRestore(), Clock: e.srv.Clock()}
+			up := &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: p.JobID, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()},
+				Restore: req, RestoreHandled: p.HandledRestore()}
 			if _, err := Run(context.Background(), up, &again, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestUpgradeRestoreRequestFailedJob(t *testing.T) {
 	e.srv.Clock().Advance(5 * time.Second)
 	req := policy.RestoreRequest{Path: path, Token: "t", AllowNonRestoredState: true}
 	p, res := checkedDrive(t, e, func() Stepper {
-		return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Restore: req, Clock: e.srv.Clock()}
+		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Restore: req}
 	}, true, false)
 	if res.Outcome != OutcomeSucceeded || p.RestoreFrom != path || p.Location != "" || p.Decision != policy.ReasonRestoreRequested {
 		t.Fatalf("progress %+v", p)
@@ -139,8 +139,7 @@ func TestUpgradeRestoreRequestBadPath(t *testing.T) {
 	e.srv.Clock().Advance(5 * time.Second)
 	req := policy.RestoreRequest{Path: "file:///nowhere/savepoint-0", Token: "t"}
 	p, res := drive(t, e, func() Stepper {
-		return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Restore: req,
-			Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}
+		return &Upgrade{Env: Env{Client: e.c, Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Restore: req}
 	}, true)
 	if (res.Outcome != OutcomeJobFailed && res.Outcome != OutcomeSubmitFailed) || !strings.Contains(p.Reason, "Cannot find checkpoint or savepoint") {
 		t.Fatalf("outcome %s: %s", res.Outcome, p.Reason)
@@ -169,7 +168,7 @@ func TestUpgradeRestoreRequestRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			p, res := drive(t, e, func() Stepper {
-				return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Restore: tc.req, Clock: e.srv.Clock()}
+				return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Restore: tc.req}
 			}, true)
 			if res.Outcome != OutcomeBlocked || p.Decision != tc.reason {
 				t.Fatalf("outcome %s, decision %s: %s", res.Outcome, p.Decision, p.Reason)
@@ -193,7 +192,7 @@ func TestUpgradeRestoreRequestSavepointFails(t *testing.T) {
 	e.inject(t, flinktest.Fault{Kind: flinktest.FaultSavepointFails, Cause: "java.io.IOException: disk full"})
 	req := policy.RestoreRequest{Path: "file:///sp/1", Token: "t"}
 	p, res := checkedDrive(t, e, func() Stepper {
-		return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Restore: req, Clock: e.srv.Clock()}
+		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Restore: req}
 	}, true, false)
 	if res.Outcome != OutcomeBlocked || p.Decision != policy.ReasonSavepointFailed {
 		t.Fatalf("outcome %s, decision %s: %s", res.Outcome, p.Decision, p.Reason)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -70,8 +69,9 @@ var _ RescaleAPI = (*flinkapi.Client)(nil)
 // the same way. Build it anew from its configuration whenever convenient:
 // all its state is in the Progress passed to Step.
 type Rescale struct {
-	// Client is the Flink REST client.
-	Client RescaleAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Job is the job to rescale.
 	Job flinkapi.JobID
 	// Parallelism is the new parallelism of every vertex.
@@ -80,23 +80,14 @@ type Rescale struct {
 	Policy policy.RescalePolicy
 	// Upgrade configures the restart path: the new job (JarID or JarFile,
 	// Run), its UpdatePolicy, stop strategy, timings and restore points.
-	// Client, Job, Version and Clock are Rescale's, Run.Parallelism is set
+	// Env and Job are Rescale's, Run.Parallelism is set
 	// to Parallelism, and transitions are reported by Rescale. A job that
 	// sets its parallelism in its code ignores Run.Parallelism: give it the
 	// new one in Run's arguments too.
 	Upgrade Upgrade
-	// Timing bounds the observation and the request (Timing.Stop) and
-	// sets the poll interval.
-	Timing Timing
 	// Timeout bounds the wait for the job to reach the new parallelism
 	// (DefaultRescaleTimeout).
 	Timeout time.Duration
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
-	// OnTransition, if set, is called after every change of phase.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
 }
 
 func (r *Rescale) clock() Clock { return clockOr(r.Clock) }
@@ -189,7 +180,7 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 // upgrade is the Upgrade of the restart path.
 func (r *Rescale) upgrade(v flinkapi.Version) *Upgrade {
 	u := r.Upgrade
-	u.Client, u.Job, u.Version, u.Clock = r.Client, r.Job, v, r.Clock
+	u.Env, u.Job = r.Env, r.Job
 	u.Run.Parallelism = r.Parallelism
 	u.OnTransition, u.Logger = nil, nil
 	return &u

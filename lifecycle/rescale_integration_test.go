@@ -58,8 +58,7 @@ func TestRealClusterRescale(t *testing.T) {
 			}
 			out := cluster.OutDir("rescale-" + strings.ToLower(tc.name))
 			var sub lifecycle.Progress
-			if res, err := lifecycle.Run(ctx, &lifecycle.Submit{Client: c, JarFile: cluster.TestJobJar, Timing: timing,
-				Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out, 1)}}, &sub, nil); err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
+			if res, err := lifecycle.Run(ctx, &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out, 1)}}, &sub, nil); err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
 				t.Fatalf("submit: %+v, %v; %+v", res, err, sub)
 			}
 			before := flinkfixture.WaitCounts(t, ctx, out, keys, countsTimeout, func(_ string, n int64) bool { return n >= 120 })
@@ -68,9 +67,8 @@ func TestRealClusterRescale(t *testing.T) {
 			if !tc.adaptive {
 				out2 = cluster.OutDir("rescale-upgraded")
 			}
-			op := &lifecycle.Rescale{Client: c, Job: sub.JobID, Parallelism: 2, Timing: timing, Timeout: 3 * time.Minute,
-				Upgrade: lifecycle.Upgrade{JarID: sub.JarID, Timing: timing,
-					Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, 2)}}}
+			op := &lifecycle.Rescale{Env: lifecycle.Env{Client: c, Timing: timing}, Job: sub.JobID, Parallelism: 2, Timeout: 3 * time.Minute,
+				Upgrade: lifecycle.Upgrade{Env: lifecycle.Env{Timing: timing}, JarID: sub.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, 2)}}}
 			var p lifecycle.Progress
 			var phases []string
 			begin := time.Now()

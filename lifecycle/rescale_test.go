@@ -55,8 +55,7 @@ func TestRescaleInPlace(t *testing.T) {
 			e := newEnv(t, flinktest.WithVersion(version), flinktest.WithAdaptiveScheduler())
 			var phases []string
 			p, res := driveRescale(t, e, func() *Rescale {
-				return &Rescale{Client: e.c, Job: e.job, Parallelism: 3, Clock: e.srv.Clock(),
-					OnTransition: func(tr Transition) { phases = append(phases, string(tr.To)) }}
+				return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { phases = append(phases, string(tr.To)) }}, Job: e.job, Parallelism: 3}
 			})
 			if res.Outcome != OutcomeSucceeded || p.RescalePath != policy.RescaleInPlace || p.Scheduler != policy.SchedulerAdaptive ||
 				p.Decision != policy.ReasonRescaleInPlace || p.JobID != e.job || !contains(p.Reason, "runs at parallelism 3, rescaled in place") {
@@ -97,7 +96,7 @@ func TestRescaleNotReached(t *testing.T) {
 	e := newEnv(t, flinktest.WithAdaptiveScheduler(), flinktest.WithSlots(1))
 	start := e.srv.Clock().Now()
 	p, res := driveRescale(t, e, func() *Rescale {
-		return &Rescale{Client: e.c, Job: e.job, Parallelism: 2, Timeout: 30 * time.Second, Clock: e.srv.Clock()}
+		return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Parallelism: 2, Timeout: 30 * time.Second}
 	})
 	if res.Outcome != OutcomeParallelismNotReached || !contains(p.Reason, "is RUNNING at parallelism 1, not 2") {
 		t.Fatalf("progress %+v", p)
@@ -114,9 +113,7 @@ func TestRescaleByUpgrade(t *testing.T) {
 	e := newEnv(t) // default scheduler
 	var phases []string
 	p, res := driveRescale(t, e, func() *Rescale {
-		return &Rescale{Client: e.c, Job: e.job, Parallelism: 2, Clock: e.srv.Clock(),
-			Upgrade:      Upgrade{JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: rescaleArgs(2)}},
-			OnTransition: func(tr Transition) { phases = append(phases, string(tr.To)) }}
+		return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { phases = append(phases, string(tr.To)) }}, Job: e.job, Parallelism: 2, Upgrade: Upgrade{JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: rescaleArgs(2)}}}
 	})
 	if res.Outcome != OutcomeSucceeded || p.RescalePath != policy.RescaleByUpgrade || p.Scheduler != policy.SchedulerDefault ||
 		p.JobID == e.job || p.RestoreKind != policy.KindSavepoint || p.RestoreFrom == "" || p.RestoreFrom != p.Location ||
@@ -175,8 +172,7 @@ func TestRescaleDecisions(t *testing.T) {
 				job = tc.job(e)
 			}
 			p, res := driveRescale(t, e, func() *Rescale {
-				return &Rescale{Client: e.c, Job: job, Parallelism: tc.target, Policy: tc.pol, Clock: e.srv.Clock(),
-					Upgrade: Upgrade{JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: rescaleArgs(2)}}}
+				return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Parallelism: tc.target, Policy: tc.pol, Upgrade: Upgrade{JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: rescaleArgs(2)}}}
 			})
 			if res.Outcome != tc.outcome || p.Decision != tc.reason {
 				t.Fatalf("%s/%s, want %s/%s: %+v", res.Outcome, p.Decision, tc.outcome, tc.reason, p)
@@ -212,7 +208,7 @@ func TestRescaleFaults(t *testing.T) {
 			e.inject(t, f)
 		}
 		p, res := driveRescale(t, e, func() *Rescale {
-			return &Rescale{Client: e.c, Job: e.job, Parallelism: 2, Clock: e.srv.Clock()}
+			return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Parallelism: 2}
 		})
 		if res.Outcome != OutcomeSucceeded || p.LastError != "" {
 			t.Fatalf("progress %+v\n%v", p, routes(e.srv))
@@ -225,7 +221,7 @@ func TestRescaleFaults(t *testing.T) {
 		e := newEnv(t, flinktest.WithAdaptiveScheduler())
 		e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 500, Route: "PUT /jobs/:jobid/resource-requirements"})
 		p, res := driveRescale(t, e, func() *Rescale {
-			return &Rescale{Client: e.c, Job: e.job, Parallelism: 2, Clock: e.srv.Clock()}
+			return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Parallelism: 2}
 		})
 		if res.Outcome != OutcomeRescaleRejected || !contains(p.Reason, "refused the resource requirements: 500") {
 			t.Fatalf("progress %+v", p)
@@ -235,7 +231,7 @@ func TestRescaleFaults(t *testing.T) {
 		e := newEnv(t, flinktest.WithAdaptiveScheduler())
 		e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/resource-requirements"})
 		p, res := driveRescale(t, e, func() *Rescale {
-			return &Rescale{Client: e.c, Job: e.job, Parallelism: 2, Clock: e.srv.Clock(), Timing: Timing{Stop: time.Minute}}
+			return &Rescale{Env: Env{Client: e.c, Timing: Timing{Stop: time.Minute}, Clock: e.srv.Clock()}, Job: e.job, Parallelism: 2}
 		})
 		if res.Outcome != OutcomeTimedOut || !contains(p.Reason, "ObserveScheduler: 503") {
 			t.Fatalf("progress %+v", p)
@@ -245,7 +241,7 @@ func TestRescaleFaults(t *testing.T) {
 
 func TestRescaleBadInput(t *testing.T) {
 	e := newEnv(t)
-	for _, r := range []*Rescale{{Client: e.c, Job: e.job}, {Client: e.c, Job: e.job, Parallelism: -1}, {Client: e.c, Parallelism: 2}} {
+	for _, r := range []*Rescale{{Env: Env{Client: e.c}, Job: e.job}, {Env: Env{Client: e.c}, Job: e.job, Parallelism: -1}, {Env: Env{Client: e.c}, Parallelism: 2}} {
 		var p Progress
 		if _, err := r.Step(context.Background(), &p); err == nil || p.Phase != "" {
 			t.Errorf("%+v: %v, progress %+v", r, err, p)

@@ -26,27 +26,27 @@ func TestResumeEqualsRun(t *testing.T) {
 		op      func(e *env, store RestorePointStore) Stepper
 	}{
 		{name: "TakeSavepoint", op: func(e *env, _ RestorePointStore) Stepper {
-			return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+			return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}
 		}},
 		{name: "Stop/StopWithSavepoint", op: func(e *env, _ RestorePointStore) Stepper {
-			return &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+			return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}
 		}},
 		{name: "Stop/CancelWithSavepoint", op: func(e *env, _ RestorePointStore) Stepper {
-			return &Stop{Client: e.c, Job: e.job, Strategy: CancelWithSavepoint, Clock: e.srv.Clock()}
+			return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Strategy: CancelWithSavepoint}
 		}},
 		{name: "Stop/SavepointThenCancel", op: func(e *env, _ RestorePointStore) Stepper {
-			return &Stop{Client: e.c, Job: e.job, Strategy: SavepointThenCancel, Clock: e.srv.Clock()}
+			return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Strategy: SavepointThenCancel}
 		}},
 		{name: "Stop/CancelWithoutState", op: func(e *env, _ RestorePointStore) Stepper {
-			return &Stop{Client: e.c, Job: e.job, Mode: policy.UpgradeStateless, Strategy: CancelWithoutState, Clock: e.srv.Clock()}
+			return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Mode: policy.UpgradeStateless, Strategy: CancelWithoutState}
 		}},
 		{name: "Submit", op: func(e *env, _ RestorePointStore) Stepper {
-			return &Submit{Client: e.c, JarID: e.jar, JobID: newID, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Clock: e.srv.Clock()}
+			return &Submit{Env: Env{Client: e.c, Clock: e.srv.Clock()}, JarID: e.jar, JobID: newID, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		}},
 		{name: "Restart", prepare: func(t *testing.T, e *env) RestorePointStore {
 			// The latest savepoint, kept in a store, is the state to
 			// restart from.
-			p, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }, false)
+			p, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }, false)
 			rec, ok := p.Record()
 			store := &MemoryStore{}
 			if !ok || store.Put(context.Background(), "app/job", rec) != nil {
@@ -58,25 +58,25 @@ func TestResumeEqualsRun(t *testing.T) {
 			e.srv.Clock().Advance(time.Minute)
 			return store
 		}, op: func(e *env, store RestorePointStore) Stepper {
-			return &Restart{Client: e.c, Job: e.job, Policy: restartPolicy, JarID: e.jar, JobID: newID, Store: store, Name: "app/job",
-				Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Clock: e.srv.Clock()}
+			return &Restart{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Policy: restartPolicy, JarID: e.jar, JobID: newID, Store: store, Name: "app/job",
+				Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		}},
 		{name: "Teardown", prepare: func(*testing.T, *env) RestorePointStore { return &MemoryStore{} },
 			op: func(e *env, store RestorePointStore) Stepper {
-				return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/job", Clock: e.srv.Clock()}
+				return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/job"}
 			}},
 		{name: "Redeploy", prepare: func(t *testing.T, e *env) RestorePointStore {
 			store := &MemoryStore{}
 			p, _ := drive(t, e, func() Stepper {
-				return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/job", Clock: e.srv.Clock()}
+				return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/job"}
 			}, false)
 			if p.Outcome != OutcomeSucceeded {
 				t.Fatalf("teardown: %+v", p)
 			}
 			return store
 		}, op: func(e *env, store RestorePointStore) Stepper {
-			return &Upgrade{Client: e.c, Store: store, Name: "app/job", JarID: e.jar, JobID: newID,
-				Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, Clock: e.srv.Clock()}
+			return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Store: store, Name: "app/job", JarID: e.jar, JobID: newID,
+				Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		}},
 	}
 	for _, tt := range tests {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -16,30 +15,14 @@ import (
 // Build it anew from its configuration whenever convenient: all its state
 // is in the Progress passed to Step.
 type TakeSavepoint struct {
-	// Client is the Flink REST client.
-	Client SavepointAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Job is the job to take the savepoint of.
 	Job flinkapi.JobID
 	// Reason says why the savepoint is taken (savepoint.ReasonUser if
 	// empty).
 	Reason savepoint.Reason
-	// TargetDirectory is where the savepoint is written; empty: the
-	// cluster's default.
-	TargetDirectory string
-	// FormatType is the savepoint format (Flink 1.15+); empty: Flink's
-	// default.
-	FormatType flinkapi.FormatType
-	// Version is the cluster's Flink version. Before 1.15 Flink chooses the
-	// trigger id itself; the zero Version means 1.15 or later.
-	Version flinkapi.Version
-	// Timing sets the deadline (Timing.Savepoint) and the poll interval.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
-	// OnTransition, if set, is called after every change of phase.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
 }
 
 func (t *TakeSavepoint) clock() Clock { return clockOr(t.Clock) }
@@ -74,7 +57,7 @@ func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
 	if p.Phase == "" {
 		p.Started = now
 		p.JobID = t.Job
-		beginSavepoint(p, flinkapi.OpSavepoint, t.Job, reasonOr(t.Reason, savepoint.ReasonUser), t.Version, now, t.Timing.Savepoint)
+		beginSavepoint(p, flinkapi.OpSavepoint, t.Job, reasonOr(t.Reason, savepoint.ReasonUser), now, t.Timing.Savepoint)
 		return Result{}, nil
 	}
 	send := func() (flinkapi.Operation, error) {
@@ -96,13 +79,11 @@ func reasonOr(r, def savepoint.Reason) savepoint.Reason {
 	return r
 }
 
-// beginSavepoint records the trigger id (none before Flink 1.15) and the
-// deadline of a savepoint about to be triggered.
-func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID, reason savepoint.Reason, v flinkapi.Version, now time.Time, timeout time.Duration) {
-	var trigger flinkapi.TriggerID
-	if v.IsZero() || v.Supports(flinkapi.FeatureClientTriggerID) {
-		trigger = flinkapi.NewTriggerID()
-	}
+// beginSavepoint records the trigger id and the deadline of a savepoint
+// about to be triggered. Flink takes a client's trigger id from 1.15 on,
+// the oldest release flinkkit speaks to.
+func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID, reason savepoint.Reason, now time.Time, timeout time.Duration) {
+	trigger := flinkapi.NewTriggerID()
 	deadline := now.Add(orDefault(timeout, DefaultSavepointTimeout))
 	p.Phase = PhaseSavepoint
 	p.Deadline = deadline

@@ -100,7 +100,7 @@ func TestTakeSavepoint(t *testing.T) {
 					}
 				}
 				mk := func() Stepper {
-					return &TakeSavepoint{Client: e.c, Job: e.job, Timing: Timing{Savepoint: 2 * time.Minute}, Clock: e.srv.Clock()}
+					return &TakeSavepoint{Env: Env{Client: e.c, Timing: Timing{Savepoint: 2 * time.Minute}, Clock: e.srv.Clock()}, Job: e.job}
 				}
 				p, res := drive(t, e, mk, resume)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
@@ -151,7 +151,7 @@ func TestTakeSavepointResumeEqualsRun(t *testing.T) {
 		for _, f := range faults {
 			e.inject(t, f)
 		}
-		mk := func() Stepper { return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }
+		mk := func() Stepper { return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }
 		prog[i], _ = drive(t, e, mk, resume)
 		got[i] = routes(e.srv)
 	}
@@ -172,7 +172,7 @@ func TestSavepointRightAfterSubmit(t *testing.T) {
 	for _, stop := range []bool{false, true} {
 		e := newEnv(t)
 		sub, _ := drive(t, e, func() Stepper {
-			return &Submit{Client: e.c, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Clock: e.srv.Clock(), Timing: Timing{Poll: 50 * time.Millisecond}}
+			return &Submit{Env: Env{Client: e.c, Timing: Timing{Poll: 50 * time.Millisecond}, Clock: e.srv.Clock()}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}}
 		}, false)
 		if sub.Outcome != OutcomeSucceeded {
 			t.Fatalf("submit: %+v", sub)
@@ -180,9 +180,9 @@ func TestSavepointRightAfterSubmit(t *testing.T) {
 		e.srv.ClearRequests()
 		mk := func() Stepper {
 			if stop {
-				return &Stop{Client: e.c, Job: sub.JobID, Clock: e.srv.Clock(), Timing: Timing{Poll: 50 * time.Millisecond}}
+				return &Stop{Env: Env{Client: e.c, Timing: Timing{Poll: 50 * time.Millisecond}, Clock: e.srv.Clock()}, Job: sub.JobID}
 			}
-			return &TakeSavepoint{Client: e.c, Job: sub.JobID, Clock: e.srv.Clock(), Timing: Timing{Poll: 50 * time.Millisecond}}
+			return &TakeSavepoint{Env: Env{Client: e.c, Timing: Timing{Poll: 50 * time.Millisecond}, Clock: e.srv.Clock()}, Job: sub.JobID}
 		}
 		p, res := drive(t, e, mk, true)
 		if res.Outcome != OutcomeSucceeded || p.Location == "" {
@@ -204,7 +204,7 @@ func TestTakeSavepointTransitions(t *testing.T) {
 	e := newEnv(t)
 	var got []Transition
 	p, _ := drive(t, e, func() Stepper {
-		return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { got = append(got, tr) }}
+		return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { got = append(got, tr) }}, Job: e.job}
 	}, false)
 	if len(got) != 2 || got[0].To != PhaseSavepoint || got[1].To != PhaseDone || got[1].Location != p.Location || got[1].Operation != "TakeSavepoint" {
 		t.Errorf("transitions %+v", got)

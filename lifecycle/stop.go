@@ -77,8 +77,9 @@ func ChooseStopStrategy(v flinkapi.Version, mode policy.UpgradeMode, force StopS
 // strategy is CancelWithoutState. Build it anew from its configuration
 // whenever convenient: all its state is in the Progress passed to Step.
 type Stop struct {
-	// Client is the Flink REST client.
-	Client StopAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Job is the job to stop.
 	Job flinkapi.JobID
 	// Mode is the upgrade mode of the job's policy; empty:
@@ -91,20 +92,6 @@ type Stop struct {
 	// Reason says why the savepoint is taken (savepoint.ReasonStop if
 	// empty).
 	Reason savepoint.Reason
-	// TargetDirectory is where the savepoint is written; empty: the
-	// cluster's default.
-	TargetDirectory string
-	// FormatType is the savepoint format (Flink 1.15+); empty: Flink's
-	// default.
-	FormatType flinkapi.FormatType
-	// Version is the cluster's Flink version; the zero Version means a
-	// current one.
-	Version flinkapi.Version
-	// Timing sets the deadlines (Timing.Savepoint, Timing.Stop) and the poll
-	// interval.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
 }
 
 func (s *Stop) clock() Clock { return clockOr(s.Clock) }
@@ -138,7 +125,7 @@ func (s *Stop) step(ctx context.Context, p *Progress) (Result, error) {
 	}
 	now := s.clock().Now()
 	if p.Phase == "" {
-		strategy, err := ChooseStopStrategy(s.Version, s.Mode, s.Strategy)
+		strategy, err := ChooseStopStrategy(flinkapi.Version{}, s.Mode, s.Strategy)
 		if err != nil {
 			return Result{}, err
 		}
@@ -151,15 +138,15 @@ func (s *Stop) step(ctx context.Context, p *Progress) (Result, error) {
 			p.Phase = PhaseCancel
 			p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
 		case StopWithSavepoint:
-			beginSavepoint(p, flinkapi.OpStopWithSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), s.Version, now, s.Timing.Savepoint)
+			beginSavepoint(p, flinkapi.OpStopWithSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), now, s.Timing.Savepoint)
 		default:
-			beginSavepoint(p, flinkapi.OpSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), s.Version, now, s.Timing.Savepoint)
+			beginSavepoint(p, flinkapi.OpSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), now, s.Timing.Savepoint)
 		}
 		return Result{}, nil
 	}
 	if p.Strategy == CancelWithoutState && s.Mode != policy.UpgradeStateless {
 		// The policy changed since the operation started: invariant 1 holds.
-		if _, err := ChooseStopStrategy(s.Version, s.Mode, CancelWithoutState); err != nil {
+		if _, err := ChooseStopStrategy(flinkapi.Version{}, s.Mode, CancelWithoutState); err != nil {
 			return Result{}, err
 		}
 	}

@@ -54,7 +54,7 @@ func TestStopRefusesWithoutState(t *testing.T) {
 	e := newEnv(t)
 	for _, mode := range []policy.UpgradeMode{"", policy.UpgradeSavepoint, policy.UpgradeLastState} {
 		var p Progress
-		op := &Stop{Client: e.c, Job: e.job, Mode: mode, Strategy: CancelWithoutState, Clock: e.srv.Clock()}
+		op := &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Mode: mode, Strategy: CancelWithoutState}
 		if _, err := op.Step(context.Background(), &p); !errors.Is(err, ErrStateRequired) {
 			t.Errorf("mode %q: err = %v, want ErrStateRequired", mode, err)
 		}
@@ -64,7 +64,7 @@ func TestStopRefusesWithoutState(t *testing.T) {
 	}
 	// A Stateless stop resumed under a policy that now keeps state refuses too.
 	var p Progress
-	op := &Stop{Client: e.c, Job: e.job, Mode: policy.UpgradeStateless, Clock: e.srv.Clock()}
+	op := &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Mode: policy.UpgradeStateless}
 	if _, err := op.Step(context.Background(), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,7 @@ func TestStop(t *testing.T) {
 					}
 				}
 				mk := func() Stepper {
-					return &Stop{Client: e.c, Job: e.job, Mode: tt.mode, Strategy: tt.strategy, Drain: tt.drain, Clock: e.srv.Clock(),
-						Timing: Timing{Savepoint: 2 * time.Minute, Stop: time.Minute}}
+					return &Stop{Env: Env{Client: e.c, Timing: Timing{Savepoint: 2 * time.Minute, Stop: time.Minute}, Clock: e.srv.Clock()}, Job: e.job, Mode: tt.mode, Strategy: tt.strategy, Drain: tt.drain}
 				}
 				p, res := drive(t, e, mk, resume)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
@@ -252,7 +251,9 @@ func TestStopResumeEqualsRun(t *testing.T) {
 			for i, resume := range []bool{false, true} {
 				e := newEnv(t)
 				e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Times: 3, Probability: 0.3})
-				mk := func() Stepper { return &Stop{Client: e.c, Job: e.job, Strategy: strategy, Clock: e.srv.Clock()} }
+				mk := func() Stepper {
+					return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Strategy: strategy}
+				}
 				prog[i], _ = drive(t, e, mk, resume)
 				got[i] = routes(e.srv)
 			}

@@ -15,8 +15,9 @@ import (
 // configuration whenever convenient: all its state is in the Progress
 // passed to Step.
 type Submit struct {
-	// Client is the Flink REST client.
-	Client SubmitAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// JarID is an uploaded jar to run. If empty, JarFile is uploaded once
 	// and its id recorded in Progress.JarID.
 	JarID flinkapi.JarID
@@ -34,10 +35,6 @@ type Submit struct {
 	// and Run.AllowNonRestoredState, which reach it in the DeployRequest.
 	// The Client still reads the job's state.
 	Deployer Deployer
-	// Timing sets the deadline (Timing.Submit) and the poll interval.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
 }
 
 // Deployer starts a job some other way than through the jar run of a

@@ -57,7 +57,7 @@ func TestSubmit(t *testing.T) {
 				var before int64
 				if tt.restore {
 					p, _ := drive(t, e, func() Stepper {
-						return &Stop{Client: e.c, Job: e.job, Clock: e.srv.Clock()}
+						return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}
 					}, false)
 					restoreFrom = p.Location
 					info, _ := e.srv.Job(e.job)
@@ -75,8 +75,7 @@ func TestSubmit(t *testing.T) {
 					jarFile = writeJar(t)
 				}
 				mk := func() Stepper {
-					s := &Submit{Client: e.c, JarFile: jarFile, Clock: e.srv.Clock(), Timing: Timing{Submit: time.Minute},
-						Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs(), SavepointPath: restoreFrom}}
+					s := &Submit{Env: Env{Client: e.c, Timing: Timing{Submit: time.Minute}, Clock: e.srv.Clock()}, JarFile: jarFile, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs(), SavepointPath: restoreFrom}}
 					if !tt.upload {
 						s.JarID = e.jar
 					}
@@ -135,7 +134,7 @@ func TestSubmitResumeEqualsRun(t *testing.T) {
 		e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid", Times: 1})
 		id := flinkapi.JobID("0123456789abcdef0123456789abcdef")
 		mk := func() Stepper {
-			return &Submit{Client: e.c, JarID: e.jar, JobID: id, Clock: e.srv.Clock(), Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}}
+			return &Submit{Env: Env{Client: e.c, Clock: e.srv.Clock()}, JarID: e.jar, JobID: id, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}}
 		}
 		prog[i], _ = drive(t, e, mk, resume)
 		got[i] = routes(e.srv)
@@ -151,7 +150,7 @@ func TestSubmitResumeEqualsRun(t *testing.T) {
 // failingCluster is a SubmitAPI whose jobs fail before they run, with an
 // exception history.
 type failingCluster struct {
-	SubmitAPI
+	API
 	exceptionReads int
 }
 
@@ -178,7 +177,7 @@ func (f *failingCluster) JobExceptions(context.Context, flinkapi.JobID, int) (*f
 // more step.
 func TestSubmitJobFailedExplainsWhy(t *testing.T) {
 	f := &failingCluster{}
-	op := &Submit{Client: f, JarID: "j.jar", Clock: flinktest.NewClock(time.Unix(0, 0))}
+	op := &Submit{Env: Env{Client: f, Clock: flinktest.NewClock(time.Unix(0, 0))}, JarID: "j.jar"}
 	var p Progress
 	res, err := Run(context.Background(), op, &p, nil)
 	if err != nil || res.Outcome != OutcomeJobFailed {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -24,8 +23,9 @@ import (
 // OutcomeLeftRunning saying why. Build it anew from its configuration
 // whenever convenient: all its state is in the Progress passed to Step.
 type Teardown struct {
-	// Client is the Flink REST client.
-	Client StopAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Job is the job to tear down.
 	Job flinkapi.JobID
 	// Mode is the upgrade mode of the job's policy; empty:
@@ -43,23 +43,9 @@ type Teardown struct {
 	// Store and Name, if set, receive the final savepoint.
 	Store RestorePointStore
 	Name  string
-	// Strategy, Drain, TargetDirectory, FormatType and Version are passed
-	// to Stop.
-	Strategy        StopStrategy
-	Drain           bool
-	TargetDirectory string
-	FormatType      flinkapi.FormatType
-	Version         flinkapi.Version
-	// Timing sets the deadlines: Timing.Savepoint for the savepoint,
-	// Timing.Stop for the cancel, the job reaching a terminal state and
-	// recording the savepoint.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
-	// OnTransition, if set, is called after every change of phase.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
+	// Strategy and Drain are passed to Stop.
+	Strategy StopStrategy
+	Drain    bool
 }
 
 func (t *Teardown) clock() Clock { return clockOr(t.Clock) }
@@ -91,8 +77,7 @@ func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
 }
 
 func (t *Teardown) stopOp(p *Progress) *Stop {
-	op := &Stop{Client: t.Client, Job: t.Job, Mode: t.Mode, Strategy: t.Strategy, Drain: t.Drain, Reason: savepoint.ReasonStop,
-		TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, Version: t.Version, Timing: t.Timing, Clock: t.Clock}
+	op := &Stop{Env: t.quiet(), Job: t.Job, Mode: t.Mode, Strategy: t.Strategy, Drain: t.Drain, Reason: savepoint.ReasonStop}
 	if p.StopOutcome != "" {
 		// The cancel after the stop: allowed by the policy, or a restore
 		// point is recorded.

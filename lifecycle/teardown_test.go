@@ -61,7 +61,7 @@ func TestRestart(t *testing.T) {
 					e.inject(t, f)
 				}
 				mk := func() Stepper {
-					return &Restart{Client: e.c, Job: old, Policy: tt.pol, JarID: e.jar, Clock: e.srv.Clock(), Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+					return &Restart{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Policy: tt.pol, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 				}
 				p, res := checkedDrive(t, e, mk, resume, false)
 				t.Logf("%s after %d steps (%s): %s", res.Outcome, p.Steps, p.Decision, p.Reason)
@@ -172,8 +172,7 @@ func TestTeardown(t *testing.T) {
 				}
 				start := e.srv.Clock().Now()
 				mk := func() Stepper {
-					return &Teardown{Client: e.c, Job: e.job, Mode: tt.mode, AllowCancelWithoutState: tt.allow, Store: store, Name: "app/counter",
-						Clock: e.srv.Clock(), Timing: Timing{Savepoint: 2 * time.Minute, Stop: time.Minute}}
+					return &Teardown{Env: Env{Client: e.c, Timing: Timing{Savepoint: 2 * time.Minute, Stop: time.Minute}, Clock: e.srv.Clock()}, Job: e.job, Mode: tt.mode, AllowCancelWithoutState: tt.allow, Store: store, Name: "app/counter"}
 				}
 				p, res := checkedDrive(t, e, mk, resume, tt.mode == policy.UpgradeStateless || tt.allow)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
@@ -216,7 +215,7 @@ func TestRedeploy(t *testing.T) {
 		e := newEnv(t)
 		store := &MemoryStore{}
 		td, _ := checkedDrive(t, e, func() Stepper {
-			return &Teardown{Client: e.c, Job: e.job, Store: store, Name: "app/counter", Clock: e.srv.Clock()}
+			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/counter"}
 		}, resume, false)
 		if td.Outcome != OutcomeSucceeded || !td.Recorded {
 			t.Fatalf("teardown %+v", td)
@@ -225,7 +224,7 @@ func TestRedeploy(t *testing.T) {
 		e.srv.Clock().Advance(time.Hour)
 		deploy := func(maxAge time.Duration, allowEmpty bool, id flinkapi.JobID) Progress {
 			p, _ := checkedDrive(t, e, func() Stepper {
-				return &Upgrade{Client: e.c, Store: store, Name: "app/counter", JarID: e.jar, Clock: e.srv.Clock(), JobID: id,
+				return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Store: store, Name: "app/counter", JarID: e.jar, JobID: id,
 					Policy: policy.UpdatePolicy{MaxStateAge: policy.Duration(maxAge), AllowStartWithoutState: allowEmpty},
 					Run:    flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 			}, resume, false)
@@ -276,7 +275,7 @@ func TestDisposeSavepoints(t *testing.T) {
 				var h savepoint.History
 				for range 4 {
 					p, _ := drive(t, e, func() Stepper {
-						return &TakeSavepoint{Client: e.c, Job: e.job, Reason: savepoint.ReasonScheduled, Clock: e.srv.Clock()}
+						return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Reason: savepoint.ReasonScheduled}
 					}, false)
 					rec, _ := p.Record()
 					h = h.Add(rec)
@@ -286,7 +285,7 @@ func TestDisposeSavepoints(t *testing.T) {
 					e.inject(t, f)
 				}
 				op := func() *DisposeSavepoints {
-					return &DisposeSavepoints{Client: e.c, History: h, Retention: savepoint.RetentionOptions{MaxCount: 2}, Clock: e.srv.Clock(), Timing: Timing{Stop: time.Minute}}
+					return &DisposeSavepoints{Env: Env{Client: e.c, Timing: Timing{Stop: time.Minute}, Clock: e.srv.Clock()}, History: h, Retention: savepoint.RetentionOptions{MaxCount: 2}}
 				}
 				p, res := drive(t, e, func() Stepper { return op() }, resume)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
@@ -318,15 +317,14 @@ func TestDisposeSavepointsFailure(t *testing.T) {
 	h := savepoint.History{}.Add(refused).Add(gone)
 	for range 3 {
 		p, _ := drive(t, e, func() Stepper {
-			return &TakeSavepoint{Client: e.c, Job: e.job, Reason: savepoint.ReasonScheduled, Clock: e.srv.Clock()}
+			return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Reason: savepoint.ReasonScheduled}
 		}, false)
 		rec, _ := p.Record()
 		h = h.Add(rec)
 	}
 	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 400, Times: 1, Route: "POST /savepoint-disposal", Message: "refused by the test"})
 	var transitions []Transition
-	op := &DisposeSavepoints{Client: e.c, History: h, Retention: savepoint.RetentionOptions{MaxCount: 1}, Clock: e.srv.Clock(),
-		OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}
+	op := &DisposeSavepoints{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}, History: h, Retention: savepoint.RetentionOptions{MaxCount: 1}}
 	p, res := drive(t, e, func() Stepper { return op }, false)
 	if res.Outcome != OutcomeDisposeFailed || p.Disposed != 4 || p.DisposeFailed != 1 || !contains(p.Reason, gone.Location+": already gone") ||
 		!contains(p.Reason, refused.Location+": 400: refused by the test") {

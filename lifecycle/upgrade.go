@@ -33,8 +33,9 @@ var _ UpgradeAPI = (*flinkapi.Client)(nil)
 // Build it anew from its configuration whenever convenient: all its state
 // is in the Progress passed to Step.
 type Upgrade struct {
-	// Client is the Flink REST client.
-	Client UpgradeAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Job is the job to replace; empty: none runs (a deploy, or a
 	// redeploy after Teardown).
 	Job flinkapi.JobID
@@ -77,23 +78,9 @@ type Upgrade struct {
 	// Submit.Deployer): for an application cluster.
 	Deployer Deployer
 	// Strategy forces a stop strategy for the savepoint; empty:
-	// ChooseStopStrategy. Drain, TargetDirectory, FormatType and Version
-	// are passed to Stop.
-	Strategy        StopStrategy
-	Drain           bool
-	TargetDirectory string
-	FormatType      flinkapi.FormatType
-	Version         flinkapi.Version
-	// Timing sets the deadlines and the poll interval: Timing.Stop bounds
-	// the observation and the cancel, Timing.Submit the new job. The
-	// savepoint's deadline is the policy's SavepointDeadline.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
-	// OnTransition, if set, is called after every change of phase.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
+	// ChooseStopStrategy. Drain is passed to Stop.
+	Strategy StopStrategy
+	Drain    bool
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -130,10 +117,8 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 			return policy.EvaluateUpdate(u.Policy, obs, now)
 		},
 		restore: u.Restore, restoreHandled: u.RestoreHandled,
-		stop: Stop{Client: u.Client, Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate,
-			TargetDirectory: u.TargetDirectory, FormatType: u.FormatType, Version: u.Version, Timing: u.Timing, Clock: u.Clock},
-		submit: Submit{Client: u.Client, JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Deployer: u.Deployer,
-			Timing: u.Timing, Clock: u.Clock},
+		stop:       Stop{Env: u.quiet(), Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate},
+		submit:     Submit{Env: u.quiet(), JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Deployer: u.Deployer},
 		allowEmpty: pol.Mode == policy.UpgradeStateless || pol.AllowStartWithoutState,
 		// A running job in Savepoint mode is stopped with a savepoint; its
 		// checkpoints matter only to LastState and the fallback.
@@ -153,8 +138,9 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 // configuration whenever convenient: all its state is in the Progress
 // passed to Step.
 type Restart struct {
-	// Client is the Flink REST client.
-	Client UpgradeAPI
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
 	// Job is the failed job.
 	Job flinkapi.JobID
 	// Policy is the restart policy.
@@ -175,14 +161,6 @@ type Restart struct {
 	Run      flinkapi.RunJarRequest
 	JobID    flinkapi.JobID
 	Deployer Deployer
-	// Timing sets the deadlines and the poll interval.
-	Timing Timing
-	// Clock tells the time and waits in Run; nil: the wall clock.
-	Clock Clock
-	// OnTransition, if set, is called after every change of phase.
-	OnTransition func(Transition)
-	// Logger, if set, logs every change of phase.
-	Logger *slog.Logger
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
@@ -204,8 +182,7 @@ func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 			obs.Restarts, obs.LastRestart = s.Restarts, s.LastRestart
 			return policy.EvaluateRestart(s.Policy, obs, now)
 		},
-		submit: Submit{Client: s.Client, JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer,
-			Timing: s.Timing, Clock: s.Clock},
+		submit: Submit{Env: s.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
 	}
 	return bound(ctx, p, opRestart, s.Job, func(ctx context.Context) (Result, error) { return r.step(ctx, p) })
@@ -648,7 +625,7 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		if p.PreviousJobID == "" || r.stop.Client == nil {
 			return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
 		}
-		strategy, err := ChooseStopStrategy(r.stop.Version, r.stop.Mode, r.stop.Strategy)
+		strategy, err := ChooseStopStrategy(flinkapi.Version{}, r.stop.Mode, r.stop.Strategy)
 		if err != nil {
 			return Result{}, err
 		}

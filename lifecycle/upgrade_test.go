@@ -156,7 +156,7 @@ func TestUpgrade(t *testing.T) {
 				// The caller's latest savepoint, taken a minute ago.
 				var latest savepoint.Record
 				if tt.prepare != nil {
-					sp, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Client: e.c, Job: e.job, Clock: e.srv.Clock()} }, false)
+					sp, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }, false)
 					latest, _ = sp.Record()
 					tt.prepare(t, e)
 				}
@@ -169,10 +169,7 @@ func TestUpgrade(t *testing.T) {
 				}
 				var transitions []Transition
 				mk := func() Stepper {
-					return &Upgrade{Client: e.c, Job: e.job, Policy: tt.pol, Latest: latest, JarID: e.jar, Clock: e.srv.Clock(),
-						Run:          flinkapi.RunJarRequest{ProgramArgs: newArgs(), Parallelism: 2},
-						Timing:       Timing{Stop: time.Minute, Submit: time.Minute},
-						OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}
+					return &Upgrade{Env: Env{Client: e.c, Timing: Timing{Stop: time.Minute, Submit: time.Minute}, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}, Job: e.job, Policy: tt.pol, Latest: latest, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs(), Parallelism: 2}}
 				}
 				p, res := checkedDrive(t, e, mk, resume, tt.stateless)
 				t.Logf("%s after %d steps (%s): %s", res.Outcome, p.Steps, p.Decision, p.Reason)
@@ -245,8 +242,7 @@ func TestUpgradeLastStateCancelsAfterRecording(t *testing.T) {
 		e.srv.Clock().Advance(5 * time.Second)
 		e.srv.ClearRequests()
 		mk := func() Stepper {
-			return &Upgrade{Client: e.c, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Clock: e.srv.Clock(),
-				Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+			return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		}
 		p, res := checkedDrive(t, e, mk, resume, false)
 		if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || p.Decision != policy.ReasonRestoreFromState {
@@ -268,7 +264,7 @@ func TestUpgradeLastStateCancelsAfterRecording(t *testing.T) {
 // CancelWithoutState under a policy that keeps state.
 func TestUpgradeRefusesCancelWithoutState(t *testing.T) {
 	e := newEnv(t)
-	op := &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Strategy: CancelWithoutState, Clock: e.srv.Clock()}
+	op := &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Strategy: CancelWithoutState}
 	var p Progress
 	var err error
 	for range 5 {
@@ -292,7 +288,7 @@ func TestUpgradeResumeEqualsRun(t *testing.T) {
 		e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Times: 4, Probability: 0.3})
 		id := flinkapi.JobID("0123456789abcdef0123456789abcdef")
 		mk := func() Stepper {
-			return &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, JobID: id, Clock: e.srv.Clock(), Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+			return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, JobID: id, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		}
 		prog[i], _ = checkedDrive(t, e, mk, resume, false)
 		got[i] = routes(e.srv)
@@ -313,7 +309,7 @@ func TestUpgradeLogger(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	var p Progress
-	op := &Upgrade{Client: e.c, Job: e.job, JarID: e.jar, Clock: e.srv.Clock(), Logger: logger, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+	op := &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock(), Logger: logger}, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 	if res, err := Run(context.Background(), op, &p, nil); err != nil || res.Outcome != OutcomeSucceeded {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -338,8 +334,7 @@ func TestUpgradeLastStateUnretainedCheckpoint(t *testing.T) {
 	e.srv.Clock().Advance(5 * time.Second)
 	e.srv.ClearRequests()
 	p, res := checkedDrive(t, e, func() Stepper {
-		return &Upgrade{Client: e.c, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Clock: e.srv.Clock(),
-			Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 	}, false, false)
 	if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindSavepoint || p.Decision != policy.ReasonNoRecentState {
 		t.Fatalf("%s (%s): %+v", res.Outcome, p.Reason, p)

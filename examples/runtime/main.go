@@ -87,8 +87,8 @@ func (rt *Runtime) Deploy(ctx context.Context, app Application) ([]Deployment, e
 		jobName := fmt.Sprintf("%s-%s-%d", app.Name, s.Name, rt.deployments[name])
 		start := time.Now()
 		var p lifecycle.Progress
-		res, err := lifecycle.Run(ctx, &lifecycle.Upgrade{Client: rt.Cluster.Client, Store: rt.Store, Name: name, FirstDeploy: !found,
-			Policy: rt.Policy, JarID: rt.Cluster.JarID, Run: rt.Cluster.Run(jobName, s.Rate), Timing: rt.Cluster.Timing}, &p, rt.Out.Report("deploy"))
+		res, err := lifecycle.Run(ctx, &lifecycle.Upgrade{Env: lifecycle.Env{Client: rt.Cluster.Client, Timing: rt.Cluster.Timing}, Store: rt.Store, Name: name, FirstDeploy: !found,
+			Policy: rt.Policy, JarID: rt.Cluster.JarID, Run: rt.Cluster.Run(jobName, s.Rate)}, &p, rt.Out.Report("deploy"))
 		if err != nil {
 			return deps, fmt.Errorf("deploy %s: %w", name, err)
 		}
@@ -118,8 +118,7 @@ func (rt *Runtime) Undeploy(ctx context.Context, app Application) (map[string]sa
 		}
 		start := time.Now()
 		var p lifecycle.Progress
-		res, err := lifecycle.Run(ctx, &lifecycle.Teardown{Client: rt.Cluster.Client, Job: job, Store: rt.Store, Name: name,
-			TargetDirectory: rt.Cluster.SavepointDir, Version: rt.Cluster.Version, Timing: rt.Cluster.Timing}, &p, rt.Out.Report("undeploy"))
+		res, err := lifecycle.Run(ctx, &lifecycle.Teardown{Env: lifecycle.Env{Client: rt.Cluster.Client, Timing: rt.Cluster.Timing, TargetDirectory: rt.Cluster.SavepointDir}, Job: job, Store: rt.Store, Name: name}, &p, rt.Out.Report("undeploy"))
 		if err != nil {
 			return recs, fmt.Errorf("undeploy %s: %w", name, err)
 		}

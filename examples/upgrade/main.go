@@ -123,7 +123,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	// Submit the first version of the job.
 	start := time.Now()
 	var sub lifecycle.Progress
-	if err := runOp(ctx, "submit", &lifecycle.Submit{Client: cl.Client, JarID: cl.JarID, Run: cl.Run("counter-v1", 0), Timing: cl.Timing},
+	if err := runOp(ctx, "submit", &lifecycle.Submit{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, JarID: cl.JarID, Run: cl.Run("counter-v1", 0)},
 		&sub, out); err != nil {
 		return err
 	}
@@ -150,8 +150,8 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	update := policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(time.Hour),
 		SavepointDeadline: policy.Duration(time.Minute), TransitionTimeout: policy.Duration(time.Minute)}
 	var up lifecycle.Progress
-	if err := runOp(ctx, "upgrade", &lifecycle.Upgrade{Client: cl.Client, Job: res.First, Policy: update, Latest: res.Periodic,
-		JarID: cl.JarID, Run: cl.Run("counter-v2", 0, fault...), TargetDirectory: cl.SavepointDir, Version: cl.Version, Timing: cl.Timing},
+	if err := runOp(ctx, "upgrade", &lifecycle.Upgrade{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: res.First, Policy: update, Latest: res.Periodic,
+		JarID: cl.JarID, Run: cl.Run("counter-v2", 0, fault...)},
 		&up, out); err != nil {
 		return err
 	}
@@ -194,8 +194,8 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	restart := policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxRestarts: 3, Window: policy.Duration(time.Hour),
 		Backoff: policy.Duration(time.Second), MaxStateAge: policy.Duration(time.Hour), TransitionTimeout: policy.Duration(time.Minute)}
 	var rs lifecycle.Progress
-	if err := runOp(ctx, "restart", &lifecycle.Restart{Client: cl.Client, Job: res.Upgraded, Policy: restart, Latest: res.Upgrade,
-		JarID: cl.JarID, Run: cl.Run("counter-v2-restarted", 0), Timing: cl.Timing}, &rs, out); err != nil {
+	if err := runOp(ctx, "restart", &lifecycle.Restart{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, Job: res.Upgraded, Policy: restart, Latest: res.Upgrade,
+		JarID: cl.JarID, Run: cl.Run("counter-v2-restarted", 0)}, &rs, out); err != nil {
 		return err
 	}
 	res.Restarted, res.RestartFrom, res.RestartKind = rs.JobID, rs.RestoreFrom, rs.RestoreKind
@@ -214,8 +214,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	// Stop it for good with a final savepoint.
 	start = time.Now()
 	var td lifecycle.Progress
-	if err := runOp(ctx, "teardown", &lifecycle.Teardown{Client: cl.Client, Job: res.Restarted, TargetDirectory: cl.SavepointDir,
-		Version: cl.Version, Timing: cl.Timing}, &td, out); err != nil {
+	if err := runOp(ctx, "teardown", &lifecycle.Teardown{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: res.Restarted}, &td, out); err != nil {
 		return err
 	}
 	res.Final = td.Location
@@ -260,8 +259,7 @@ func periodicSavepoint(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID
 			if err == nil && ok {
 				var p lifecycle.Progress
 				start := time.Now()
-				res, err := lifecycle.Run(ctx, &lifecycle.TakeSavepoint{Client: cl.Client, Job: job, Reason: reason,
-					TargetDirectory: cl.SavepointDir, Version: cl.Version, Timing: cl.Timing}, &p, out.Report("savepoint"))
+				res, err := lifecycle.Run(ctx, &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: job, Reason: reason}, &p, out.Report("savepoint"))
 				if err != nil {
 					return savepoint.Record{}, fmt.Errorf("savepoint: %w", err)
 				}

@@ -71,7 +71,7 @@ func (c *cancelClient) CancelJob(ctx context.Context, id flinkapi.JobID) error {
 func TestRealClusterNothingLost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cluster, c, v, jar := startCluster(t, ctx, flinkfixture.Config{Slots: 2,
+	cluster, c, _, jar := startCluster(t, ctx, flinkfixture.Config{Slots: 2,
 		Extra: map[string]string{"rest.async.store-duration": realStoreDuration.String()}})
 	timing := lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute}
 	args := func(out string, extra ...string) []string {
@@ -103,7 +103,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 		out := cluster.OutDir("lost-answer")
 		job := start(out)
 		waitRunningWithCounts(t, ctx, out)
-		op := &lifecycle.Teardown{Client: c, Job: job, Version: v, Timing: timing, Store: store, Name: "app/lost-answer"}
+		op := &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job, Store: store, Name: "app/lost-answer"}
 		var p lifecycle.Progress
 		if _, err := op.Step(ctx, &p); err != nil || p.Savepoint.TriggerID == "" {
 			t.Fatalf("first step: %v %+v", err, p)
@@ -153,9 +153,8 @@ func TestRealClusterNothingLost(t *testing.T) {
 			old := start(out1)
 			waitRunningWithCounts(t, ctx, out1)
 			var p lifecycle.Progress
-			res := drive("Upgrade (LastState)", &lifecycle.Upgrade{Client: variant.c, Job: old, JarID: jar, Version: v, Timing: timing,
-				Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
-				Run:    flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}, &p)
+			res := drive("Upgrade (LastState)", &lifecycle.Upgrade{Env: lifecycle.Env{Client: variant.c, Timing: timing}, Job: old, JarID: jar, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
+				Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}, &p)
 			if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || variant.c.cancels.Load() == 0 {
 				t.Fatalf("%s (%s): restore %s %q, %d cancels", res.Outcome, p.Reason, p.RestoreKind, p.RestoreFrom, variant.c.cancels.Load())
 			}
@@ -183,7 +182,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 			}
 		}
 		var p lifecycle.Progress
-		res := drive("Teardown (failed job)", &lifecycle.Teardown{Client: c, Job: job, Version: v, Timing: timing, Store: store, Name: "app/failed"}, &p)
+		res := drive("Teardown (failed job)", &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job, Store: store, Name: "app/failed"}, &p)
 		rec, ok, _ := store.Get(ctx, "app/failed")
 		if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || !strings.Contains(p.Reason, "FAILED") ||
 			strings.Contains(p.Reason, "does not know") || !ok || rec.Location != p.RestoreFrom || !flinkfixture.LocationExists(p.RestoreFrom) {
@@ -192,8 +191,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 		// A redeploy of the name starts from the failed job's checkpoint.
 		out2 := cluster.OutDir("failed-redeployed")
 		var d lifecycle.Progress
-		res = drive("Upgrade (redeploy)", &lifecycle.Upgrade{Client: c, Store: store, Name: "app/failed", JarID: jar, Version: v, Timing: timing,
-			Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}, &d)
+		res = drive("Upgrade (redeploy)", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Store: store, Name: "app/failed", JarID: jar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}, &d)
 		if res.Outcome != lifecycle.OutcomeSucceeded || d.RestoreFrom != p.RestoreFrom {
 			t.Fatalf("redeploy: %s (%s) from %q", res.Outcome, d.Reason, d.RestoreFrom)
 		}
@@ -206,7 +204,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 		old := start(out1)
 		waitRunningWithCounts(t, ctx, out1)
 		mk := func(latest savepoint.Record) *lifecycle.Upgrade {
-			return &lifecycle.Upgrade{Client: c, Job: old, JarID: jar, Version: v, Timing: timing, Latest: latest,
+			return &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: old, JarID: jar, Latest: latest,
 				Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}
 		}
 		var p lifecycle.Progress

@@ -33,7 +33,7 @@ import (
 func TestRealClusterFindings(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster, c, v, jar := startCluster(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster, c, _, jar := startCluster(t, ctx, flinkfixture.Config{Slots: 2})
 	timing := lifecycle.Timing{Poll: time.Second, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute}
 	args := func(out string) []string {
 		return []string{"--out", out, "--keys", "2", "--rate", "40", "--parallelism", "1", "--checkpoint-interval", "200", "--name", "faultmatrix-real"}
@@ -77,9 +77,8 @@ func TestRealClusterFindings(t *testing.T) {
 			t.Fatalf("no fresh checkpoint: %+v, %v", stats, err)
 		}
 	}
-	op := &lifecycle.Upgrade{Client: c, Job: old, JarID: jar, Version: v, Timing: timing,
-		Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
-		Run:    flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}
+	op := &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: old, JarID: jar, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}
 	var up lifecycle.Progress
 	observed := ""
 	for range 200 {
@@ -110,13 +109,12 @@ func TestRealClusterFindings(t *testing.T) {
 
 	// A job Flink does not know.
 	unknown := flinkapi.NewJobID()
-	st := run("Stop (unknown job)", &lifecycle.Stop{Client: c, Job: unknown, Mode: policy.UpgradeStateless, Version: v, Timing: timing})
+	st := run("Stop (unknown job)", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: unknown, Mode: policy.UpgradeStateless})
 	if st.Outcome != lifecycle.OutcomeSucceeded || !strings.Contains(st.Reason, "no longer knows") || st.Steps < 3 {
 		t.Errorf("stop of an unknown job: %s after %d steps (%s)", st.Outcome, st.Steps, st.Reason)
 	}
-	dep := run("Upgrade (unknown old job)", &lifecycle.Upgrade{Client: c, Job: unknown, JarID: jar, Version: v, Timing: timing,
-		Policy: policy.UpdatePolicy{Mode: policy.UpgradeStateless},
-		Run:    flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("faultmatrix-third"))}})
+	dep := run("Upgrade (unknown old job)", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: unknown, JarID: jar, Policy: policy.UpdatePolicy{Mode: policy.UpgradeStateless},
+		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("faultmatrix-third"))}})
 	if dep.Outcome != lifecycle.OutcomeSucceeded || !dep.Observed.Missing {
 		t.Errorf("upgrade of an unknown job: %s (%s), observed %+v", dep.Outcome, dep.Reason, dep.Observed)
 	}

@@ -319,8 +319,7 @@ func setup(ctx context.Context, s Schedule) (*env, error) {
 			e.history = e.history.Add(rec)
 			clock.Advance(10 * time.Second)
 		}
-		e.dispose = &lifecycle.DisposeSavepoints{Client: c, History: e.history, Retention: savepoint.RetentionOptions{MaxCount: 1},
-			Timing: e.timing, Clock: clock}
+		e.dispose = &lifecycle.DisposeSavepoints{Env: lifecycle.Env{Client: c, Timing: e.timing, Clock: clock}, History: e.history, Retention: savepoint.RetentionOptions{MaxCount: 1}}
 	}
 	for _, j := range srv.Jobs() {
 		e.initial[j.ID] = true
@@ -336,7 +335,7 @@ func jobArgs(out string, restartAttempts int) []string {
 // takeSavepoint takes a savepoint of the main job without faults.
 func (e *env) takeSavepoint(ctx context.Context) (savepoint.Record, error) {
 	var p lifecycle.Progress
-	op := &lifecycle.TakeSavepoint{Client: e.c, Job: mainJob, Reason: savepoint.ReasonScheduled, Clock: e.srv.Clock()}
+	op := &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: e.c, Clock: e.srv.Clock()}, Job: mainJob, Reason: savepoint.ReasonScheduled}
 	if _, err := lifecycle.Run(ctx, op, &p, nil); err != nil {
 		return savepoint.Record{}, err
 	}
@@ -353,16 +352,16 @@ func (e *env) stages() []stage {
 	newRun := flinkapi.RunJarRequest{ProgramArgs: jobArgs("/out2", e.s.RestartAttempts)}
 	stop := func(strategy lifecycle.StopStrategy, mode policy.UpgradeMode) stage {
 		return stage{name: string(e.s.Op), mk: func() lifecycle.Stepper {
-			return &lifecycle.Stop{Client: e.c, Job: mainJob, Strategy: strategy, Mode: mode, Timing: e.timing, Clock: clock}
+			return &lifecycle.Stop{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Job: mainJob, Strategy: strategy, Mode: mode}
 		}}
 	}
 	teardown := stage{name: "teardown", mk: func() lifecycle.Stepper {
-		return &lifecycle.Teardown{Client: e.c, Job: mainJob, Store: e.store, Name: storeName, Timing: e.timing, Clock: clock}
+		return &lifecycle.Teardown{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Job: mainJob, Store: e.store, Name: storeName}
 	}}
 	switch e.s.Op {
 	case OpTakeSavepoint:
 		return []stage{{name: "savepoint", mk: func() lifecycle.Stepper {
-			return &lifecycle.TakeSavepoint{Client: e.c, Job: mainJob, Timing: e.timing, Clock: clock}
+			return &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Job: mainJob}
 		}}}
 	case OpStop:
 		return []stage{stop(lifecycle.StopWithSavepoint, "")}
@@ -378,25 +377,24 @@ func (e *env) stages() []stage {
 			mode = policy.UpgradeLastState
 		}
 		return []stage{{name: "upgrade", mk: func() lifecycle.Stepper {
-			return &lifecycle.Upgrade{Client: e.c, Job: mainJob, Policy: updatePolicy(mode), Latest: e.latest, JarID: e.jar, Run: newRun,
-				JobID: newJob, Timing: e.timing, Clock: clock}
+			return &lifecycle.Upgrade{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Job: mainJob, Policy: updatePolicy(mode), Latest: e.latest, JarID: e.jar, Run: newRun,
+				JobID: newJob}
 		}}}
 	case OpRestart:
 		return []stage{{name: "restart", mk: func() lifecycle.Stepper {
-			return &lifecycle.Restart{Client: e.c, Job: mainJob, JarID: e.jar, Run: newRun, JobID: newJob, Timing: e.timing, Clock: clock,
-				Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxStateAge: policy.Duration(restartMaxAge),
-					Backoff: policy.Duration(30 * time.Second), TransitionTimeout: policy.Duration(2 * time.Minute)}}
+			return &lifecycle.Restart{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Job: mainJob, JarID: e.jar, Run: newRun, JobID: newJob, Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxStateAge: policy.Duration(restartMaxAge),
+				Backoff: policy.Duration(30 * time.Second), TransitionTimeout: policy.Duration(2 * time.Minute)}}
 		}}}
 	case OpSubmit:
 		return []stage{{name: "submit", mk: func() lifecycle.Stepper {
-			return &lifecycle.Submit{Client: e.c, JarFile: e.jarFile, Run: newRun, JobID: newJob, Timing: e.timing, Clock: clock}
+			return &lifecycle.Submit{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, JarFile: e.jarFile, Run: newRun, JobID: newJob}
 		}}}
 	case OpTeardown:
 		return []stage{teardown}
 	case OpRedeploy:
 		return []stage{teardown, {name: "redeploy", mk: func() lifecycle.Stepper {
-			return &lifecycle.Upgrade{Client: e.c, Store: e.store, Name: storeName, Policy: updatePolicy(""), JarID: e.jar, Run: newRun,
-				JobID: newJob, Timing: e.timing, Clock: clock}
+			return &lifecycle.Upgrade{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Store: e.store, Name: storeName, Policy: updatePolicy(""), JarID: e.jar, Run: newRun,
+				JobID: newJob}
 		}}}
 	case OpDispose:
 		return []stage{{name: "dispose", mk: func() lifecycle.Stepper { return e.dispose }}}

@@ -53,7 +53,7 @@ type FlinkJobReconciler struct {
 	// Flink is the REST client of the session cluster, typically a
 	// *flinkapi.Client with flinkapi.NoRetry: the operations retry with
 	// backoff through RequeueAfter, so nothing sleeps in a reconcile.
-	Flink lifecycle.UpgradeAPI
+	Flink lifecycle.API
 	// Recorder, if set, receives an event for every phase change of an
 	// operation.
 	Recorder events.EventRecorder
@@ -263,17 +263,15 @@ func (r *FlinkJobReconciler) operation(ctx context.Context, job *v1alpha1.FlinkJ
 	switch st.Operation {
 	case v1alpha1.OperationDeploy, v1alpha1.OperationUpdate:
 		return &lifecycle.Upgrade{
-			Client: r.Flink, Job: st.JobID, Policy: spec.Update, FirstDeploy: st.DeployedGeneration == 0,
+			Env: lifecycle.Env{Client: r.Flink, Timing: r.Timing, Clock: r.Clock, OnTransition: hook, Logger: logger}, Job: st.JobID, Policy: spec.Update, FirstDeploy: st.DeployedGeneration == 0,
 			Latest: st.LatestSavepoint, Store: r.Store, Name: name,
 			JarID: r.jarID(job), JarFile: spec.JarFile, Run: runRequest(spec),
-			Timing: r.Timing, Clock: r.Clock, OnTransition: hook, Logger: logger,
 		}
 	case v1alpha1.OperationRestart:
 		op := &lifecycle.Restart{
-			Client: r.Flink, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts,
+			Env: lifecycle.Env{Client: r.Flink, Timing: r.Timing, Clock: r.Clock, OnTransition: hook, Logger: logger}, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts,
 			Latest: st.LatestSavepoint, Store: r.Store, Name: name,
 			JarID: r.jarID(job), JarFile: spec.JarFile, Run: runRequest(spec),
-			Timing: r.Timing, Clock: r.Clock, OnTransition: hook, Logger: logger,
 		}
 		if st.LastRestart != nil {
 			op.LastRestart = st.LastRestart.Time
@@ -282,14 +280,13 @@ func (r *FlinkJobReconciler) operation(ctx context.Context, job *v1alpha1.FlinkJ
 	case v1alpha1.OperationSavepoint:
 		timing := r.Timing
 		timing.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
-		return &lifecycle.TakeSavepoint{Client: r.Flink, Job: st.JobID, Reason: savepoint.ReasonScheduled, Timing: timing, Clock: r.Clock}
+		return &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: r.Flink, Timing: timing, Clock: r.Clock}, Job: st.JobID, Reason: savepoint.ReasonScheduled}
 	default: // OperationTeardown
 		timing := r.Timing
 		timing.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
 		return &lifecycle.Teardown{
-			Client: r.Flink, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
-			Store: r.Store, Name: name, Timing: timing, Clock: r.Clock, OnTransition: hook, Logger: logger,
-		}
+			Env: lifecycle.Env{Client: r.Flink, Timing: timing, Clock: r.Clock, OnTransition: hook, Logger: logger}, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
+			Store: r.Store, Name: name}
 	}
 }
 
