@@ -332,3 +332,64 @@ func TestControllerStatusFormat(t *testing.T) {
 		t.Error("a status of a newer format decoded")
 	}
 }
+
+// TestControllerHealthRestart: a running job that Flink keeps restarting
+// is judged unhealthy under Health RestartFromLatestState and restarted
+// by the controller from its newest state: the old job is cancelled only
+// after the restore point is recorded, and one job runs after.
+func TestControllerHealthRestart(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out", "--restart-attempts", "20")
+	spec.Health = policy.HealthPolicy{Action: policy.HealthRestartFromLatestState, MaxRestarts: 2, Window: policy.Duration(30 * time.Second)}
+	k.settle("create", spec)
+	old := k.st.JobID
+	k.run(spec, 40*time.Second) // warm-up
+	for range 4 {
+		if err := k.srv.FailJob(old, "java.lang.RuntimeException: flaky"); err != nil {
+			t.Fatal(err)
+		}
+		k.run(spec, 3*time.Second)
+		if k.st.JobID != old {
+			break
+		}
+	}
+	k.until("health restart", spec, 300, func(st *JobStatus) bool { return st.Action == ActionHealthRestart && st.Progress.Done() })
+	p := k.st.Progress
+	if p.Outcome != OutcomeSucceeded || k.st.JobID == old || p.RestoreFrom == "" || p.Request.Path != p.RestoreFrom || !p.Request.CancelWithoutSavepoint {
+		t.Fatalf("health restart: %s (%s), job %s, restore %q, request %+v", p.Outcome, p.Reason, k.st.JobID, p.RestoreFrom, p.Request)
+	}
+	if info, _ := k.srv.Job(old); info.State != flinkapi.JobCanceled || k.job().RestoredFrom != p.RestoreFrom || len(k.live()) != 1 {
+		t.Errorf("old job %s, new job restored from %q (want %q), live %v", info.State, k.job().RestoredFrom, p.RestoreFrom, k.live())
+	}
+	if !strings.Contains(strings.ToLower(k.st.Failure), "flaky") {
+		t.Errorf("failure %q", k.st.Failure)
+	}
+}
+
+// TestControllerRequestsAtRest: a running job at rest costs one request
+// per poll interval (its details), and with health judged three (details,
+// checkpoint statistics, restart count); no call sends more than
+// MaxRequestsPerCall.
+func TestControllerRequestsAtRest(t *testing.T) {
+	for _, health := range []bool{false, true} {
+		k := newCluster(t, false)
+		spec := k.spec("/out")
+		if health {
+			spec.Health = policy.HealthPolicy{Action: policy.HealthReport}
+		}
+		k.settle("create", spec)
+		k.run(spec, 10*time.Second)
+		k.srv.ClearRequests()
+		calls := k.calls
+		k.run(spec, 5*time.Minute)
+		perCall := float64(len(k.srv.Requests())) / float64(k.calls-calls)
+		want := 1.0
+		if health {
+			want = 3
+		}
+		if perCall != want || k.maxRequests > MaxRequestsPerCall || k.calls-calls != 60 {
+			t.Errorf("health %v: %.2f requests per call over %d calls (want %.0f, one call per %v), at most %d in one", health, perCall, k.calls-calls, want,
+				k.controller().poll(), k.maxRequests)
+		}
+	}
+}

@@ -1,15 +1,67 @@
-// Package lifecycle turns decisions about a Flink job into REST calls that
-// can be interrupted at any point and resumed: taking a savepoint, stopping
-// a job with one of several strategies, submitting a job from a jar
-// without ever starting it twice, upgrading, restarting and tearing down a
-// job as its policy says, and disposing of old savepoints.
+// Package lifecycle keeps Flink jobs running as their specs say, through
+// REST calls that can be interrupted at any point and resumed. Its job
+// controller composes the lifecycle of one job; its operations, which
+// the controller is built from, can be used on their own: taking a
+// savepoint, stopping a job with one of several strategies, submitting a
+// job from a jar without ever starting it twice, upgrading, restarting,
+// rescaling and tearing down a job as its policy says, and disposing of
+// old savepoints.
+//
+// # The job controller
+//
+// A JobSpec says what should run (a JobTemplate: the jar and its
+// arguments; Running or Suspended; the update, restart, health, rescale,
+// savepoint and rollback policies; a restore request). A JobStatus holds
+// what runs and everything the controller needs to go on: the job id,
+// the templates deployed and last stable, the action in flight with its
+// Progress, the savepoint history, restarts, health samples. One call,
+// Controller.Reconcile, observes the job, decides through package policy,
+// steps the action in flight or starts the next, applies its outcome to
+// the status and says when to call again; Controller.Delete tears the job
+// down with a final savepoint. A Kubernetes reconciler is a thin shell
+// around it:
+//
+//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: client}, Store: store, Name: req.String()}
+//	res, err := ctrl.Reconcile(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
+//	// store the status before anything else, whatever err is, then
+//	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err
+//
+// The controller never sleeps, sends at most MaxRequestsPerCall requests
+// a call (one step of an action, or an observation of the job at rest:
+// its details, and only when needed its checkpoint statistics, restart
+// count and exceptions), and records what a request needs before sending
+// it: a caller that stores the status after every call and restarts ends
+// like an uninterrupted run. At rest a job costs one request per
+// PollInterval (three when its health is judged).
+//
+// What it does, at rest, in this order: deploys a job that is not there
+// (or resumes a suspended one from its savepoint); suspends one the spec
+// suspends (stop with savepoint); upgrades to a new template (a new
+// parallelism alone: Rescale, in place where the cluster can); carries
+// out a new restore request; restarts a failed or lost job as the restart
+// policy says; rolls an upgraded job that fails, or does not become
+// stable (RUNNING, all its tasks running, a checkpoint completed after
+// its start) within Rollback.ReadinessTimeout, back to the last stable
+// template from the state the upgrade started it from (never older than
+// the update policy's maximum age; a template rolled back is not deployed
+// again until the spec's Job changes); restarts an unhealthy job from its
+// newest state when the health policy says so; takes the savepoints the
+// schedule asks for and disposes of old ones per the retention. The
+// status's history of savepoints is bounded (MaxStoredSavepoints), the
+// failure it records too (MaxFailureLength). An action that did not
+// succeed is tried again with the same spec after RetryInterval; a new
+// spec at once.
+//
+// # Operations
 //
 // Each operation is a small struct of configuration (TakeSavepoint, Stop,
-// Submit, Upgrade, Restart, Teardown, DisposeSavepoints) whose Step does
-// at most one request and records everything in a Progress the caller
-// stores, so a Kubernetes controller calls it once per reconcile:
+// Submit, Upgrade, Restart, Rescale, Teardown, DisposeSavepoints) with an
+// Env (the client, timing, clock and reporting every operation shares),
+// whose Step does at most one request and records everything in a
+// Progress the caller stores, so a Kubernetes controller calls it once
+// per reconcile:
 //
-//	op := &lifecycle.Stop{Client: client, Job: id, Mode: spec.Update.Mode}
+//	op := &lifecycle.Stop{Env: env, Job: id, Mode: spec.Update.Mode}
 //	res, err := op.Step(ctx, &status.Progress)
 //	// store status (with Progress) before anything else, then
 //	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err

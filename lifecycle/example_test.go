@@ -51,3 +51,43 @@ func Example() {
 	// Succeeded <nil>
 	// file:/tmp/flinktest/savepoints/savepoint-a1b2c3-36fc752affc8
 }
+
+// The job controller keeps a job as its spec says: each call observes,
+// decides and steps one action; the caller stores the status after every
+// call and calls again after RequeueAfter. Here a job is created and then
+// updated, against the fake JobManager.
+func ExampleController() {
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+	defer srv.Close()
+	c, _ := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	ctx := context.Background()
+	jar, _ := c.UploadJarReader(ctx, "job.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, Name: "app/counter"}
+	spec := lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: jar, Args: []string{"--out", "/out", "--keys", "2"}}}
+
+	var status lifecycle.JobStatus // stored after every call: a Kubernetes status, a file
+	reconcile := func(until func() bool) {
+		for range 500 {
+			res, err := ctrl.Reconcile(ctx, spec, &status)
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			if until() {
+				return
+			}
+			srv.Clock().Advance(res.RequeueAfter)
+		}
+	}
+	runs := func() bool { return !status.InFlight() && status.Reason == "Running" }
+	reconcile(runs)
+	first := status.JobID
+	fmt.Println(status.Action, status.State, status.Reason)
+
+	spec.Job.Args = append(spec.Job.Args, "--rate", "20") // a new version of the job
+	reconcile(func() bool { return runs() && status.JobID != first })
+	fmt.Println(status.Action, status.State, status.UpgradeFrom.Location != "")
+	// Output:
+	// Deploy Running Running
+	// Upgrade Running true
+}

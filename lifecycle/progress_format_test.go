@@ -68,3 +68,72 @@ func TestProgressDecodedIsStepped(t *testing.T) {
 		t.Errorf("check of another operation: %v", err)
 	}
 }
+
+// goldenTemplate is the job template of the JobSpec and JobStatus
+// fixtures: every field set.
+var goldenTemplate = JobTemplate{JarFile: "/jobs/app-1.4.jar", JarID: "d1e2f3_app.jar", EntryClass: "com.example.App", Args: []string{"--in", "kafka"},
+	Parallelism: 4, FlinkConfiguration: map[string]string{"execution.checkpointing.interval": "30s"}}
+
+// goldenSpec is the JobSpec of the format-version-1 fixture: every field
+// set. It is as fixed as the file.
+var goldenSpec = JobSpec{
+	FormatVersion: 1, Job: goldenTemplate, State: DesiredSuspended,
+	Update: policy.UpdatePolicy{FormatVersion: 1, Mode: policy.UpgradeLastState, MaxStateAge: policy.Duration(6 * time.Hour),
+		SavepointDeadline: policy.Duration(5 * time.Minute), SavepointAttempts: 2, FallbackToLastState: true, AllowStartWithoutState: true,
+		AllowNonRestoredState: true, TransitionTimeout: policy.Duration(3 * time.Minute)},
+	Restart: policy.RestartPolicy{FormatVersion: 1, Mode: policy.RestartFromLatestState, MaxStateAge: policy.Duration(time.Hour), MaxRestarts: 3,
+		Window: policy.Duration(time.Hour), Backoff: policy.Duration(10 * time.Second), TransitionTimeout: policy.Duration(2 * time.Minute)},
+	Health: policy.HealthPolicy{FormatVersion: 1, Action: policy.HealthRestartFromLatestState, MaxRestarts: 5, Window: policy.Duration(10 * time.Minute),
+		CheckpointWindow: policy.Duration(5 * time.Minute), MaxSavepointFailures: 2, TransitionTimeout: policy.Duration(4 * time.Minute),
+		MaxStateAge: policy.Duration(2 * time.Hour)},
+	Rescale:    policy.RescalePolicy{FormatVersion: 1, InPlaceOnly: true},
+	Savepoints: SavepointPolicy{Interval: policy.Duration(time.Hour), MaxCount: 5, MaxAge: policy.Duration(72 * time.Hour), DisposeUpdate: true, DisposeUser: true},
+	Restore: policy.RestoreRequest{FormatVersion: 1, Path: "s3://bucket/savepoints/savepoint-by-hand", Token: "t-1", Time: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
+		CheckAge: true, AllowNonRestoredState: true, CancelWithoutSavepoint: true},
+	Rollback:                RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(2 * time.Minute)},
+	AllowCancelWithoutState: true,
+}
+
+// goldenStatus is the JobStatus of the format-version-1 fixture: every
+// field set. It is as fixed as the file.
+var goldenStatus = func() JobStatus {
+	at := func(s int) time.Time { return time.Date(2026, 3, 1, 13, 0, s, 0, time.UTC) }
+	rec := savepoint.Record{Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", Time: at(1), Reason: savepoint.ReasonUpdate,
+		JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"}
+	return JobStatus{
+		FormatVersion: 1, JobID: "0123456789abcdef0123456789abcdef", JobState: "RUNNING", State: policy.Updating, Reason: "UpgradeInProgress",
+		Message: "Upgrade: phase Savepoint", Failure: "java.lang.RuntimeException: boom", Deployed: goldenTemplate, DeployedAt: at(2),
+		Stable: goldenTemplate, Suspended: true, FailedJob: "0011223344556677", JarID: "d1e2f3_app.jar", JarFile: "/jobs/app-1.4.jar",
+		Action: ActionUpgrade, Target: goldenTemplate, Retention: SavepointPolicy{Interval: policy.Duration(time.Hour), MaxCount: 5,
+			MaxAge: policy.Duration(time.Hour), DisposeUpdate: true, DisposeUser: true},
+		Progress: goldenProgress, RetryAt: at(3), Latest: rec, Savepoints: savepoint.History{FormatVersion: 1, Records: []savepoint.Record{rec}},
+		UpgradeFrom: rec, SavepointFailures: 1, Restarts: 2, LastRestart: at(4),
+		Health: policy.HealthHistory{FormatVersion: 1, JobID: "0123456789abcdef0123456789abcdef", Started: at(5),
+			CheckpointInterval: policy.Duration(30 * time.Second), CheckpointTimeout: policy.Duration(10 * time.Minute),
+			Samples: []policy.HealthSample{{Time: at(6), State: "RUNNING", StateSince: at(5), Restarts: 1, CompletedCheckpoints: 7,
+				LatestCheckpoint: at(6), SavepointFailures: 1}}},
+		RestoreHandled: "t-0",
+	}
+}()
+
+// TestJobFormats reads the JobSpec and JobStatus of every release
+// (testdata/golden), checks that this release writes the newest byte for
+// byte, and that a newer format is refused: by JobSpec.Validate, and when
+// a JobStatus is decoded.
+func TestJobFormats(t *testing.T) {
+	formattest.Check(t, formattest.Type[JobStatus]{
+		Name: "lifecycle.JobStatus", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: updating(),
+		Fixtures: []formattest.Fixture[JobStatus]{{File: "jobstatus-v1.json", Version: 1, Want: goldenStatus}},
+	})
+	formattest.Check(t, formattest.Type[JobSpec]{
+		Name: "lifecycle.JobSpec", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: updating(),
+		Decode: func(b []byte) (JobSpec, error) {
+			var s JobSpec
+			if err := json.Unmarshal(b, &s); err != nil {
+				return s, err
+			}
+			return s, s.Validate()
+		},
+		Fixtures: []formattest.Fixture[JobSpec]{{File: "jobspec-v1.json", Version: 1, Want: goldenSpec}},
+	})
+}
