@@ -15,41 +15,42 @@
 //     scheduling, age and retention. Pure: no I/O, no clock.
 //   - policy: update and restart decisions and restore-point selection.
 //     Pure.
-//   - lifecycle: stop-with-savepoint strategies and resumable steps for
-//     stop, upgrade, restart, submit and teardown.
+//   - lifecycle: the job controller (a job spec and a stored job status
+//     in, one call that observes, decides and steps), and the resumable
+//     operations it is built from: savepoint, stop, submit, upgrade,
+//     restart, rescale, teardown, disposal.
 //
 // Data flows one way: flinkapi observes, savepoint and policy decide,
 // lifecycle acts through flinkapi, and the caller stores the progress.
 //
 // # Quick start
 //
-// Upgrade a running job to a new jar: stop it with a savepoint as the
-// update policy says, start the new job from that savepoint, and keep the
-// savepoint (the package example runs the same against the fake
-// JobManager):
+// Keep a job running as its spec says: call the controller, store the
+// status, call again after RequeueAfter (the package example of
+// lifecycle runs it against the fake JobManager):
 //
-//	c, err := flinkapi.NewClient("http://localhost:8081")
+//	c, err := flinkapi.NewClient("http://localhost:8081", flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 //	if err != nil {
 //		return err
 //	}
-//	var p lifecycle.Progress // store it after every step: a restarted caller resumes from it
-//	up := &lifecycle.Upgrade{
-//		Client: c, Job: oldJob, JarFile: "app-v2.jar",
-//		Policy: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(6 * time.Hour)},
-//		Run:    flinkapi.RunJarRequest{EntryClass: "com.example.App", Parallelism: 4},
+//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c}, Store: store, Name: "app/counter"}
+//	spec := lifecycle.JobSpec{
+//		Job:    lifecycle.JobTemplate{JarFile: "app-v2.jar", EntryClass: "com.example.App", Parallelism: 4},
+//		Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(6 * time.Hour)},
 //	}
-//	res, err := lifecycle.Run(ctx, up, &p, func(r lifecycle.Report) { save(r.Progress) })
-//	if err != nil {
-//		return err
-//	}
-//	fmt.Println(res.Outcome, p.Reason) // Succeeded: the new job … is RUNNING, started from Savepoint …
-//	if rec, ok := p.Record(); ok {
-//		history = history.Add(rec) // savepoint.History: age, retention, restore points
+//	for {
+//		res, err := ctrl.Reconcile(ctx, spec, &status) // deploys, upgrades, restarts, rolls back, ...
+//		save(status)                                  // before anything else: a restarted caller resumes from it
+//		if err != nil {
+//			return err
+//		}
+//		time.Sleep(res.RequeueAfter)
 //	}
 //
-// A Kubernetes controller calls up.Step(ctx, &status.Progress) once per
-// reconcile instead of Run, stores the status, and requeues after the
-// Result's RequeueAfter.
+// The single operations are there for what a controller does not
+// cover: lifecycle.Upgrade, lifecycle.Teardown and the others each do one
+// thing (lifecycle.Run steps them to their end; a controller calls Step
+// once per reconcile).
 //
 // # Examples
 //
