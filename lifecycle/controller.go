@@ -127,7 +127,12 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now)
 }
 
-// begin checks st's format and records the one this release writes.
+// ErrForeignStatus is returned, before any request, for a JobStatus that
+// another deployment (another Controller.Name) wrote.
+var ErrForeignStatus = errors.New("lifecycle: the stored job status belongs to another deployment")
+
+// begin checks st's format and owner, and records the format this release
+// writes and the owner.
 func (c *Controller) begin(ctx context.Context, st *JobStatus) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -135,7 +140,10 @@ func (c *Controller) begin(ctx context.Context, st *JobStatus) error {
 	if err := format.Check("lifecycle.JobStatus", st.FormatVersion, FormatVersion); err != nil {
 		return err
 	}
-	st.FormatVersion = FormatVersion
+	if st.Name != "" && st.Name != c.Name {
+		return fmt.Errorf("%w: it was written for %q, not for %q", ErrForeignStatus, st.Name, c.Name)
+	}
+	st.FormatVersion, st.Name = FormatVersion, c.Name
 	return nil
 }
 

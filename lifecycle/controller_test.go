@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -391,5 +392,43 @@ func TestControllerRequestsAtRest(t *testing.T) {
 			t.Errorf("health %v: %.2f requests per call over %d calls (want %.0f, one call per %v), at most %d in one", health, perCall, k.calls-calls, want,
 				k.controller().poll(), k.maxRequests)
 		}
+	}
+}
+
+// TestControllerForeignStatus: a status another deployment wrote is
+// refused before any request.
+func TestControllerForeignStatus(t *testing.T) {
+	k := newCluster(t, false)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	k.srv.ClearRequests()
+	other := k.controller()
+	other.Name = "app/other"
+	st := k.st
+	for _, call := range []func() (Result, error){
+		func() (Result, error) { return other.Reconcile(context.Background(), spec, &st) },
+		func() (Result, error) { return other.Delete(context.Background(), spec, &st) },
+	} {
+		if _, err := call(); !errors.Is(err, ErrForeignStatus) || !strings.Contains(err.Error(), `"app/counter"`) {
+			t.Errorf("err = %v, want ErrForeignStatus naming the owner", err)
+		}
+	}
+	if n := len(k.srv.Requests()); n != 0 {
+		t.Errorf("%d requests for a foreign status", n)
+	}
+}
+
+// TestControllerRescaleInPlace: with the adaptive scheduler a change of
+// the parallelism alone is carried out in place: the same job runs on.
+func TestControllerRescaleInPlace(t *testing.T) {
+	k := newCluster(t, true, flinktest.WithAdaptiveScheduler())
+	spec := k.spec("/out")
+	spec.Job.Parallelism = 1
+	k.settle("create", spec)
+	job := k.st.JobID
+	spec.Job.Parallelism = 3
+	k.settle("rescale", spec)
+	if k.st.JobID != job || k.st.Action != ActionRescale || k.st.Progress.RescalePath != policy.RescaleInPlace || k.job().Parallelism != 3 {
+		t.Errorf("rescale: job %s (was %s), action %s, path %s, parallelism %d", k.st.JobID, job, k.st.Action, k.st.Progress.RescalePath, k.job().Parallelism)
 	}
 }

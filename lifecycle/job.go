@@ -250,6 +250,10 @@ type JobStatus struct {
 	// FormatVersion is the format this value was written in, set by
 	// every call; 0 reads as 1; a newer one is refused (ErrUnknownFormat).
 	FormatVersion int `json:"formatVersion,omitempty"`
+	// Name is the Controller.Name the status belongs to, recorded at the
+	// first call: a status of another name is refused
+	// (ErrForeignStatus), never acted on.
+	Name string `json:"name,omitempty"`
 	// JobID is the deployment's Flink job: the one the last operation
 	// started (or adopted), else the one before.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`

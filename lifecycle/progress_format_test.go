@@ -101,7 +101,7 @@ var goldenStatus = func() JobStatus {
 	rec := savepoint.Record{Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", Time: at(1), Reason: savepoint.ReasonUpdate,
 		JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"}
 	return JobStatus{
-		FormatVersion: 1, JobID: "0123456789abcdef0123456789abcdef", JobState: "RUNNING", State: policy.Updating, Reason: "UpgradeInProgress",
+		FormatVersion: 1, Name: "app/counter", JobID: "0123456789abcdef0123456789abcdef", JobState: "RUNNING", State: policy.Updating, Reason: "UpgradeInProgress",
 		Message: "Upgrade: phase Savepoint", Failure: "java.lang.RuntimeException: boom", Deployed: goldenTemplate, DeployedAt: at(2),
 		Stable: goldenTemplate, Suspended: true, FailedJob: "0011223344556677", JarID: "d1e2f3_app.jar", JarFile: "/jobs/app-1.4.jar",
 		Action: ActionUpgrade, Target: goldenTemplate, Retention: SavepointPolicy{Interval: policy.Duration(time.Hour), MaxCount: 5,
