@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,8 +18,9 @@ import (
 const FormatVersion = 1
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
-// newer than FormatVersion: a Progress (refused by its UnmarshalJSON and
-// by every Step) or a FileStore file (refused by Get). It was written by
+// newer than FormatVersion: a Progress (refused by every Step), a
+// JobStatus (refused by Reconcile and Delete), a JobSpec (refused by
+// Validate) or a FileStore file (refused by Get). It was written by
 // a later flinkkit, and this one refuses it rather than act on it or
 // write it back half understood. It is the same value as
 // savepoint.ErrUnknownFormat and policy.ErrUnknownFormat.
@@ -138,20 +138,4 @@ func jobName(id flinkapi.JobID) string {
 		return "(none)"
 	}
 	return string(id)
-}
-
-// UnmarshalJSON decodes a stored Progress, refusing one of a format newer
-// than this release reads (ErrUnknownFormat): decoding it would drop what
-// this release does not know, and writing it back would lose it.
-func (p *Progress) UnmarshalJSON(b []byte) error {
-	type plain Progress
-	var v plain
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	if err := format.Check("lifecycle.Progress", v.FormatVersion, FormatVersion); err != nil {
-		return err
-	}
-	*p = Progress(v)
-	return nil
 }

@@ -443,8 +443,13 @@ func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now 
 		return Result{RequeueAfter: max(res.RequeueAfter, soon)}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
 	}
 	if !res.Done {
-		c.set(st, actionStates[st.Action], string(st.Action)+"InProgress",
-			strings.TrimSpace(fmt.Sprintf("%s: phase %s %s", st.Action, st.Progress.Phase, st.Progress.LastError)))
+		msg := strings.TrimSpace(fmt.Sprintf("%s: phase %s %s", st.Action, st.Progress.Phase, st.Progress.LastError))
+		if background(st.Action) {
+			// The job runs on: the deployment stays Running.
+			c.set(st, policy.Running, string(policy.Running), "job "+string(st.JobID)+" runs; "+msg)
+		} else {
+			c.set(st, actionStates[st.Action], string(st.Action)+"InProgress", msg)
+		}
 		return Result{RequeueAfter: max(res.RequeueAfter, soon)}, nil
 	}
 	if err := c.finish(ctx, spec, st, now); err != nil {
@@ -455,6 +460,10 @@ func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now 
 	}
 	return Result{RequeueAfter: soon}, nil
 }
+
+// background reports whether a is done beside the running job, which it
+// leaves running whatever its outcome: a savepoint or a disposal.
+func background(a JobAction) bool { return a == ActionSavepoint || a == ActionDispose }
 
 // actionStates are the deployment states while an action is in flight.
 var actionStates = map[JobAction]policy.DeploymentState{
@@ -467,32 +476,33 @@ var actionStates = map[JobAction]policy.DeploymentState{
 // It holds no state of its own: everything it needs to resume is in
 // st.Progress.
 func (c *Controller) operation(spec JobSpec, st *JobStatus) Stepper {
-	sp := c.Env // for the operations that take savepoints: the policy's deadline
+	env := c.env(st)
+	sp := env // for the operations that take savepoints: the policy's deadline
 	sp.Timing.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
 	switch st.Action {
 	case ActionSavepoint:
 		return &TakeSavepoint{Env: sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
 	case ActionDispose:
-		return &DisposeSavepoints{Env: c.Env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
+		return &DisposeSavepoints{Env: env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
 	case ActionSuspend:
 		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode}
 	case ActionTeardown:
 		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
 			Store: c.Store, Name: c.Name}
 	case ActionRestart:
-		return &Restart{Env: c.Env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
+		return &Restart{Env: env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 			Latest: st.Latest, Store: c.Store, Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
 			Run: st.Target.run(), Deployer: c.Deployer}
 	case ActionRescale:
-		return &Rescale{Env: c.Env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st)}
+		return &Rescale{Env: env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, env)}
 	}
-	return c.upgrade(spec, st) // Deploy, Upgrade, HealthRestart, Rollback
+	return c.upgrade(spec, st, env) // Deploy, Upgrade, HealthRestart, Rollback
 }
 
 // upgrade is the Upgrade of the Deploy, Upgrade, HealthRestart and
 // Rollback actions (and of a Rescale through an upgrade).
-func (c *Controller) upgrade(spec JobSpec, st *JobStatus) *Upgrade {
-	u := &Upgrade{Env: c.Env, Job: st.JobID, Policy: spec.Update, Latest: st.Latest, Store: c.Store, Name: c.Name,
+func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
+	u := &Upgrade{Env: env, Job: st.JobID, Policy: spec.Update, Latest: st.Latest, Store: c.Store, Name: c.Name,
 		JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(), Deployer: c.Deployer}
 	switch st.Action {
 	case ActionDeploy:
@@ -507,6 +517,21 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus) *Upgrade {
 			Time: st.UpgradeFrom.Time, CheckAge: true, CancelWithoutSavepoint: true}
 	}
 	return u
+}
+
+// env is the Env of the operation of st.Action: its transitions are
+// named after the action (Suspend, Rollback, ...), not after the
+// operation that carries it out.
+func (c *Controller) env(st *JobStatus) Env {
+	env := c.Env
+	if hook := c.OnTransition; hook != nil {
+		action := string(st.Action)
+		env.OnTransition = func(tr Transition) {
+			tr.Operation = action
+			hook(tr)
+		}
+	}
+	return env
 }
 
 // jarID is the uploaded jar to run t with: its own, or the one uploaded
@@ -543,7 +568,10 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		// adopted: from now on it is the job to observe, so that a retry
 		// never starts a second one.
 		if st.JobID != p.NewJobID {
-			st.Health = policy.HealthHistory{}
+			st.Health, st.JobState = policy.HealthHistory{}, ""
+			if p.Outcome == OutcomeSucceeded {
+				st.JobState = flinkapi.JobRunning // the operation saw it RUNNING
+			}
 		}
 		st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.NewJobID, st.Target, now, false
 		if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
@@ -576,7 +604,11 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		case ActionSuspend:
 			st.Suspended = true
 		}
-		c.set(st, actionDone[st.Action], string(st.Action)+"Succeeded", p.Reason)
+		if background(st.Action) {
+			c.set(st, policy.Running, string(policy.Running), "job "+string(st.JobID)+" runs; "+p.Reason)
+		} else {
+			c.set(st, actionDone[st.Action], string(st.Action)+"Succeeded", p.Reason)
+		}
 	case o == OutcomeNotNeeded:
 		c.set(st, st.State, string(st.Action)+string(o), p.Reason)
 	default:
@@ -590,7 +622,13 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		default:
 			st.RetryAt = now.Add(c.retry())
 		}
-		c.set(st, st.State, string(st.Action)+string(o), p.Reason)
+		if background(st.Action) {
+			// The job runs on; the failure is in the message and the
+			// action's transition.
+			c.set(st, policy.Running, string(policy.Running), fmt.Sprintf("job %s runs; %s %s: %s", st.JobID, st.Action, o, p.Reason))
+		} else {
+			c.set(st, st.State, string(st.Action)+string(o), p.Reason)
+		}
 	}
 	return nil
 }

@@ -254,8 +254,11 @@
 //
 // What this package writes for a later release to read carries a format
 // version; FormatVersion is the newest this release writes and reads. A
-// Progress holds it in Progress.FormatVersion, set by every Step; its
-// UnmarshalJSON and every Step refuse a newer one with ErrUnknownFormat.
+// Progress holds it in Progress.FormatVersion, set by every Step, and
+// every Step refuses a newer one with ErrUnknownFormat; so do Reconcile
+// and Delete for a JobStatus, and Validate for a JobSpec. (They are
+// checked where they are used, not while decoding: a struct of the
+// caller's that embeds one must decode whole.)
 // A FileStore file holds the version beside the record
 // ({"formatVersion":1,"record":{...}}); a bare record, as releases before
 // format versions wrote it, reads as version 1. A file of a newer version

@@ -248,7 +248,11 @@ const MaxFailureLength = 1024
 // JobStatus is a job not deployed yet.
 type JobStatus struct {
 	// FormatVersion is the format this value was written in, set by
-	// every call; 0 reads as 1; a newer one is refused (ErrUnknownFormat).
+	// every call; 0 reads as 1. Reconcile and Delete refuse a newer one
+	// with ErrUnknownFormat before anything else: do not store the status
+	// back then, it would lose what this release does not know. (There
+	// is no UnmarshalJSON to refuse it while decoding: embedded in a
+	// struct of the caller, it would take over decoding that struct.)
 	FormatVersion int `json:"formatVersion,omitempty"`
 	// Name is the Controller.Name the status belongs to, recorded at the
 	// first call: a status of another name is refused
@@ -294,11 +298,11 @@ type JobStatus struct {
 	Retention SavepointPolicy `json:"retention,omitzero"`
 	// Progress is the stored state of the operation of Action.
 	Progress Progress `json:"progress,omitzero"`
+	// RetryAt is when an action that did not succeed may be tried again
+	// (a new spec is tried at once).
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
-	// RetryAt is when an action that did not succeed may be tried again
-	// (a new spec is tried at once).
 	RetryAt time.Time `json:"retryAt,omitzero"`
 	// Latest is the newest savepoint of the deployment, and Savepoints
 	// the history of its savepoints (at most MaxStoredSavepoints).
@@ -328,21 +332,6 @@ type JobStatus struct {
 // InFlight reports whether an action is under way.
 func (s *JobStatus) InFlight() bool {
 	return s.Action != "" && !s.Progress.Done() && s.Progress.Phase != ""
-}
-
-// UnmarshalJSON decodes a stored JobStatus, refusing one of a format newer
-// than this release reads (ErrUnknownFormat).
-func (s *JobStatus) UnmarshalJSON(b []byte) error {
-	type plain JobStatus
-	var v plain
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	if err := format.Check("lifecycle.JobStatus", v.FormatVersion, FormatVersion); err != nil {
-		return err
-	}
-	*s = JobStatus(v)
-	return nil
 }
 
 // DeepCopyInto copies in into out, deeply.

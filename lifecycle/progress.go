@@ -111,8 +111,10 @@ const (
 // starts an operation.
 type Progress struct {
 	// FormatVersion is the format the Progress was written in
-	// (FormatVersion), recorded by every Step. 0 reads as 1; a newer
-	// format is refused with ErrUnknownFormat.
+	// (FormatVersion), recorded by every Step. 0 reads as 1; every Step
+	// refuses a newer format with ErrUnknownFormat before anything else:
+	// do not store the Progress back then, it would lose what this release
+	// does not know.
 	FormatVersion int `json:"formatVersion,omitempty"`
 	// Operation names the operation the Progress belongs to
 	// ("TakeSavepoint", "Stop", "Submit", "Upgrade", "Restart",

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -44,6 +45,13 @@ var goldenProgress = func() Progress {
 func TestProgressFormats(t *testing.T) {
 	formattest.Check(t, formattest.Type[Progress]{
 		Name: "lifecycle.Progress", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: updating(),
+		Decode: func(b []byte) (Progress, error) { // as a Step reads it
+			var p Progress
+			if err := json.Unmarshal(b, &p); err != nil {
+				return p, err
+			}
+			return p, check(&p, p.Operation, p.Target)
+		},
 		Fixtures: []formattest.Fixture[Progress]{
 			{File: "progress-v1.json", Version: 1, Want: goldenProgress},
 		},
@@ -123,6 +131,14 @@ var goldenStatus = func() JobStatus {
 func TestJobFormats(t *testing.T) {
 	formattest.Check(t, formattest.Type[JobStatus]{
 		Name: "lifecycle.JobStatus", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: updating(),
+		Decode: func(b []byte) (JobStatus, error) { // as Reconcile reads it
+			var s JobStatus
+			if err := json.Unmarshal(b, &s); err != nil {
+				return s, err
+			}
+			c := &Controller{Name: s.Name}
+			return s, c.begin(context.Background(), &s)
+		},
 		Fixtures: []formattest.Fixture[JobStatus]{{File: "jobstatus-v1.json", Version: 1, Want: goldenStatus}},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{

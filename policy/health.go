@@ -142,11 +142,17 @@ func (p HealthPolicy) Validate() error {
 // +kubebuilder:object:generate=false
 type HealthSample struct {
 	// Time is when the sample was taken.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	Time time.Time `json:"time"`
 	// State is the job's state (GET /jobs/:jobid/status or details).
 	State flinkapi.JobState `json:"state"`
 	// StateSince is when the job entered State (the timestamps of the job
 	// details); zero: since the first of the trailing samples in State.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	StateSince time.Time `json:"stateSince,omitzero"`
 	// Restarts is Flink's count of the job's restarts (the numRestarts job
 	// metric, flinkapi.Client.JobRestarts); negative: unknown, and the
@@ -157,6 +163,9 @@ type HealthSample struct {
 	CompletedCheckpoints int64 `json:"completedCheckpoints,omitempty"`
 	// LatestCheckpoint is when the newest completed checkpoint completed
 	// (its latest acknowledgement); zero if unknown or none.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	LatestCheckpoint time.Time `json:"latestCheckpoint,omitzero"`
 	// SavepointFailures is how many savepoints of the job failed since its
 	// last successful one (or since it started).
@@ -177,6 +186,9 @@ type HealthHistory struct {
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
 	// Started is when the job started (Flink's start-time); zero: the time
 	// of the first sample. Warm-ups count from it.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
 	Started time.Time `json:"started,omitzero"`
 	// CheckpointInterval and CheckpointTimeout are the job's checkpointing
 	// configuration (GET /jobs/:jobid/checkpoints/config), from which the

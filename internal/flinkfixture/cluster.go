@@ -25,8 +25,9 @@ type Config struct {
 	// Version is the Flink release, e.g. "1.20.5" or "2.3.0"; required.
 	Version string
 	// CacheDir holds <Version>/lib and <Version>/flinkkit-testjob.jar.
-	// Default: <repo root>/.cache/flink, the repo root being the nearest
-	// folder with a go.mod, searched upwards from the working directory.
+	// Default: $FLINK_CACHE_DIR, else <repo root>/.cache/flink, the repo
+	// root being the nearest folder with a go.mod, searched upwards from
+	// the working directory.
 	CacheDir string
 	// WorkDir holds conf/, logs/, checkpoints/, savepoints/, out/, tmp/ and
 	// upload/. Default: a new temporary folder, removed by Stop unless
@@ -109,6 +110,9 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	if os.Getenv("FLINKKIT_KEEP_WORKDIR") == "1" {
 		cfg.KeepWorkDir = true
+	}
+	if cfg.CacheDir == "" {
+		cfg.CacheDir = os.Getenv("FLINK_CACHE_DIR") // as scripts/flink.sh takes it
 	}
 	if cfg.CacheDir == "" {
 		root, err := RepoRoot()

@@ -108,6 +108,9 @@ func external(ctx context.Context, url, version string, base Config) (*Cluster, 
 	}
 	cache := base.CacheDir
 	if cache == "" {
+		cache = os.Getenv("FLINK_CACHE_DIR")
+	}
+	if cache == "" {
 		if root, err := RepoRoot(); err == nil {
 			cache = filepath.Join(root, ".cache", "flink")
 		}
