@@ -371,6 +371,23 @@ func TestDeleteFailedJob(t *testing.T) {
 	}
 }
 
+// TestDeleteNothingDeployed: a FlinkJob deleted before anything was
+// deployed (its spec is invalid) goes at once, without a warning.
+func TestDeleteNothingDeployed(t *testing.T) {
+	h := newHarness(t)
+	spec := h.spec()
+	spec.Job.JarFile = ""
+	h.create(spec)
+	h.reconcile()
+	if err := h.k8s.Delete(context.Background(), h.get()); err != nil {
+		t.Fatal(err)
+	}
+	h.until("delete", func(j *v1alpha1.FlinkJob) bool { return j == nil }, nil)
+	if n := len(h.srv.Requests()); n != 0 || h.events.has("Warning") {
+		t.Errorf("%d requests; events:\n%s", n, h.events)
+	}
+}
+
 // TestPeriodicSavepoints: with a savepoint interval, savepoints of the
 // running job are taken on schedule and recorded in the status; with
 // maxCount, the oldest are disposed of, so the history stays bounded and
@@ -497,4 +514,101 @@ func TestInvalidSpec(t *testing.T) {
 	}
 	h.edit(func(s *v1alpha1.FlinkJobSpec) { s.Update.Mode, s.Job.Parallelism = policy.UpgradeSavepoint, 0 })
 	h.running("fixed")
+}
+
+// TestSuspendAndResume: spec.state Suspended stops the job with a
+// savepoint, which the status keeps, and leaves it stopped; Running again
+// starts the job from that savepoint, its counts continuing.
+func TestSuspendAndResume(t *testing.T) {
+	h := newHarness(t)
+	h.create(h.spec())
+	old := h.running("create").Status.JobID
+	h.srv.Clock().Advance(10 * time.Second)
+
+	h.edit(func(s *v1alpha1.FlinkJobSpec) { s.State = lifecycle.DesiredSuspended })
+	job := h.until("suspend", func(j *v1alpha1.FlinkJob) bool { return j.Status.Suspended && j.Status.Reason == "Suspended" }, nil)
+	st := job.Status
+	stopped, _ := h.srv.Job(old)
+	if stopped.State != flinkapi.JobFinished || len(h.live()) != 0 || st.Action != lifecycle.ActionSuspend || st.State != policy.Suspended {
+		t.Fatalf("suspend: job %s, live %v; status %s", stopped.State, h.live(), h.statusJSON())
+	}
+	if st.Latest.Location == "" || st.Latest.JobID != old || !strings.Contains(st.Message, st.Latest.Location) {
+		t.Errorf("suspend: latest savepoint %+v; message %q", st.Latest, st.Message)
+	}
+	if c := findReady(job); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Suspended" {
+		t.Errorf("Ready condition %+v", c)
+	}
+	// At rest while suspended: nothing is sent, nothing starts.
+	h.srv.ClearRequests()
+	for range 5 {
+		h.srv.Clock().Advance(h.reconcile().RequeueAfter)
+	}
+	if n := len(h.srv.Requests()); n != 0 || len(h.srv.Jobs()) != 1 {
+		t.Errorf("suspended: %d requests, jobs %+v", n, h.srv.Jobs())
+	}
+
+	h.edit(func(s *v1alpha1.FlinkJobSpec) { s.State = lifecycle.DesiredRunning })
+	job = h.running("resume")
+	info, _ := h.srv.Job(job.Status.JobID)
+	if job.Status.JobID == old || job.Status.Suspended || info.RestoredFrom != st.Latest.Location || info.Events < stopped.Events {
+		t.Errorf("resumed job %+v, want restored from %s with at least %d events; status %s", info, st.Latest.Location, stopped.Events, h.statusJSON())
+	}
+	if len(h.live()) != 1 {
+		t.Errorf("live jobs %+v", h.live())
+	}
+}
+
+// TestRollback: with spec.rollback enabled, an update to a job that fails
+// at start goes back to the last stable job, started from the savepoint
+// the update stopped the old job with; the failed spec is not tried again
+// until the spec changes, and a new one is.
+func TestRollback(t *testing.T) {
+	h := newHarness(t)
+	spec := h.spec()
+	spec.Rollback = lifecycle.RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)}
+	h.create(spec)
+	good := h.running("create")
+	old, stable := good.Status.JobID, good.Status.Deployed
+	h.srv.Clock().Advance(10 * time.Second)
+
+	h.edit(func(s *v1alpha1.FlinkJobSpec) { s.Job.Args = append(s.Job.Args, "--fail-at", "1") })
+	bad := h.get().Spec.Job
+	job := h.until("rollback", func(j *v1alpha1.FlinkJob) bool {
+		return j.Status.Action == lifecycle.ActionRollback && !j.Status.InFlight() && j.Status.Reason == "RolledBack"
+	}, nil)
+	st := job.Status
+	if st.Progress.Outcome != lifecycle.OutcomeSucceeded || st.Deployed.Fingerprint() != stable.Fingerprint() || st.FailedJob != bad.Fingerprint() {
+		t.Fatalf("rollback: status %s", h.statusJSON())
+	}
+	h.srv.Clock().Advance(time.Second) // the tasks restore their state
+	stopped, _ := h.srv.Job(old)
+	info, _ := h.srv.Job(st.JobID)
+	if st.UpgradeFrom.JobID != old || info.RestoredFrom != st.UpgradeFrom.Location || !slices.Equal(info.ProgramArgs, stable.Args) || len(h.live()) != 1 {
+		t.Errorf("rolled back to %+v, want restored from %+v with %v; live %v", info, st.UpgradeFrom, stable.Args, h.live())
+	}
+	if stopped.State != flinkapi.JobFinished || info.Events < stopped.Events {
+		t.Errorf("old job %s with %d events; rolled back job %d: state lost", stopped.State, stopped.Events, info.Events)
+	}
+	if failed := h.jobs(flinkapi.JobFailed); len(failed) != 1 || !slices.Contains(failed[0].ProgramArgs, "--fail-at") {
+		t.Errorf("failed jobs %+v, want the updated one", failed)
+	}
+	if c := findReady(job); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "RolledBack" || !h.events.has("Normal UpgradeSucceeded") {
+		t.Errorf("Ready condition %+v; events:\n%s", c, h.events)
+	}
+
+	// The failed spec is not tried again.
+	rolledBack := st.JobID
+	for range 20 {
+		h.srv.Clock().Advance(h.reconcile().RequeueAfter)
+	}
+	if job = h.get(); job.Status.JobID != rolledBack || job.Status.Reason != "RolledBack" || len(h.srv.Jobs()) != 3 {
+		t.Errorf("the failed spec was tried again: %+v; status %s", h.srv.Jobs(), h.statusJSON())
+	}
+
+	// A new spec is.
+	h.edit(func(s *v1alpha1.FlinkJobSpec) { s.Job.Args = append(slices.Clone(stable.Args), "--name", "v3") })
+	job = h.running("update after the rollback")
+	if job.Status.JobID == rolledBack || job.Status.Action != lifecycle.ActionUpgrade {
+		t.Errorf("after the rollback: status %s", h.statusJSON())
+	}
 }
