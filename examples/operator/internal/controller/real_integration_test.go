@@ -5,6 +5,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -35,14 +36,15 @@ const countsTimeout = 90 * time.Second
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -v ./internal/controller/
 //
 // The Flink jars are those scripts/flink.sh VERSION prepared in the
-// repository's .cache/flink.
+// repository's .cache/flink, or in FLINK_CACHE_DIR.
 func TestRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	start := time.Now()
 	// flinkfixture finds the repository root above this module and
-	// prepares the jars in its .cache/flink.
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	// prepares the jars in its .cache/flink, or in FLINK_CACHE_DIR if set
+	// (as scripts/flink.sh takes it).
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2, CacheDir: os.Getenv("FLINK_CACHE_DIR")})
 	flink, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 	if err != nil {
 		t.Fatal(err)
