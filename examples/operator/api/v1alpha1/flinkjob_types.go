@@ -67,7 +67,10 @@ type FlinkJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   FlinkJobSpec   `json:"spec,omitempty"`
+	// Spec is the job the user wants.
+	Spec FlinkJobSpec `json:"spec,omitempty"`
+	// Status is what the operator observed and did; only the operator
+	// writes it.
 	Status FlinkJobStatus `json:"status,omitempty"`
 }
 
