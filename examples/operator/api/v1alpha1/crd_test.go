@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -14,7 +15,7 @@ import (
 
 // TestCRDUpToDate: the generated CRD describes exactly the JSON fields of
 // the Go types, flinkkit's embedded ones included, so a field added to
-// lifecycle.Progress or a policy is caught here until make generate runs.
+// lifecycle.JobSpec, lifecycle.JobStatus or a policy is caught here until make generate runs.
 func TestCRDUpToDate(t *testing.T) {
 	b, err := os.ReadFile("../../config/crd/flinkkit.dev_flinkjobs.yaml")
 	if err != nil {
@@ -66,22 +67,34 @@ func compare(t *testing.T, path string, typ reflect.Type, s map[string]any) {
 	}
 	props, _ := s["properties"].(map[string]any)
 	fields := map[string]bool{}
-	for f := range typ.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" || name == "" {
-			continue
-		}
+	for name, ft := range jsonFields(typ) {
 		fields[name] = true
 		sub, _ := props[name].(map[string]any)
 		if sub == nil {
 			t.Errorf("%s.%s: not in the CRD (run make generate)", path, name)
 			continue
 		}
-		compare(t, path+"."+name, f.Type, sub)
+		compare(t, path+"."+name, ft, sub)
 	}
 	for name := range props {
 		if !fields[name] {
 			t.Errorf("%s.%s: in the CRD, not in the Go type (run make generate)", path, name)
 		}
 	}
+}
+
+// jsonFields are the JSON fields of the struct type typ and their types,
+// those of embedded structs without a JSON name (",inline") included.
+func jsonFields(typ reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range typ.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			maps.Copy(out, jsonFields(f.Type))
+		case f.IsExported() && name != "-" && name != "":
+			out[name] = f.Type
+		}
+	}
+	return out
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // A FlinkJob as kubectl would apply it (config/samples/flinkjob.yaml): the
-// policies are flinkkit's own types, durations written as strings, and
-// they validate as the reconciler's decisions will check them.
+// spec is flinkkit's lifecycle.JobSpec, durations written as strings, and
+// it validates as the controller will check it.
 func Example() {
 	b, err := os.ReadFile("../../config/samples/flinkjob.yaml")
 	if err != nil {
@@ -24,13 +24,17 @@ func Example() {
 		return
 	}
 	spec := job.Spec
-	fmt.Println(job.Kind, job.Name, spec.EntryClass)
-	fmt.Println("update:", spec.Update.Mode, "from state at most", spec.Update.MaxStateAge, "old; valid:", spec.Update.Validate() == nil)
-	fmt.Println("restart:", spec.Restart.Mode, "after", spec.Restart.Backoff, "; valid:", spec.Restart.Validate() == nil)
-	fmt.Println("savepoint every", spec.SavepointInterval)
+	fmt.Println(job.Kind, job.Name, spec.Job.EntryClass, "parallelism", spec.Job.Parallelism, spec.State)
+	fmt.Println("update:", spec.Update.Mode, "from state at most", spec.Update.MaxStateAge, "old")
+	fmt.Println("restart:", spec.Restart.Mode, "after", spec.Restart.Backoff)
+	fmt.Println("savepoint every", spec.Savepoints.Interval, "keeping", spec.Savepoints.MaxCount)
+	fmt.Println("rollback:", spec.Rollback.Enabled, "unless stable within", spec.Rollback.ReadinessTimeout)
+	fmt.Println("valid:", spec.Validate() == nil)
 	// Output:
-	// FlinkJob counter dev.flinkkit.testjob.CounterJob
-	// update: Savepoint from state at most 6h0m0s old; valid: true
-	// restart: FromLatestState after 30s ; valid: true
-	// savepoint every 1h0m0s
+	// FlinkJob counter dev.flinkkit.testjob.CounterJob parallelism 2 Running
+	// update: Savepoint from state at most 6h0m0s old
+	// restart: FromLatestState after 30s
+	// savepoint every 1h0m0s keeping 5
+	// rollback: true unless stable within 5m0s
+	// valid: true
 }

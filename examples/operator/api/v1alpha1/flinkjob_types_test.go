@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
@@ -15,36 +17,46 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
+var at = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
 func sample() *FlinkJob {
-	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	rec := savepoint.Record{Location: "file:/savepoints/sp-1", Time: at, Reason: savepoint.ReasonUpdate, JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"}
+	job := lifecycle.JobTemplate{JarFile: "/jars/job.jar", Args: []string{"--out", "/out"}, Parallelism: 2, FlinkConfiguration: map[string]string{"a": "b"}}
+	var health policy.HealthHistory
+	health.Add(rec.JobID, at, policy.HealthSample{Time: at, State: flinkapi.JobRunning, StateSince: at, Restarts: 0, LatestCheckpoint: at}, policy.HealthPolicy{})
 	return &FlinkJob{
 		ObjectMeta: metav1.ObjectMeta{Name: "counter", Namespace: "streaming", Generation: 2, Finalizers: []string{"flinkkit.dev/teardown"}},
-		Spec: FlinkJobSpec{
-			JarFile: "/jars/job.jar", Args: []string{"--out", "/out"}, Parallelism: 2,
-			FlinkConfiguration: map[string]string{"a": "b"},
-			Update:             policy.UpdatePolicy{Mode: policy.UpgradeLastState, MaxStateAge: policy.Duration(time.Hour)},
-			Restart:            policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(30 * time.Second)},
-			SavepointInterval:  policy.Duration(time.Hour),
-		},
+		Spec: FlinkJobSpec{JobSpec: lifecycle.JobSpec{
+			Job:        job,
+			Update:     policy.UpdatePolicy{Mode: policy.UpgradeLastState, MaxStateAge: policy.Duration(time.Hour)},
+			Restart:    policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(30 * time.Second)},
+			Savepoints: lifecycle.SavepointPolicy{Interval: policy.Duration(time.Hour), MaxCount: 3},
+			Rollback:   lifecycle.RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)},
+		}},
 		Status: FlinkJobStatus{
-			ObservedGeneration: 2, DeployedGeneration: 1, JobID: rec.JobID, JobState: flinkapi.JobRunning,
-			Operation: OperationUpdate, OperationGeneration: 2,
-			Progress: lifecycle.Progress{
-				Phase: lifecycle.PhaseSavepoint, JobID: rec.JobID, PreviousJobID: rec.JobID, Started: at, Deadline: at.Add(time.Minute),
-				Savepoint: savepoint.Status{TriggerID: "0123456789abcdef0123456789abcdef", TriggerTime: at, State: savepoint.InFlight},
-				Observed:  lifecycle.Observed{State: flinkapi.JobRunning, Since: at, Latest: rec},
+			ObservedGeneration: 2,
+			JobStatus: lifecycle.JobStatus{
+				FormatVersion: lifecycle.FormatVersion, JobID: rec.JobID, JobState: flinkapi.JobRunning,
+				State: policy.Updating, Reason: "UpgradeInProgress", Message: "Upgrade: phase Savepoint",
+				Deployed: job, DeployedAt: at, Stable: job, Action: lifecycle.ActionUpgrade, Target: job,
+				Progress: lifecycle.Progress{
+					Phase: lifecycle.PhaseSavepoint, JobID: rec.JobID, PreviousJobID: rec.JobID, Started: at, Deadline: at.Add(time.Minute),
+					Savepoint: savepoint.Status{TriggerID: "0123456789abcdef0123456789abcdef", TriggerTime: at, State: savepoint.InFlight},
+					Observed:  lifecycle.Observed{State: flinkapi.JobRunning, Since: at, Latest: rec},
+				},
+				RetryAt: at.Add(time.Hour), Latest: rec, Savepoints: savepoint.History{}.Add(rec), UpgradeFrom: rec,
+				Restarts: 1, LastRestart: at, Health: health,
 			},
-			RetryAt:         &metav1.Time{Time: at.Add(time.Hour)},
-			LatestSavepoint: rec, Savepoints: savepoint.History{}.Add(rec),
-			Restarts: 1, LastRestart: &metav1.Time{Time: at},
-			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Running", LastTransitionTime: metav1.Time{Time: at}}},
+			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "UpgradeInProgress", LastTransitionTime: metav1.Time{Time: at}}},
 		},
 	}
 }
 
 // TestStatusRoundTrip: everything the reconciler stores survives the
-// JSON the API server keeps, times included.
+// JSON the API server keeps, and the unstructured form of dynamic
+// clients: the embedded JobStatus, times included, and the operator's
+// own fields beside it (which the JobStatus's UnmarshalJSON alone would
+// drop).
 func TestStatusRoundTrip(t *testing.T) {
 	in := sample()
 	b, err := json.Marshal(in)
@@ -58,13 +70,31 @@ func TestStatusRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(in.Spec, out.Spec) {
 		t.Errorf("spec after JSON:\n%+v\nwant\n%+v", out.Spec, in.Spec)
 	}
-	// metav1.Time keeps seconds and loses the location; compare in JSON.
-	again, _ := json.Marshal(out)
-	if string(again) != string(b) {
+	if !reflect.DeepEqual(in.Status.JobStatus, out.Status.JobStatus) || out.Status.ObservedGeneration != 2 {
+		t.Errorf("status after JSON:\n%+v\nwant\n%+v", out.Status, in.Status)
+	}
+	// metav1.Time (the conditions') keeps seconds and loses the location:
+	// compare in JSON.
+	if again, _ := json.Marshal(out); string(again) != string(b) {
 		t.Errorf("JSON changed on a round trip:\n%s\n%s", again, b)
 	}
-	if !out.Status.Progress.Started.Equal(in.Status.Progress.Started) || out.Status.Progress.Savepoint.TriggerID != in.Status.Progress.Savepoint.TriggerID {
-		t.Errorf("progress after JSON: %+v", out.Status.Progress)
+	for _, name := range []string{`"observedGeneration":2`, `"conditions":[`, `"jobID":"a1b2`, `"progress":{`, `"job":{"jarFile"`} {
+		if !strings.Contains(string(b), name) {
+			t.Errorf("JSON without %s: %s", name, b)
+		}
+	}
+
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back FlinkJob
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, &back); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(back)
+	if string(again) != string(b) {
+		t.Errorf("unstructured round trip changed the JSON:\n%s\n%s", again, b)
 	}
 }
 
@@ -75,11 +105,12 @@ func TestDeepCopy(t *testing.T) {
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("copy differs:\n%+v\n%+v", out, in)
 	}
-	out.Spec.Args[0] = "changed"
-	out.Spec.FlinkConfiguration["a"] = "changed"
+	out.Spec.Job.Args[0] = "changed"
+	out.Spec.Job.FlinkConfiguration["a"] = "changed"
+	out.Status.Deployed.Args[0] = "changed"
+	out.Status.Target.FlinkConfiguration["a"] = "changed"
 	out.Status.Savepoints.Records[0].Location = "changed"
-	out.Status.RetryAt.Time = time.Time{}
-	out.Status.LastRestart.Time = time.Time{}
+	out.Status.Health.Samples[0].Restarts = 7
 	out.Status.Conditions[0].Reason = "changed"
 	out.Finalizers[0] = "changed"
 	if !reflect.DeepEqual(in, sample()) {
@@ -91,37 +122,31 @@ func TestDeepCopy(t *testing.T) {
 	}
 }
 
-// TestInFlight: an operation is in flight from its start until its
-// Progress is done.
-func TestInFlight(t *testing.T) {
-	var s FlinkJobStatus
-	if s.InFlight() {
-		t.Error("no operation, in flight")
-	}
-	s.Operation = OperationDeploy
-	if !s.InFlight() {
-		t.Error("started operation not in flight")
-	}
-	s.Progress.Phase, s.Progress.Outcome = lifecycle.PhaseDone, lifecycle.OutcomeSucceeded
-	if s.InFlight() {
-		t.Error("ended operation in flight")
-	}
-}
-
 // TestStatusWithLegacySavepoints: a status written by an operator built on
 // a flinkkit before format versions, whose savepoints are a bare list,
-// still decodes, and a newer format is refused rather than dropped.
+// still decodes: its savepoint history and job id are kept (the fields
+// that no longer exist are dropped), and a newer format, of the history or
+// of the status, is refused rather than dropped.
 func TestStatusWithLegacySavepoints(t *testing.T) {
-	legacy := `{"status":{"savepoints":[{"location":"file:/savepoints/sp-1","time":"2026-03-01T12:00:00Z","reason":"Update","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]}}`
+	legacy := `{"status":{"observedGeneration":3,"deployedGeneration":3,"jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90","deploymentState":"Running",` +
+		`"operation":"Update","latestSavepoint":{"location":"file:/savepoints/sp-1","time":"2026-03-01T12:00:00Z"},` +
+		`"savepoints":[{"location":"file:/savepoints/sp-1","time":"2026-03-01T12:00:00Z","reason":"Update","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}],` +
+		`"conditions":[{"type":"Ready","status":"True","reason":"Running","message":"","lastTransitionTime":"2026-03-01T12:00:00Z"}]}}`
 	var job FlinkJob
 	if err := json.Unmarshal([]byte(legacy), &job); err != nil {
 		t.Fatal(err)
 	}
-	if want := sample().Status.Savepoints.Records; !reflect.DeepEqual(job.Status.Savepoints.Records, want) {
-		t.Errorf("savepoints %+v, want %+v", job.Status.Savepoints.Records, want)
+	st := job.Status
+	if want := sample().Status.Savepoints.Records; !reflect.DeepEqual(st.Savepoints.Records, want) {
+		t.Errorf("savepoints %+v, want %+v", st.Savepoints.Records, want)
 	}
-	newer := `{"status":{"savepoints":{"formatVersion":99,"records":[]}}}`
-	if err := json.Unmarshal([]byte(newer), &job); !errors.Is(err, savepoint.ErrUnknownFormat) {
-		t.Errorf("status with savepoints of format version 99: %v", err)
+	if st.ObservedGeneration != 3 || st.JobID != "a1b2c3d4e5f60718293a4b5c6d7e8f90" || len(st.Conditions) != 1 || st.InFlight() {
+		t.Errorf("status %+v", st)
+	}
+	for _, newer := range []string{`{"status":{"savepoints":{"formatVersion":99,"records":[]}}}`, `{"status":{"formatVersion":99}}`} {
+		err := json.Unmarshal([]byte(newer), &job)
+		if !errors.Is(err, savepoint.ErrUnknownFormat) && !errors.Is(err, lifecycle.ErrUnknownFormat) {
+			t.Errorf("status %s: %v", newer, err)
+		}
 	}
 }

@@ -37,8 +37,8 @@ func run(args []string) error {
 	var (
 		flinkURL      = fs.String("flink-url", "", "base URL of the Flink JobManager's REST API, such as http://flink-jobmanager:8081 (required)")
 		restorePoints = fs.String("restore-points", "", "directory that keeps each deleted FlinkJob's final savepoint, so that a FlinkJob created again with its name starts from it; empty: none kept")
-		poll          = fs.Duration("poll-interval", controller.DefaultPollInterval, "how often a running job is looked at")
-		retry         = fs.Duration("retry-interval", controller.DefaultRetryInterval, "how long after a failed operation it is tried again")
+		poll          = fs.Duration("poll-interval", lifecycle.DefaultControllerPoll, "how often a job at rest is looked at")
+		retry         = fs.Duration("retry-interval", lifecycle.DefaultRetryInterval, "how long after an action that did not succeed it is tried again (a new spec at once)")
 		metricsAddr   = fs.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 		probeAddr     = fs.String("health-probe-bind-address", ":8081", "address of the health probes")
 		leaderElect   = fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")

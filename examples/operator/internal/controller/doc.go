@@ -1,55 +1,62 @@
 // Package controller is the FlinkJob reconciler: a controller-runtime
-// Reconciler that keeps a Flink job running as its FlinkJob says, with
-// flinkkit doing the Flink side.
+// Reconciler that keeps a Flink job as its FlinkJob says, with flinkkit's
+// lifecycle.Controller doing everything on the Flink side.
 //
-// # One step per reconcile
+// # Kubernetes plumbing around lifecycle.Controller
 //
-// A reconcile never waits. It either advances the operation in flight by
-// one lifecycle Step, or observes the job and starts an operation:
+// Every rule of the job's lifecycle lives in lifecycle.Controller: what
+// to deploy, when to update, rescale, restart, roll back, suspend, take
+// or dispose of a savepoint, and how to tear the job down. The reconciler
+// only connects it to Kubernetes. A reconcile
 //
-//	if job.Status.InFlight() {
-//		res, err := op.Step(ctx, &job.Status.Progress) // at most one REST request
-//	} else {
-//		observe the job (flinkapi), ask package policy, maybe start an operation
-//	}
-//	r.Client.Status().Update(ctx, job) // Progress is stored before returning
-//	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+//	gets the FlinkJob, adds the finalizer (or, once deleted, checks it)
+//	builds a lifecycle.Controller: the Flink client, Timing, Clock, Store,
+//	  Name "<namespace>/<name>", OnTransition (events), Logger (logr)
+//	res, err := c.Reconcile(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
+//	  (c.Delete once the FlinkJob is being deleted)
+//	sets ObservedGeneration and the Ready condition
+//	r.Client.Status().Update(ctx, job) // whatever happened, before anything else
+//	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err
 //
-// The operation in flight lives in the status (Operation and Progress), and
-// the lifecycle operation is built anew from spec and status on every
-// reconcile, so an operator that restarts, or a reconcile whose status
-// update failed, resumes the same operation: trigger ids and job ids are
-// recorded one step before the request that uses them.
+// A call never waits: it steps the action in flight once, or observes
+// the job at rest and starts the action the spec asks for, and sends at
+// most lifecycle.MaxRequestsPerCall requests. Whatever the next request
+// needs (a savepoint's trigger id, the id of the job to submit) is in the
+// status one call before it is sent, so an operator that restarts, or a
+// reconcile whose status update was lost, resumes the same action instead
+// of starting another: a lost stop answer is not a second savepoint, a
+// lost jar run answer not a second job. A call that returns an error
+// stores its status too, and controller-runtime retries it with backoff.
 //
-// # What starts an operation
+// # Ready
 //
-//	nothing deployed, or a new generation   lifecycle.Upgrade (Deploy, Update)
-//	job FAILED or lost, and                 lifecycle.Restart
-//	  policy.EvaluateRestart says Restart
-//	periodic savepoint due (savepoint.Due)  lifecycle.TakeSavepoint
-//	FlinkJob deleted (finalizer)            lifecycle.Teardown
-//
-// Upgrade asks policy.EvaluateUpdate itself, on what it observes of the old
-// job; its decision is in Progress.Decision. The reconciler asks
-// policy.EvaluateRestart before starting a Restart, so that a restart the
-// policy refuses (RestartDisabled, an exhausted budget, a backoff) shows
-// in the Ready condition instead of starting an operation that ends Blocked.
-// An operation that does not succeed is tried again after RetryInterval,
-// or at once for a new generation of the spec. A spec whose policies do not
-// validate (policy.UpdatePolicy.Validate) starts nothing: the Ready
-// condition says InvalidSpec and names the field.
+// The Ready condition is derived from the status's State, Reason and
+// Message: True while the job runs the spec's job, stable (State and
+// Reason Running); Unknown while the JobManager cannot be read (State
+// Unknown); False otherwise, with the status's reason (UpgradeInProgress,
+// WaitingForStable, RestartDisabled, Suspended, RolledBack, InvalidSpec,
+// TeardownLeftRunning, ...) and message. A spec that does not validate
+// (lifecycle.JobSpec.Validate) sends no request: Ready says InvalidSpec
+// and names every field at fault.
 //
 // # Deletion
 //
-// The finalizer stays until lifecycle.Teardown has stopped the job with a
-// savepoint and recorded it (in the status, and in Store for a FlinkJob
-// created again under the same name). Teardown ends within its deadlines;
-// if no savepoint could be taken it leaves a stateful job running, and the
-// FlinkJob stays, until spec.allowCancelWithoutState allows cancelling it.
+// The finalizer stays until lifecycle.Controller.Delete says Done: the
+// job is torn down with a final savepoint recorded in the status and in
+// Store under the FlinkJob's name, so that a FlinkJob created again under
+// that name starts from it; or the job had already ended (failed for good,
+// cancelled) and tearing it down again cannot bring its state back, which
+// a Warning event names ("DeletedJobTerminal", ...) before the finalizer
+// goes. A teardown that could not take a savepoint leaves a stateful job
+// running and the FlinkJob in place, tried again every RetryInterval,
+// until spec.allowCancelWithoutState allows cancelling it.
 //
 // # Events
 //
-// Every phase change of an operation becomes an event through lifecycle's
-// OnTransition hook ("UpgradeSavepoint", "UpgradeSucceeded",
-// "TeardownLeftRunning", ...), and is logged through the reconcile's logger.
+// Every phase change of the controller's operations becomes an event
+// through lifecycle's OnTransition hook, named after the operation and
+// the phase or outcome ("UpgradeSavepoint", "UpgradeSucceeded",
+// "TakeSavepointSucceeded", "TeardownLeftRunning", ...), a Warning for an
+// outcome other than Succeeded or NotNeeded; it is also logged through
+// the reconcile's logger.
 package controller

@@ -16,6 +16,7 @@ import (
 	"github.com/flinkkit/flinkkit/examples/operator/internal/controller"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -41,13 +42,12 @@ func Example() {
 	key := types.NamespacedName{Namespace: "default", Name: "counter"}
 	_ = k8s.Create(ctx, &v1alpha1.FlinkJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Generation: 1},
-		Spec: v1alpha1.FlinkJobSpec{
-			JarFile: jar,
-			Args:    []string{"--out", "/out/counter", "--keys", "2", "--rate", "10"},
-			Update:  policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
-		},
+		Spec: v1alpha1.FlinkJobSpec{JobSpec: lifecycle.JobSpec{
+			Job:    lifecycle.JobTemplate{JarFile: jar, Args: []string{"--out", "/out/counter", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"}},
+			Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
+		}},
 	})
-	// settle reconciles until the job runs the current spec.
+	// settle reconciles until the job runs the current spec, stable.
 	settle := func() *v1alpha1.FlinkJob {
 		var job v1alpha1.FlinkJob
 		for range 100 {
@@ -58,7 +58,7 @@ func Example() {
 			}
 			_ = k8s.Get(ctx, key, &job)
 			st := job.Status
-			if !st.InFlight() && st.DeployedGeneration == job.Generation && st.DeploymentState == policy.Running {
+			if st.ObservedGeneration == job.Generation && !st.InFlight() && st.Reason == string(policy.Running) {
 				break
 			}
 			srv.Clock().Advance(res.RequeueAfter)
@@ -67,17 +67,19 @@ func Example() {
 	}
 
 	job := settle()
-	fmt.Println(job.Status.Operation, job.Status.Progress.Outcome, job.Status.DeploymentState)
+	fmt.Println(job.Status.Action, job.Status.Progress.Outcome, job.Status.State)
 
-	job.Spec.Args = append(job.Spec.Args, "--parallelism", "2")
+	job.Spec.Job.Args = append(job.Spec.Job.Args, "--name", "v2")
 	job.Generation++ // the API server's part
 	_ = k8s.Update(ctx, job)
 	job = settle()
 	st := job.Status
-	fmt.Println(st.Operation, st.Progress.Outcome, st.DeploymentState)
-	fmt.Println("restored from the", st.LatestSavepoint.Reason, "savepoint:", st.Progress.RestoreFrom == st.LatestSavepoint.Location)
+	fmt.Println(st.Action, st.Progress.Outcome, st.State)
+	fmt.Println("restored from the", st.Latest.Reason, "savepoint:", st.Progress.RestoreFrom == st.Latest.Location)
+	fmt.Println(st.Conditions[0].Type, st.Conditions[0].Status)
 	// Output:
 	// Deploy Succeeded Running
-	// Update Succeeded Running
+	// Upgrade Succeeded Running
 	// restored from the Update savepoint: true
+	// Ready True
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ type harness struct {
 	t      *testing.T
 	srv    *flinktest.Server
 	k8s    client.Client
+	status *statusLog
 	r      *FlinkJobReconciler
 	events *eventLog
 	store  *lifecycle.MemoryStore
@@ -58,8 +60,9 @@ func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
 	h := &harness{t: t, srv: srv, events: &eventLog{}, store: &lifecycle.MemoryStore{}, jar: jar,
 		key: types.NamespacedName{Namespace: "streaming", Name: "counter"}}
 	h.k8s = newFakeClient(t)
+	h.status = &statusLog{}
 	h.r = &FlinkJobReconciler{
-		Client: h.k8s, Flink: flink, Recorder: h.events, Store: h.store, Clock: srv.Clock(),
+		Client: &recordingClient{Client: h.k8s, log: h.status}, Flink: flink, Recorder: h.events, Store: h.store, Clock: srv.Clock(),
 		Timing: lifecycle.Timing{Poll: time.Second}, PollInterval: 10 * time.Second, RetryInterval: time.Minute,
 	}
 	return h
@@ -77,14 +80,16 @@ func newFakeClient(t *testing.T) client.Client {
 // spec is the counter job's spec, restarting from its latest state, with
 // checkpoints Flink retains (so they are restore points).
 func (h *harness) spec() v1alpha1.FlinkJobSpec {
-	return v1alpha1.FlinkJobSpec{
-		JarFile: h.jar,
-		Args:    []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
-		FlinkConfiguration: map[string]string{
-			"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+	return v1alpha1.FlinkJobSpec{JobSpec: lifecycle.JobSpec{
+		Job: lifecycle.JobTemplate{
+			JarFile: h.jar,
+			Args:    []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
+			FlinkConfiguration: map[string]string{
+				"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
+			},
 		},
 		Restart: policyFromLatestState(),
-	}
+	}}
 }
 
 // create creates the FlinkJob. The fake client does not maintain
@@ -139,12 +144,17 @@ func (h *harness) reconcile() ctrl.Result {
 
 // until reconciles, moving the fake clock by each RequeueAfter as the
 // controller's work queue would, until done holds for the FlinkJob (nil
-// once it is gone). check, if set, runs after every reconcile.
+// once it is gone). check, if set, runs after every reconcile. A reconcile
+// that fails because its status update was lost (h.status.loseEvery) is
+// retried a second later, as the work queue's backoff would.
 func (h *harness) until(what string, done func(*v1alpha1.FlinkJob) bool, check func(*v1alpha1.FlinkJob)) *v1alpha1.FlinkJob {
 	h.t.Helper()
 	for range maxReconciles {
 		res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
-		if err != nil {
+		switch {
+		case errors.Is(err, errLost):
+			res.RequeueAfter = time.Second
+		case err != nil:
 			h.t.Fatalf("%s: Reconcile: %v\nstatus: %s", what, err, h.statusJSON())
 		}
 		job := h.get()
@@ -163,33 +173,41 @@ func (h *harness) until(what string, done func(*v1alpha1.FlinkJob) bool, check f
 	return nil
 }
 
+// runs reports whether job runs its spec's job, stable, at rest: Ready.
+func runs(job *v1alpha1.FlinkJob) bool {
+	if job == nil {
+		return false
+	}
+	st := &job.Status
+	return st.ObservedGeneration == job.Generation && !st.InFlight() && st.State == policy.Running &&
+		st.Reason == string(policy.Running) && st.Deployed.Fingerprint() == job.Spec.Job.Fingerprint()
+}
+
 // running waits until the job runs the current spec.
 func (h *harness) running(what string) *v1alpha1.FlinkJob {
 	h.t.Helper()
-	j := h.until(what, func(j *v1alpha1.FlinkJob) bool {
-		return j != nil && j.Status.DeployedGeneration == j.Generation && !j.Status.InFlight() &&
-			j.Status.DeploymentState == "Running"
-	}, nil)
-	// A job is RUNNING before its tasks are, and the deploy sees it at
-	// once: let the tasks come up (and restore their state) before the
-	// test looks at them.
+	j := h.until(what, runs, nil)
+	// Let the tasks run a little before the test looks at them.
 	h.srv.Clock().Advance(time.Second)
 	return j
 }
 
-// failedForGood creates a FlinkJob whose restart policy is Never, fails
-// its job and reconciles until the status says Failed; it returns the
-// failed job's id.
-func (h *harness) failedForGood() flinkapi.JobID {
+// failedForGood creates a FlinkJob whose restart policy is Never, with
+// checkpoints Flink retains after a failure or without, fails its job and
+// reconciles until the status says Failed; it returns the failed job's id.
+func (h *harness) failedForGood(retained bool) flinkapi.JobID {
 	h.t.Helper()
 	spec := h.spec()
 	spec.Restart = policy.RestartPolicy{}
+	if !retained {
+		spec.Job.FlinkConfiguration = nil
+	}
 	h.create(spec)
 	old := h.running("create").Status.JobID
 	if err := h.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
 		h.t.Fatal(err)
 	}
-	h.until("failed", func(j *v1alpha1.FlinkJob) bool { return j.Status.DeploymentState == policy.Failed }, nil)
+	h.until("failed", func(j *v1alpha1.FlinkJob) bool { return j.Status.State == policy.Failed }, nil)
 	return old
 }
 
@@ -200,6 +218,17 @@ func (h *harness) statusJSON() string {
 	}
 	b, _ := json.MarshalIndent(job.Status, "", "  ")
 	return string(b)
+}
+
+// live returns the server's jobs that have not ended.
+func (h *harness) live() []flinktest.JobInfo {
+	var out []flinktest.JobInfo
+	for _, j := range h.srv.Jobs() {
+		if !j.State.IsGloballyTerminal() {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // jobs returns the server's jobs in the given state.
@@ -276,6 +305,60 @@ func (l *eventLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.events, "\n")
+}
+
+// errLost is the error of a status update that recordingClient lost.
+var errLost = errors.New("status update lost")
+
+// statusLog records the statuses the reconciler stored, and loses every
+// loseEvery-th update (0: none), as an update that loses a conflict: the
+// status is not written and the update fails.
+type statusLog struct {
+	mu        sync.Mutex
+	loseEvery int
+	updates   int
+	lost      int
+	last      *v1alpha1.FlinkJob
+}
+
+// recordingClient is a Kubernetes client whose status updates go through a
+// statusLog.
+type recordingClient struct {
+	client.Client
+	log *statusLog
+}
+
+func (c *recordingClient) Status() client.SubResourceWriter {
+	return &recordingStatus{SubResourceWriter: c.Client.Status(), log: c.log}
+}
+
+type recordingStatus struct {
+	client.SubResourceWriter
+	log *statusLog
+}
+
+func (w *recordingStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	l := w.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.updates++
+	if l.loseEvery > 0 && l.updates%l.loseEvery == 0 {
+		l.lost++
+		return errLost
+	}
+	if err := w.SubResourceWriter.Update(ctx, obj, opts...); err != nil {
+		return err
+	}
+	l.last = obj.(*v1alpha1.FlinkJob).DeepCopy()
+	return nil
+}
+
+// stored returns the status last stored, and how many updates were made
+// and lost.
+func (l *statusLog) stored() (*v1alpha1.FlinkJob, int, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last, l.updates, l.lost
 }
 
 func policyFromLatestState() policy.RestartPolicy {

@@ -5,6 +5,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -35,14 +36,15 @@ const countsTimeout = 90 * time.Second
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -v ./internal/controller/
 //
 // The Flink jars are those scripts/flink.sh VERSION prepared in the
-// repository's .cache/flink.
+// repository's .cache/flink, or in FLINK_CACHE_DIR.
 func TestRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	start := time.Now()
 	// flinkfixture finds the repository root above this module and
-	// prepares the jars in its .cache/flink.
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	// prepares the jars in its .cache/flink, or in FLINK_CACHE_DIR if set
+	// (as scripts/flink.sh takes it).
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2, CacheDir: os.Getenv("FLINK_CACHE_DIR")})
 	flink, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 	if err != nil {
 		t.Fatal(err)
@@ -52,9 +54,9 @@ func TestRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k8s := newFakeClient(t)
+	k8s, status := newFakeClient(t), &statusLog{}
 	r := &FlinkJobReconciler{
-		Client: k8s, Flink: flink, Recorder: events, Store: store,
+		Client: &recordingClient{Client: k8s, log: status}, Flink: flink, Recorder: events, Store: store,
 		Timing:       lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute},
 		PollInterval: time.Second, RetryInterval: 5 * time.Second,
 	}
@@ -95,18 +97,18 @@ func TestRealCluster(t *testing.T) {
 			time.Sleep(res.RequeueAfter)
 		}
 	}
-	running := func(j *v1alpha1.FlinkJob) bool {
-		return j.Status.DeployedGeneration == j.Generation && !j.Status.InFlight() && j.Status.DeploymentState == policy.Running
-	}
+	// running: the job runs the spec's job, stable (a checkpoint
+	// completed after its start), and the FlinkJob is Ready.
+	running := runs
 
 	// Create.
 	out1 := cluster.OutDir("operator-v1")
 	job := &v1alpha1.FlinkJob{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Generation: 1},
-		Spec: v1alpha1.FlinkJobSpec{
-			JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass, Args: args(out1),
+		Spec: v1alpha1.FlinkJobSpec{JobSpec: lifecycle.JobSpec{
+			Job:    lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass, Args: args(out1)},
 			Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
-		},
+		}},
 	}
 	if err := k8s.Create(ctx, job); err != nil {
 		t.Fatal(err)
@@ -119,15 +121,15 @@ func TestRealCluster(t *testing.T) {
 	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 40 })
 
 	// Update: stop with a savepoint, the new job starts from it.
-	job.Spec.Args = args(cluster.OutDir("operator-v2"))
+	job.Spec.Job.Args = args(cluster.OutDir("operator-v2"))
 	job.Generation++
 	if err := k8s.Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	job = until("update", running)
 	st := job.Status
-	sp := st.LatestSavepoint
-	if st.JobID == first || sp.Reason != savepoint.ReasonUpdate || sp.JobID != first || !flinkfixture.LocationExists(sp.Location) {
+	sp := st.Latest
+	if st.JobID == first || st.Action != lifecycle.ActionUpgrade || sp.Reason != savepoint.ReasonUpdate || sp.JobID != first || !flinkfixture.LocationExists(sp.Location) {
 		t.Fatalf("after the update: job %s, savepoint %+v; progress %+v", st.JobID, sp, st.Progress)
 	}
 	if st.Progress.RestoreFrom != sp.Location {
@@ -141,7 +143,7 @@ func TestRealCluster(t *testing.T) {
 		t.Fatalf("counts at the stop %v, %v", atStop, err)
 	}
 	firstCounts := map[string]int64{}
-	out2 := job.Spec.Args[1]
+	out2 := job.Spec.Job.Args[1]
 	flinkfixture.WaitCounts(t, ctx, out2, keys, countsTimeout, func(k string, n int64) bool {
 		if _, ok := firstCounts[k]; !ok {
 			firstCounts[k] = n
@@ -159,18 +161,15 @@ func TestRealCluster(t *testing.T) {
 	if err := k8s.Delete(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	var last *v1alpha1.FlinkJob
 	until("delete", func(j *v1alpha1.FlinkJob) bool {
-		if j != nil {
-			if !controllerutil.ContainsFinalizer(j, Finalizer) {
-				t.Fatalf("finalizer removed, FlinkJob still there: %+v", j.Status)
-			}
-			last = j
+		if j != nil && !controllerutil.ContainsFinalizer(j, Finalizer) {
+			t.Fatalf("finalizer removed, FlinkJob still there: %+v", j.Status)
 		}
 		return j == nil
 	})
+	last, _, _ := status.stored()
 	final := last.Status.Progress
-	if last.Status.Operation != v1alpha1.OperationTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !flinkfixture.LocationExists(final.Location) {
+	if last.Status.Action != lifecycle.ActionTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !flinkfixture.LocationExists(final.Location) {
 		t.Errorf("teardown %+v", final)
 	}
 	if s, err := flink.JobStatus(ctx, st.JobID); err != nil || s != flinkapi.JobFinished {
