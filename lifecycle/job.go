@@ -249,10 +249,8 @@ const MaxFailureLength = 1024
 type JobStatus struct {
 	// FormatVersion is the format this value was written in, set by
 	// every call; 0 reads as 1. Reconcile and Delete refuse a newer one
-	// with ErrUnknownFormat before anything else: do not store the status
-	// back then, it would lose what this release does not know. (There
-	// is no UnmarshalJSON to refuse it while decoding: embedded in a
-	// struct of the caller, it would take over decoding that struct.)
+	// with ErrUnknownFormat before anything else; do not store the status
+	// back then: it would lose what this release does not know.
 	FormatVersion int `json:"formatVersion,omitempty"`
 	// Name is the Controller.Name the status belongs to, recorded at the
 	// first call: a status of another name is refused

@@ -39,9 +39,8 @@
 // # Generated code
 //
 // zz_generated.deepcopy.go and config/crd are written by controller-gen's
-// generators (go generate ./... in the operator's module, or make
-// generate there, through tools/controller-gen); none of it is edited by
-// hand.
+// object and crd generators (go generate ./... in the operator's module,
+// or make generate there); none of it is edited by hand.
 //
 // +kubebuilder:object:generate=true
 // +groupName=flinkkit.dev

@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -29,26 +28,6 @@ type FlinkJobStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
-}
-
-// UnmarshalJSON decodes a stored FlinkJobStatus. Without it the embedded
-// lifecycle.JobStatus's UnmarshalJSON would decode the whole object and
-// drop ObservedGeneration and Conditions; it still refuses a JobStatus of
-// a format newer than this flinkkit reads (lifecycle.ErrUnknownFormat).
-func (s *FlinkJobStatus) UnmarshalJSON(b []byte) error {
-	var own struct {
-		ObservedGeneration int64              `json:"observedGeneration"`
-		Conditions         []metav1.Condition `json:"conditions"`
-	}
-	if err := json.Unmarshal(b, &own); err != nil {
-		return err
-	}
-	var st lifecycle.JobStatus
-	if err := json.Unmarshal(b, &st); err != nil {
-		return err
-	}
-	*s = FlinkJobStatus{ObservedGeneration: own.ObservedGeneration, JobStatus: st, Conditions: own.Conditions}
-	return nil
 }
 
 // FlinkJob is a Flink streaming job on a session cluster, kept as its spec

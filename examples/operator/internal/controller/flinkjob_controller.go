@@ -92,6 +92,9 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		call = c.Delete
 	}
 	res, err := call(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
+	if errors.Is(err, lifecycle.ErrUnknownFormat) || errors.Is(err, lifecycle.ErrForeignStatus) {
+		return ctrl.Result{}, err // never written back: it is not this operator's to rewrite
+	}
 	// The status is what the next call resumes from: stored whatever
 	// happened, before anything else.
 	job.Status.ObservedGeneration = job.Generation
