@@ -1,7 +1,6 @@
 package v1alpha1
 
 import (
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flinkkit/flinkkit/lifecycle"
