@@ -68,7 +68,10 @@ func (c *Controller) retry() time.Duration { return orDefault(c.RetryInterval, D
 // flight once, or observes the job at rest and starts the action the spec
 // and its policies ask for. It sends at most MaxRequestsPerCall requests,
 // records in st what the next request needs before sending it, and
-// returns when to call again (Result.RequeueAfter; Done is never set).
+// returns when to call again (Result.RequeueAfter; Done is never set;
+// Outcome is set on the call in which an action ended: st.Action says
+// which, st.Progress.Reason why). JobStatus.Converged tells when the spec
+// is carried out.
 // Store st before anything else, whatever the result. An invalid spec
 // is reported in st (Reason InvalidSpec) and acted on not at all.
 // Reconcile returns an error for a canceled context, a status of a newer
@@ -182,8 +185,9 @@ func (c *Controller) decide(ctx context.Context, spec JobSpec, st *JobStatus, no
 	return c.observe(ctx, spec, st, now)
 }
 
-// retrying reports whether the spec asks for what the last action that did
-// not succeed tried: then it waits until RetryAt.
+// retrying reports whether the spec asks for what it asked when the last
+// action, which did not succeed, started: then that action waits until
+// RetryAt. A spec changed since is tried at once.
 func (c *Controller) retrying(spec JobSpec, st *JobStatus) bool {
 	switch st.Action {
 	case ActionSavepoint, ActionDispose:
@@ -191,7 +195,9 @@ func (c *Controller) retrying(spec JobSpec, st *JobStatus) bool {
 	case ActionSuspend:
 		return spec.State == DesiredSuspended
 	}
-	return spec.Job.equal(st.Target) || st.Target.IsZero()
+	// The template the action deployed (Upgrade, Rescale, Deploy), or the
+	// one it replaced (Rollback, Restart, HealthRestart).
+	return spec.Job.equal(st.Target) || spec.Job.equal(st.Deployed) || st.Target.IsZero()
 }
 
 func suspendedMessage(st *JobStatus) string {
@@ -458,7 +464,7 @@ func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now 
 	if st.Action == ActionTeardown && (st.Progress.Outcome == OutcomeSucceeded || st.Progress.Stopped()) {
 		return Result{Done: true, Outcome: st.Progress.Outcome}, nil
 	}
-	return Result{RequeueAfter: soon}, nil
+	return Result{RequeueAfter: soon, Outcome: st.Progress.Outcome}, nil
 }
 
 // background reports whether a is done beside the running job, which it

@@ -430,3 +430,32 @@ func TestControllerRescaleInPlace(t *testing.T) {
 		t.Errorf("rescale: job %s (was %s), action %s, path %s, parallelism %d", k.st.JobID, job, k.st.Action, k.st.Progress.RescalePath, k.job().Parallelism)
 	}
 }
+
+// TestControllerRollbackNeverFromOldState: an upgraded job that does not
+// become stable (it takes no checkpoint) before its readiness timeout,
+// which is longer than the update policy's maximum state age, is not
+// rolled back from the upgrade's savepoint, too old by then: the rollback
+// is refused with the policy's reason, and no job starts from that state.
+func TestControllerRollbackNeverFromOldState(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Update = policy.UpdatePolicy{MaxStateAge: policy.Duration(2 * time.Minute)}
+	spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(3 * time.Minute)}
+	k.settle("create", spec)
+	bad := spec
+	bad.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "0"}
+	k.until("rollback refused", bad, 2000, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
+	p, from := k.st.Progress, k.st.UpgradeFrom
+	if p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonRestoreRequestTooOld {
+		t.Fatalf("rollback from a savepoint %v old: %s (%s): %s", k.srv.Clock().Now().Sub(from.Time), p.Outcome, p.Decision, p.Reason)
+	}
+	k.run(bad, time.Minute)
+	for _, j := range k.srv.Jobs() {
+		if j.RestoredFrom == from.Location && j.ID == k.st.JobID && !k.st.Deployed.equal(bad.Job) {
+			t.Errorf("job %s runs the old template from the old savepoint", j.ID)
+		}
+	}
+	if len(k.live()) != 1 || !k.st.Deployed.equal(bad.Job) {
+		t.Errorf("live %v, deployed %v", k.live(), k.st.Deployed.Args)
+	}
+}

@@ -36,7 +36,10 @@ type JobTemplate struct {
 	// It is uploaded once and run from there; another path is uploaded
 	// again. Ignored when JarID is set or the Controller has a Deployer.
 	JarFile string `json:"jarFile,omitempty"`
-	// JarID is a jar already uploaded to the session cluster.
+	// JarID is a jar already uploaded to the session cluster. It is part
+	// of the template: a caller that uploads the jar again (under a new
+	// id) and names the new id changes the template, which upgrades the
+	// job. Prefer JarFile, which the controller uploads once per path.
 	JarID flinkapi.JarID `json:"jarID,omitempty"`
 	// EntryClass overrides the jar manifest's main class.
 	EntryClass string `json:"entryClass,omitempty"`
@@ -330,6 +333,22 @@ type JobStatus struct {
 // InFlight reports whether an action is under way.
 func (s *JobStatus) InFlight() bool {
 	return s.Action != "" && !s.Progress.Done() && s.Progress.Phase != ""
+}
+
+// Converged reports whether s carries out spec: no action in flight, and
+// either the job is suspended as spec asks, or it runs spec's Job, stably
+// (all its tasks running, a checkpoint completed after its start), with
+// spec's restore request carried out. A spec whose Job was rolled back
+// never converges: Reason says so (RolledBack) until the spec changes.
+func (s *JobStatus) Converged(spec JobSpec) bool {
+	switch {
+	case s.InFlight():
+		return false
+	case spec.State == DesiredSuspended:
+		return s.Suspended || s.JobID == ""
+	}
+	return s.JobID != "" && !s.Suspended && s.State == policy.Running && s.Reason == string(policy.Running) &&
+		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled)
 }
 
 // DeepCopyInto copies in into out, deeply.

@@ -174,8 +174,10 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 	}
 	why := p.Reason
 	switch p.StopOutcome {
-	case OutcomeSucceeded, OutcomeJobGone:
+	case OutcomeSucceeded:
 		return t.done(p, why), nil
+	case OutcomeJobGone:
+		return t.gone(p, why), nil
 	case OutcomeJobTerminal, OutcomeSavepointFailed, OutcomeSavepointLost, OutcomeTimedOut:
 		if p.Location == "" && (ended(p) || p.StopOutcome == OutcomeJobTerminal) {
 			// The job had ended (or ended while Flink forgot the
@@ -249,7 +251,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 			return finish(p, p.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again"), nil
 		case flinkapi.IsJobNotFound(err):
 			p.StopOutcome = OutcomeJobGone
-			return t.done(p, "Flink no longer knows the job ("+p.Reason+")"), nil
+			return t.gone(p, "Flink no longer knows the job ("+p.Reason+")"), nil
 		}
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
@@ -334,6 +336,15 @@ func (t *Teardown) retry(ctx context.Context, p *Progress, now, end time.Time, w
 	p.LastError = "savepoint attempt " + fmt.Sprint(attempts) + ": " + why
 	res.RequeueAfter = max(res.RequeueAfter, t.Timing.backoff(attempts))
 	return res, err
+}
+
+// gone ends the teardown of a job Flink does not know (any more): nothing
+// runs, and nothing is recorded unless a savepoint was seen before.
+func (t *Teardown) gone(p *Progress, why string) Result {
+	if p.Location != "" || p.Recorded {
+		return t.done(p, why)
+	}
+	return finish(p, OutcomeJobGone, why+"; nothing was recorded")
 }
 
 func (t *Teardown) done(p *Progress, why string) Result {
