@@ -103,18 +103,14 @@ func TestNamesAreNotMixedUp(t *testing.T) {
 	}
 	defer cl.Close()
 	store := &lifecycle.MemoryStore{}
-	rt := &Runtime{Cluster: cl, Store: store, Out: demo.NewPlainPrinter(&bytes.Buffer{}),
-		Policy: policy.UpdatePolicy{MaxStateAge: policy.Duration(time.Hour)},
-		jobs:   map[string]flinkapi.JobID{}, deployments: map[string]int{}}
+	rt := &Runtime{Cluster: cl, Store: store, StateDir: t.TempDir(), Out: demo.NewPlainPrinter(&bytes.Buffer{}),
+		Policy: policy.UpdatePolicy{MaxStateAge: policy.Duration(time.Hour)}}
 	a := Application{Name: "a", Streamlets: []Streamlet{{Name: "counter"}}}
 	b := Application{Name: "b", Streamlets: []Streamlet{{Name: "counter"}}}
 	var first []Deployment
 	for _, app := range []Application{a, b} {
 		deps, err := rt.Deploy(ctx, app)
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cl.WaitTasks(ctx, deps[0].Job, 5*time.Second, nil); err != nil {
 			t.Fatal(err)
 		}
 		first = append(first, deps...)
@@ -144,9 +140,15 @@ func TestNamesAreNotMixedUp(t *testing.T) {
 	}
 }
 
-// TestBadInput checks that wrong flags and a wrong cluster end with one
-// line on stderr and a non-zero exit code.
+// TestBadInput checks that wrong flags, a wrong cluster and a state
+// directory of an earlier run on a fake JobManager end with one line on
+// stderr and a non-zero exit code.
 func TestBadInput(t *testing.T) {
+	// The state of a run on a fake JobManager that ended with it.
+	earlier := t.TempDir()
+	if err := writeJSON(filepath.Join(earlier, "streamlets", "sensors~ingest.json"), StreamletState{FormatVersion: StreamletFormat, Deployment: 1}); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -157,6 +159,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--flink-url", "127.0.0.1:8081", "--jar", "/no/such.jar"}, 1, `runtime: --flink-url "127.0.0.1:8081": base URL `},
 		{[]string{"--flink-url", "http://127.0.0.1:1", "--jar", os.Args[0]}, 1, "runtime: no Flink JobManager answers at http://127.0.0.1:1: "},
 		{[]string{"--state-dir", "/dev/null/x"}, 1, "runtime: --state-dir /dev/null/x: "},
+		{[]string{"--state-dir", earlier}, 1, "runtime: --state-dir " + earlier + " holds the state of an earlier run on a fake JobManager"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), tc.args, &stdout, &stderr)
