@@ -182,13 +182,13 @@ func (c *Cluster) String() string {
 // OutDir is the folder the job called name writes its counts to.
 func (c *Cluster) OutDir(name string) string { return filepath.Join(c.Out, name) }
 
-// Run is the jar run request of the test job called name, counting rate
-// events a second (0: Rate) over Keys keys and writing the counts to
-// OutDir(name), checkpointing every half second and keeping its latest
-// checkpoint when it is cancelled or fails. extra are more program
-// arguments, such as "--fail-at", "200".
-func (c *Cluster) Run(name string, rate int, extra ...string) flinkapi.RunJarRequest {
-	return flinkapi.RunJarRequest{EntryClass: c.EntryClass, ProgramArgs: append(c.args(name, rate), extra...), FlinkConfiguration: maps.Clone(retainCheckpoints)}
+// Run is the jar run request of the test job called name, counting Rate
+// events a second over Keys keys and writing the counts to OutDir(name),
+// checkpointing every half second and keeping its latest checkpoint when it
+// is cancelled or fails. extra are more program arguments, such as
+// "--fail-at", "200".
+func (c *Cluster) Run(name string, extra ...string) flinkapi.RunJarRequest {
+	return flinkapi.RunJarRequest{EntryClass: c.EntryClass, ProgramArgs: append(c.args(name, Rate), extra...), FlinkConfiguration: maps.Clone(retainCheckpoints)}
 }
 
 // Job is the test job called name as the lifecycle.JobTemplate of a
