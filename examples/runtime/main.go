@@ -63,7 +63,8 @@ streamlet is a job spec kept by a lifecycle.Controller whose status is saved
 in --state-dir after every step: interrupted (Ctrl-C) and run again with the
 same --state-dir, the runtime carries on where it stopped, and run again
 after it finished, it deploys the application anew from the last undeploy's
-savepoints.
+savepoints. With --state-dir on a real cluster, the jobs write their counts
+under <state-dir>/out unless --out says otherwise.
 
 Without --flink-url it runs against flinkkit's fake JobManager (package
 flinktest) in real time and needs nothing else. With --flink-url and --jar it
@@ -121,6 +122,11 @@ type position struct {
 
 func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out *demo.Printer) error {
 	begin := time.Now()
+	if stateDir != "" && cfg.FlinkURL != "" && cfg.Out == "" {
+		// The deployments' specs name the folder of their counts: one
+		// that stays where it is when the runtime is started again.
+		cfg.Out = filepath.Join(stateDir, "out")
+	}
 	if stateDir == "" {
 		dir, err := os.MkdirTemp("", "flinkkit-runtime-")
 		if err != nil {

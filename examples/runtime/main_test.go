@@ -181,7 +181,8 @@ func TestBadInput(t *testing.T) {
 // the middle of the undeploy, while the stop with a savepoint of
 // sensors/ingest is under way, and again in the middle of the redeploy,
 // while the job of sensors/aggregate is being submitted, and runs it again
-// on the same --state-dir and cluster each time. The undeploy carries on
+// on the same --state-dir and cluster each time, with the jar uploaded
+// anew as a new process does. The undeploy carries on
 // with the same stop, the redeploy with the same job: each streamlet ends
 // up with one running job restored from its own savepoint, its counts
 // continuing, and the fake's job list never shows two live jobs of one
@@ -225,9 +226,15 @@ func TestRuntimeResumesAfterAKill(t *testing.T) {
 	defer func() { close(stop); wg.Wait() }()
 
 	// run runs the runtime on state, cancelling its context once kill says
-	// so after a save of a streamlet's state.
+	// so after a save of a streamlet's state. Like a new process, it
+	// uploads the jar again: the jobs deployed before keep their spec.
 	run := func(what string, kill func(name string, s StreamletState) bool, onSave func(name string, s StreamletState)) (int, string, result, bool) {
 		t.Helper()
+		jar, err := cl.Client.UploadJarReader(context.Background(), "flinkkit-counter.jar", bytes.NewReader(flinktest.MinimalJar(cl.EntryClass)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.JarID = jar
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var res result

@@ -22,15 +22,15 @@ import (
 // Application is a set of streaming jobs, its streamlets, deployed and
 // undeployed together.
 type Application struct {
-	Name       string
-	Streamlets []Streamlet
+	Name       string      // the first part of its streamlets' names
+	Streamlets []Streamlet // deployed and undeployed in this order
 }
 
 // Streamlet is one streaming job of an application: flinkkit's test job
 // counting Rate events a second.
 type Streamlet struct {
-	Name string
-	Rate int
+	Name string // the second part of its name, "application/streamlet"
+	Rate int    // events a second; 0: demo.Rate
 }
 
 // Runtime deploys applications onto one Flink session cluster and
@@ -80,6 +80,10 @@ type StreamletState struct {
 	// Undeployed reports that the current deployment was undeployed: its
 	// job is stopped and its final savepoint recorded in the Store.
 	Undeployed bool `json:"undeployed,omitempty"`
+	// Spec is the deployment's job spec, fixed when it began: a runtime
+	// started again carries on with it, although it uploaded the jar
+	// again under another id.
+	Spec lifecycle.JobSpec `json:"spec"`
 	// Status is the Controller's status of the deployment's job.
 	Status lifecycle.JobStatus `json:"status"`
 }
@@ -125,7 +129,7 @@ func (rt *Runtime) Undeploy(ctx context.Context, app Application) (map[string]sa
 		name := app.Name + "/" + s.Name
 		st, err := rt.load(name)
 		if err == nil && st.Deployment > 0 {
-			err = rt.undeploy(ctx, name, s, &st)
+			err = rt.undeploy(ctx, name, &st)
 		}
 		if err != nil {
 			return recs, fmt.Errorf("undeploy %s: %w", name, err)
@@ -144,17 +148,18 @@ func (rt *Runtime) deploy(ctx context.Context, name string, s Streamlet) (Deploy
 	}
 	if st.Deployment > 0 && !st.Undeployed && st.Status.Action == lifecycle.ActionTeardown {
 		// Stopped in the middle of an undeploy: that ends first.
-		if err := rt.undeploy(ctx, name, s, &st); err != nil {
+		if err := rt.undeploy(ctx, name, &st); err != nil {
 			return Deployment{}, err
 		}
 	}
 	if st.Deployment == 0 || st.Undeployed {
-		st = StreamletState{Deployment: st.Deployment + 1}
+		n := st.Deployment + 1
+		st = StreamletState{Deployment: n, Spec: rt.spec(name, s, n)}
 		if err := rt.save(name, st); err != nil {
 			return Deployment{}, err
 		}
 	}
-	spec, ctrl, start := rt.spec(name, s, st.Deployment), rt.controller(name), time.Now()
+	spec, ctrl, start := st.Spec, rt.controller(name), time.Now()
 	for {
 		inFlight := st.Status.InFlight()
 		res, err := ctrl.Reconcile(ctx, spec, &st.Status)
@@ -191,11 +196,11 @@ func (rt *Runtime) deploy(ctx context.Context, name string, s Streamlet) (Deploy
 }
 
 // undeploy deletes the job of st's deployment, unless that is done.
-func (rt *Runtime) undeploy(ctx context.Context, name string, s Streamlet, st *StreamletState) error {
+func (rt *Runtime) undeploy(ctx context.Context, name string, st *StreamletState) error {
 	if st.Undeployed {
 		return nil
 	}
-	spec, ctrl, start := rt.spec(name, s, st.Deployment), rt.controller(name), time.Now()
+	spec, ctrl, start := st.Spec, rt.controller(name), time.Now()
 	for {
 		res, err := ctrl.Delete(ctx, spec, &st.Status)
 		st.Undeployed = res.Done
@@ -226,7 +231,8 @@ func (rt *Runtime) undeploy(ctx context.Context, name string, s Streamlet, st *S
 	return nil
 }
 
-// spec is the JobSpec of the streamlet's nth deployment.
+// spec is the JobSpec of the streamlet's nth deployment on the cluster as
+// it is now: with the jar uploaded by this run.
 func (rt *Runtime) spec(name string, s Streamlet, n int) lifecycle.JobSpec {
 	spec := lifecycle.JobSpec{Job: rt.Cluster.Job(jobName(name, n), s.Rate)}
 	rt.Policy.DeepCopyInto(&spec.Update)
