@@ -4,10 +4,11 @@
 // streamlet addressed by the name "application/streamlet".
 //
 // The runtime is a thin shell around lifecycle.Controller. Each streamlet
-// is a lifecycle.JobSpec; its lifecycle.JobStatus is kept in a JSON file of
-// its own (StreamletState), written atomically (temporary file, sync,
-// rename) after every call of the Controller and before the next, and read
-// before each deploy and undeploy:
+// is a lifecycle.JobSpec, fixed when its deployment begins; the spec and
+// its lifecycle.JobStatus are kept in a JSON file of their own
+// (StreamletState), written atomically (temporary file, sync, rename) after
+// every call of the Controller and before the next, and read before each
+// deploy and undeploy:
 //
 //   - deploy is Reconcile until the job runs the spec stably;
 //   - undeploy is Delete until it is done: the job stops with a final
