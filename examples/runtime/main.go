@@ -2,16 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
-	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -30,119 +32,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runner{}.run(ctx, args, stdout, stderr)
 }
 
-// Application is a set of streaming jobs, its streamlets, deployed and
-// undeployed together.
-type Application struct {
-	Name       string
-	Streamlets []Streamlet
-}
-
-// Streamlet is one streaming job of an application: flinkkit's test job
-// counting Rate events a second.
-type Streamlet struct {
-	Name string
-	Rate int
-}
-
-// Runtime deploys applications onto one Flink session cluster and
-// undeploys them, addressing every streamlet by the name
-// "application/streamlet". Undeploying stops each job with a savepoint that
-// it records in Store under that name (lifecycle.Teardown); deploying
-// restores each job from the savepoint recorded under its name, if the
-// update policy finds it young enough (lifecycle.Upgrade with Store and
-// Name, no Job). The jobs' state thus outlives the jobs.
-type Runtime struct {
-	Cluster *demo.Cluster
-	Store   lifecycle.RestorePointStore
-	Policy  policy.UpdatePolicy
-	Out     *demo.Printer
-
-	jobs        map[string]flinkapi.JobID // running jobs by name
-	deployments map[string]int            // deployments by name, numbering the jobs
-}
-
-// Deployment is what Deploy did for one streamlet.
-type Deployment struct {
-	Name        string         // application/streamlet
-	Job         flinkapi.JobID // the job that runs it
-	JobName     string         // its Flink job name and folder of counts
-	RestoreFrom string         // the savepoint it started from; empty: none
-	Recorded    savepoint.Record
-}
-
-// Deploy starts every streamlet of app that is not running, each from the
-// savepoint recorded under its name if there is one.
-func (rt *Runtime) Deploy(ctx context.Context, app Application) ([]Deployment, error) {
-	var deps []Deployment
-	for _, s := range app.Streamlets {
-		name := app.Name + "/" + s.Name
-		if _, ok := rt.jobs[name]; ok {
-			continue
-		}
-		rec, found, err := rt.Store.Get(ctx, name)
-		if err != nil {
-			return deps, fmt.Errorf("deploy %s: %w", name, err)
-		}
-		rt.deployments[name]++
-		jobName := fmt.Sprintf("%s-%s-%d", app.Name, s.Name, rt.deployments[name])
-		start := time.Now()
-		var p lifecycle.Progress
-		res, err := lifecycle.Run(ctx, &lifecycle.Upgrade{Env: lifecycle.Env{Client: rt.Cluster.Client, Timing: rt.Cluster.Timing}, Store: rt.Store, Name: name, FirstDeploy: !found,
-			Policy: rt.Policy, JarID: rt.Cluster.JarID, Run: rt.Cluster.Run(jobName, s.Rate)}, &p, rt.Out.Report("deploy"))
-		if err != nil {
-			return deps, fmt.Errorf("deploy %s: %w", name, err)
-		}
-		if res.Outcome != lifecycle.OutcomeSucceeded {
-			return deps, fmt.Errorf("deploy %s ended %s (%s): %s", name, res.Outcome, p.Decision, p.Reason)
-		}
-		rt.jobs[name] = p.JobID
-		from := "without state (first deployment)"
-		if p.RestoreFrom != "" {
-			from = fmt.Sprintf("from its savepoint %s (%s old)", p.RestoreFrom, demo.Seconds(start.Sub(rec.Time)))
-		}
-		rt.Out.Phase("deploy", "%s: job %s (%s) RUNNING %s after %s", name, demo.Short(p.JobID), jobName, from, demo.Seconds(time.Since(start)))
-		deps = append(deps, Deployment{Name: name, Job: p.JobID, JobName: jobName, RestoreFrom: p.RestoreFrom, Recorded: rec})
-	}
-	return deps, nil
-}
-
-// Undeploy stops every running streamlet of app with a savepoint, recorded
-// under the streamlet's name for the next Deploy.
-func (rt *Runtime) Undeploy(ctx context.Context, app Application) (map[string]savepoint.Record, error) {
-	recs := map[string]savepoint.Record{}
-	for _, s := range app.Streamlets {
-		name := app.Name + "/" + s.Name
-		job, ok := rt.jobs[name]
-		if !ok {
-			continue
-		}
-		start := time.Now()
-		var p lifecycle.Progress
-		res, err := lifecycle.Run(ctx, &lifecycle.Teardown{Env: lifecycle.Env{Client: rt.Cluster.Client, Timing: rt.Cluster.Timing, TargetDirectory: rt.Cluster.SavepointDir}, Job: job, Store: rt.Store, Name: name}, &p, rt.Out.Report("undeploy"))
-		if err != nil {
-			return recs, fmt.Errorf("undeploy %s: %w", name, err)
-		}
-		if res.Outcome != lifecycle.OutcomeSucceeded || !p.Recorded {
-			return recs, fmt.Errorf("undeploy %s ended %s: %s", name, res.Outcome, p.Reason)
-		}
-		delete(rt.jobs, name)
-		rec, _ := p.Record()
-		recs[name] = rec
-		rt.Out.Phase("undeploy", "%s: job %s stopped after %s; its savepoint %s recorded under its name", name, demo.Short(job),
-			demo.Seconds(time.Since(start)), p.Location)
-	}
-	return recs, nil
-}
-
-// runner runs the demo; its hook lets tests look at what happened.
+// runner runs the demo; its fields let tests choose the cluster and look
+// at what happened.
 type runner struct {
-	onDone func(result, *demo.Cluster)
+	cluster *demo.Cluster                       // if set, the cluster to run on, left open; else demo.Open's
+	onSave  func(name string, s StreamletState) // called after every save of a streamlet's state
+	onDone  func(result, *demo.Cluster)
 }
 
 // result is what the demo did.
 type result struct {
-	First, Second []Deployment                // the deployments before and after the undeploy
-	Undeployed    map[string]savepoint.Record // the first undeploy's savepoints by name
+	First, Second []Deployment                // the deployments before and after the undeploy, if this run did them
+	Undeployed    map[string]savepoint.Record // the first undeploy's savepoints by name, likewise
 	Final         map[string]savepoint.Record // the last undeploy's
 	Store         lifecycle.RestorePointStore
 }
@@ -157,7 +58,13 @@ Runs a Cloudflow-style runtime with flinkkit: an application of two
 streaming jobs (streamlets) is deployed, undeployed and redeployed by name,
 each streamlet keeping its state across the undeploy in a restore-point store
 (lifecycle.FileStore): the undeploy records each job's final savepoint under
-"application/streamlet", the redeploy restores each job from its own.
+"application/streamlet", the redeploy restores each job from its own. Each
+streamlet is a job spec kept by a lifecycle.Controller whose status is saved
+in --state-dir after every step: interrupted (Ctrl-C) and run again with the
+same --state-dir, the runtime carries on where it stopped, and run again
+after it finished, it deploys the application anew from the last undeploy's
+savepoints. With --state-dir on a real cluster, the jobs write their counts
+under <state-dir>/out unless --out says otherwise.
 
 Without --flink-url it runs against flinkkit's fake JobManager (package
 flinktest) in real time and needs nothing else. With --flink-url and --jar it
@@ -174,7 +81,7 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg.RegisterFlags(fs)
-	fs.StringVar(&stateDir, "state-dir", "", "folder of the restore-point store, one JSON file per streamlet (default: a new temporary folder)")
+	fs.StringVar(&stateDir, "state-dir", "", "folder of the restore-point store and of the streamlets' statuses, each one JSON file per streamlet; run again on it, the runtime carries on (default: a new temporary folder)")
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -203,8 +110,23 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 	return 0
 }
 
+// demoFormat is the format version of the demo's position file.
+const demoFormat = 1
+
+// position is the demo's position file, <state-dir>/demo.json: the next
+// step of a run that was interrupted.
+type position struct {
+	FormatVersion int `json:"formatVersion"`
+	Step          int `json:"step"`
+}
+
 func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out *demo.Printer) error {
 	begin := time.Now()
+	if stateDir != "" && cfg.FlinkURL != "" && cfg.Out == "" {
+		// The deployments' specs name the folder of their counts: one
+		// that stays where it is when the runtime is started again.
+		cfg.Out = filepath.Join(stateDir, "out")
+	}
 	if stateDir == "" {
 		dir, err := os.MkdirTemp("", "flinkkit-runtime-")
 		if err != nil {
@@ -217,35 +139,77 @@ func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out 
 	if err != nil {
 		return fmt.Errorf("--state-dir %s: %w", stateDir, err)
 	}
-	cl, err := demo.Open(ctx, cfg)
+	posFile := filepath.Join(stateDir, "demo.json")
+	pos, err := readPosition(posFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("--state-dir %s: %w", stateDir, err)
 	}
-	defer cl.Close()
-	out.Phase("cluster", "%s, jar uploaded; restore points in %s", cl, stateDir)
-	rt := &Runtime{Cluster: cl, Store: store, Out: out,
+	rt := &Runtime{Store: store, StateDir: filepath.Join(stateDir, "streamlets"), Out: out,
 		Policy: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(time.Hour),
 			SavepointDeadline: policy.Duration(time.Minute), TransitionTimeout: policy.Duration(time.Minute)},
-		jobs: map[string]flinkapi.JobID{}, deployments: map[string]int{}}
+		saved: r.onSave}
+	cl := r.cluster
+	if cl == nil {
+		if cfg.FlinkURL == "" {
+			// A new fake JobManager knows none of the jobs and savepoints
+			// of an earlier run's.
+			for _, s := range sensors.Streamlets {
+				if st, err := rt.load(sensors.Name + "/" + s.Name); err != nil {
+					return err
+				} else if st.Deployment > 0 {
+					return fmt.Errorf("--state-dir %s holds the state of an earlier run on a fake JobManager, whose jobs and savepoints ended with it: "+
+						"give a new --state-dir, or carry on on a real cluster (--flink-url)", stateDir)
+				}
+			}
+		}
+		if cl, err = demo.Open(ctx, cfg); err != nil {
+			return err
+		}
+		defer cl.Close()
+	}
+	rt.Cluster = cl
+	out.Phase("cluster", "%s, jar uploaded; restore points and statuses in %s", cl, stateDir)
 	res := result{Store: store}
-
-	if res.First, err = rt.Deploy(ctx, sensors); err != nil {
-		return err
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"deploy", func() (err error) {
+			if res.First, err = rt.Deploy(ctx, sensors); err != nil {
+				return err
+			}
+			return counting(ctx, cl, res.First, out)
+		}},
+		{"undeploy", func() (err error) { res.Undeployed, err = rt.Undeploy(ctx, sensors); return err }},
+		{"redeploy", func() (err error) {
+			if res.Second, err = rt.Deploy(ctx, sensors); err != nil {
+				return err
+			}
+			return counting(ctx, cl, res.Second, out)
+		}},
+		{"undeploy", func() (err error) { res.Final, err = rt.Undeploy(ctx, sensors); return err }},
 	}
-	if err := counting(ctx, cl, res.First, nil, out); err != nil {
-		return err
+	if pos.Step >= len(steps) {
+		pos.Step = 0
 	}
-	if res.Undeployed, err = rt.Undeploy(ctx, sensors); err != nil {
-		return err
+	if pos.Step > 0 {
+		out.Phase("resume", "the last run stopped in step %d of %d (%s); carrying on from the statuses it saved", pos.Step+1, len(steps), steps[pos.Step].name)
 	}
-	if res.Second, err = rt.Deploy(ctx, sensors); err != nil {
-		return err
-	}
-	if err := counting(ctx, cl, res.Second, res.First, out); err != nil {
-		return err
-	}
-	if res.Final, err = rt.Undeploy(ctx, sensors); err != nil {
-		return err
+	for i := pos.Step; i < len(steps); i++ {
+		if err := steps[i].do(); err != nil {
+			return err
+		}
+		if i+1 < len(steps) {
+			err = writeJSON(posFile, position{FormatVersion: demoFormat, Step: i + 1})
+		} else if err = os.Remove(posFile); errors.Is(err, fs.ErrNotExist) {
+			// Done: a run on the same --state-dir starts from the first
+			// step again, deploying anew from the last undeploy's
+			// savepoints.
+			err = nil
+		}
+		if err != nil {
+			return fmt.Errorf("saving the demo's position: %w", err)
+		}
 	}
 	out.Phase("done", "in %s", demo.Seconds(time.Since(begin)))
 	if r.onDone != nil {
@@ -254,23 +218,37 @@ func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out 
 	return nil
 }
 
-// counting waits until the jobs of deps count, and prints what each was
-// restored from (as Flink reports it) and how its counts carry on from the
-// deployment before it, if any.
-func counting(ctx context.Context, cl *demo.Cluster, deps, before []Deployment, out *demo.Printer) error {
-	for i, d := range deps {
+// readPosition reads the demo's position file; step 0 if there is none.
+func readPosition(file string) (position, error) {
+	var pos position
+	b, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return pos, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(b, &pos)
+	}
+	if err == nil && (pos.FormatVersion > demoFormat || pos.Step < 0) {
+		err = fmt.Errorf("format version %d, step %d: not written by this release", pos.FormatVersion, pos.Step)
+	}
+	if err != nil {
+		return position{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return pos, nil
+}
+
+// counting lets the jobs of deps count for a moment, and prints what each
+// was restored from (as Flink reports it) and how its counts carry on from
+// the deployment before it, if any.
+func counting(ctx context.Context, cl *demo.Cluster, deps []Deployment, out *demo.Printer) error {
+	for _, d := range deps {
 		start := time.Now()
-		if err := cl.WaitTasks(ctx, d.Job, time.Minute, func(e time.Duration) {
-			out.Progress("running", fmt.Sprintf("%s: job %s is RUNNING; waiting for its tasks to run", d.Name, demo.Short(d.Job)), e)
-		}); err != nil {
-			return fmt.Errorf("%s: %w", d.Name, err)
-		}
-		// Let it count for a while.
-		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+		for deadline := start.Add(2 * time.Second); time.Now().Before(deadline); {
 			if _, ok := cl.Events(d.JobName); ok && time.Since(start) > time.Second {
 				break
 			}
-			if err := sleepCtx(ctx, cl.Timing.Poll); err != nil {
+			out.Progress("running", fmt.Sprintf("%s: job %s (%s) counts", d.Name, demo.Short(d.Job), d.JobName), time.Since(start))
+			if err := sleep(ctx, cl.Timing.Poll); err != nil {
 				return err
 			}
 		}
@@ -284,24 +262,14 @@ func counting(ctx context.Context, cl *demo.Cluster, deps, before []Deployment, 
 		}
 		if now, ok := cl.Events(d.JobName); ok {
 			msg += fmt.Sprintf("; %d events", now)
-			if before != nil {
-				if prev, ok := cl.Events(before[i].JobName); ok {
-					msg += fmt.Sprintf(", %s had counted %d", before[i].JobName, prev)
+			if d.Number > 1 {
+				before := jobName(d.Name, d.Number-1)
+				if prev, ok := cl.Events(before); ok {
+					msg += fmt.Sprintf(", %s had counted %d", before, prev)
 				}
 			}
 		}
 		out.Phase("running", "%s", msg)
 	}
 	return nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -123,7 +123,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	// Submit the first version of the job.
 	start := time.Now()
 	var sub lifecycle.Progress
-	if err := runOp(ctx, "submit", &lifecycle.Submit{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, JarID: cl.JarID, Run: cl.Run("counter-v1", 0)},
+	if err := runOp(ctx, "submit", &lifecycle.Submit{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, JarID: cl.JarID, Run: cl.Run("counter-v1")},
 		&sub, out); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 		SavepointDeadline: policy.Duration(time.Minute), TransitionTimeout: policy.Duration(time.Minute)}
 	var up lifecycle.Progress
 	if err := runOp(ctx, "upgrade", &lifecycle.Upgrade{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: res.First, Policy: update, Latest: res.Periodic,
-		JarID: cl.JarID, Run: cl.Run("counter-v2", 0, fault...)},
+		JarID: cl.JarID, Run: cl.Run("counter-v2", fault...)},
 		&up, out); err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 		Backoff: policy.Duration(time.Second), MaxStateAge: policy.Duration(time.Hour), TransitionTimeout: policy.Duration(time.Minute)}
 	var rs lifecycle.Progress
 	if err := runOp(ctx, "restart", &lifecycle.Restart{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, Job: res.Upgraded, Policy: restart, Latest: res.Upgrade,
-		JarID: cl.JarID, Run: cl.Run("counter-v2-restarted", 0)}, &rs, out); err != nil {
+		JarID: cl.JarID, Run: cl.Run("counter-v2-restarted")}, &rs, out); err != nil {
 		return err
 	}
 	res.Restarted, res.RestartFrom, res.RestartKind = rs.JobID, rs.RestoreFrom, rs.RestoreKind

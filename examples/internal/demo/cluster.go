@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -181,18 +182,29 @@ func (c *Cluster) String() string {
 // OutDir is the folder the job called name writes its counts to.
 func (c *Cluster) OutDir(name string) string { return filepath.Join(c.Out, name) }
 
-// Run is the jar run request of the test job called name, counting rate
-// events a second (0: Rate) over Keys keys and writing the counts to
-// OutDir(name), checkpointing every half second and keeping its latest
-// checkpoint when it is cancelled or fails. extra are more program
-// arguments, such as "--fail-at", "200".
-func (c *Cluster) Run(name string, rate int, extra ...string) flinkapi.RunJarRequest {
+// Run is the jar run request of the test job called name, counting Rate
+// events a second over Keys keys and writing the counts to OutDir(name),
+// checkpointing every half second and keeping its latest checkpoint when it
+// is cancelled or fails. extra are more program arguments, such as
+// "--fail-at", "200".
+func (c *Cluster) Run(name string, extra ...string) flinkapi.RunJarRequest {
+	return flinkapi.RunJarRequest{EntryClass: c.EntryClass, ProgramArgs: append(c.args(name, Rate), extra...), FlinkConfiguration: maps.Clone(retainCheckpoints)}
+}
+
+// Job is the test job called name as the lifecycle.JobTemplate of a
+// lifecycle.JobSpec: the uploaded jar run as Run runs it, counting rate
+// events a second (0: Rate).
+func (c *Cluster) Job(name string, rate int) lifecycle.JobTemplate {
+	return lifecycle.JobTemplate{JarID: c.JarID, EntryClass: c.EntryClass, Args: c.args(name, rate), FlinkConfiguration: maps.Clone(retainCheckpoints)}
+}
+
+// args are the test job's program arguments.
+func (c *Cluster) args(name string, rate int) []string {
 	if rate <= 0 {
 		rate = Rate
 	}
-	args := []string{"--out", c.OutDir(name), "--keys", strconv.Itoa(Keys), "--rate", strconv.Itoa(rate),
+	return []string{"--out", c.OutDir(name), "--keys", strconv.Itoa(Keys), "--rate", strconv.Itoa(rate),
 		"--parallelism", "1", "--checkpoint-interval", "500", "--name", name}
-	return flinkapi.RunJarRequest{EntryClass: c.EntryClass, ProgramArgs: append(args, extra...), FlinkConfiguration: retainCheckpoints}
 }
 
 // Events returns how many events the job called name counted, as its

@@ -1,8 +1,10 @@
 // Package demo holds what the runnable examples under examples/ share:
 // reaching a Flink session cluster (a real one, or the fake JobManager of
-// package flinktest running in real time) with the job's jar uploaded, the
-// run requests of flinkkit's test job, and a Printer that writes one line
-// per phase and the live progress of lifecycle.Run.
+// package flinktest running in real time) with the job's jar uploaded,
+// flinkkit's test job as a jar run request (Cluster.Run, for the single
+// operations) or a lifecycle.JobTemplate (Cluster.Job, for a
+// lifecycle.Controller), and a Printer that writes one line per phase and
+// the live progress of a waiting phase.
 //
 //	cl, err := demo.Open(ctx, demo.Config{FlinkURL: url, Jar: jar})
 //	if err != nil {
@@ -11,8 +13,8 @@
 //	defer cl.Close()
 //	out := demo.NewPrinter(os.Stdout)
 //	var p lifecycle.Progress
-//	res, err := lifecycle.Run(ctx, &lifecycle.Submit{Client: cl.Client, JarID: cl.JarID,
-//		Run: cl.Run("counter"), Timing: cl.Timing}, &p, out.Report("submit"))
+//	res, err := lifecycle.Run(ctx, &lifecycle.Submit{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing},
+//		JarID: cl.JarID, Run: cl.Run("counter")}, &p, out.Report("submit"))
 //	out.Phase("submit", "job %s %s", demo.Short(p.JobID), res.Outcome)
 //
 // # Progress on a terminal and elsewhere
