@@ -161,7 +161,6 @@ func (rt *Runtime) deploy(ctx context.Context, name string, s Streamlet) (Deploy
 	}
 	spec, ctrl, start := st.Spec, rt.controller(name), time.Now()
 	for {
-		inFlight := st.Status.InFlight()
 		res, err := ctrl.Reconcile(ctx, spec, &st.Status)
 		if err := rt.save(name, st); err != nil {
 			return Deployment{}, err
@@ -169,10 +168,10 @@ func (rt *Runtime) deploy(ctx context.Context, name string, s Streamlet) (Deploy
 		if err != nil {
 			return Deployment{}, err
 		}
-		if runs(spec, &st.Status) {
+		if st.Status.Converged(spec) {
 			break
 		}
-		if err := failed(&st.Status, inFlight); err != nil {
+		if err := failed(&st.Status, res); err != nil {
 			return Deployment{}, err
 		}
 		rt.Out.Progress("deploy", name+": "+st.Status.Message, time.Since(start))
@@ -249,22 +248,15 @@ func (rt *Runtime) controller(name string) *lifecycle.Controller {
 		Store: rt.Store, Name: name, PollInterval: cl.Timing.Poll, RetryInterval: retryInterval}
 }
 
-// runs reports whether the job runs spec's template stably, no action in
-// flight.
-func runs(spec lifecycle.JobSpec, st *lifecycle.JobStatus) bool {
-	want := spec.Job.Fingerprint()
-	return !st.InFlight() && st.State == policy.Running && st.Deployed.Fingerprint() == want && st.Stable.Fingerprint() == want
-}
-
 // failed returns an error for a spec the Controller cannot act on, and for
-// an action that was in flight before the call and ended without success:
-// the deployment does not go ahead without someone looking.
-func failed(st *lifecycle.JobStatus, wasInFlight bool) error {
+// an action that ended in the call (res) without success: the deployment
+// does not go ahead without someone looking.
+func failed(st *lifecycle.JobStatus, res lifecycle.Result) error {
 	p := &st.Progress
 	switch {
 	case st.Reason == "InvalidSpec":
 		return errors.New(st.Message)
-	case wasInFlight && !st.InFlight() && p.Outcome != lifecycle.OutcomeSucceeded && p.Outcome != lifecycle.OutcomeNotNeeded:
+	case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded:
 		msg := fmt.Sprintf("%s ended %s", st.Action, p.Outcome)
 		if p.Decision != "" {
 			msg += " (" + string(p.Decision) + ")"
