@@ -48,7 +48,8 @@ func Begin(kind flinkapi.OperationKind, job flinkapi.JobID, trigger flinkapi.Tri
 //   - transient err (429, 5xx, 408, no answer, any error not listed here):
 //     still Pending (send the trigger again with the same id), Attempts+1,
 //     LastError and LastErrorCode set.
-//   - 404 for the job: JobGone; 409: JobTerminal.
+//   - 404 for the job (or the 500 flinkapi.IsJobNotFound recognises):
+//     JobGone; 409: JobTerminal.
 //   - 400, any other 404 (the route does not exist on this version), or an
 //     error matching flinkapi.ErrInvalidInput or flinkapi.ErrUnsupported
 //     (nothing was sent): Failed, with Flink's message.
@@ -106,7 +107,8 @@ func AfterTrigger(prev Status, op flinkapi.Operation, err error, now time.Time) 
 //     Lost (never Failed: the savepoint may have completed; see Recover).
 //     A Pending status stays Pending: Flink never acknowledged the trigger,
 //     so send it again.
-//   - 404 for the job: JobGone; 409: JobTerminal.
+//   - 404 for the job (or the 500 flinkapi.IsJobNotFound recognises):
+//     JobGone; 409: JobTerminal.
 //   - 400, or an error matching flinkapi.ErrInvalidInput or
 //     flinkapi.ErrUnsupported: Failed, with the message.
 //   - transient err (429, 5xx, 408, no answer, any error not listed here):
@@ -281,7 +283,7 @@ type errKind int
 const (
 	errTransient       errKind = iota // nothing definite was learned
 	errTriggerNotFound                // 404: Flink does not know the trigger id
-	errJobNotFound                    // 404: Flink does not know the job
+	errJobNotFound                    // 404 (or 500): Flink does not know the job
 	errNotFound                       // any other 404 (e.g. an unknown route)
 	errConflict                       // 409: the job reached another terminal state
 	errBadRequest                     // 400: permanent
@@ -291,7 +293,9 @@ const (
 // classify sorts err, and returns the *flinkapi.APIError in it, if any.
 // Answers that are not a definite answer about the operation are
 // transient. Transient errors are classified without allocating: the
-// status code decides before any message is read.
+// status code decides before any message is read, but for a 500, whose
+// message may be Flink's FlinkJobNotFoundException (read without
+// allocating).
 func classify(err error) (errKind, *flinkapi.APIError) {
 	if ae, ok := findError[*flinkapi.APIError](err); ok {
 		switch ae.StatusCode {
@@ -307,6 +311,10 @@ func classify(err error) (errKind, *flinkapi.APIError) {
 			return errConflict, ae
 		case http.StatusBadRequest:
 			return errBadRequest, ae
+		case http.StatusInternalServerError:
+			if namesMissingJob(ae) && flinkapi.IsJobNotFound(ae) {
+				return errJobNotFound, ae
+			}
 		}
 		return errTransient, ae
 	}
@@ -320,6 +328,32 @@ func classify(err error) (errKind, *flinkapi.APIError) {
 		return errLocal, nil
 	}
 	return errTransient, nil
+}
+
+// namesMissingJob reports, without allocating, whether a message of ae
+// holds Flink's "Could not find Flink job" (of FlinkJobNotFoundException),
+// with which flinkapi.IsJobNotFound recognises a 500 for a job Flink does
+// not know.
+func namesMissingJob(ae *flinkapi.APIError) bool {
+	const text = "could not find flink job"
+	for _, m := range ae.Errors {
+		for i := 0; i+len(text) <= len(m); i++ {
+			j := 0
+			for ; j < len(text); j++ {
+				c := m[i+j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				if c != text[j] {
+					break
+				}
+			}
+			if j == len(text) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // findError returns the first error of type T in err's tree, as errors.As

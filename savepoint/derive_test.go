@@ -73,6 +73,12 @@ func TestAfterTrigger(t *testing.T) {
 			want: with(pending(), func(s *Status) { s.State, s.Failure, s.LastUpdate = JobGone, "Job "+string(job)+" not found", now }),
 		},
 		{
+			name: "500 FlinkJobNotFoundException: JobGone",
+			prev: pending(),
+			err:  errJobGone500,
+			want: with(pending(), func(s *Status) { s.State, s.Failure, s.LastUpdate = JobGone, msgJobGone500, now }),
+		},
+		{
 			name: "409: JobTerminal",
 			prev: pending(),
 			err:  errTerminal,
@@ -302,6 +308,18 @@ func TestAfterPoll(t *testing.T) {
 			prev: inFlight(),
 			err:  errJobGone,
 			want: done(inFlight(), func(s *Status) { s.State, s.Failure = JobGone, "Job "+string(job)+" not found" }),
+		},
+		{
+			name: "500 FlinkJobNotFoundException: JobGone",
+			prev: inFlight(),
+			err:  errJobGone500,
+			want: done(inFlight(), func(s *Status) { s.State, s.Failure = JobGone, msgJobGone500 }),
+		},
+		{
+			name: "500 without FlinkJobNotFoundException: transient",
+			prev: inFlight(),
+			err:  errInternal,
+			want: done(inFlight(), func(s *Status) { s.Attempts, s.LastError, s.LastErrorCode = 1, "Internal server error.", 500 }),
 		},
 		{
 			name: "409: JobTerminal",

@@ -236,7 +236,7 @@ func FuzzAfterPoll(f *testing.F) {
 		if prev.Final() && next.State != prev.State {
 			t.Fatalf("final %s became %s", prev.State, next.State)
 		}
-		transientCode := code != 0 && code != 400 && code != 404 && code != 409
+		transientCode := code != 0 && code != 400 && code != 404 && code != 409 && !flinkapi.IsJobNotFound(err)
 		if prev.Active() && transientCode && next.State != prev.State {
 			t.Fatalf("transient %d changed %s to %s", code, prev.State, next.State)
 		}
