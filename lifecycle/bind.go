@@ -9,14 +9,24 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/format"
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // FormatVersion is the newest format of what this package stores (a
-// Progress, the files of a FileStore) that this release writes and reads.
-// It grows when the meaning of a stored field changes; every release
-// reads every older format (lifecycle/testdata/golden holds each, as
-// written by the release that introduced it).
-const FormatVersion = 1
+// Progress, a JobStatus, the files of a FileStore) that this release
+// writes and reads. It grows when the meaning of a stored field changes;
+// every release reads every older format (lifecycle/testdata/golden holds
+// each, as written by the release that introduced it).
+//
+// Format 2 stores a savepoint that waits for Flink's job list to confirm
+// that Flink does not know the job in the savepoint.Unconfirmed state
+// (Progress.Savepoint.Before, .OperationFailed); format 1 stored the
+// state it came from, with Savepoint.LastError starting with a fixed
+// text. A release that reads only format 1 would take the new state for
+// a final one and end the operation as if the savepoint had failed,
+// although it may have completed; it refuses format 2 instead. A Step
+// reads a Progress of format 1 as format 2 (see upgradeFormat).
+const FormatVersion = 2
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by its UnmarshalJSON and
@@ -76,6 +86,7 @@ func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, step
 	if err := check(p, op, job); err != nil {
 		return Result{}, err
 	}
+	upgradeFormat(p)
 	s := &sink{}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
 	if p.Phase != "" && p.Operation == "" {
@@ -131,6 +142,30 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 		return fmt.Errorf("%w: phase %q with outcome %q", ErrInvalidProgress, p.Phase, p.Outcome)
 	}
 	return nil
+}
+
+// upgradeFormat brings a Progress of format 1 to format 2. The one
+// difference: a savepoint status waiting for Flink's job list was, in
+// format 1, the state it came from (Pending, InFlight or Lost) with
+// Savepoint.LastError starting with notFound (after a 404 for the job) or
+// notFoundResult (after an operation that completed with
+// FlinkJobNotFoundException), followed by Flink's message. Format 2 has
+// the state savepoint.Unconfirmed for it.
+func upgradeFormat(p *Progress) {
+	st := &p.Savepoint
+	if p.FormatVersion > 1 || st.State != savepoint.Pending && st.State != savepoint.InFlight && st.State != savepoint.Lost {
+		return
+	}
+	for _, f := range []struct {
+		prefix string
+		failed bool
+	}{{notFoundResult, true}, {notFound, false}} {
+		if msg, ok := strings.CutPrefix(st.LastError, f.prefix); ok {
+			st.State, st.Before, st.OperationFailed, st.Failure = savepoint.Unconfirmed, st.State, f.failed, msg
+			st.LastError, st.LastErrorCode = "", 0
+			return
+		}
+	}
 }
 
 func jobName(id flinkapi.JobID) string {

@@ -77,16 +77,22 @@
 //
 // An answer that Flink does not know the job, also a savepoint that
 // completes with FlinkJobNotFoundException, is checked against Flink's
-// job list. A job the list shows ended (FINISHED, CANCELED, FAILED) is
-// not gone: a stop whose answer was lost with the caller, sent again
-// after Flink forgot its trigger id (rest.async.store-duration, 5
-// minutes), gets exactly that answer once the first stop has finished
-// the job. Its savepoint is looked up in the ended job's checkpoint
-// history, read once Flink's cache of the statistics (Timing.Cache) holds
-// none from before the end, and recorded when found. When nothing shows
-// it, the operation ends OutcomeSavepointLost naming the trigger time and
-// the directory the savepoint went to (or OutcomeJobTerminal if the job
-// had ended otherwise), never Succeeded.
+// job list: the savepoint status turns savepoint.Unconfirmed, and the
+// next Step reads the list and applies it (savepoint.AfterJobList). A job
+// the list does not show is gone (OutcomeJobGone). A job it shows
+// running fails a savepoint whose operation failed (OutcomeSavepointFailed);
+// after a 404 the savepoint goes on where it stood: the trigger is sent
+// again with the same id, the status polled or the history read. A job
+// the list shows ended (FINISHED, CANCELED, FAILED) is not gone: a stop
+// whose answer was lost with the caller, sent again after Flink forgot
+// its trigger id (rest.async.store-duration, 5 minutes), gets exactly
+// that answer once the first stop has finished the job. Its savepoint is
+// looked up in the ended job's checkpoint history, read once Flink's
+// cache of the statistics (Timing.Cache) holds none from before the end,
+// and recorded when found. When nothing shows it, the operation ends
+// OutcomeSavepointLost naming the trigger time and the directory the
+// savepoint went to (or OutcomeJobTerminal if the job had ended
+// otherwise), never Succeeded.
 //
 // Polls come soon after an action and slow down to Timing.Poll: a
 // savepoint's status, a job being stopped or started are read every
@@ -205,13 +211,24 @@
 // Progress holds it in Progress.FormatVersion, set by every Step; its
 // UnmarshalJSON and every Step refuse a newer one with ErrUnknownFormat.
 // A FileStore file holds the version beside the record
-// ({"formatVersion":1,"record":{...}}); a bare record, as releases before
+// ({"formatVersion":2,"record":{...}}); a bare record, as releases before
 // format versions wrote it, reads as version 1. A file of a newer version
 // was written by a later flinkkit: Get refuses it with an error matching
 // ErrUnknownFormat that names the format and the version, and never
 // returns a record from it. Golden fixtures of every format
 // (testdata/golden) hold every release to reading what the earlier ones
 // wrote.
+//
+// Format 2 added the savepoint.Unconfirmed state (with Savepoint.Before
+// and Savepoint.OperationFailed) for a savepoint that waits for Flink's
+// job list; format 1 kept the state it came from and started
+// Savepoint.LastError with a fixed text. A Step reads a Progress of
+// format 1 that waits so as format 2, and writes format 2. A release that
+// reads only format 1 refuses format 2 rather than take the new state for
+// a final one and end the operation as if the savepoint had failed,
+// although it may have completed. The version is one for the package:
+// FileStore files and JobStatus are written in format 2 too, the same as
+// format 1 but for the number.
 //
 // # Disposal
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -293,7 +294,7 @@ func TestStepRefusesForeignProgress(t *testing.T) {
 	// A stored Progress of a newer format does not even decode.
 	b, _ := json.Marshal(withFormat(started[opTeardown], FormatVersion+1))
 	var p Progress
-	if err := json.Unmarshal(b, &p); !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "lifecycle.Progress: format version 2") {
+	if err := json.Unmarshal(b, &p); !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), fmt.Sprintf("lifecycle.Progress: format version %d", FormatVersion+1)) {
 		t.Errorf("Unmarshal of a newer format = %v", err)
 	}
 }

@@ -38,6 +38,17 @@ var goldenProgress = func() Progress {
 	}
 }()
 
+// goldenProgressV2 is the Progress of the format-version-2 fixture: every
+// field set, the savepoint waiting for Flink's job list (Unconfirmed, with
+// the fields format 2 added). It is as fixed as the file.
+var goldenProgressV2 = func() Progress {
+	p := goldenProgress
+	p.FormatVersion = 2
+	p.Savepoint.State, p.Savepoint.Before, p.Savepoint.OperationFailed = savepoint.Unconfirmed, savepoint.InFlight, true
+	p.Savepoint.Failure = "Could not find Flink job (a1b2c3d4e5f60718293a4b5c6d7e8f90)"
+	return p
+}()
+
 // TestProgressFormats reads every form of a stored Progress a release
 // wrote (testdata/golden), checks that this release writes the newest one
 // byte for byte, and that a newer format is refused when decoded.
@@ -46,6 +57,7 @@ func TestProgressFormats(t *testing.T) {
 		Name: "lifecycle.Progress", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: updating(),
 		Fixtures: []formattest.Fixture[Progress]{
 			{File: "progress-v1.json", Version: 1, Want: goldenProgress},
+			{File: "progress-v2.json", Version: 2, Want: goldenProgressV2},
 		},
 	})
 }

@@ -42,6 +42,19 @@ func lost() Status {
 	return with(pending(), func(s *Status) { s.State = Lost })
 }
 
+// unconfirmedFrom is a status that Flink said it did not know the job of, in
+// state before: after a 404 for the job, or with failed after an
+// operation that completed with FlinkJobNotFoundException.
+func unconfirmedFrom(before State, failed bool) Status {
+	return with(pending(), func(s *Status) {
+		s.State, s.Before, s.OperationFailed = Unconfirmed, before, failed
+		s.Failure = "Job " + string(job) + " not found"
+		if failed {
+			s.Failure = "Could not find Flink job (" + string(job) + ")"
+		}
+	})
+}
+
 func pollPath() string { return "/jobs/" + string(job) + "/savepoints/" + string(trig) }
 
 func apiErr(code int, path string, msgs ...string) error {
