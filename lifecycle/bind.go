@@ -11,10 +11,11 @@ import (
 )
 
 // FormatVersion is the newest format of what this package stores (a
-// Progress, the files of a FileStore) that this release writes and reads.
-// It grows when the meaning of a stored field changes; every release
-// reads every older format (lifecycle/testdata/golden holds each, as
-// written by the release that introduced it).
+// Progress, a JobStatus, the files of a FileStore) that this release
+// writes and reads. It grows when the meaning of a stored field changes;
+// every release reads every older format (lifecycle/testdata/golden holds
+// each, as written by the release that introduced it).
+
 const FormatVersion = 1
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format

@@ -129,16 +129,22 @@
 //
 // An answer that Flink does not know the job, also a savepoint that
 // completes with FlinkJobNotFoundException, is checked against Flink's
-// job list. A job the list shows ended (FINISHED, CANCELED, FAILED) is
-// not gone: a stop whose answer was lost with the caller, sent again
-// after Flink forgot its trigger id (rest.async.store-duration, 5
-// minutes), gets exactly that answer once the first stop has finished
-// the job. Its savepoint is looked up in the ended job's checkpoint
-// history, read once Flink's cache of the statistics (Timing.Cache) holds
-// none from before the end, and recorded when found. When nothing shows
-// it, the operation ends OutcomeSavepointLost naming the trigger time and
-// the directory the savepoint went to (or OutcomeJobTerminal if the job
-// had ended otherwise), never Succeeded.
+// job list: the savepoint status turns savepoint.Unconfirmed, and the
+// next Step reads the list and applies it (savepoint.AfterJobList). A job
+// the list does not show is gone (OutcomeJobGone). A job it shows
+// running fails a savepoint whose operation failed (OutcomeSavepointFailed);
+// after a 404 the savepoint goes on where it stood: the trigger is sent
+// again with the same id, the status polled or the history read. A job
+// the list shows ended (FINISHED, CANCELED, FAILED) is not gone: a stop
+// whose answer was lost with the caller, sent again after Flink forgot
+// its trigger id (rest.async.store-duration, 5 minutes), gets exactly
+// that answer once the first stop has finished the job. Its savepoint is
+// looked up in the ended job's checkpoint history, read once Flink's
+// cache of the statistics (Timing.Cache) holds none from before the end,
+// and recorded when found. When nothing shows it, the operation ends
+// OutcomeSavepointLost naming the trigger time and the directory the
+// savepoint went to (or OutcomeJobTerminal if the job had ended
+// otherwise), never Succeeded.
 //
 // Polls come soon after an action and slow down to Timing.Poll: a
 // savepoint's status, a job being stopped or started are read every
@@ -260,7 +266,7 @@
 // checked where they are used, not while decoding: a struct of the
 // caller's that embeds one must decode whole.)
 // A FileStore file holds the version beside the record
-// ({"formatVersion":1,"record":{...}}); a bare record, as releases before
+// ({"formatVersion":2,"record":{...}}); a bare record, as releases before
 // format versions wrote it, reads as version 1. A file of a newer version
 // was written by a later flinkkit: Get refuses it with an error matching
 // ErrUnknownFormat that names the format and the version, and never

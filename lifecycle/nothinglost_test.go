@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -292,7 +293,7 @@ func TestStepRefusesForeignProgress(t *testing.T) {
 	// The error of a newer format names the type and the version.
 	q := withFormat(started[opTeardown], FormatVersion+1)
 	if _, err := ops[opTeardown](e.job).Step(context.Background(), &q); !errors.Is(err, ErrUnknownFormat) ||
-		!strings.Contains(err.Error(), "lifecycle.Progress: format version 2") {
+		!strings.Contains(err.Error(), fmt.Sprintf("lifecycle.Progress: format version %d", FormatVersion+1)) {
 		t.Errorf("Step of a newer format = %v", err)
 	}
 }

@@ -94,7 +94,6 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 // derives the next status. It reports whether the status is final.
 func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
 	st := savepoint.CheckDeadline(p.Savepoint, now)
-	var answer error // the error of a trigger or poll
 	switch {
 	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
 		// The deadline passed while the answers about a savepoint that
@@ -107,28 +106,27 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 				st = found
 			}
 		}
-	case st.Active() && (strings.HasPrefix(st.LastError, notFound) || strings.HasPrefix(st.LastError, notFoundResult)):
-		// An answer said Flink does not know the job: its job list
-		// confirms it (JobGone), or shows the job after all.
-		st = confirmJob(ctx, c, p, st, now, t)
+	case st.NeedsJobList():
+		// An answer said Flink does not know the job (a 404, or an
+		// operation that completed with FlinkJobNotFoundException, as
+		// Flink answers for a job that ended, too, when a trigger it
+		// forgot starts a new operation): its job list confirms it
+		// (JobGone), or shows the job after all. A job that ended is
+		// recorded: its checkpoint statistics count from a cache
+		// duration later.
+		known, js, err := listJob(ctx, c, st.JobID)
+		if err == nil && known && js.IsGloballyTerminal() {
+			seenTerminal(p, js, now, t)
+		}
+		st = savepoint.AfterJobList(st, known, js, err, now)
 	case st.NeedsTrigger():
 		op, err := send()
 		noted(ctx, err)
-		st, answer = savepoint.AfterTrigger(st, op, err, now), err
+		st = savepoint.AfterTrigger(st, op, err, now)
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
 		noted(ctx, err)
-		st, answer = savepoint.AfterPoll(st, res, err, now), err
-		if st.State == savepoint.JobGone && err == nil && st.Location == "" {
-			// The operation completed with FlinkJobNotFoundException:
-			// Flink answers so for a job that ended, too, when a trigger
-			// it forgot (a stop whose answer was lost, sent again after
-			// rest.async.store-duration) starts a new operation. The
-			// job list tells a job that ended from one that is gone.
-			failure := st.Failure
-			st = p.Savepoint
-			st.LastError, st.LastUpdate = notFoundResult+failure, now
-		}
+		st = savepoint.AfterPoll(st, res, err, now)
 	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
 		// Wait until Flink's cache holds no statistics from before the
 		// job ended (see savepointDelay).
@@ -138,7 +136,8 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		noted(ctx, err)
 		switch {
 		case flinkapi.IsJobNotFound(err):
-			answer = err
+			// Unconfirmed, as after a poll: the job list is asked next.
+			st = savepoint.AfterPoll(st, nil, err, now)
 		case err != nil && ended(p) && errors.Is(err, flinkapi.ErrNotFound):
 			// An ended job without checkpoint statistics (checkpointing
 			// off): nothing will show the savepoint.
@@ -158,19 +157,6 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 			}
 		}
 	}
-	if flinkapi.IsJobNotFound(answer) && st.Location == "" {
-		// One answer that Flink does not know the job may be transient (a
-		// JobManager failover) while the job runs and the savepoint may
-		// be taken: the status stays as it was, and the next Step asks
-		// Flink's job list, which ends it JobGone only if Flink does not
-		// list the job either.
-		prev := p.Savepoint
-		if prev.State == "" || !prev.Active() {
-			prev = st
-		}
-		st = prev
-		st.LastError, st.LastUpdate = notFound+errMessage(answer), now
-	}
 	if st.State == savepoint.Failed && st.Location == "" && tasksNotRunning(st.Failure) && now.Before(st.Deadline) {
 		// A job is RUNNING before all its tasks are: Flink refuses a
 		// savepoint until they run. Trigger again, with a new trigger id
@@ -181,7 +167,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		return false
 	}
 	p.Savepoint = st
-	p.LastError = st.LastError
+	p.LastError = savepointError(st)
 	keepLocation(p)
 	if st.Final() {
 		p.Requests = 0
@@ -189,48 +175,22 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 	return st.Final()
 }
 
-// notFoundResult starts Savepoint.LastError after an operation that
-// completed with FlinkJobNotFoundException, which Flink's job list
-// confirms or contradicts in the next step.
-const notFoundResult = "Flink failed the savepoint, not knowing the job: "
-
-// confirmJob asks Flink's job list about the job of st after an answer
-// that Flink did not know it:
-//   - not listed: JobGone.
-//   - listed in a terminal state: the job ended, and the savepoint may
-//     have been taken before (the answer to the request that took it was
-//     lost): Lost, to be looked up in the checkpoint statistics read
-//     after the end.
-//   - listed running, after a completed operation: that savepoint failed.
-//   - listed running, after a 404: the request is sent again (a trigger
-//     with the same id).
-func confirmJob(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time, t Timing) savepoint.Status {
-	result := strings.HasPrefix(st.LastError, notFoundResult)
-	msg := strings.TrimPrefix(strings.TrimPrefix(st.LastError, notFoundResult), notFound)
-	known, js, err := listJob(ctx, c, st.JobID)
+// savepointError is Progress.LastError of the savepoint status st: its
+// last transient error, or for an Unconfirmed status the answer that
+// Flink does not know the job, which its job list is to confirm.
+func savepointError(st savepoint.Status) string {
 	switch {
-	case err != nil:
-		if result {
-			st.LastError = notFoundResult + msg
-			st.Attempts++ // backs the next ask off
-		} else {
-			st.LastError = notFound + errMessage(err)
-		}
-		return st
-	case known && js.IsGloballyTerminal():
-		seenTerminal(p, js, now, t)
-		st.State, st.LastError, st.Attempts, st.LastUpdate = savepoint.Lost, "", 0, now
-	case known && result:
-		st.State, st.Failure = savepoint.Failed, msg+" (Flink lists the job "+string(js)+")"
-		st.LastError, st.Attempts, st.LastUpdate = "", 0, now
-	case known:
-		st.LastError = ""
-	default:
-		st.State, st.Failure = savepoint.JobGone, msg
-		st.LastError, st.LastUpdate = "", now
+	case !st.NeedsJobList():
+		return st.LastError
+	case st.OperationFailed:
+		return notFoundResult + st.Failure
 	}
-	return st
+	return notFound + st.Failure
 }
+
+// notFoundResult starts Progress.LastError while an operation that
+// completed with FlinkJobNotFoundException waits for Flink's job list.
+const notFoundResult = "Flink failed the savepoint, not knowing the job: "
 
 // seenTerminal records that a status call or Flink's job list showed the
 // job in the terminal state js at now: its checkpoint statistics count
@@ -275,16 +235,19 @@ func newTriggerID(failed flinkapi.TriggerID) flinkapi.TriggerID {
 
 // savepointDelay is when to step an active savepoint again.
 func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
+	if p.Savepoint.NeedsJobList() && !p.Savepoint.OperationFailed {
+		// Flink's job list is asked next, after the backoff of two
+		// transient errors at least (the 404 may come from a JobManager
+		// failing over), and of each failed read of the list.
+		return t.backoff(max(p.Savepoint.Attempts, 2))
+	}
 	if p.Savepoint.Attempts > 0 {
 		return t.backoff(p.Savepoint.Attempts)
 	}
-	if strings.HasPrefix(p.Savepoint.LastError, notFound) {
-		return t.backoff(2) // Flink's job list is asked next
-	}
-	if strings.HasPrefix(p.Savepoint.LastError, notFoundResult) {
-		return 0 // Flink's job list is asked next, at once
-	}
 	switch {
+	case p.Savepoint.NeedsJobList():
+		// Flink's job list is asked next, at once: the operation ended.
+		return 0
 	case p.Savepoint.NeedsTrigger() && p.Requests > 0:
 		// Triggered again after the tasks were not running.
 		return t.backoff(p.Requests)

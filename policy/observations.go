@@ -33,9 +33,9 @@ type Observations struct {
 	Job *Job `json:"job,omitempty"`
 
 	// Savepoint is the status of the latest savepoint operation of the
-	// current update or restart (package savepoint): Pending, InFlight or
-	// Lost while it runs. Its Location, once set, is a restore point
-	// whatever its State says.
+	// current update or restart (package savepoint): Pending, InFlight,
+	// Lost or Unconfirmed while it runs. Its Location, once set, is a
+	// restore point whatever its State says.
 	Savepoint savepoint.Status `json:"savepoint,omitzero"`
 	// SavepointAttempts counts the savepoints the caller triggered for the
 	// current operation, the one in Savepoint included. Zero with a failed

@@ -24,8 +24,8 @@ import (
 //     job whose state is unknown. FirstDeploy goes ahead without it.
 //   - Stateless: a running job is cancelled, a job that is not running is
 //     replaced; the new job starts without state (StatelessUpgrade).
-//   - A savepoint in flight (Pending, InFlight, Lost) is waited for until
-//     its deadline (SavepointInProgress, SavepointLost).
+//   - A savepoint in flight (Pending, InFlight, Lost, Unconfirmed) is
+//     waited for until its deadline (SavepointInProgress, SavepointLost).
 //   - A transitional job state (CANCELLING, RESTARTING, FAILING, CREATED,
 //     INITIALIZING, RECONCILING, or one unknown to this package) is waited
 //     for until StateSince plus TransitionTimeout. Past it, a CANCELLING
@@ -244,12 +244,13 @@ func restoreFrom(r RestorePoint, p *UpdatePolicy) RestorePoint {
 }
 
 // savepointInFlight reports whether st is a savepoint that has not ended.
+// One that waits for Flink's job list (Unconfirmed) has not.
 func savepointInFlight(st *savepoint.Status) bool {
 	if st.Location != "" {
 		return false
 	}
 	switch st.State {
-	case savepoint.Pending, savepoint.InFlight, savepoint.Lost:
+	case savepoint.Pending, savepoint.InFlight, savepoint.Lost, savepoint.Unconfirmed:
 		return true
 	}
 	return false
@@ -280,7 +281,7 @@ func savepointWait(d *Decision, st *savepoint.Status, limit time.Duration, now t
 		return false
 	}
 	d.Reason = ReasonSavepointInProgress
-	if st.State == savepoint.Lost {
+	if st.State == savepoint.Lost || st.State == savepoint.Unconfirmed && st.Before == savepoint.Lost {
 		d.Reason = ReasonSavepointLost
 	}
 	d.Details.Since, d.Details.Limit = st.TriggerTime, limit
@@ -299,7 +300,7 @@ func savepointEnded(st *savepoint.Status, limit time.Duration, now time.Time) (f
 		return true, false
 	case savepoint.TimedOut:
 		return true, true
-	case savepoint.Pending, savepoint.InFlight, savepoint.Lost:
+	case savepoint.Pending, savepoint.InFlight, savepoint.Lost, savepoint.Unconfirmed:
 		if !now.Before(savepointDeadline(st, limit, now)) {
 			return true, true
 		}

@@ -15,6 +15,7 @@ var (
 	answerAck        = flinkapi.Operation{Kind: flinkapi.OpSavepoint, JobID: job, TriggerID: trig}
 	answerInProgress = inProgress()
 	answerCompleted  = completed(loc)
+	unconfirmed404   = unconfirmedFrom(InFlight, false)
 )
 
 // zeroAllocPaths are the derivations that must not allocate.
@@ -33,6 +34,16 @@ var zeroAllocPaths = []struct {
 	{"poll connection refused", func() Status { return AfterPoll(inFlight(), nil, errRefused, at(time.Second)) }},
 	{"poll connection reset", func() Status { return AfterPoll(inFlight(), nil, errReset, at(time.Second)) }},
 	{"poll timeout", func() Status { return AfterPoll(inFlight(), nil, errDeadline, at(time.Second)) }},
+	{"poll 500", func() Status { return AfterPoll(inFlight(), nil, errInternal, at(time.Second)) }},
+	{"job list 503", func() Status { return AfterJobList(unconfirmed404, false, "", errLeader, at(time.Second)) }},
+	{"job list connection refused", func() Status { return AfterJobList(unconfirmed404, false, "", errRefused, at(time.Second)) }},
+	{"job list shows the job running", func() Status {
+		return AfterJobList(unconfirmed404, true, flinkapi.JobRunning, nil, at(time.Second))
+	}},
+	{"job list shows the job ended", func() Status {
+		return AfterJobList(unconfirmed404, true, flinkapi.JobFinished, nil, at(time.Second))
+	}},
+	{"job list without the job", func() Status { return AfterJobList(unconfirmed404, false, "", nil, at(time.Second)) }},
 	{"deadline", func() Status { return CheckDeadline(inFlight(), at(time.Hour)) }},
 }
 

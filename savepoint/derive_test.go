@@ -67,10 +67,35 @@ func TestAfterTrigger(t *testing.T) {
 			want: with(pending(), func(s *Status) { s.Attempts, s.LastError, s.LastUpdate = 3, "connection refused", now }),
 		},
 		{
-			name: "404 job: JobGone",
+			name: "404 job: Unconfirmed, back to Pending if the job list shows the job",
 			prev: pending(),
 			err:  errJobGone,
-			want: with(pending(), func(s *Status) { s.State, s.Failure, s.LastUpdate = JobGone, "Job "+string(job)+" not found", now }),
+			want: with(pending(), func(s *Status) {
+				s.State, s.Before, s.Failure, s.LastUpdate = Unconfirmed, Pending, "Job "+string(job)+" not found", now
+			}),
+		},
+		{
+			name: "404 job after transient answers: Unconfirmed, the count kept",
+			prev: with(pending(), func(s *Status) { s.Attempts, s.LastError, s.LastErrorCode = 2, "x", 503 }),
+			err:  errJobGone,
+			want: with(pending(), func(s *Status) {
+				s.State, s.Before, s.Failure, s.LastUpdate = Unconfirmed, Pending, "Job "+string(job)+" not found", now
+				s.Attempts, s.LastError, s.LastErrorCode = 2, "x", 503
+			}),
+		},
+		{
+			name: "500 FlinkJobNotFoundException: Unconfirmed",
+			prev: pending(),
+			err:  errJobGone500,
+			want: with(pending(), func(s *Status) {
+				s.State, s.Before, s.Failure, s.LastUpdate = Unconfirmed, Pending, msgJobGone500, now
+			}),
+		},
+		{
+			name: "stale answer for an Unconfirmed status: only the deadline applies",
+			prev: unconfirmedFrom(Pending, false),
+			op:   flinkapi.Operation{Kind: flinkapi.OpSavepoint, JobID: job, TriggerID: trig},
+			want: unconfirmedFrom(Pending, false),
 		},
 		{
 			name: "409: JobTerminal",
@@ -239,11 +264,20 @@ func TestAfterPoll(t *testing.T) {
 			}),
 		},
 		{
-			name: "COMPLETED, job not found: JobGone",
+			name: "COMPLETED, job not found: Unconfirmed, the operation failed",
 			prev: inFlight(),
 			res:  failed("java.util.concurrent.CompletionException", traceJobNotFound),
 			want: done(inFlight(), func(s *Status) {
-				s.State, s.Failure = JobGone, "Could not find Flink job (a1b2c3d4e5f60718293a4b5c6d7e8f90)"
+				s.State, s.Before, s.OperationFailed, s.Failure = Unconfirmed, InFlight, true, "Could not find Flink job (a1b2c3d4e5f60718293a4b5c6d7e8f90)"
+			}),
+		},
+		{
+			name: "COMPLETED, job not found, for a Lost status: Unconfirmed, back to Lost",
+			prev: with(lost(), func(s *Status) { s.Attempts, s.LastError = 1, "x" }),
+			res:  failed(jobNotFoundClass, ""),
+			want: done(lost(), func(s *Status) {
+				s.State, s.Before, s.OperationFailed, s.Failure = Unconfirmed, Lost, true, jobNotFoundClass
+				s.Attempts, s.LastError = 1, "x"
 			}),
 		},
 		{
@@ -298,10 +332,74 @@ func TestAfterPoll(t *testing.T) {
 			want: done(inFlight(), func(s *Status) { s.State = Lost }),
 		},
 		{
-			name: "404 job: JobGone",
+			name: "404 job: Unconfirmed, back to InFlight if the job list shows the job",
 			prev: inFlight(),
 			err:  errJobGone,
-			want: done(inFlight(), func(s *Status) { s.State, s.Failure = JobGone, "Job "+string(job)+" not found" }),
+			want: done(inFlight(), func(s *Status) { s.State, s.Before, s.Failure = Unconfirmed, InFlight, "Job "+string(job)+" not found" }),
+		},
+		{
+			name: "404 job for a Lost status (its checkpoint statistics): Unconfirmed, back to Lost",
+			prev: lost(),
+			err:  errJobGone,
+			want: done(lost(), func(s *Status) { s.State, s.Before, s.Failure = Unconfirmed, Lost, "Job "+string(job)+" not found" }),
+		},
+		{
+			name: "500 FlinkJobNotFoundException: Unconfirmed",
+			prev: inFlight(),
+			err:  errJobGone500,
+			want: done(inFlight(), func(s *Status) { s.State, s.Before, s.Failure = Unconfirmed, InFlight, msgJobGone500 }),
+		},
+		{
+			name: "500 without FlinkJobNotFoundException: transient",
+			prev: inFlight(),
+			err:  errInternal,
+			want: done(inFlight(), func(s *Status) { s.Attempts, s.LastError, s.LastErrorCode = 1, "Internal server error.", 500 }),
+		},
+		{
+			name: "Unconfirmed, IN_PROGRESS: InFlight, the job list no longer needed",
+			prev: unconfirmedFrom(InFlight, false),
+			res:  inProgress(),
+			want: done(inFlight(), func(s *Status) {}),
+		},
+		{
+			name: "Unconfirmed after a failed operation, COMPLETED with a location: Succeeded",
+			prev: unconfirmedFrom(InFlight, true),
+			res:  completed(loc),
+			want: done(inFlight(), func(s *Status) { s.State, s.Location = Succeeded, loc }),
+		},
+		{
+			name: "Unconfirmed from Pending, 404 trigger id: Pending, send the trigger again",
+			prev: unconfirmedFrom(Pending, false),
+			err:  errTriggerGone,
+			want: done(pending(), func(s *Status) {}),
+		},
+		{
+			name: "Unconfirmed from InFlight, 404 trigger id: Lost",
+			prev: unconfirmedFrom(InFlight, false),
+			err:  errTriggerGone,
+			want: done(lost(), func(s *Status) {}),
+		},
+		{
+			name: "Unconfirmed, 404 job again: Unconfirmed, the failed operation remembered",
+			prev: unconfirmedFrom(Lost, true),
+			err:  errJobGone,
+			want: done(unconfirmedFrom(Lost, true), func(s *Status) { s.Failure = "Job " + string(job) + " not found" }),
+		},
+		{
+			name: "Unconfirmed, 503: still Unconfirmed, attempt counted",
+			prev: unconfirmedFrom(InFlight, false),
+			err:  errLeader,
+			want: done(unconfirmedFrom(InFlight, false), func(s *Status) {
+				s.Attempts, s.LastError, s.LastErrorCode = 1, "Service temporarily unavailable due to an ongoing leader election. Please refresh.", 503
+			}),
+		},
+		{
+			name: "Unconfirmed, 409: JobTerminal",
+			prev: unconfirmedFrom(InFlight, false),
+			err:  errTerminal,
+			want: done(inFlight(), func(s *Status) {
+				s.State, s.Failure = JobTerminal, "The job "+string(job)+" already reached another terminal state (FAILED)."
+			}),
 		},
 		{
 			name: "409: JobTerminal",
@@ -401,7 +499,7 @@ func TestAfterPoll(t *testing.T) {
 
 func TestAfterPollTransient(t *testing.T) {
 	now := at(time.Minute)
-	for _, prev := range []Status{pending(), inFlight(), lost()} {
+	for _, prev := range []Status{pending(), inFlight(), lost(), unconfirmedFrom(Lost, true)} {
 		for _, tt := range transientErrors {
 			t.Run(string(prev.State)+"/"+tt.name, func(t *testing.T) {
 				prev := with(prev, func(s *Status) { s.Attempts = 2 })
@@ -437,6 +535,17 @@ func TestCheckDeadline(t *testing.T) {
 			with(lost(), func(s *Status) {
 				s.State, s.Failure, s.LastUpdate = TimedOut, msgTimedOutLost, deadline.Add(time.Second)
 			})},
+		{"Unconfirmed before the deadline", unconfirmedFrom(InFlight, true), deadline.Add(-time.Nanosecond), unconfirmedFrom(InFlight, true)},
+		{"Unconfirmed from Pending at the deadline: what Pending says", unconfirmedFrom(Pending, false), deadline,
+			with(pending(), func(s *Status) { s.State, s.Failure, s.LastUpdate = TimedOut, msgTimedOutPending, deadline })},
+		{"Unconfirmed from InFlight past the deadline: what InFlight says", unconfirmedFrom(InFlight, true), deadline.Add(time.Hour),
+			with(inFlight(), func(s *Status) {
+				s.State, s.Failure, s.LastUpdate = TimedOut, msgTimedOutInFlight, deadline.Add(time.Hour)
+			})},
+		{"Unconfirmed from Lost past the deadline: what Lost says", unconfirmedFrom(Lost, false), deadline.Add(time.Second),
+			with(lost(), func(s *Status) {
+				s.State, s.Failure, s.LastUpdate = TimedOut, msgTimedOutLost, deadline.Add(time.Second)
+			})},
 		{"no deadline", with(inFlight(), func(s *Status) { s.Deadline = time.Time{} }), deadline.Add(1000 * time.Hour),
 			with(inFlight(), func(s *Status) { s.Deadline = time.Time{} })},
 		{"Succeeded past the deadline: sticky", with(inFlight(), func(s *Status) { s.State, s.Location = Succeeded, loc }), deadline.Add(time.Hour),
@@ -455,27 +564,28 @@ func TestCheckDeadline(t *testing.T) {
 
 func TestStatePredicates(t *testing.T) {
 	tests := []struct {
-		state                                      State
-		active, final, trigger, poll, recoveryNeed bool
+		state                                               State
+		active, final, trigger, poll, recoveryNeed, jobList bool
 	}{
-		{"", false, false, false, false, false},
-		{Pending, true, false, true, false, false},
-		{InFlight, true, false, false, true, false},
-		{Lost, true, false, false, false, true},
-		{Succeeded, false, true, false, false, false},
-		{Failed, false, true, false, false, false},
-		{LostForGood, false, true, false, false, false},
-		{JobGone, false, true, false, false, false},
-		{JobTerminal, false, true, false, false, false},
-		{TimedOut, false, true, false, false, false},
-		{"SomethingNew", false, true, false, false, false},
+		{"", false, false, false, false, false, false},
+		{Pending, true, false, true, false, false, false},
+		{InFlight, true, false, false, true, false, false},
+		{Lost, true, false, false, false, true, false},
+		{Unconfirmed, true, false, false, false, false, true},
+		{Succeeded, false, true, false, false, false, false},
+		{Failed, false, true, false, false, false, false},
+		{LostForGood, false, true, false, false, false, false},
+		{JobGone, false, true, false, false, false, false},
+		{JobTerminal, false, true, false, false, false, false},
+		{TimedOut, false, true, false, false, false, false},
+		{"SomethingNew", false, true, false, false, false, false},
 	}
 	for _, tt := range tests {
 		s := Status{State: tt.state}
-		got := [5]bool{s.Active(), s.Final(), s.NeedsTrigger(), s.NeedsPoll(), s.NeedsRecovery()}
-		want := [5]bool{tt.active, tt.final, tt.trigger, tt.poll, tt.recoveryNeed}
+		got := [6]bool{s.Active(), s.Final(), s.NeedsTrigger(), s.NeedsPoll(), s.NeedsRecovery(), s.NeedsJobList()}
+		want := [6]bool{tt.active, tt.final, tt.trigger, tt.poll, tt.recoveryNeed, tt.jobList}
 		if got != want {
-			t.Errorf("%q: Active, Final, NeedsTrigger, NeedsPoll, NeedsRecovery = %v, want %v", tt.state, got, want)
+			t.Errorf("%q: Active, Final, NeedsTrigger, NeedsPoll, NeedsRecovery, NeedsJobList = %v, want %v", tt.state, got, want)
 		}
 	}
 }
@@ -483,8 +593,8 @@ func TestStatePredicates(t *testing.T) {
 // TestStateStrings pins the strings stored in Kubernetes objects.
 func TestStateStrings(t *testing.T) {
 	got := []string{string(Pending), string(InFlight), string(Succeeded), string(Failed), string(Lost),
-		string(LostForGood), string(JobGone), string(JobTerminal), string(TimedOut)}
-	want := []string{"Pending", "InFlight", "Succeeded", "Failed", "Lost", "LostForGood", "JobGone", "JobTerminal", "TimedOut"}
+		string(LostForGood), string(JobGone), string(JobTerminal), string(TimedOut), string(Unconfirmed)}
+	want := []string{"Pending", "InFlight", "Succeeded", "Failed", "Lost", "LostForGood", "JobGone", "JobTerminal", "TimedOut", "Unconfirmed"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("state strings changed (-want +got):\n%s", diff)
 	}

@@ -23,6 +23,10 @@
 //		if err == nil {
 //			st = savepoint.Recover(st, stats, now)
 //		}
+//	case st.NeedsJobList():
+//		jobs, err := client.ListJobs(ctx)
+//		listed, state := find(jobs, st.JobID) // is the job there, in which state
+//		st = savepoint.AfterJobList(st, listed, state, err, now)
 //	case st.Final():
 //		if rec, ok := savepoint.RecordOf(st); ok { ... } // restore point
 //	}
@@ -31,20 +35,35 @@
 // # States
 //
 // A Status is Pending (trigger id recorded, trigger not yet acknowledged),
-// InFlight, or Lost (Flink forgot the trigger id) while it is active, and
-// then ends Succeeded, Failed, LostForGood, JobGone, JobTerminal or
-// TimedOut. Final states are sticky: a later answer never changes them,
-// except that an answer carrying a savepoint location adds it to a status
-// that has none. A Location, once set, is never cleared or replaced.
-// Transient answers keep the state, count Attempts and set LastError; they
-// never make a savepoint Failed.
+// InFlight, Lost (Flink forgot the trigger id) or Unconfirmed (Flink said
+// it does not know the job) while it is active, and then ends Succeeded,
+// Failed, LostForGood, JobGone, JobTerminal or TimedOut. Final states are
+// sticky: a later answer never changes them, except that an answer
+// carrying a savepoint location adds it to a status that has none. A
+// Location, once set, is never cleared or replaced. Transient answers keep
+// the state, count Attempts and set LastError; they never make a savepoint
+// Failed.
+//
+// An answer that Flink does not know the job ends nothing by itself:
+// during a JobManager failover one can come while the job runs, and Flink
+// gives it for a job that ended, too, when a trigger it forgot (a stop
+// whose answer was lost) is sent again. The Status turns Unconfirmed,
+// remembering the state it was in (Before) and whether the operation of
+// its trigger id completed with the answer (OperationFailed), and Flink's
+// job list decides (AfterJobList): a job it does not list is JobGone; a
+// job it lists ended is Lost, as its savepoint may have completed before
+// it did; a job it lists running makes a failed operation's savepoint
+// Failed, and after a 404 the Status goes back to Before, to send the
+// trigger again with the same id, poll or recover.
 //
 // # Derivation rules
 //
 // AfterTrigger takes the answer to the trigger request, AfterPoll the
-// answer to the status call, Recover the job's checkpoint statistics, and
-// CheckDeadline the time alone. Each applies the deadline to its result.
-// "active" is Pending, InFlight or Lost; "final" any other set state.
+// answer to the status call, Recover the job's checkpoint statistics,
+// AfterJobList Flink's job list, and CheckDeadline the time alone. Each
+// applies the deadline to its result. "active" is Pending, InFlight, Lost
+// or Unconfirmed; "final" any other set state. An Unconfirmed status takes
+// a poll's definite answer as its Before state would.
 //
 //	answer                                      from            next state
 //	------------------------------------------  --------------  ---------------------------------------
@@ -55,12 +74,13 @@
 //	poll: COMPLETED with a failure              active          Failed, root "Caused by" message
 //	poll: COMPLETED, stop failed after its      active          Failed, Location from the message
 //	  savepoint (StopWithSavepointStopping...)
-//	poll: COMPLETED, FlinkJobNotFoundException  active          JobGone
+//	poll: COMPLETED, FlinkJobNotFoundException  active          Unconfirmed, OperationFailed
 //	poll: COMPLETED, no location, no failure    active          Failed
 //	poll: 404 for the trigger id, other 404     InFlight, Lost  Lost (never Failed)
 //	poll: 404 for the trigger id, other 404     Pending         Pending: send the trigger again
 //	poll: 400                                   active          Failed, Flink's message
-//	404 for the job                             active          JobGone
+//	404 for the job (or a 500 naming            active          Unconfirmed, Before the state it was in
+//	  FlinkJobNotFoundException)
 //	409                                         active          JobTerminal
 //	ErrInvalidInput, ErrUnsupported             active          Failed (nothing was sent)
 //	408, 429, 5xx, no answer, other errors      active          same state and Location, Attempts+1
@@ -71,11 +91,17 @@
 //	Recover: no match, job restored after the   Lost            LostForGood
 //	  trigger (the restart aborted it)
 //	Recover: history does not reach back        Lost            Lost
+//	job list: does not list the job             Unconfirmed     JobGone, Flink's message
+//	job list: the job FINISHED, CANCELED,       Unconfirmed     Lost (see Recover)
+//	  FAILED
+//	job list: the job in another state          Unconfirmed     Failed, if OperationFailed;
+//	                                                            else Before
+//	job list: an error                          Unconfirmed     Unconfirmed, Attempts+1
 //	deadline reached                            active          TimedOut
 //	any answer                                  final           same state; a missing Location is added
 //
 // A Status tells the caller what to do next: NeedsTrigger, NeedsPoll,
-// NeedsRecovery, or nothing once Final. Unknown reports that the last
+// NeedsRecovery, NeedsJobList, or nothing once Final. Unknown reports that the last
 // answer was transient. FailureMessage turns a Java stack trace into the
 // one-line root cause stored in Failure.
 //

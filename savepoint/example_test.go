@@ -84,6 +84,36 @@ func ExampleRecover() {
 	// Succeeded s3://bucket/savepoints/savepoint-a1b2c3-41 recovered: true
 }
 
+// A stop with savepoint whose answer was lost is sent again after Flink
+// forgot its trigger id. The new operation fails: Flink does not know the
+// job. Its job list shows the job FINISHED, by the first stop: the
+// savepoint is looked for in the checkpoint history.
+func ExampleAfterJobList() {
+	trigger := flinkapi.TriggerID("0123456789abcdef0123456789abcdef")
+	st := savepoint.Begin(flinkapi.OpStopWithSavepoint, jobID, trigger, savepoint.ReasonStop, start, start.Add(10*time.Minute))
+	st = savepoint.AfterTrigger(st, flinkapi.Operation{Kind: flinkapi.OpStopWithSavepoint, JobID: jobID, TriggerID: trigger}, nil, start.Add(6*time.Minute))
+	res := &flinkapi.OperationResult{Status: flinkapi.StatusCompleted, Failure: &flinkapi.FailureCause{
+		Class:      "org.apache.flink.runtime.messages.FlinkJobNotFoundException",
+		StackTrace: "org.apache.flink.runtime.messages.FlinkJobNotFoundException: Could not find Flink job (" + string(jobID) + ")\n",
+	}}
+	st = savepoint.AfterPoll(st, res, nil, start.Add(6*time.Minute))
+	fmt.Println(st.State, "needs job list:", st.NeedsJobList(), "before:", st.Before, "operation failed:", st.OperationFailed)
+
+	// GET /jobs lists the job FINISHED.
+	st = savepoint.AfterJobList(st, true, flinkapi.JobFinished, nil, start.Add(6*time.Minute))
+	fmt.Println(st.State, "needs recovery:", st.NeedsRecovery())
+
+	// Had Flink not listed the job, it would be gone:
+	gone := savepoint.AfterJobList(savepoint.AfterPoll(st, nil, &flinkapi.APIError{StatusCode: 404, Method: "GET",
+		Path: "/jobs/" + string(jobID) + "/checkpoints", Errors: []string{"Job " + string(jobID) + " not found"}}, start.Add(7*time.Minute)),
+		false, "", nil, start.Add(7*time.Minute))
+	fmt.Println(gone.State, gone.Failure)
+	// Output:
+	// Unconfirmed needs job list: true before: InFlight operation failed: true
+	// Lost needs recovery: true
+	// JobGone Job a1b2c3d4e5f60718293a4b5c6d7e8f90 not found
+}
+
 func ExampleProgress_String() {
 	p := savepoint.NewProgress(flinkapi.CheckpointStats{NumSubtasks: 4, NumAcknowledgedSubtasks: 3, StateSize: 1258291})
 	fmt.Println(p)

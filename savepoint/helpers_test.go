@@ -42,6 +42,19 @@ func lost() Status {
 	return with(pending(), func(s *Status) { s.State = Lost })
 }
 
+// unconfirmedFrom is a status that Flink said it did not know the job of, in
+// state before: after a 404 for the job, or with failed after an
+// operation that completed with FlinkJobNotFoundException.
+func unconfirmedFrom(before State, failed bool) Status {
+	return with(pending(), func(s *Status) {
+		s.State, s.Before, s.OperationFailed = Unconfirmed, before, failed
+		s.Failure = "Job " + string(job) + " not found"
+		if failed {
+			s.Failure = "Could not find Flink job (" + string(job) + ")"
+		}
+	})
+}
+
 func pollPath() string { return "/jobs/" + string(job) + "/savepoints/" + string(trig) }
 
 func apiErr(code int, path string, msgs ...string) error {
@@ -54,6 +67,7 @@ var (
 	errTriggerOld  = apiErr(404, pollPath(), "Operation not found under key: org.apache.flink.runtime.rest.handler.job.AsynchronousJobOperationKey@1234")
 	errJobGone     = apiErr(404, "/jobs/"+string(job)+"/savepoints", "Job "+string(job)+" not found")
 	errRoute       = apiErr(404, "/jobs/"+string(job)+"/stop", "Not found: /jobs/"+string(job)+"/stop")
+	errJobGone500  = apiErr(500, pollPath(), msgJobGone500)
 	errTerminal    = apiErr(409, "/jobs/"+string(job), "The job "+string(job)+" already reached another terminal state (FAILED).")
 	errNoTarget    = apiErr(400, "/jobs/"+string(job)+"/savepoints", "Config key [state.savepoints.dir] is not set. Property [target-directory] must be provided.")
 	errLeader      = apiErr(503, pollPath(), "Service temporarily unavailable due to an ongoing leader election. Please refresh.")
@@ -70,6 +84,10 @@ var (
 	errInvalid     = fmt.Errorf("wrapped: %w", flinkapi.ErrInvalidInput)
 	errUnsupported = fmt.Errorf("flinkapi: trigger id needs Flink 1.15, cluster runs 1.14: %w", flinkapi.ErrUnsupported)
 )
+
+// msgJobGone500 is the message of errJobGone500, a 500 that names
+// FlinkJobNotFoundException's message.
+const msgJobGone500 = "Could not find Flink job (a1b2c3d4e5f60718293a4b5c6d7e8f90)"
 
 // transientErrors are answers that say nothing definite, with the LastError
 // and LastErrorCode each gives.

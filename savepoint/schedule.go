@@ -20,7 +20,8 @@ type ScheduleInput struct {
 	// Last is the latest successful savepoint; zero if none.
 	Last Record
 	// Current is the latest savepoint operation, finished or not; zero if
-	// none. Nothing is due while it is active (Pending, InFlight, Lost).
+	// none. Nothing is due while it is active (Pending, InFlight, Lost,
+	// Unconfirmed).
 	Current Status
 	// ManualToken is the token of a user's request for a savepoint (for
 	// example an annotation's value); a new value asks for one.

@@ -10,11 +10,12 @@ import (
 // answers. The zero State means no savepoint was triggered.
 type State string
 
-// States of a savepoint operation. Pending, InFlight and Lost are active:
-// an answer from Flink, a recovery or the deadline moves them on. All other
-// states are final: Succeeded, Failed, LostForGood, JobGone, JobTerminal and
-// TimedOut (and any string this package does not know, so that nothing waits
-// on a state nobody derives). A new savepoint needs a new trigger id.
+// States of a savepoint operation. Pending, InFlight, Lost and Unconfirmed
+// are active: an answer from Flink, a recovery, Flink's job list or the
+// deadline moves them on. All other states are final: Succeeded, Failed,
+// LostForGood, JobGone, JobTerminal and TimedOut (and any string this
+// package does not know, so that nothing waits on a state nobody derives).
+// A new savepoint needs a new trigger id.
 const (
 	// Pending: a trigger id was chosen and recorded; Flink has not
 	// acknowledged the trigger yet. Re-send the trigger with the same id.
@@ -39,20 +40,31 @@ const (
 	// LostForGood: Lost, and the checkpoint history, which reaches back to
 	// the trigger time, holds no savepoint that this trigger produced.
 	LostForGood State = "LostForGood"
-	// JobGone: Flink does not know the job (404 for the job, or a failure
-	// cause FlinkJobNotFoundException).
+	// Unconfirmed: Flink answered that it does not know the job (404 for
+	// the job, or an operation that completed with
+	// FlinkJobNotFoundException), and nothing confirmed it yet. One such
+	// answer can come while the job runs (a JobManager failover), and
+	// Flink gives it for a job that ended, too (a trigger it forgot, sent
+	// again after the job finished). Read Flink's job list (GET /jobs)
+	// and pass it to AfterJobList (NeedsJobList). Status.Before holds the
+	// state to go back to, Status.OperationFailed whether the answer was
+	// the end of the operation, and Status.Failure Flink's message.
+	Unconfirmed State = "Unconfirmed"
+	// JobGone: Flink does not know the job, and its job list does not
+	// list it (see Unconfirmed).
 	JobGone State = "JobGone"
 	// JobTerminal: the job already reached another terminal state (409).
 	JobTerminal State = "JobTerminal"
-	// TimedOut: still Pending, InFlight or Lost at the deadline. The
+	// TimedOut: still Pending, InFlight, Lost or Unconfirmed at the
+	// deadline. The
 	// savepoint may still complete on the cluster; a later answer that
 	// carries its location adds the location but keeps the state.
 	TimedOut State = "TimedOut"
 )
 
-// Active reports whether s still waits for an answer, a recovery or the
-// deadline: Pending, InFlight and Lost.
-func (s State) Active() bool { return s == Pending || s == InFlight || s == Lost }
+// Active reports whether s still waits for an answer, a recovery, Flink's
+// job list or the deadline: Pending, InFlight, Lost and Unconfirmed.
+func (s State) Active() bool { return s == Pending || s == InFlight || s == Lost || s == Unconfirmed }
 
 // Final reports whether s is set and not active. Strings this package does
 // not know count as final.
@@ -83,8 +95,8 @@ func (r Reason) Valid() bool {
 
 // Status is the status record of one savepoint operation: plain data, safe
 // to store in a Kubernetes status and to deep-copy. Begin creates it; the
-// derivation functions (AfterTrigger, AfterPoll, Recover, CheckDeadline)
-// return its next value.
+// derivation functions (AfterTrigger, AfterPoll, Recover, AfterJobList,
+// CheckDeadline) return its next value.
 type Status struct {
 	// Kind says which REST call triggered it (savepoint or stop).
 	Kind flinkapi.OperationKind `json:"kind,omitempty"`
@@ -115,10 +127,27 @@ type Status struct {
 	Recovered bool `json:"recovered,omitempty"`
 	// Failure is a readable cause of a final state other than Succeeded:
 	// the root "Caused by" message of Flink's stack trace, Flink's error
-	// message, or what the deadline interrupted.
+	// message, or what the deadline interrupted. An Unconfirmed status
+	// holds Flink's message that it does not know the job: the Failure of
+	// the JobGone or Failed status its job list may confirm.
 	Failure string `json:"failure,omitempty"`
+	// Before is the state an Unconfirmed status was in when Flink said it
+	// did not know the job (Pending, InFlight or Lost), and goes back to
+	// if Flink's job list shows the job running after a 404. Empty in
+	// every other state.
+	Before State `json:"before,omitempty"`
+	// OperationFailed is set on an Unconfirmed status whose operation
+	// completed with FlinkJobNotFoundException: that trigger id has
+	// failed, so a job that Flink's job list shows running makes the
+	// savepoint Failed (a new savepoint needs a new trigger id). Unset
+	// after a 404 for the job, which nothing ended: the request may be
+	// sent again. False in every other state.
+	OperationFailed bool `json:"operationFailed,omitempty"`
 	// Attempts counts answers that were transient (503, 429, timeouts,
-	// connection failures, other 5xx) since the last definite answer.
+	// connection failures, other 5xx, a failed read of Flink's job list)
+	// since the last definite answer. An answer that Flink does not know
+	// the job is not definite until its job list confirms it: it leaves
+	// the count alone.
 	Attempts int `json:"attempts,omitempty"`
 	// LastError is the message of the last transient answer: Flink's
 	// message, the HTTP status text, or for a request that got no answer its
@@ -153,6 +182,11 @@ func (s Status) NeedsPoll() bool { return s.State == InFlight }
 // NeedsRecovery reports whether the job's checkpoint statistics must be read
 // and passed to Recover: the status is Lost.
 func (s Status) NeedsRecovery() bool { return s.State == Lost }
+
+// NeedsJobList reports whether Flink's job list (flinkapi's ListJobs, GET
+// /jobs) must be read and passed to AfterJobList: the status is
+// Unconfirmed.
+func (s Status) NeedsJobList() bool { return s.State == Unconfirmed }
 
 // Unknown reports whether the latest answer was transient: the state is
 // what was known before it.
