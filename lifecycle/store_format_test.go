@@ -78,7 +78,6 @@ func TestFileStoreFormats(t *testing.T) {
 			// The bare record FileStore.Put wrote before format versions.
 			{File: "filestore-legacy.json", Version: 0, Want: goldenRecord},
 			{File: "filestore-v1.json", Version: 1, Want: goldenRecord},
-			// Format 2 changed Progress, not the file: the same record.
 		},
 	})
 }
