@@ -369,7 +369,10 @@ func (c *Client) decodeError(method, path string, err error) *DecodeError {
 // apiError builds the error of an answer of 400 or more, without the
 // client's credentials should the server echo them.
 func (c *Client) apiError(cl call, status int, body []byte) *APIError {
-	e := newAPIError(cl.method, cl.path, status, body)
+	// The body is cleaned whole, before its messages are cut to length: a
+	// cut could leave half a URL whose user info no longer ends in '@',
+	// or half a secret.
+	e := newAPIError(cl.method, cl.path, status, []byte(c.red.clean(string(body))))
 	for i, m := range e.Errors {
 		e.Errors[i] = c.red.clean(m)
 	}
