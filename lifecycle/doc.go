@@ -96,8 +96,10 @@
 // # Adopting the new job
 //
 // Upgrade, Restart and Rescale start a new job in place of the old one:
-// Progress.NewJobID names it from the step before its submission on,
-// whatever the outcome, also TimedOut. The caller must adopt it: store it
+// Progress.NewJobID names it from the step that sends its submission on,
+// whatever the outcome, also TimedOut (an operation that ended before it
+// sent one leaves it empty: the old job, or none, is still the job). The
+// caller must adopt it: store it
 // as the deployment's job, and name it (not the old job) in the next
 // operation, or a retry with the old job's id would replace a job that
 // no longer runs. Should the Progress be lost, the operations protect
