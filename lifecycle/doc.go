@@ -127,7 +127,11 @@
 // look the savepoint up in the job's checkpoint history before calling it
 // lost: OutcomeSavepointLost once the history, or a restore of the job
 // after the trigger, shows it will not complete. Past the deadline the
-// operation ends OutcomeTimedOut.
+// operation finds out what became of the savepoint first, in up to three
+// reads (its trigger id, then the checkpoint history after a read that
+// failed): a savepoint that completed while the caller was away is
+// recorded; one that did not, or whose reads all failed, ends
+// OutcomeTimedOut.
 //
 // An answer that Flink does not know the job, also a savepoint that
 // completes with FlinkJobNotFoundException, is checked against Flink's
