@@ -173,6 +173,9 @@ type Progress struct {
 	// Empty, no submission was sent (JobID may already hold the id chosen
 	// for it).
 	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
+	// Cluster is the cluster a Deployer started for NewJobID, recorded
+	// once Deploy returned it: its client reads the new job.
+	Cluster Cluster `json:"cluster,omitzero"`
 	// Adopted reports that NewJobID was started by an earlier operation
 	// on the same job (whose Progress was lost) and adopted by this one.
 	Adopted bool `json:"adopted,omitempty"`
