@@ -73,6 +73,7 @@ func (s *Submit) clock() Clock { return clockOr(s.Clock) }
 // stepDeploy starts the job through the Deployer.
 func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
 	p.Requests++
+	p.NewJobID = p.JobID // a job of this id may run from now on
 	err := s.Deployer.Deploy(ctx, DeployRequest{JobID: p.JobID, RestorePath: s.Run.SavepointPath, AllowNonRestoredState: s.Run.AllowNonRestoredState})
 	switch {
 	case err == nil:
@@ -119,7 +120,6 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 		if p.JobID == "" {
 			p.JobID = flinkapi.NewJobID()
 		}
-		p.NewJobID = p.JobID
 		p.JarID = s.JarID
 		p.Phase = PhaseSubmit
 		if p.JarID == "" && s.Deployer == nil {
@@ -196,6 +196,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	req := s.Run
 	req.JobID = p.JobID
 	p.Requests++
+	p.NewJobID = p.JobID // a job of this id may run from now on
 	_, err := s.Client.RunJar(ctx, p.JarID, req)
 	noted(ctx, err)
 	switch {
