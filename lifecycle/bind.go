@@ -14,9 +14,9 @@ import (
 // Progress, a JobStatus, the files of a FileStore) that this release
 // writes and reads. It grows when the meaning of a stored field changes;
 // every release reads every older format (lifecycle/testdata/golden holds
-// each, as written by the release that introduced it).
-
-const FormatVersion = 1
+// each, as written by the release that introduced it). Format 2 added
+// the clusters of a Deployer (Progress.Cluster, JobStatus.Cluster).
+const FormatVersion = 2
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a

@@ -585,6 +585,13 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 			// it restores (never the state a new template wrote since).
 			st.UpgradeFrom = savepoint.Record{Location: p.RestoreFrom, Time: restoreTime(p), JobID: p.PreviousJobID}
 		}
+		if rec := restoredRecord(p); rec.Location != "" && (st.Latest.Location == "" || rec.Time.After(st.Latest.Time)) {
+			// Until it completes a checkpoint, the new job's newest state
+			// is the state it started from (the restore-point store's
+			// savepoint, a retained checkpoint, a requested path): a
+			// restart of a job lost before then restores it.
+			st.Latest = rec
+		}
 	}
 	if h := p.HandledRestore(); h != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
 		st.RestoreHandled = h
@@ -659,6 +666,22 @@ func restoreTime(p *Progress) time.Time {
 		return p.Observed.Latest.Time
 	}
 	return time.Time{}
+}
+
+// restoredRecord is the record of the state p started its new job from,
+// if its time is known.
+func restoredRecord(p *Progress) savepoint.Record {
+	switch {
+	case p.RestoreFrom == "":
+		return savepoint.Record{}
+	case p.RestoreFrom == p.Observed.Latest.Location && !p.Observed.Latest.Time.IsZero():
+		return p.Observed.Latest
+	}
+	t := restoreTime(p)
+	if t.IsZero() {
+		return savepoint.Record{}
+	}
+	return savepoint.Record{Location: p.RestoreFrom, Time: t, JobID: p.PreviousJobID}
 }
 
 // recordSavepoint adds rec to the history (bounded) and makes it the

@@ -459,3 +459,73 @@ func TestControllerRollbackNeverFromOldState(t *testing.T) {
 		t.Errorf("live %v, deployed %v", k.live(), k.st.Deployed.Args)
 	}
 }
+
+// TestControllerRestartsFromTheStateItDeployedFrom: a job deployed from
+// the restore-point store's savepoint is lost (a JobManager restart
+// without high availability) before it completes a checkpoint. Its
+// newest state is the savepoint it started from: the controller restarts
+// it from there, not "no recent state".
+func TestControllerRestartsFromTheStateItDeployedFrom(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			k := newCluster(t, resume)
+			spec := k.spec("/out")
+			spec.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "3600000"}
+			spec.Restart.MaxStateAge = policy.Duration(time.Hour)
+			k.until("create", spec, 300, func(st *JobStatus) bool { return !st.InFlight() && st.State == policy.Running })
+			for range 100 {
+				if res := k.call(spec, true); res.Done {
+					break
+				}
+			}
+			rec, ok, _ := k.store.Get(context.Background(), "app/counter")
+			if !ok || len(k.live()) != 0 {
+				t.Fatalf("delete: stored %+v (%v), live %v", rec, ok, k.live())
+			}
+			k.st = JobStatus{}
+			k.until("create again", spec, 300, func(st *JobStatus) bool { return !st.InFlight() && st.State == policy.Running })
+			if k.job().RestoredFrom != rec.Location {
+				t.Fatalf("create again: restored from %q, want %q", k.job().RestoredFrom, rec.Location)
+			}
+			lost := k.st.JobID
+			k.srv.RestartJobManager(flinktest.RestartOptions{})
+			k.until("restart", spec, 300, func(st *JobStatus) bool {
+				return st.Action == ActionRestart && st.Progress.Done() && !st.InFlight()
+			})
+			if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == lost || k.job().RestoredFrom != rec.Location {
+				t.Fatalf("restart: %s (%s); job %s restored from %q, want %q", k.st.Progress.Outcome, k.st.Progress.Reason,
+					k.st.JobID, k.job().RestoredFrom, rec.Location)
+			}
+			if len(k.live()) != 1 {
+				t.Errorf("live %v", k.live())
+			}
+		})
+	}
+}
+
+// TestControllerDeployNeverSent: the jar upload of a deploy fails, the
+// caller is away past the submission's deadline, and the deploy ends
+// TimedOut before any jar run was sent. No job was started: the status
+// names none, and the deploy is tried again after RetryInterval and runs.
+func TestControllerDeployNeverSent(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Route: "POST /jars/upload", Status: 503, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	k.until("the failed upload", spec, 10, func(st *JobStatus) bool {
+		return st.Progress.Phase == PhaseUpload && st.Progress.LastError != ""
+	})
+	k.srv.Clock().Advance(time.Hour)
+	k.call(spec, false)
+	if k.st.Action != ActionDeploy || k.st.Progress.Outcome != OutcomeTimedOut {
+		t.Fatalf("deploy: %s %s (%s)", k.st.Action, k.st.Progress.Outcome, k.st.Progress.Reason)
+	}
+	if k.st.JobID != "" || k.st.Progress.NewJobID != "" || len(k.srv.Jobs()) != 0 {
+		t.Fatalf("a deploy that sent no jar run names job %q (new %q); jobs %v", k.st.JobID, k.st.Progress.NewJobID, k.srv.Jobs())
+	}
+	k.settle("deploy again", spec)
+	if len(k.live()) != 1 || string(k.st.JobID) != k.live()[0][:32] {
+		t.Errorf("live %v, status names %s", k.live(), k.st.JobID)
+	}
+}

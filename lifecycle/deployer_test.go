@@ -24,14 +24,14 @@ type jarDeployer struct {
 	calls    []DeployRequest
 }
 
-func (d *jarDeployer) Deploy(ctx context.Context, req DeployRequest) error {
+func (d *jarDeployer) Deploy(ctx context.Context, req DeployRequest) (Cluster, error) {
 	d.calls = append(d.calls, req)
 	if d.refuse {
-		return fmt.Errorf("image not found: %w", ErrDeployRefused)
+		return Cluster{}, fmt.Errorf("image not found: %w", ErrDeployRefused)
 	}
 	if d.fail > 0 && !d.failLate {
 		d.fail--
-		return errors.New("the API server is unavailable")
+		return Cluster{}, errors.New("the API server is unavailable")
 	}
 	_, err := d.c.RunJar(ctx, d.jar, flinkapi.RunJarRequest{JobID: req.JobID, ProgramArgs: d.args,
 		SavepointPath: req.RestorePath, AllowNonRestoredState: req.AllowNonRestoredState})
@@ -40,10 +40,19 @@ func (d *jarDeployer) Deploy(ctx context.Context, req DeployRequest) error {
 	}
 	if err == nil && d.fail > 0 {
 		d.fail--
-		return errors.New("the answer was lost")
+		return Cluster{}, errors.New("the answer was lost")
 	}
-	return err
+	if err != nil {
+		return Cluster{}, err
+	}
+	return Cluster{Name: "session", JobID: req.JobID}, nil
 }
+
+// The jobs of a jarDeployer share the session cluster: it is never
+// deleted and always exists.
+func (d *jarDeployer) Delete(context.Context, Cluster) error         { return nil }
+func (d *jarDeployer) Exists(context.Context, Cluster) (bool, error) { return true, nil }
+func (d *jarDeployer) Client(Cluster) (API, error)                   { return d.c, nil }
 
 func TestUpgradeWithDeployer(t *testing.T) {
 	for _, late := range []bool{false, true} {
@@ -60,7 +69,8 @@ func TestUpgradeWithDeployer(t *testing.T) {
 				t.Errorf("%d deploy calls, want 3", len(d.calls))
 			}
 			for _, c := range d.calls {
-				if c != (DeployRequest{JobID: p.JobID, RestorePath: p.Location, AllowNonRestoredState: true}) {
+				if c.JobID != p.JobID || c.RestorePath != p.Location || !c.AllowNonRestoredState ||
+					c.FlinkConfiguration["execution.savepoint.path"] != p.Location || c.FlinkConfiguration[ShutdownOnFinish] != "false" {
 					t.Errorf("deploy request %+v, progress %+v", c, p)
 				}
 			}

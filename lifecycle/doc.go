@@ -96,8 +96,10 @@
 // # Adopting the new job
 //
 // Upgrade, Restart and Rescale start a new job in place of the old one:
-// Progress.NewJobID names it from the step before its submission on,
-// whatever the outcome, also TimedOut. The caller must adopt it: store it
+// Progress.NewJobID names it from the step that sends its submission on,
+// whatever the outcome, also TimedOut (an operation that ended before it
+// sent one leaves it empty: the old job, or none, is still the job). The
+// caller must adopt it: store it
 // as the deployment's job, and name it (not the old job) in the next
 // operation, or a retry with the old job's id would replace a job that
 // no longer runs. Should the Progress be lost, the operations protect
@@ -125,7 +127,11 @@
 // look the savepoint up in the job's checkpoint history before calling it
 // lost: OutcomeSavepointLost once the history, or a restore of the job
 // after the trigger, shows it will not complete. Past the deadline the
-// operation ends OutcomeTimedOut.
+// operation finds out what became of the savepoint first, in up to three
+// reads (its trigger id, then the checkpoint history after a read that
+// failed): a savepoint that completed while the caller was away is
+// recorded; one that did not, or whose reads all failed, ends
+// OutcomeTimedOut.
 //
 // An answer that Flink does not know the job, also a savepoint that
 // completes with FlinkJobNotFoundException, is checked against Flink's

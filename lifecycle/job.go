@@ -262,6 +262,10 @@ type JobStatus struct {
 	// JobID is the deployment's Flink job: the one the last operation
 	// started (or adopted), else the one before.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
+	// Cluster is the cluster JobID runs in, when the Controller's
+	// Deployer started it (an application cluster): the job is read and
+	// stopped through its client.
+	Cluster Cluster `json:"cluster,omitzero"`
 	// JobState is the job's state as Flink last reported it.
 	JobState flinkapi.JobState `json:"jobState,omitempty"`
 	// State is where the deployment stands, Reason a stable CamelCase

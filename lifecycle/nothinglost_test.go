@@ -466,3 +466,77 @@ func TestMisconfiguredClientEndsTheStep(t *testing.T) {
 		})
 	}
 }
+
+// TestSavepointPastDeadlineAfterAbsence: a savepoint is in flight when
+// the caller goes away past its deadline, though not past Flink's store
+// duration, and the savepoint completes meanwhile. The reads that find out
+// what became of it fail now and then: the trigger id is polled first,
+// the checkpoint history read after a failed read, up to three reads in
+// all. Only when all three fail is the savepoint called timed out.
+func TestSavepointPastDeadlineAfterAbsence(t *testing.T) {
+	const status, history = "GET /jobs/:jobid/savepoints/:triggerid", "GET /jobs/:jobid/checkpoints"
+	cases := []struct {
+		name   string
+		faults map[string]int // 503s per route after the absence
+		want   Outcome
+		reads  int // requests after the absence, before the outcome
+	}{
+		{"poll answers", map[string]int{history: 2}, OutcomeSucceeded, 1},
+		{"poll fails, history answers", map[string]int{status: 1}, OutcomeSucceeded, 2},
+		{"poll and history fail once", map[string]int{status: 1, history: 1}, OutcomeSucceeded, 3},
+		{"every read fails", map[string]int{status: 5, history: 5}, OutcomeTimedOut, 3},
+	}
+	ops := map[string]func(e *env) Stepper{
+		"TakeSavepoint": func(e *env) Stepper {
+			return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock(), Timing: Timing{Savepoint: 2 * time.Minute}}, Job: e.job}
+		},
+		"Stop": func(e *env) Stepper {
+			return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock(), Timing: Timing{Savepoint: 2 * time.Minute}}, Job: e.job}
+		},
+	}
+	for name, mk := range ops {
+		for _, c := range cases {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				e := newEnv(t, flinktest.WithSavepointDuration(30*time.Second))
+				op := func() Stepper { return mk(e) }
+				var p Progress
+				for p.Savepoint.State != savepoint.InFlight {
+					res, err := op().Step(context.Background(), &p)
+					if err != nil || res.Done {
+						t.Fatalf("before the absence: %v %+v", err, p)
+					}
+				}
+				e.srv.Clock().Advance(3 * time.Minute) // past the deadline, within the 5-minute store duration
+				trigger := p.Savepoint.TriggerID
+				sp, ok := savepointOf(e, trigger)
+				if !ok {
+					t.Fatal("the savepoint did not complete during the absence")
+				}
+				for route, n := range c.faults {
+					e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Route: route, Status: http.StatusServiceUnavailable, Times: n})
+				}
+				e.srv.ClearRequests()
+				for range maxTestSteps {
+					res, err := op().Step(context.Background(), &p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if p.Savepoint.Final() || res.Done {
+						break
+					}
+					e.srv.Clock().Advance(res.RequeueAfter)
+				}
+				if got := len(e.srv.Requests()); got != c.reads {
+					t.Errorf("%d requests until the savepoint's end, want %d: %v", got, c.reads, e.srv.Requests())
+				}
+				res := resume(t, e, op, &p)
+				if c.want == OutcomeSucceeded && (p.Location != sp.Location || p.Savepoint.State != savepoint.Succeeded) {
+					t.Fatalf("%s (%s): savepoint %s at %q, want Succeeded at %q", res.Outcome, p.Reason, p.Savepoint.State, p.Location, sp.Location)
+				}
+				if c.want == OutcomeTimedOut && p.Savepoint.State != savepoint.TimedOut {
+					t.Fatalf("%s (%s): savepoint %s, want TimedOut", res.Outcome, p.Reason, p.Savepoint.State)
+				}
+			})
+		}
+	}
+}

@@ -165,11 +165,17 @@ type Progress struct {
 	// stops; JobID becomes the new job's id once it is chosen.
 	PreviousJobID flinkapi.JobID `json:"previousJobID,omitempty"`
 	// NewJobID is the job Submit, Upgrade, Restart or Rescale started or
-	// adopted: recorded before the request that submits it, and never
-	// cleared, whatever the outcome. Non-empty, a job of that id may run
-	// (also after TimedOut): the caller adopts it as the deployment's job
-	// and names it in the next operation, never the job it replaced.
+	// adopted: recorded in the step that sends the request that submits
+	// it (the jar run, or the Deployer's Deploy) before it is sent, and
+	// never cleared, whatever the outcome. Non-empty, a job of that id may
+	// run (also after TimedOut): the caller adopts it as the deployment's
+	// job and names it in the next operation, never the job it replaced.
+	// Empty, no submission was sent (JobID may already hold the id chosen
+	// for it).
 	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
+	// Cluster is the cluster a Deployer started for NewJobID, recorded
+	// once Deploy returned it: its client reads the new job.
+	Cluster Cluster `json:"cluster,omitzero"`
 	// Adopted reports that NewJobID was started by an earlier operation
 	// on the same job (whose Progress was lost) and adopted by this one.
 	Adopted bool `json:"adopted,omitempty"`

@@ -96,15 +96,13 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 	st := savepoint.CheckDeadline(p.Savepoint, now)
 	switch {
 	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
-		// The deadline passed while the answers about a savepoint that
-		// may have been taken failed: look it up in the checkpoint
-		// history once before calling it timed out (invariant 2).
-		if stats, err := c.Checkpoints(ctx, st.JobID); noted(ctx, err) == nil {
-			lost := p.Savepoint
-			lost.State = savepoint.Lost
-			if found := savepoint.Recover(lost, stats, now); found.State == savepoint.Succeeded {
-				st = found
-			}
+		// The deadline passed (while answers failed, or while the caller
+		// was away) before anything said what became of a savepoint that
+		// may have been taken: find out before calling it timed out
+		// (invariant 2).
+		var final bool
+		if st, final = lateLookup(ctx, c, p, now); !final {
+			return false
 		}
 	case st.NeedsJobList():
 		// An answer said Flink does not know the job (a 404, or an
@@ -173,6 +171,57 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		p.Requests = 0
 	}
 	return st.Final()
+}
+
+// lateReads bounds the reads past a savepoint's deadline that find out
+// what became of it: the first polls the trigger id (Flink answers it for
+// its async-operation store duration, also after a caller's absence), the
+// others read the checkpoint history. A read that fails leaves the status
+// as it was for the next one, counted in Progress.Requests; a definite
+// answer, or the last read, ends it.
+const lateReads = 3
+
+// lateLookup does one read past the deadline of the active savepoint of p
+// and returns the status it leads to, and whether that is final.
+func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time) (savepoint.Status, bool) {
+	prev := p.Savepoint
+	if prev.LastUpdate.Before(prev.Deadline) {
+		p.Requests = 0 // the first read past the deadline
+	}
+	timedOut := savepoint.CheckDeadline(prev, now)
+	next, failed := timedOut, false
+	if p.Requests == 0 && prev.State == savepoint.InFlight {
+		res, err := c.OperationStatus(ctx, prev.Operation())
+		noted(ctx, err)
+		next = savepoint.AfterPoll(prev, res, err, now)
+		// A transient error, or a trigger id Flink forgot: the history
+		// may still show the savepoint.
+		failed = next.State == savepoint.TimedOut && (next.Attempts > prev.Attempts || next.Failure != timedOut.Failure)
+	} else {
+		stats, err := c.Checkpoints(ctx, prev.JobID)
+		noted(ctx, err)
+		if err == nil {
+			lost := prev
+			lost.State = savepoint.Lost
+			if found := savepoint.Recover(lost, stats, now); found.State == savepoint.Succeeded {
+				next = found
+			}
+		} else {
+			failed = true
+			next.LastError = errMessage(err)
+		}
+	}
+	if !failed || p.Requests+1 >= lateReads {
+		return next, true
+	}
+	p.Requests++
+	prev.LastUpdate, prev.LastError = now, next.LastError
+	prev.Attempts++ // the next read after a backoff
+	if prev.LastError == "" {
+		prev.LastError = next.Failure
+	}
+	p.Savepoint, p.LastError = prev, prev.LastError
+	return prev, false
 }
 
 // savepointError is Progress.LastError of the savepoint status st: its

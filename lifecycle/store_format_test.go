@@ -78,6 +78,7 @@ func TestFileStoreFormats(t *testing.T) {
 			// The bare record FileStore.Put wrote before format versions.
 			{File: "filestore-legacy.json", Version: 0, Want: goldenRecord},
 			{File: "filestore-v1.json", Version: 1, Want: goldenRecord},
+			{File: "filestore-v2.json", Version: 2, Want: goldenRecord},
 		},
 	})
 }

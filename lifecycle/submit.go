@@ -37,45 +37,23 @@ type Submit struct {
 	Deployer Deployer
 }
 
-// Deployer starts a job some other way than through the jar run of a
-// session cluster: typically an application cluster, whose JobManager is
-// created with the job baked into its image, the job id as
-// $internal.pipeline.job-id and the restore path as execution.savepoint.path.
-// flinkkit ships the jar-run way (Submit without a Deployer); this one is
-// the caller's.
-//
-// Deploy may be called again with the same request after an error (and
-// after a Step that never returned), so it must be idempotent for one job
-// id: creating what exists already is success. An error that a retry will
-// not change should wrap ErrDeployRefused; the submission then ends
-// SubmitFailed. Other errors are retried with backoff until the
-// submission's deadline.
-type Deployer interface {
-	Deploy(ctx context.Context, req DeployRequest) error
-}
-
-// DeployRequest is what a Deployer starts.
-type DeployRequest struct {
-	// JobID is the job's id, recorded in Progress before Deploy is called.
-	JobID flinkapi.JobID
-	// RestorePath is the savepoint or retained checkpoint to start from;
-	// empty: without state.
-	RestorePath string
-	// AllowNonRestoredState is Flink's allowNonRestoredState.
-	AllowNonRestoredState bool
-}
-
-// ErrDeployRefused marks a Deployer error that a retry will not change.
-var ErrDeployRefused = errors.New("lifecycle: deploy refused")
-
 func (s *Submit) clock() Clock { return clockOr(s.Clock) }
 
-// stepDeploy starts the job through the Deployer.
+// stepDeploy starts the job through the Deployer, in a cluster of its
+// own, recorded in Progress.Cluster.
 func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
 	p.Requests++
-	err := s.Deployer.Deploy(ctx, DeployRequest{JobID: p.JobID, RestorePath: s.Run.SavepointPath, AllowNonRestoredState: s.Run.AllowNonRestoredState})
+	p.NewJobID = p.JobID // a job of this id may run from now on
+	req := DeployRequest{JobID: p.JobID, JarFile: s.JarFile, EntryClass: s.Run.EntryClass, Args: s.Run.ProgramArgs,
+		Parallelism: s.Run.Parallelism, RestorePath: s.Run.SavepointPath, AllowNonRestoredState: s.Run.AllowNonRestoredState}
+	req.FlinkConfiguration = ApplicationConfiguration(DeployRequest{JobID: p.JobID, FlinkConfiguration: s.Run.FlinkConfiguration,
+		RestorePath: s.Run.SavepointPath, AllowNonRestoredState: s.Run.AllowNonRestoredState})
+	c, err := s.Deployer.Deploy(ctx, req)
 	switch {
+	case err == nil && c.IsZero():
+		return finish(p, OutcomeSubmitFailed, "the Deployer returned no cluster for job "+string(p.JobID))
 	case err == nil:
+		p.Cluster = c
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
 		return Result{RequeueAfter: s.Timing.poll()}
 	case errors.Is(err, ErrDeployRefused), ctx.Err() == nil && permanent(err):
@@ -119,7 +97,6 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 		if p.JobID == "" {
 			p.JobID = flinkapi.NewJobID()
 		}
-		p.NewJobID = p.JobID
 		p.JarID = s.JarID
 		p.Phase = PhaseSubmit
 		if p.JarID == "" && s.Deployer == nil {
@@ -196,6 +173,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	req := s.Run
 	req.JobID = p.JobID
 	p.Requests++
+	p.NewJobID = p.JobID // a job of this id may run from now on
 	_, err := s.Client.RunJar(ctx, p.JarID, req)
 	noted(ctx, err)
 	switch {

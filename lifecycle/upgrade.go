@@ -296,7 +296,7 @@ func (r *replacer) adopted(ctx context.Context, p *Progress, id flinkapi.JobID, 
 		return Result{}, err
 	}
 	p.Started, p.Steps = started, steps
-	p.Phase, p.Adopted = PhaseWaitRunning, true
+	p.Phase, p.Adopted, p.NewJobID = PhaseWaitRunning, true, id
 	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier operation started"
 	return Result{}, nil
 }
