@@ -26,7 +26,8 @@ const (
 	// ControllerHorizon is how long on the fake's clock the suite calls a
 	// controller that does not converge before it takes the status's
 	// Reason as the outcome: long enough for several retries of every
-	// action.
+	// action. A change whose action ended twice in a row with the same
+	// Reason, not converged, ends there too: its retries end the same.
 	ControllerHorizon = 15 * time.Minute
 	// OutcomeConverged and OutcomeDeleted are the outcomes of a change
 	// carried out: status.Converged(spec), or Delete done with its
@@ -54,6 +55,13 @@ type ControllerResult struct {
 	// a request changing the cluster: the crash points that are not the
 	// same as the one before them but for the time.
 	Changed []int
+	// Decisive are the calls of Changed that sent a request changing the
+	// cluster or recorded an id or restore point a later request uses
+	// (idKey): where a crash can make a caller repeat or forget what
+	// Flink did.
+	Decisive []int
+	// Mutating are the calls that sent a request changing the cluster.
+	Mutating []int
 	// PerCall is the number of requests of each call (without the
 	// transport's replays), and Active whether an action was in flight
 	// before or after it.
@@ -64,6 +72,9 @@ type ControllerResult struct {
 	// Violations lists the broken invariants; empty if all held.
 	Violations []string
 }
+
+// traceCalls prints every call that moves a change on (CONTROLLER_TRACE=1).
+var traceCalls = os.Getenv("CONTROLLER_TRACE") != ""
 
 // cenv is the fake cluster and controller of one controller run.
 type cenv struct {
@@ -218,6 +229,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 	budget := OpUpgrade.budget(timing) + 2*time.Minute
 	ctrl := e.controller()
 	del := e.s.Change == ChangeDelete
+	lastEnd := "" // the Reason the last action of the change ended with
 	defer func() {
 		res.Status, res.Elapsed = st, clock.Now().Sub(start)
 	}()
@@ -246,8 +258,19 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			e.v.add("call %d returned an error: %v", n, err)
 		}
 		e.checkCall(n, spec, before, st, r, now, sent)
+		if traceCalls && stepKey(before) != stepKey(st) {
+			fmt.Printf("call %d at %v: %s phase %s outcome %s trigger %s (%s) attempts %d deadline %v; %s %s; sent %v\n", n, now.Sub(start), st.Action, st.Progress.Phase,
+				st.Progress.Outcome, st.Progress.Savepoint.TriggerID, st.Progress.Savepoint.State, st.Progress.Attempts, st.Progress.Deadline.Sub(start), st.Reason,
+				st.Progress.LastError, routesOf(sent))
+		}
 		if stepKey(before) != stepKey(st) || mutates(sent) {
 			res.Changed = append(res.Changed, n)
+			if idKey(before) != idKey(st) || mutates(sent) {
+				res.Decisive = append(res.Decisive, n)
+			}
+			if mutates(sent) {
+				res.Mutating = append(res.Mutating, n)
+			}
 		}
 		res.PerCall = append(res.PerCall, len(withoutReplays(sent)))
 		res.Active = append(res.Active, before.InFlight() || st.InFlight())
@@ -259,12 +282,17 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		case clock.Now().Sub(since) > budget+away+latency:
 			e.v.add("nothing waits forever: %s in flight for %v on the clock (phase %s), more than its deadlines allow", st.Action, clock.Now().Sub(since), st.Progress.Phase)
 		}
-		if d, crashed := e.crash(n, sent, fired, before, &st); crashed {
+		if d, lost, crashed := e.crash(n, sent, fired, before, &st); crashed {
 			// The caller comes back after its absence with a fresh
-			// Controller and the status it stored.
+			// Controller and the status it stored; the call's result,
+			// if its answer was lost, is lost with it.
 			clock.Advance(d)
 			away += d
 			ctrl = e.controller()
+			r = lifecycle.Result{}
+			if lost {
+				continue
+			}
 		}
 		if resume {
 			b, err := json.Marshal(st)
@@ -295,6 +323,16 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			res.Outcome = st.Reason
 			e.final(ctx, spec, st, res.Outcome)
 			return
+		case r.Outcome != "" && !st.InFlight() && st.Action != lifecycle.ActionSavepoint && st.Action != lifecycle.ActionDispose:
+			if st.Reason == lastEnd {
+				res.Outcome = st.Reason
+				e.final(ctx, spec, st, res.Outcome)
+				return
+			}
+			lastEnd = st.Reason
+		}
+		if crashed := r == (lifecycle.Result{}); crashed {
+			continue // back from the crash: called again at once
 		}
 		if !r.Done && (r.RequeueAfter <= 0 || r.RequeueAfter > time.Hour) {
 			e.v.add("call %d asked to be called again after %v", n, r.RequeueAfter)
@@ -335,7 +373,7 @@ func (e *cenv) applyEvents(n int, st *lifecycle.JobStatus) {
 // after a step: a lost answer puts the status back to what was stored
 // before the call. It reports whether the caller crashed, and how long
 // it stays away.
-func (e *cenv) crash(n int, sent []flinktest.Request, fired map[int]bool, before lifecycle.JobStatus, st *lifecycle.JobStatus) (time.Duration, bool) {
+func (e *cenv) crash(n int, sent []flinktest.Request, fired map[int]bool, before lifecycle.JobStatus, st *lifecycle.JobStatus) (away time.Duration, lost, crashed bool) {
 	changed := mutates(sent)
 	for i, ev := range e.s.Events {
 		if fired[i] {
@@ -354,9 +392,9 @@ func (e *cenv) crash(n int, sent []flinktest.Request, fired map[int]bool, before
 		if err := json.Unmarshal(b, st); err != nil {
 			e.v.add("the status does not unmarshal: %v", err)
 		}
-		return ev.Away, true
+		return ev.Away, ev.LoseAnswer, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // checkCall checks the invariants that hold after every call: before is
@@ -545,6 +583,13 @@ func CompareController(run, resumed *ControllerResult) []string {
 		out = append(out, fmt.Sprintf("resumable: outcome %q uninterrupted, %q resumed", run.Outcome, resumed.Outcome))
 	}
 	return append(out, compareRoutes(run.Routes, resumed.Routes)...)
+}
+
+// idKey is what a call records for the requests after it: the trigger
+// id, the job ids, the restore point, the savepoint location.
+func idKey(st lifecycle.JobStatus) string {
+	p := st.Progress
+	return fmt.Sprint(st.Action, "|", p.Savepoint.TriggerID, "|", p.JobID, "|", p.NewJobID, "|", p.RestoreFrom, "|", p.Location, "|", st.JobID)
 }
 
 // mutates reports whether reqs hold a request that changes the cluster.

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 var (
 	ctrlSeedsFlag = flag.Int("controller-seeds", 250, "number of generated controller scenarios TestControllerSchedules runs (seeds 1 to N)")
 	ctrlSeedFlag  = flag.Int64("controller-seed", 0, "run only the generated controller scenario of this seed (TestControllerSchedules)")
+	allCrashesFlag = flag.Bool("controller-all-crashes", false, "TestControllerMatrix: crash at every call that moved a change on, not only at the decisive ones")
 	ctrlCrashFlag = flag.String("controller-crash", "", "run only this crash point (lost@4, away@7) in the cells of TestControllerMatrix")
 	knownBugsFlag = flag.Bool("known-bugs", false, "run the reproductions of known, unfixed controller bugs (TestControllerKnownBugs)")
 )
@@ -116,8 +118,12 @@ func TestControllerMatrix(t *testing.T) {
 	cells := len(ControllerClasses) * len(Changes)
 	t.Logf("CONTROLLER MATRIX %d cells (%d fault classes x %d spec changes), %d runs (uninterrupted and resumed after every call), %d broke an invariant; outcomes: %s",
 		ran, len(ControllerClasses), len(Changes), 2*ran, broken, Summary(outcomes))
-	t.Logf("CONTROLLER MATRIX exhaustive crashes: %d crash points x %d ways (%s) = %d runs, %d broke an invariant; %d ended otherwise than without the crash",
-		cc.points, len(CrashPoints), strings.Join(crashPointNames(), ", "), cc.runs, cc.broken, cc.other)
+	which := "decisive crash points (a change of the cluster, an id or restore point recorded; away only after a change of the cluster; -controller-all-crashes: every call that moved a change on, both ways)"
+	if *allCrashesFlag {
+		which = "crash points (every call that moved a change on)"
+	}
+	t.Logf("CONTROLLER MATRIX exhaustive crashes: %d %s x %d ways (%s) = %d runs, %d broke an invariant; %d ended otherwise than without the crash",
+		cc.points, which, len(CrashPoints), strings.Join(crashPointNames(), ", "), cc.runs, cc.broken, cc.other)
 	if ran != cells {
 		t.Logf("%d of %d cells ran; the README's controller table is not checked", ran, cells)
 		return
@@ -138,11 +144,18 @@ func crashPointNames() []string {
 func crashRuns(t *testing.T, s ControllerScenario, r *ControllerResult, name string, cc *crashCount) {
 	t.Helper()
 	var points, runs, broken, other int
-	for _, n := range r.Changed {
+	at := r.Decisive
+	if *allCrashesFlag || *ctrlCrashFlag != "" {
+		at = r.Changed
+	}
+	for _, n := range at {
 		points++
 		for _, p := range CrashPoints {
 			if *ctrlCrashFlag != "" && *ctrlCrashFlag != fmt.Sprintf("%s@%d", p, n) {
 				continue
+			}
+			if p == CrashAway && !*allCrashesFlag && *ctrlCrashFlag == "" && !slices.Contains(r.Mutating, n) {
+				continue // by default, a long absence only after a change of the cluster
 			}
 			cs := s.WithCrash(p, n)
 			cr, err := ExecuteController(context.Background(), cs, false)
