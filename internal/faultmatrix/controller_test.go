@@ -17,11 +17,11 @@ import (
 )
 
 var (
-	ctrlSeedsFlag = flag.Int("controller-seeds", 250, "number of generated controller scenarios TestControllerSchedules runs (seeds 1 to N)")
-	ctrlSeedFlag  = flag.Int64("controller-seed", 0, "run only the generated controller scenario of this seed (TestControllerSchedules)")
+	ctrlSeedsFlag  = flag.Int("controller-seeds", 250, "number of generated controller scenarios TestControllerSchedules runs (seeds 1 to N)")
+	ctrlSeedFlag   = flag.Int64("controller-seed", 0, "run only the generated controller scenario of this seed (TestControllerSchedules)")
 	allCrashesFlag = flag.Bool("controller-all-crashes", false, "TestControllerMatrix: crash at every call that moved a change on, not only at the decisive ones")
-	ctrlCrashFlag = flag.String("controller-crash", "", "run only this crash point (lost@4, away@7) in the cells of TestControllerMatrix")
-	knownBugsFlag = flag.Bool("known-bugs", false, "run the reproductions of known, unfixed controller bugs (TestControllerKnownBugs)")
+	ctrlCrashFlag  = flag.String("controller-crash", "", "run only this crash point (lost@4, away@7) in the cells of TestControllerMatrix")
+	knownBugsFlag  = flag.Bool("known-bugs", false, "run the reproductions of known, unfixed controller bugs (TestControllerKnownBugs)")
 )
 
 // The markers of the controller table in the README.
