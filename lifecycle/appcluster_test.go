@@ -32,7 +32,8 @@ type appDeployer struct {
 	deleted  map[string]bool
 	gone     []*flinktest.Application // deleted
 	requests []DeployRequest
-	fail     int // Deploy calls that fail before doing anything
+	fail     int  // Deploy calls that fail before doing anything
+	broken   bool // Deploy creates clusters whose JobManager never starts
 }
 
 func newAppDeployer(t *testing.T, srv *flinktest.Server, c *flinkapi.Client) *appDeployer {
@@ -62,6 +63,12 @@ func (d *appDeployer) Deploy(ctx context.Context, req DeployRequest) (Cluster, e
 		return Cluster{}, errors.New("the cluster manager is unavailable")
 	}
 	if a, ok := d.apps[req.JobID]; ok {
+		return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
+	}
+	if d.broken {
+		a := d.srv.Application(req.JobID, true)
+		a.Close()
+		d.apps[req.JobID] = a
 		return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
 	}
 	conf := req.FlinkConfiguration
@@ -304,5 +311,34 @@ func TestControllerApplicationClusters(t *testing.T) {
 				t.Errorf("a call sent %d requests; the bound is %d", k.maxRequests, MaxRequestsPerCall)
 			}
 		})
+	}
+}
+
+// TestUpgradeToAClusterThatDoesNotStart: the new cluster of an upgrade
+// never starts. The upgrade ends SubmitFailed naming it, at once (not at
+// its deadline), with the savepoint of the stopped job in the Progress,
+// and the controller keeps that savepoint as the latest restore point.
+func TestUpgradeToAClusterThatDoesNotStart(t *testing.T) {
+	k := newCluster(t, true)
+	k.deployer = newAppDeployer(t, k.srv, k.c)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	old := k.st.JobID
+	k.deployer.broken = true
+	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	start := k.srv.Clock().Now()
+	k.until("upgrade", spec, 100, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })
+	p := k.st.Progress
+	if p.Outcome != OutcomeSubmitFailed || !strings.Contains(p.Reason, "cluster "+p.Cluster.Name+" no longer exists") {
+		t.Fatalf("upgrade: %s (%s)", p.Outcome, p.Reason)
+	}
+	if took := k.srv.Clock().Now().Sub(start); took > time.Minute {
+		t.Errorf("the upgrade took %v on the clock to see its cluster gone", took)
+	}
+	if info, _ := k.srv.Job(old); info.State != flinkapi.JobFinished || p.Location == "" || k.st.Latest.Location != p.Location {
+		t.Errorf("old job %s; savepoint %q; latest %+v", info.State, p.Location, k.st.Latest)
+	}
+	if k.st.Reason != "UpgradeSubmitFailed" {
+		t.Errorf("reason %q", k.st.Reason)
 	}
 }

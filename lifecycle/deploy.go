@@ -152,8 +152,24 @@ func (a *clusterAPI) gone(ctx context.Context, job flinkapi.JobID, err error) er
 	if exists, xerr := a.d.Exists(ctx, a.c); xerr != nil || exists {
 		return err
 	}
-	return &flinkapi.APIError{StatusCode: 404, Method: "GET", Path: "/jobs/" + string(job),
-		Errors: []string{"Could not find Flink job (" + string(job) + "): its cluster " + a.c.Name + " no longer exists"}}
+	return &clusterGone{cluster: a.c.Name, APIError: &flinkapi.APIError{StatusCode: 404, Method: "GET", Path: "/jobs/" + string(job),
+		Errors: []string{"Could not find Flink job (" + string(job) + "): its cluster " + a.c.Name + " no longer exists"}}}
+}
+
+// clusterGone is the answer of clusterAPI for a cluster that no longer
+// exists: a job-not-found APIError, and errors.As finds it as such.
+type clusterGone struct {
+	*flinkapi.APIError
+	cluster string
+}
+
+func (e *clusterGone) Unwrap() error { return e.APIError }
+
+// isClusterGone reports whether err says the Deployer's cluster no longer
+// exists.
+func isClusterGone(err error) bool {
+	var g *clusterGone
+	return errors.As(err, &g)
 }
 
 func (a *clusterAPI) JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error) {

@@ -221,6 +221,10 @@ func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now t
 	case past:
 		p.LastError = errMessage(err)
 		return finish(p, OutcomeTimedOut, s.timedOut(p))
+	case isClusterGone(err):
+		// The Deployer's new cluster is gone before its job ran (it
+		// failed to start, or was deleted): no wait brings it back.
+		return finish(p, OutcomeSubmitFailed, "the new job's cluster "+p.Cluster.Name+" no longer exists: it did not start, or was deleted ("+errMessage(err)+")")
 	case flinkapi.IsJobNotFound(err):
 		// Flink may list a job only after its submission has been
 		// processed; the deadline ends the wait.
