@@ -245,3 +245,33 @@ func TestApplicationMode(t *testing.T) {
 		t.Errorf("no TeardownSucceeded event, or a warning:\n%s", h.events)
 	}
 }
+
+// TestApplicationRestart: a job that fails in its application cluster is
+// started again from its retained checkpoint in a new cluster, whose
+// ConfigMap carries the checkpoint as its restore path; the failed job's
+// cluster is deleted.
+func TestApplicationRestart(t *testing.T) {
+	h := newHarness(t)
+	k := newKubelet(h)
+	h.create(h.appSpec())
+	first := h.running("create").Status
+	h.srv.Clock().Advance(10 * time.Second)
+	if err := h.srv.FailJob(first.JobID, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	job := h.until("restart", func(j *v1alpha1.FlinkJob) bool { return j.Status.JobID != first.JobID && runs(j) }, nil)
+	st := job.Status
+	if st.Action != lifecycle.ActionRestart || st.Restarts != 1 || st.Cluster.IsZero() || st.Cluster.Name == first.Cluster.Name {
+		t.Fatalf("status after the restart: %s", h.statusJSON())
+	}
+	from := st.Progress.RestoreFrom
+	if conf := k.started(st.Cluster.Name); from == "" || conf["execution.savepoint.path"] != from {
+		t.Errorf("new cluster's restore path %q, want the restart's %q", conf["execution.savepoint.path"], from)
+	}
+	if info, _ := h.srv.Job(st.JobID); info.RestoredFrom != from || info.State != flinkapi.JobRunning {
+		t.Errorf("new job %+v, want RUNNING from %s", info, from)
+	}
+	if got := h.clusterObjects(first.Cluster.Name); len(got) != 0 {
+		t.Errorf("objects of the failed job's cluster left: %v", got)
+	}
+}
