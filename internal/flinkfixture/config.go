@@ -290,6 +290,11 @@ logger.hadoop.level = WARN
 
 // jvmCommand is the java command line of one Flink process.
 func jvmCommand(java, lib string, l layout, role string, memArgs []string, mainClass string, progArgs []string) []string {
+	return jvmCommandClasspath(java, []string{filepath.Join(lib, "*")}, l, role, memArgs, mainClass, progArgs)
+}
+
+// jvmCommandClasspath is jvmCommand with the classpath's entries.
+func jvmCommandClasspath(java string, classpath []string, l layout, role string, memArgs []string, mainClass string, progArgs []string) []string {
 	args := []string{java}
 	args = append(args, memArgs...)
 	args = append(args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
@@ -299,7 +304,7 @@ func jvmCommand(java, lib string, l layout, role string, memArgs []string, mainC
 		"-Dlog.file="+filepath.Join(l.Logs, role+".log"),
 		"-Dlog4j.configurationFile=file:"+filepath.Join(l.Conf, "log4j.properties"),
 		"-Dflinkkit.workdir="+l.Work,
-		"-classpath", filepath.Join(lib, "*"),
+		"-classpath", strings.Join(classpath, string(filepath.ListSeparator)),
 		mainClass,
 		"--configDir", l.Conf,
 	)
