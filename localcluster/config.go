@@ -94,6 +94,7 @@ func (d *Deployer) flinkConfiguration(l layout, p ports, slots int, req lifecycl
 		"blob.server.port":              strconv.Itoa(p.Blob),
 		"high-availability.type":        "NONE",
 		"taskmanager.numberOfTaskSlots": strconv.Itoa(slots),
+		"taskmanager.cpu.cores":         strconv.Itoa(slots), // required without Flink's scripts
 		"parallelism.default":           "1",
 
 		"execution.checkpointing.dir":           fileURI(d.checkpointDir()),

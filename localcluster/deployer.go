@@ -207,7 +207,7 @@ func (d *Deployer) Deploy(ctx context.Context, req lifecycle.DeployRequest) (lif
 	// with it if its JobManager runs, else start afresh.
 	if st != nil {
 		if procs, err := findProcesses(dir); err == nil && len(procs[roleJobManager]) > 0 {
-			if err := d.waitReady(ctx, dir, st.URL, nil); err == nil {
+			if err := d.waitReady(ctx, dir, st.URL, nil, nil); err == nil {
 				st.Ready = true
 				return st.cluster(), writeState(dir, *st)
 			}
@@ -242,11 +242,12 @@ func (d *Deployer) start(ctx context.Context, java, dir string, req lifecycle.De
 			return lifecycle.Cluster{}, err
 		}
 		jm, err := startProcess(l, roleJobManager, d.jvmCommand(java, l, roleJobManager, req))
+		var tm *started
 		if err == nil {
-			_, err = startProcess(l, roleTaskManager, d.jvmCommand(java, l, roleTaskManager, req))
+			tm, err = startProcess(l, roleTaskManager, d.jvmCommand(java, l, roleTaskManager, req))
 		}
 		if err == nil {
-			err = d.waitReady(ctx, dir, st.URL, jm)
+			err = d.waitReady(ctx, dir, st.URL, jm, tm)
 		}
 		if err == nil {
 			st.Ready = true
@@ -266,10 +267,12 @@ func (d *Deployer) start(ctx context.Context, java, dir string, req lifecycle.De
 	}
 }
 
-// waitReady polls GET /overview until the JobManager answers. It fails
-// (with ErrDeployRefused and the cause from its log) when the JobManager
-// exits first.
-func (d *Deployer) waitReady(ctx context.Context, dir, url string, jm *started) error {
+// waitReady polls GET /overview until the JobManager answers with a
+// TaskManager registered. It fails (with ErrDeployRefused and the cause
+// from the log) when the JobManager or the TaskManager exits first. jm
+// and tm are the processes this Deployer just started; nil: a start by
+// an earlier caller, whose processes are looked up instead.
+func (d *Deployer) waitReady(ctx context.Context, dir, url string, jm, tm *started) error {
 	timeout := d.StartTimeout
 	if timeout <= 0 {
 		timeout = 2 * time.Minute
@@ -277,26 +280,31 @@ func (d *Deployer) waitReady(ctx context.Context, dir, url string, jm *started) 
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: 5 * time.Second}
+	l := newLayout(dir)
 	var last string
 	for {
-		gone := false
+		jmGone, tmGone := false, false
 		if jm != nil {
-			gone = jm.exited()
+			jmGone, tmGone = jm.exited(), tm.exited()
 		} else if procs, err := findProcesses(dir); err == nil {
-			gone = len(procs[roleJobManager]) == 0
+			jmGone, tmGone = len(procs[roleJobManager]) == 0, len(procs[roleTaskManager]) == 0
 		}
-		if gone {
+		if jmGone {
 			return refused("localcluster: the JobManager of %s exited during its start: %s (logs in %s)",
-				filepath.Base(dir), logCause(newLayout(dir)), filepath.Join(dir, "logs"))
+				filepath.Base(dir), logCause(l, roleJobManager), l.Logs)
 		}
-		if ok, desc := overviewOnce(ctx, client, url); ok {
+		if tmGone {
+			return refused("localcluster: the TaskManager of %s exited during its start: %s (logs in %s)",
+				filepath.Base(dir), logCause(l, roleTaskManager), l.Logs)
+		}
+		ok, desc := overviewOnce(ctx, client, url)
+		if ok {
 			return nil
-		} else {
-			last = desc
 		}
+		last = desc
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("localcluster: the JobManager of %s at %s did not answer: %w (last: %s)", filepath.Base(dir), url, ctx.Err(), last)
+			return fmt.Errorf("localcluster: the cluster %s at %s is not ready: %w (last: %s)", filepath.Base(dir), url, ctx.Err(), last)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -312,15 +320,24 @@ func overviewOnce(ctx context.Context, client *http.Client, url string) (bool, s
 		return false, err.Error()
 	}
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-	return resp.StatusCode == http.StatusOK, resp.Status
+	var ov struct {
+		TaskManagers int `json:"taskmanagers"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK {
+		return false, resp.Status
+	}
+	if err := json.Unmarshal(body, &ov); err != nil || ov.TaskManagers < 1 {
+		return false, "no TaskManager registered yet"
+	}
+	return true, ""
 }
 
-// logCause is the last "Caused by:" line of the JobManager's log, or its
-// last line.
-func logCause(l layout) string {
+// logCause is the last "Caused by:" line of a process's log, or its last
+// line.
+func logCause(l layout, role string) string {
 	var last string
-	for _, name := range []string{"jobmanager.log", "jobmanager.out"} {
+	for _, name := range []string{role + ".log", role + ".out"} {
 		b, err := os.ReadFile(filepath.Join(l.Logs, name))
 		if err != nil {
 			continue
