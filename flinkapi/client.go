@@ -28,6 +28,7 @@ type Client struct {
 	uploadTimeout time.Duration
 	retry         RetryPolicy
 	log           *slog.Logger
+	maxBody       int64 // the largest answer body read, WithMaxResponseSize
 	fixedVersion  Version
 	red           *redactor // the credentials to keep out of messages
 
@@ -69,7 +70,10 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		SetBaseURL(base).
 		SetLogger(quietLogger{}).
 		SetDisableWarn(true).
-		SetResponseBodyLimit(int(s.maxResponseSize)).
+		// The client reads and decodes every body itself (readBody): once,
+		// into a buffer sized from Content-Length, bounded by maxBody,
+		// without resty's content-type matching and limit reader.
+		SetDoNotParseResponse(true).
 		SetHeader("User-Agent", s.userAgent).
 		SetHeader("Accept", "application/json").
 		SetRedirectPolicy(resty.RedirectPolicyFunc(func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }))
@@ -90,6 +94,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		uploadTimeout: upload,
 		retry:         s.retry,
 		log:           s.logger,
+		maxBody:       s.maxResponseSize,
 		fixedVersion:  s.version,
 		red:           newRedactor(s),
 		version:       s.version,
@@ -292,35 +297,101 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 		r.SetMultipartField("jarfile", cl.upload.name, "application/x-java-archive", cl.upload.r)
 	}
 	resp, err := r.Execute(cl.method, cl.path)
+	if resp != nil && resp.RawResponse != nil && resp.RawResponse.Body != nil {
+		defer resp.RawResponse.Body.Close()
+	}
 	if err != nil {
 		return 0, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
 	}
 	status = resp.StatusCode()
-	raw := resp.Body()
-	if status >= 400 {
-		return status, parseRetryAfter(resp.Header().Get("Retry-After")), c.apiError(cl, status, raw)
-	}
 	if status >= 300 && status < 400 {
 		return status, 0, c.redirectError(cl, resp)
+	}
+	raw, err := c.readBody(resp.RawResponse)
+	if err != nil {
+		return status, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
+	}
+	if status >= 400 {
+		return status, parseRetryAfter(resp.Header().Get("Retry-After")), c.apiError(cl, status, raw)
 	}
 	if status < 200 || status >= 300 {
 		return status, 0, &APIError{StatusCode: status, Method: cl.method, Path: cl.path,
 			Errors: []string{"unexpected status " + strconv.Itoa(status)}}
 	}
 	if out != nil && len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
+		var err error
+		if d, ok := out.(bodyDecoder); ok {
+			err = d.decodeBody(raw)
+		} else {
+			err = json.Unmarshal(raw, out)
+		}
+		if err != nil {
 			return status, 0, c.decodeError(cl.method, cl.path, err)
 		}
 	}
 	return status, 0, nil
 }
 
+// bodyDecoder is an answer type that decodes its body itself.
+type bodyDecoder interface{ decodeBody(raw []byte) error }
+
+// errBodyTooLarge is readBody's error for an answer above the client's
+// maximum response size.
+var errBodyTooLarge = errors.New("body too large")
+
+// readBody reads an answer's body once: into a buffer of its
+// Content-Length where the server gives one (one allocation, no copies),
+// else into a buffer that doubles, never past the client's maximum
+// response size. A larger body fails with errBodyTooLarge.
+func (c *Client) readBody(resp *http.Response) ([]byte, error) {
+	if resp == nil || resp.Body == nil || resp.Body == http.NoBody {
+		return nil, nil
+	}
+	limit := c.maxBody
+	size := int64(512)
+	if n := resp.ContentLength; n >= 0 {
+		if limit > 0 && n > limit {
+			return nil, errBodyTooLarge
+		}
+		size = n + 1 // the extra byte reads the end without growing the buffer
+	} else if limit > 0 && size > limit+1 {
+		size = limit + 1
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			if limit > 0 && int64(len(buf)) > limit {
+				return nil, errBodyTooLarge
+			}
+			next := 2 * int64(cap(buf))
+			if limit > 0 && next > limit+1 {
+				next = limit + 1
+			}
+			nb := make([]byte, len(buf), next)
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if limit > 0 && int64(len(buf)) > limit {
+		return nil, errBodyTooLarge
+	}
+	return buf, nil
+}
+
 // transportError builds the error of an attempt that got no answer. ctx is
 // the caller's context, callCtx the whole call's, actx the attempt's, which
 // ends after timeout.
 func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time.Duration, cl call, err error) error {
-	if errors.Is(err, resty.ErrResponseBodyTooLarge) {
-		return fmt.Errorf("flinkapi: %s %s: %w (limit %d bytes)", cl.method, cl.path, ErrResponseTooLarge, c.rc.ResponseBodyLimit)
+	if errors.Is(err, errBodyTooLarge) {
+		return fmt.Errorf("flinkapi: %s %s: %w (limit %d bytes)", cl.method, cl.path, ErrResponseTooLarge, c.maxBody)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

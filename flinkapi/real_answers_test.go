@@ -89,7 +89,7 @@ func TestRealAnswersDecode(t *testing.T) {
 			if err != nil || len(jobs) == 0 {
 				t.Fatalf("JobsOverview = %+v, %v", jobs, err)
 			}
-			if j := jobs[0]; j.ID.Validate() != nil || j.State != JobRunning || !recent(j.StartTime) || !j.EndTime.IsZero() || j.Tasks["total"] < 1 || j.Name == "" {
+			if j := jobs[0]; j.ID.Validate() != nil || j.State != JobRunning || !recent(j.StartTime) || !j.EndTime.IsZero() || j.Tasks.Total < 1 || j.Name == "" {
 				t.Errorf("JobsOverview[0] = %+v", j)
 			}
 

@@ -281,6 +281,12 @@ func jsonFields(o *openAPI, typ reflect.Type, schema any, prefix string, visit f
 		return
 	}
 	props := o.props(schema)
+	if m := o.deref(schema); len(props) == 0 && m != nil && m["additionalProperties"] != nil {
+		// A struct decoded from what the schema describes as a map (task
+		// counts, state timestamps): its keys are Flink's state names,
+		// which no schema lists; the recorded real answers pin them.
+		return
+	}
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

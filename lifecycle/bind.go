@@ -55,7 +55,7 @@ var knownPhases = map[Phase]bool{
 	"": true, PhaseSavepoint: true, PhaseCancel: true, PhaseWaitStopped: true, PhaseUpload: true, PhaseSubmit: true,
 	PhaseWaitRunning: true, PhaseFailureCause: true, PhaseObserve: true, PhaseObserveDetails: true,
 	PhaseObserveCheckpoints: true, PhaseObserveRetention: true, PhaseAdopt: true, PhaseRecord: true, PhaseDispose: true,
-	PhaseWaitDisposed: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
+	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
 	PhaseSetRequirements: true, PhaseConfirmParallelism: true,
 }
 
@@ -130,6 +130,8 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 		return fmt.Errorf("%w: unknown outcome %q", ErrInvalidProgress, p.Outcome)
 	case (p.Outcome != "") != (p.Phase == PhaseDone):
 		return fmt.Errorf("%w: phase %q with outcome %q", ErrInvalidProgress, p.Phase, p.Outcome)
+	case !knownOutcomes[p.Ending], p.Ending == "" && p.Phase == PhaseDeleteCluster:
+		return fmt.Errorf("%w: phase %q with the outcome %q to end with", ErrInvalidProgress, p.Phase, p.Ending)
 	}
 	return nil
 }

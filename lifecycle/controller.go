@@ -212,7 +212,11 @@ func suspendedMessage(st *JobStatus) string {
 // does not become stable, a restart of an unhealthy job, a savepoint or a
 // disposal that is due.
 func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, now time.Time) (Result, error) {
-	d, err := c.Client.Job(ctx, st.JobID)
+	api, err := c.jobAPI(st)
+	if err != nil {
+		return Result{RequeueAfter: c.poll()}, err
+	}
+	d, err := api.Job(ctx, st.JobID)
 	noted(ctx, err)
 	switch {
 	case errors.Is(err, flinkapi.ErrMisconfigured):
@@ -232,7 +236,7 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 	state := policy.DeploymentStateOf(obs, policy.Recorded{JobID: st.JobID})
 	failing := d != nil && (d.State == flinkapi.JobFailed || d.State == flinkapi.JobFailing || d.State == flinkapi.JobRestarting)
 	if failing {
-		c.readFailure(ctx, st)
+		c.readFailure(ctx, api, st)
 	}
 	rollback := spec.Rollback.Enabled && !st.Stable.IsZero() && !st.Deployed.equal(st.Stable) && st.UpgradeFrom.Location != ""
 	if state != policy.Running {
@@ -243,7 +247,7 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 		// again that Flink keeps it.
 		var stats *flinkapi.CheckpointStatistics
 		if state == policy.Failed || state == policy.Lost || state == policy.Suspended {
-			stats = c.readCheckpoints(ctx, st)
+			stats = c.readCheckpoints(ctx, api, st)
 		}
 		if cp := latestCheckpoint(stats); cp.Path != "" {
 			obs.LatestCheckpoint = cp
@@ -265,7 +269,7 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 	health := spec.Health.Action != ""
 	var stats *flinkapi.CheckpointStatistics
 	if pending || health {
-		stats = c.readCheckpoints(ctx, st)
+		stats = c.readCheckpoints(ctx, api, st)
 	}
 	if pending && stable(d, stats) {
 		st.Stable = st.Deployed
@@ -282,7 +286,7 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 		reason, message = "WaitingForStable", "job "+string(st.JobID)+" runs; it counts as stable once all its tasks run and a checkpoint completed"
 	}
 	if health {
-		hd := c.judgeHealth(ctx, spec, st, d, stats, obs, now)
+		hd := c.judgeHealth(ctx, api, spec, st, d, stats, obs, now)
 		if hd.Action == policy.ActionCancelFirst && hd.RestorePoint.IsSet() {
 			st.Target = st.Deployed
 			return c.startHealthRestart(ctx, spec, st, hd, now)
@@ -311,8 +315,8 @@ func jobStateName(d *flinkapi.JobDetails) string {
 
 // readCheckpoints reads the job's checkpoint statistics; nil when they
 // cannot be read.
-func (c *Controller) readCheckpoints(ctx context.Context, st *JobStatus) *flinkapi.CheckpointStatistics {
-	stats, err := c.Client.Checkpoints(ctx, st.JobID)
+func (c *Controller) readCheckpoints(ctx context.Context, api API, st *JobStatus) *flinkapi.CheckpointStatistics {
+	stats, err := api.Checkpoints(ctx, st.JobID)
 	noted(ctx, err)
 	if err != nil {
 		return nil
@@ -347,8 +351,8 @@ func stable(d *flinkapi.JobDetails, stats *flinkapi.CheckpointStatistics) bool {
 }
 
 // readFailure records the root cause of the job's newest exception.
-func (c *Controller) readFailure(ctx context.Context, st *JobStatus) {
-	ex, err := c.Client.JobExceptions(ctx, st.JobID, 1)
+func (c *Controller) readFailure(ctx context.Context, api API, st *JobStatus) {
+	ex, err := api.JobExceptions(ctx, st.JobID, 1)
 	noted(ctx, err)
 	if err != nil || len(ex.Entries) == 0 {
 		return
@@ -368,10 +372,10 @@ func (c *Controller) readFailure(ctx context.Context, st *JobStatus) {
 
 // judgeHealth adds a sample of the running job to its health history and
 // evaluates it.
-func (c *Controller) judgeHealth(ctx context.Context, spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, stats *flinkapi.CheckpointStatistics,
+func (c *Controller) judgeHealth(ctx context.Context, api API, spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, stats *flinkapi.CheckpointStatistics,
 	obs policy.Observations, now time.Time) policy.HealthDecision {
 	sample := policy.HealthSample{Time: now, State: d.State, StateSince: d.Timestamps[d.State], Restarts: -1, SavepointFailures: st.SavepointFailures}
-	if n, ok, err := c.Client.JobRestarts(ctx, st.JobID); noted(ctx, err) == nil && ok {
+	if n, ok, err := api.JobRestarts(ctx, st.JobID); noted(ctx, err) == nil && ok {
 		sample.Restarts = n
 	}
 	if stats != nil {
@@ -443,7 +447,10 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 // step steps the action in flight once, and applies its outcome once it
 // ended.
 func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now time.Time) (Result, error) {
-	op := c.operation(spec, st)
+	op, err := c.operation(spec, st)
+	if err != nil {
+		return Result{RequeueAfter: c.retry()}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
+	}
 	res, err := op.Step(ctx, &st.Progress)
 	if err != nil {
 		return Result{RequeueAfter: max(res.RequeueAfter, soon)}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
@@ -481,28 +488,55 @@ var actionStates = map[JobAction]policy.DeploymentState{
 // operation builds the lifecycle operation of st.Action from spec and st.
 // It holds no state of its own: everything it needs to resume is in
 // st.Progress.
-func (c *Controller) operation(spec JobSpec, st *JobStatus) Stepper {
+func (c *Controller) operation(spec JobSpec, st *JobStatus) (Stepper, error) {
 	env := c.env(st)
+	api, err := c.jobAPI(st)
+	if err != nil {
+		return nil, err
+	}
+	env.Client = api
 	sp := env // for the operations that take savepoints: the policy's deadline
 	sp.Timing.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
+	// The job's cluster, when a Deployer started it: the operations that
+	// stop or replace the job delete it once it is of no more use.
+	cl := st.Cluster
+	if c.Deployer == nil {
+		cl = Cluster{}
+	}
 	switch st.Action {
 	case ActionSavepoint:
-		return &TakeSavepoint{Env: sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
+		return &TakeSavepoint{Env: sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}, nil
 	case ActionDispose:
-		return &DisposeSavepoints{Env: env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
+		return &DisposeSavepoints{Env: env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}, nil
 	case ActionSuspend:
-		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode}
+		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode, Deployer: c.Deployer, Cluster: cl}, nil
 	case ActionTeardown:
 		return &Teardown{Env: sp, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
-			Store: c.Store, Name: c.Name}
+			Store: c.Store, Name: c.Name, Deployer: c.Deployer, Cluster: cl}, nil
 	case ActionRestart:
 		return &Restart{Env: env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 			Latest: st.Latest, Store: c.Store, Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
-			Run: st.Target.run(), Deployer: c.Deployer}
+			Run: st.Target.run(), Deployer: c.Deployer, Cluster: cl}, nil
 	case ActionRescale:
-		return &Rescale{Env: env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, env)}
+		return &Rescale{Env: env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, env)}, nil
 	}
-	return c.upgrade(spec, st, env) // Deploy, Upgrade, HealthRestart, Rollback
+	return c.upgrade(spec, st, env), nil // Deploy, Upgrade, HealthRestart, Rollback
+}
+
+// jobAPI is the client of the deployment's job: that of its cluster when
+// the Deployer started one (Deployer.Client), one that knows no job when
+// that cluster was deleted (the job was suspended or torn down with it),
+// else Env.Client.
+func (c *Controller) jobAPI(st *JobStatus) (API, error) {
+	switch {
+	case c.Deployer == nil:
+		return c.Client, nil
+	case !st.Cluster.IsZero():
+		return clusterClient(c.Deployer, st.Cluster)
+	case st.JobID != "":
+		return absentAPI{}, nil
+	}
+	return c.Client, nil
 }
 
 // upgrade is the Upgrade of the Deploy, Upgrade, HealthRestart and
@@ -510,6 +544,9 @@ func (c *Controller) operation(spec JobSpec, st *JobStatus) Stepper {
 func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	u := &Upgrade{Env: env, Job: st.JobID, Policy: spec.Update, Latest: st.Latest, Store: c.Store, Name: c.Name,
 		JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(), Deployer: c.Deployer}
+	if c.Deployer != nil {
+		u.Cluster = st.Cluster
+	}
 	switch st.Action {
 	case ActionDeploy:
 		u.FirstDeploy = st.Deployed.IsZero() && st.Latest.Location == ""
@@ -580,6 +617,9 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 			}
 		}
 		st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.NewJobID, st.Target, now, false
+		if c.Deployer != nil {
+			st.Cluster = p.Cluster // the old one is deleted (PhaseDeleteCluster)
+		}
 		if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
 			// The state the template before wrote: what a rollback to
 			// it restores (never the state a new template wrote since).
@@ -597,6 +637,9 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		st.RestoreHandled = h
 	}
 	o := p.Outcome
+	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && c.Deployer != nil && (o == OutcomeSucceeded || p.Stopped()) {
+		st.Cluster = Cluster{} // deleted with the stopped job (PhaseDeleteCluster)
+	}
 	switch {
 	case o == OutcomeSucceeded:
 		switch st.Action {

@@ -31,6 +31,9 @@ type cluster struct {
 	calls  int
 	// maxRequests is the most requests one call sent.
 	maxRequests int
+	// deployer, if set, starts the jobs in application clusters; the
+	// Controller then has no Env.Client.
+	deployer *appDeployer
 }
 
 func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
@@ -50,8 +53,12 @@ func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
 }
 
 func (k *cluster) controller() *Controller {
-	return &Controller{Env: Env{Client: k.c, Clock: k.srv.Clock()}, Store: k.store, Name: "app/counter", PollInterval: 5 * time.Second,
+	c := &Controller{Env: Env{Client: k.c, Clock: k.srv.Clock()}, Store: k.store, Name: "app/counter", PollInterval: 5 * time.Second,
 		RetryInterval: 20 * time.Second}
+	if k.deployer != nil {
+		c.Client, c.Deployer = nil, k.deployer
+	}
+	return c
 }
 
 // spec is a job spec of the counter job writing to out.

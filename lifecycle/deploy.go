@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -112,3 +114,247 @@ func ApplicationConfiguration(req DeployRequest) map[string]string {
 
 // ErrDeployRefused marks a Deployer error that a retry will not change.
 var ErrDeployRefused = errors.New("lifecycle: deploy refused")
+
+// clusterClient returns the client of the Deployer's cluster c, wrapped
+// so that a cluster that no longer exists answers as Flink does for a job
+// it does not know.
+func clusterClient(d Deployer, c Cluster) (API, error) {
+	api, err := d.Client(c)
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle: the client of cluster %s: %w", c.Name, err)
+	}
+	if api == nil {
+		return nil, fmt.Errorf("lifecycle: the Deployer returned no client for cluster %s", c.Name)
+	}
+	return &clusterAPI{API: api, d: d, c: c}, nil
+}
+
+// clusterAPI is the client of a cluster a Deployer started. A request
+// that could not reach the cluster's JobManager (a transport error), when
+// the Deployer says the cluster no longer exists, is answered as Flink
+// answers for a job it does not know (a 404 that flinkapi.IsJobNotFound
+// recognises), and the job list is empty: the job ended with its
+// cluster, and the operations treat it as gone (confirmed by the list),
+// never as an outage to wait out.
+type clusterAPI struct {
+	API
+	d Deployer
+	c Cluster
+}
+
+// gone turns err into a job-not-found answer for job if err is a
+// transport error and the cluster no longer exists.
+func (a *clusterAPI) gone(ctx context.Context, job flinkapi.JobID, err error) error {
+	var te *flinkapi.TransportError
+	if !errors.As(err, &te) {
+		return err
+	}
+	if exists, xerr := a.d.Exists(ctx, a.c); xerr != nil || exists {
+		return err
+	}
+	return &clusterGone{cluster: a.c.Name, APIError: &flinkapi.APIError{StatusCode: 404, Method: "GET", Path: "/jobs/" + string(job),
+		Errors: []string{"Could not find Flink job (" + string(job) + "): its cluster " + a.c.Name + " no longer exists"}}}
+}
+
+// clusterGone is the answer of clusterAPI for a cluster that no longer
+// exists: a job-not-found APIError, and errors.As finds it as such.
+type clusterGone struct {
+	*flinkapi.APIError
+	cluster string
+}
+
+func (e *clusterGone) Unwrap() error { return e.APIError }
+
+// isClusterGone reports whether err says the Deployer's cluster no longer
+// exists.
+func isClusterGone(err error) bool {
+	var g *clusterGone
+	return errors.As(err, &g)
+}
+
+func (a *clusterAPI) JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error) {
+	s, err := a.API.JobStatus(ctx, id)
+	return s, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error) {
+	d, err := a.API.Job(ctx, id)
+	return d, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) CancelJob(ctx context.Context, id flinkapi.JobID) error {
+	return a.gone(ctx, id, a.API.CancelJob(ctx, id))
+}
+
+func (a *clusterAPI) TriggerSavepoint(ctx context.Context, id flinkapi.JobID, req flinkapi.SavepointRequest) (flinkapi.Operation, error) {
+	op, err := a.API.TriggerSavepoint(ctx, id, req)
+	return op, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) StopWithSavepoint(ctx context.Context, id flinkapi.JobID, req flinkapi.StopRequest) (flinkapi.Operation, error) {
+	op, err := a.API.StopWithSavepoint(ctx, id, req)
+	return op, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error) {
+	res, err := a.API.OperationStatus(ctx, op)
+	if op.JobID == "" {
+		return res, err
+	}
+	return res, a.gone(ctx, op.JobID, err)
+}
+
+func (a *clusterAPI) Checkpoints(ctx context.Context, id flinkapi.JobID) (*flinkapi.CheckpointStatistics, error) {
+	s, err := a.API.Checkpoints(ctx, id)
+	return s, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) CheckpointConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.CheckpointConfig, error) {
+	c, err := a.API.CheckpointConfig(ctx, id)
+	return c, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) JobExceptions(ctx context.Context, id flinkapi.JobID, n int) (*flinkapi.JobExceptions, error) {
+	e, err := a.API.JobExceptions(ctx, id, n)
+	return e, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error) {
+	n, ok, err := a.API.JobRestarts(ctx, id)
+	return n, ok, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) ResourceRequirements(ctx context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error) {
+	r, err := a.API.ResourceRequirements(ctx, id)
+	return r, a.gone(ctx, id, err)
+}
+
+func (a *clusterAPI) SetResourceRequirements(ctx context.Context, id flinkapi.JobID, req flinkapi.ResourceRequirements) error {
+	return a.gone(ctx, id, a.API.SetResourceRequirements(ctx, id, req))
+}
+
+// ListJobs of a cluster that no longer exists is empty.
+func (a *clusterAPI) ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error) {
+	jobs, err := a.API.ListJobs(ctx)
+	if err == nil {
+		return jobs, nil
+	}
+	var te *flinkapi.TransportError
+	if !errors.As(err, &te) {
+		return nil, err
+	}
+	if exists, xerr := a.d.Exists(ctx, a.c); xerr == nil && !exists {
+		return nil, nil
+	}
+	return nil, err
+}
+
+// retire turns the end of an operation that replaced or stopped the job
+// of a Deployer's cluster into PhaseDeleteCluster: the outcome it ended
+// with (and p.Reason) are kept while the next Steps delete the cluster.
+func retire(p *Progress, now time.Time, t Timing) Result {
+	p.Ending, p.Outcome = p.Outcome, ""
+	p.Phase, p.Requests, p.LastError = PhaseDeleteCluster, 0, ""
+	p.Deadline = now.Add(orDefault(t.Stop, DefaultStopTimeout))
+	return Result{}
+}
+
+// stepDeleteCluster deletes the cluster c of the job the operation
+// replaced or stopped, then ends with the outcome kept in p.Ending. A
+// cluster that cannot be deleted by the deadline is named in the Reason;
+// the outcome stays, as the job is stopped either way.
+func stepDeleteCluster(ctx context.Context, d Deployer, c Cluster, p *Progress, now time.Time, t Timing) Result {
+	p.Steps++
+	if !now.Before(p.Deadline) && p.Requests == 0 && p.LastError == "" {
+		// Nothing failed yet: the time passed while the caller was away.
+		p.Deadline = now.Add(orDefault(t.Stop, DefaultStopTimeout))
+	}
+	err := d.Delete(ctx, c)
+	noted(ctx, err)
+	if err != nil && now.Before(p.Deadline) && !errors.Is(err, ErrDeployRefused) {
+		p.Requests++
+		p.LastError = err.Error()
+		return Result{RequeueAfter: t.backoff(p.Requests)}
+	}
+	o, reason := p.Ending, p.Reason
+	if err != nil {
+		reason += "; the cluster " + c.Name + " of the old job could not be deleted: " + err.Error()
+	} else {
+		reason += "; the stopped job's cluster " + c.Name + " is deleted"
+	}
+	p.Ending = ""
+	return finish(p, o, reason)
+}
+
+// jobEnv is env with the client of the Deployer's cluster c, where the
+// job runs, when there is one.
+func jobEnv(env Env, d Deployer, c Cluster) (Env, error) {
+	if d == nil || c.IsZero() {
+		return env, nil
+	}
+	api, err := clusterClient(d, c)
+	if err != nil {
+		return env, err
+	}
+	env.Client = api
+	return env, nil
+}
+
+// absentAPI is the client of a job whose cluster was deleted with it:
+// Flink knows no job there, and nothing can be sent.
+type absentAPI struct{}
+
+var errNoCluster = errors.New("lifecycle: the job's cluster was deleted with it; there is no JobManager to ask")
+
+func absentJob(id flinkapi.JobID) error {
+	return &flinkapi.APIError{StatusCode: 404, Method: "GET", Path: "/jobs/" + string(id),
+		Errors: []string{"Could not find Flink job (" + string(id) + "): its cluster was deleted with it"}}
+}
+
+func (absentAPI) TriggerSavepoint(_ context.Context, id flinkapi.JobID, _ flinkapi.SavepointRequest) (flinkapi.Operation, error) {
+	return flinkapi.Operation{}, absentJob(id)
+}
+func (absentAPI) StopWithSavepoint(_ context.Context, id flinkapi.JobID, _ flinkapi.StopRequest) (flinkapi.Operation, error) {
+	return flinkapi.Operation{}, absentJob(id)
+}
+func (absentAPI) OperationStatus(_ context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error) {
+	return nil, absentJob(op.JobID)
+}
+func (absentAPI) Checkpoints(_ context.Context, id flinkapi.JobID) (*flinkapi.CheckpointStatistics, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) JobStatus(_ context.Context, id flinkapi.JobID) (flinkapi.JobState, error) {
+	return "", absentJob(id)
+}
+func (absentAPI) CancelJob(_ context.Context, id flinkapi.JobID) error { return absentJob(id) }
+func (absentAPI) UploadJar(context.Context, string) (flinkapi.JarID, error) {
+	return "", errNoCluster
+}
+func (absentAPI) RunJar(context.Context, flinkapi.JarID, flinkapi.RunJarRequest) (flinkapi.JobID, error) {
+	return "", errNoCluster
+}
+func (absentAPI) Job(_ context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) CheckpointConfig(_ context.Context, id flinkapi.JobID) (*flinkapi.CheckpointConfig, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) Version(context.Context) (flinkapi.Version, error) {
+	return flinkapi.Version{}, errNoCluster
+}
+func (absentAPI) ResourceRequirements(_ context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) SetResourceRequirements(_ context.Context, id flinkapi.JobID, _ flinkapi.ResourceRequirements) error {
+	return absentJob(id)
+}
+func (absentAPI) DisposeSavepoint(context.Context, string) (flinkapi.Operation, error) {
+	return flinkapi.Operation{}, errNoCluster
+}
+func (absentAPI) JobExceptions(_ context.Context, id flinkapi.JobID, _ int) (*flinkapi.JobExceptions, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) JobRestarts(_ context.Context, id flinkapi.JobID) (int64, bool, error) {
+	return 0, false, absentJob(id)
+}
+func (absentAPI) ListJobs(context.Context) ([]flinkapi.JobIDStatus, error) { return nil, nil }

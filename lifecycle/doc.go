@@ -178,8 +178,35 @@
 // is RUNNING. A job that fails before it runs ends JobFailed with the root
 // cause of Flink's exception (for a savepoint Flink cannot restore, its
 // message). With a Deployer, Submit (and Upgrade and Restart) start the job
-// another way, such as an application cluster created with the job id and
-// the restore path, and read its state through the REST API as before.
+// in an application cluster of its own instead (see below).
+//
+// # Application clusters
+//
+// A Deployer starts each job in a cluster of its own, with the job id and
+// the restore path in the cluster's Flink configuration
+// (ApplicationConfiguration), and returns the cluster (Progress.Cluster,
+// JobStatus.Cluster): its JobManager's REST address, read through
+// Deployer.Client. The clusters are configured with
+// execution.shutdown-on-application-finish: false, as the Apache Flink
+// Kubernetes operator does, so that a JobManager stays after its job
+// ended: a stop's result, the job's final state and its checkpoint
+// history can still be read, and flinkkit deletes the cluster itself once
+// it has them. Upgrade, Restart and Teardown given the job's Cluster read
+// and stop the job through that cluster's client; Upgrade and Restart
+// start the new job in a new cluster and delete the old one once the new
+// job was started (PhaseDeleteCluster), whatever the new job's outcome (the
+// old job is stopped by then, its state recorded); Teardown deletes the
+// cluster once the final savepoint is recorded or the job had ended. A
+// cluster that no longer exists (Deployer.Exists false) while its
+// JobManager cannot be reached is answered as a job Flink does not know:
+// the job ended with its cluster, never an outage to wait out (the
+// Controller then restarts it from its latest state), and a new cluster
+// that is gone before its job ran ends the submission SubmitFailed at
+// once. The Controller drives both kinds through the same JobSpec: with a
+// Deployer every job runs in an application cluster, and Env.Client is
+// not used. Deploy is idempotent for a job id (it returns the cluster it
+// started for it), which takes the place of the job-list lookup of a
+// session cluster when a Progress was lost.
 //
 // # Upgrade and restart
 //

@@ -56,6 +56,10 @@ const (
 	PhaseDispose Phase = "Dispose"
 	// PhaseWaitDisposed: DisposeSavepoints polls the disposal.
 	PhaseWaitDisposed Phase = "WaitDisposed"
+	// PhaseDeleteCluster: Upgrade, Restart or Teardown deletes the
+	// Deployer's cluster of the job it replaced or stopped; Ending holds
+	// the outcome it then ends with.
+	PhaseDeleteCluster Phase = "DeleteCluster"
 	// PhaseDone: the operation ended; Outcome says how.
 	PhaseDone Phase = "Done"
 )
@@ -176,6 +180,9 @@ type Progress struct {
 	// Cluster is the cluster a Deployer started for NewJobID, recorded
 	// once Deploy returned it: its client reads the new job.
 	Cluster Cluster `json:"cluster,omitzero"`
+	// Ending is the outcome the operation ends with once the old job's
+	// cluster is deleted (PhaseDeleteCluster).
+	Ending Outcome `json:"ending,omitempty"`
 	// Adopted reports that NewJobID was started by an earlier operation
 	// on the same job (whose Progress was lost) and adopted by this one.
 	Adopted bool `json:"adopted,omitempty"`

@@ -109,6 +109,7 @@ var goldenProgress2 = func() Progress {
 	p := goldenProgress
 	p.FormatVersion = 2
 	p.Cluster = Cluster{Name: "counter-0123456789ab", URL: "http://counter-0123456789ab-rest:8081", JobID: "0123456789abcdef0123456789abcdef"}
+	p.Ending = OutcomeSucceeded
 	return p
 }()
 

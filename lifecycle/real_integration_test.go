@@ -410,13 +410,18 @@ type runDeployer struct {
 	calls []lifecycle.DeployRequest
 }
 
-func (d *runDeployer) Deploy(ctx context.Context, req lifecycle.DeployRequest) error {
+func (d *runDeployer) Deploy(ctx context.Context, req lifecycle.DeployRequest) (lifecycle.Cluster, error) {
 	d.calls = append(d.calls, req)
 	r := d.run
 	r.JobID, r.SavepointPath, r.AllowNonRestoredState = req.JobID, req.RestorePath, req.AllowNonRestoredState
-	_, err := d.c.RunJar(ctx, d.jar, r)
-	if flinkapi.IsDuplicateJob(err) {
-		return nil
+	if _, err := d.c.RunJar(ctx, d.jar, r); err != nil && !flinkapi.IsDuplicateJob(err) {
+		return lifecycle.Cluster{}, err
 	}
-	return err
+	return lifecycle.Cluster{Name: "session", JobID: req.JobID}, nil
 }
+
+// The jobs of a runDeployer share the session cluster, which is never
+// deleted.
+func (d *runDeployer) Delete(context.Context, lifecycle.Cluster) error         { return nil }
+func (d *runDeployer) Exists(context.Context, lifecycle.Cluster) (bool, error) { return true, nil }
+func (d *runDeployer) Client(lifecycle.Cluster) (lifecycle.API, error)         { return d.c, nil }

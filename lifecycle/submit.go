@@ -129,10 +129,15 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 			return s.stepLookup(ctx, p), nil
 		}
 		return s.stepRun(ctx, p), nil
-	case PhaseWaitRunning:
-		return s.stepWait(ctx, p, now), nil
-	case PhaseFailureCause:
-		return s.stepFailureCause(ctx, p), nil
+	case PhaseWaitRunning, PhaseFailureCause:
+		api, err := s.reader(p)
+		if err != nil {
+			return Result{}, err
+		}
+		if p.Phase == PhaseFailureCause {
+			return s.stepFailureCause(ctx, api, p), nil
+		}
+		return s.stepWait(ctx, api, p, now), nil
 	}
 	return finish(p, OutcomeSubmitFailed, "unknown phase "+string(p.Phase)+" of a submission"), nil
 }
@@ -198,8 +203,17 @@ func (s *Submit) timedOut(p *Progress) string {
 	return r
 }
 
-func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
-	state, err := s.Client.JobStatus(ctx, p.JobID)
+// reader is the client that reads the new job: that of its cluster once
+// a Deployer started one, else the Client.
+func (s *Submit) reader(p *Progress) (SubmitAPI, error) {
+	if s.Deployer == nil || p.Cluster.IsZero() {
+		return s.Client, nil
+	}
+	return clusterClient(s.Deployer, p.Cluster)
+}
+
+func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now time.Time) Result {
+	state, err := api.JobStatus(ctx, p.JobID)
 	noted(ctx, err)
 	past := !now.Before(p.Deadline)
 	switch {
@@ -207,6 +221,10 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Resul
 	case past:
 		p.LastError = errMessage(err)
 		return finish(p, OutcomeTimedOut, s.timedOut(p))
+	case isClusterGone(err):
+		// The Deployer's new cluster is gone before its job ran (it
+		// failed to start, or was deleted): no wait brings it back.
+		return finish(p, OutcomeSubmitFailed, "the new job's cluster "+p.Cluster.Name+" no longer exists: it did not start, or was deleted ("+errMessage(err)+")")
 	case flinkapi.IsJobNotFound(err):
 		// Flink may list a job only after its submission has been
 		// processed; the deadline ends the wait.
@@ -222,7 +240,7 @@ func (s *Submit) stepWait(ctx context.Context, p *Progress, now time.Time) Resul
 		return finish(p, OutcomeSucceeded, "the job is RUNNING")
 	case state.IsGloballyTerminal():
 		reason := "the job is " + string(state) + " before it ran"
-		if _, ok := s.Client.(exceptionReader); ok && state == flinkapi.JobFailed {
+		if _, ok := api.(exceptionReader); ok && state == flinkapi.JobFailed {
 			// The next Step reads why, for the Reason.
 			p.Phase, p.Reason = PhaseFailureCause, reason
 			return Result{}
@@ -252,9 +270,9 @@ type exceptionReader interface {
 // the root cause of Flink's newest exception in the Reason (such as a
 // savepoint path Flink cannot restore). Without an answer the Reason stays
 // as it was: the failure is certain, only its explanation is missing.
-func (s *Submit) stepFailureCause(ctx context.Context, p *Progress) Result {
+func (s *Submit) stepFailureCause(ctx context.Context, api SubmitAPI, p *Progress) Result {
 	reason := p.Reason
-	if er, ok := s.Client.(exceptionReader); ok {
+	if er, ok := api.(exceptionReader); ok {
 		if ex, err := er.JobExceptions(ctx, p.JobID, 1); noted(ctx, err) == nil && len(ex.Entries) > 0 {
 			e := ex.Entries[0]
 			cause := flinkapi.RootCause(e.StackTrace)

@@ -46,6 +46,13 @@ type Teardown struct {
 	// Strategy and Drain are passed to Stop.
 	Strategy StopStrategy
 	Drain    bool
+	// Deployer and Cluster, if set, are the Deployer's cluster Job runs
+	// in (an application cluster): Job is read and stopped through the
+	// cluster's client (Env.Client is not used), and once the job is
+	// stopped and its savepoint recorded (or it had ended) the cluster is
+	// deleted (PhaseDeleteCluster).
+	Deployer Deployer
+	Cluster  Cluster
 }
 
 func (t *Teardown) clock() Clock { return clockOr(t.Clock) }
@@ -69,11 +76,29 @@ func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		from := p.Phase
-		res, err := t.advance(ctx, p, t.clock().Now())
+		env, err := jobEnv(t.Env, t.Deployer, t.Cluster)
+		if err != nil {
+			return Result{}, err
+		}
+		op := *t
+		op.Env = env
+		from, now := p.Phase, t.clock().Now()
+		var res Result
+		if p.Phase == PhaseDeleteCluster {
+			res = stepDeleteCluster(ctx, t.Deployer, t.Cluster, p, now, t.Timing)
+		} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && t.retires(p) {
+			res = retire(p, now, t.Timing)
+		}
 		report(ctx, opTeardown, t.OnTransition, t.Logger, from, p)
 		return res, err
 	})
+}
+
+// retires reports whether the teardown, which just ended, deletes the
+// job's cluster first: the job is stopped for good (its savepoint taken
+// and recorded, or it had ended), so nothing of it runs any more.
+func (t *Teardown) retires(p *Progress) bool {
+	return t.Deployer != nil && !t.Cluster.IsZero() && (p.Outcome == OutcomeSucceeded || p.Stopped())
 }
 
 func (t *Teardown) stopOp(p *Progress) *Stop {

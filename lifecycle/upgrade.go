@@ -75,8 +75,14 @@ type Upgrade struct {
 	// set JobID to make such a deploy safe to repeat.
 	JobID flinkapi.JobID
 	// Deployer, if set, starts the new job instead of the jar run (see
-	// Submit.Deployer): for an application cluster.
+	// Submit.Deployer): for an application cluster, in a cluster of its
+	// own (Progress.Cluster).
 	Deployer Deployer
+	// Cluster is the Deployer's cluster Job runs in: Job is read and
+	// stopped through its client (Deployer.Client; Env.Client is not
+	// used), and the cluster is deleted once the new job was started in
+	// its own (PhaseDeleteCluster). Zero: Job runs on Env.Client's cluster.
+	Cluster Cluster
 	// Strategy forces a stop strategy for the savepoint; empty:
 	// ChooseStopStrategy. Drain is passed to Stop.
 	Strategy StopStrategy
@@ -110,15 +116,19 @@ func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
 // it on its own Progress.
 func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 	pol := u.Policy.WithDefaults()
+	env, err := jobEnv(u.Env, u.Deployer, u.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
 	r := &replacer{
-		op: "Upgrade", client: u.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name,
+		op: "Upgrade", client: env.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name, deployer: u.Deployer, cluster: u.Cluster,
 		firstDeploy: u.FirstDeploy,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			return policy.EvaluateUpdate(u.Policy, obs, now)
 		},
 		restore: u.Restore, restoreHandled: u.RestoreHandled,
-		stop:       Stop{Env: u.quiet(), Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate},
-		submit:     Submit{Env: u.quiet(), JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Deployer: u.Deployer},
+		stop:       Stop{Env: env.quiet(), Job: u.Job, Mode: pol.Mode, Strategy: u.Strategy, Drain: u.Drain, Reason: savepoint.ReasonUpdate},
+		submit:     Submit{Env: env.quiet(), JarID: u.JarID, JarFile: u.JarFile, Run: u.Run, JobID: u.JobID, Deployer: u.Deployer},
 		allowEmpty: pol.Mode == policy.UpgradeStateless || pol.AllowStartWithoutState,
 		// A running job in Savepoint mode is stopped with a savepoint; its
 		// checkpoints matter only to LastState and the fallback.
@@ -161,6 +171,8 @@ type Restart struct {
 	Run      flinkapi.RunJarRequest
 	JobID    flinkapi.JobID
 	Deployer Deployer
+	// Cluster is the Deployer's cluster Job ran in, as for Upgrade.
+	Cluster Cluster
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
@@ -175,14 +187,18 @@ func (s *Restart) savepointAPI() SavepointAPI { return s.Client }
 // submission. Step returns an error for a canceled context and an error
 // of the Store.
 func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
+	env, err := jobEnv(s.Env, s.Deployer, s.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
 	r := &replacer{
-		op: "Restart", client: s.Client, job: s.Job, latest: s.Latest, store: s.Store, name: s.Name,
+		op: "Restart", client: env.Client, job: s.Job, latest: s.Latest, store: s.Store, name: s.Name, deployer: s.Deployer, cluster: s.Cluster,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			obs.SpecChanged = false
 			obs.Restarts, obs.LastRestart = s.Restarts, s.LastRestart
 			return policy.EvaluateRestart(s.Policy, obs, now)
 		},
-		submit: Submit{Env: s.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
+		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
 	}
 	return bound(ctx, p, opRestart, s.Job, func(ctx context.Context) (Result, error) { return r.step(ctx, p) })
@@ -196,6 +212,8 @@ type replacer struct {
 	latest      savepoint.Record
 	store       RestorePointStore
 	name        string
+	deployer    Deployer
+	cluster     Cluster // the old job's, with a Deployer
 	firstDeploy bool
 	// restore and restoreHandled are the caller's restore request and the
 	// token of the last one carried out (Upgrade only).
@@ -219,13 +237,20 @@ type replacer struct {
 const maxLookups = 32
 
 // firstJobID is the id the new job starts with: the configured one, or
-// one derived from the old job or the name; empty: a random one.
-func (r *replacer) firstJobID() (id flinkapi.JobID, derived bool) {
+// one derived from the old job or the name; empty: a random one. With a
+// Deployer and no old job, from the job that wrote the state the new job
+// starts from (the restore-point store's record), if known: every
+// cluster is new, and no job list shows which ids jobs of the name had
+// before, so a deployment created again by its name gets an id of its
+// own, not the one its first job had.
+func (r *replacer) firstJobID(p *Progress) (id flinkapi.JobID, derived bool) {
 	switch {
 	case r.submit.JobID != "":
 		return r.submit.JobID, false
 	case r.job != "":
 		return derivedJobID(strings.ToLower(string(r.job))), true
+	case r.deployer != nil && p.RestoreFrom != "" && p.RestoreFrom == p.Observed.Latest.Location && p.Observed.Latest.JobID != "":
+		return derivedJobID(strings.ToLower(string(p.Observed.Latest.JobID))), true
 	case r.name != "":
 		return derivedJobID("name\x00" + r.name), true
 	}
@@ -267,7 +292,7 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 	for _, j := range jobs {
 		states[strings.ToLower(string(j.ID))] = j.Status
 	}
-	_, derived := r.firstJobID()
+	_, derived := r.firstJobID(p)
 	id := p.Observed.Adopt
 	for p.Observed.Lookups = 1; p.Observed.Lookups <= maxLookups; p.Observed.Lookups++ {
 		st, listed := states[strings.ToLower(string(id))]
@@ -309,9 +334,20 @@ func (r *replacer) step(ctx context.Context, p *Progress) (Result, error) {
 		return Result{}, err
 	}
 	from := p.Phase
-	res, err := r.advance(ctx, p, r.clock.Now())
+	now := r.clock.Now()
+	res, err := r.advance(ctx, p, now)
+	if err == nil && res.Done && from != PhaseDeleteCluster && r.retires(p) {
+		res = retire(p, now, r.timing)
+	}
 	report(ctx, r.op, r.hook, r.logger, from, p)
 	return res, err
+}
+
+// retires reports whether the operation, which just ended, deletes the
+// old job's cluster first: a Deployer started the new job in a cluster of
+// its own, so nothing runs in the old one any more.
+func (r *replacer) retires(p *Progress) bool {
+	return r.deployer != nil && !r.cluster.IsZero() && !p.Cluster.IsZero() && p.Cluster.Name != r.cluster.Name
 }
 
 func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
@@ -367,6 +403,8 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 			return res, err
 		}
 		return r.afterStop(ctx, p, now)
+	case PhaseDeleteCluster:
+		return stepDeleteCluster(ctx, r.deployer, r.cluster, p, now, r.timing), nil
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		res, err := r.submitOp(p).step(ctx, p)
 		if err != nil || !res.Done {
@@ -590,10 +628,12 @@ func retains(cfg *flinkapi.CheckpointConfig, state flinkapi.JobState) bool {
 
 // decide asks the policy and starts what it decided, without a request.
 func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Observed.Lookups == 0 && p.NewJobID == "" && !runsAgain(p.Observed.State) && p.Observed.State != flinkapi.JobCancelling {
+	if p.Observed.Lookups == 0 && p.NewJobID == "" && r.deployer == nil && !runsAgain(p.Observed.State) && p.Observed.State != flinkapi.JobCancelling {
+		// (With a Deployer the new job would run in a cluster of its
+		// own: Deploy, idempotent for the job id, finds it instead.)
 		// The old job no longer runs (or never did): an earlier
 		// operation may have started the new one already.
-		if id, _ := r.firstJobID(); id != "" {
+		if id, _ := r.firstJobID(p); id != "" {
 			p.Phase, p.Observed.Adopt = PhaseAdopt, id
 			return Result{}, nil
 		}
@@ -762,7 +802,7 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 	if op.JobID == "" {
 		op.JobID = p.Observed.Adopt
 		if op.JobID == "" {
-			op.JobID, _ = r.firstJobID()
+			op.JobID, _ = r.firstJobID(p)
 		}
 	}
 	op.Run.SavepointPath = p.RestoreFrom

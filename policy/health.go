@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"container/heap"
 	"errors"
 	"math"
 	"strconv"
@@ -236,7 +237,8 @@ func (h *HealthHistory) Add(job flinkapi.JobID, started time.Time, s HealthSampl
 	if first > 0 {
 		h.Samples = append(h.Samples[:0], h.Samples[first:]...)
 	}
-	for len(h.Samples) > MaxHealthSamples {
+	switch n := len(h.Samples); {
+	case n == MaxHealthSamples+1: // one over, as after each Add
 		drop, gap := 1, time.Duration(math.MaxInt64)
 		for i := 1; i < len(h.Samples)-1; i++ {
 			if g := h.Samples[i].Time.Sub(h.Samples[i-1].Time); g < gap {
@@ -244,7 +246,68 @@ func (h *HealthHistory) Add(job flinkapi.JobID, started time.Time, s HealthSampl
 			}
 		}
 		h.Samples = append(h.Samples[:drop], h.Samples[drop+1:]...)
+	case n > MaxHealthSamples+1: // a longer stored history
+		h.Samples = thinSamples(h.Samples, MaxHealthSamples)
 	}
+}
+
+// thinSamples drops samples until max are left, each time the one of the
+// smallest gap to the sample before it (the first of equal gaps), never
+// the first or the last: what dropping them one by one with a scan each
+// does, in O(n log n) with a heap of the gaps.
+func thinSamples(ss []HealthSample, max int) []HealthSample {
+	n := len(ss)
+	prev, next := make([]int, n), make([]int, n)
+	gaps := make(gapHeap, 0, n)
+	for i := range ss {
+		prev[i], next[i] = i-1, i+1
+		if i > 0 && i < n-1 {
+			gaps = append(gaps, gapEntry{ss[i].Time.Sub(ss[i-1].Time), i})
+		}
+	}
+	heap.Init(&gaps)
+	gone := make([]bool, n)
+	for left := n; left > max && len(gaps) > 0; {
+		e := heap.Pop(&gaps).(gapEntry)
+		if gone[e.i] || ss[e.i].Time.Sub(ss[prev[e.i]].Time) != e.gap {
+			continue // dropped, or its gap changed: a newer entry stands
+		}
+		gone[e.i] = true
+		left--
+		p, nx := prev[e.i], next[e.i]
+		next[p], prev[nx] = nx, p
+		if nx < n-1 {
+			heap.Push(&gaps, gapEntry{ss[nx].Time.Sub(ss[p].Time), nx})
+		}
+	}
+	out := ss[:0]
+	for i := range ss {
+		if !gone[i] {
+			out = append(out, ss[i])
+		}
+	}
+	return out
+}
+
+type gapEntry struct {
+	gap time.Duration
+	i   int
+}
+
+// gapHeap orders samples by gap, then by position: the scan's choice.
+type gapHeap []gapEntry
+
+func (h gapHeap) Len() int { return len(h) }
+func (h gapHeap) Less(a, b int) bool {
+	return h[a].gap < h[b].gap || h[a].gap == h[b].gap && h[a].i < h[b].i
+}
+func (h gapHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *gapHeap) Push(x any)   { *h = append(*h, x.(gapEntry)) }
+func (h *gapHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }
 
 // start is when the job started, as far as known.

@@ -21,12 +21,64 @@ type History struct {
 	Records []Record `json:"records,omitempty"`
 }
 
-// Add returns h with r added in time order (ties by location). If h already
-// holds r's location, that entry is replaced by r. A record without a
-// Location is not added. h itself is not modified.
-func (h History) Add(r Record) History {
-	out := make([]Record, 0, len(h.Records)+1)
+// Add returns h with the records rs added in time order (ties by
+// location), as successive calls of Add with one record each would. If h
+// already holds a record's location, that entry is replaced by the
+// record; of several records with one location the last counts. A record
+// without a Location is not added. h itself is not modified.
+//
+// Since h is not modified, each call copies h's records: adding one
+// record costs O(n), adding k records in one call O(n + k log k). Build a
+// long History in one call rather than with one call per record.
+func (h History) Add(rs ...Record) History {
+	if len(rs) == 1 {
+		return History{FormatVersion: FormatVersion, Records: addOne(h.Records, rs[0])}
+	}
+	// The last record of each location, in time order.
+	add := make([]Record, 0, len(rs))
+	seen := make(map[string]int, len(rs))
+	for _, r := range rs {
+		if r.Location == "" {
+			continue
+		}
+		if i, ok := seen[r.Location]; ok {
+			add[i] = r
+			continue
+		}
+		seen[r.Location] = len(add)
+		add = append(add, r)
+	}
+	if !slices.IsSortedFunc(h.Records, compareRecords) {
+		// Not in time order (written by hand): one at a time, as Add of
+		// one record inserts into it.
+		out := append(make([]Record, 0, len(h.Records)+len(add)), h.Records...)
+		for _, r := range rs {
+			out = addOne(out, r)
+		}
+		return History{FormatVersion: FormatVersion, Records: out}
+	}
+	slices.SortStableFunc(add, compareRecords)
+	out := make([]Record, 0, len(h.Records)+len(add))
+	i := 0
 	for _, e := range h.Records {
+		if _, replaced := seen[e.Location]; replaced {
+			continue
+		}
+		for i < len(add) && compareRecords(add[i], e) < 0 {
+			out = append(out, add[i])
+			i++
+		}
+		out = append(out, e)
+	}
+	out = append(out, add[i:]...)
+	return History{FormatVersion: FormatVersion, Records: out}
+}
+
+// addOne returns a copy of records with r inserted in time order, its
+// location's entry replaced.
+func addOne(records []Record, r Record) []Record {
+	out := make([]Record, 0, len(records)+1)
+	for _, e := range records {
 		if r.Location == "" || e.Location != r.Location {
 			out = append(out, e)
 		}
@@ -35,19 +87,47 @@ func (h History) Add(r Record) History {
 		i, _ := slices.BinarySearchFunc(out, r, compareRecords)
 		out = slices.Insert(out, i, r)
 	}
-	return History{FormatVersion: FormatVersion, Records: out}
+	return out
 }
 
 // Remove returns h without the entries at the given locations, for example
-// the ones lifecycle disposed of. h itself is not modified.
+// the ones lifecycle disposed of. h itself is not modified. It costs
+// O(n + k) for k locations.
 func (h History) Remove(locations ...string) History {
+	in := newLocationSet(locations)
 	out := make([]Record, 0, len(h.Records))
 	for _, e := range h.Records {
-		if !slices.Contains(locations, e.Location) {
+		if !in.has(e.Location) {
 			out = append(out, e)
 		}
 	}
 	return History{FormatVersion: FormatVersion, Records: out}
+}
+
+// locationSet answers "is this one of the locations" in O(1): a map for
+// many locations, a scan of a few.
+type locationSet struct {
+	few  []string
+	many map[string]struct{}
+}
+
+func newLocationSet(locations []string) locationSet {
+	if len(locations) <= 8 {
+		return locationSet{few: locations}
+	}
+	m := make(map[string]struct{}, len(locations))
+	for _, l := range locations {
+		m[l] = struct{}{}
+	}
+	return locationSet{many: m}
+}
+
+func (s locationSet) has(l string) bool {
+	if s.many != nil {
+		_, ok := s.many[l]
+		return ok
+	}
+	return slices.Contains(s.few, l)
 }
 
 // Latest returns the newest entry of h; ok is false when h is empty.
@@ -102,6 +182,7 @@ func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record 
 		r    Record
 		keep bool // may not be disposed of
 	}
+	inUse := newLocationSet(opts.InUse)
 	es := make([]entry, 0, len(h))
 	for _, r := range h {
 		if r.Location == "" || r.Time.IsZero() {
@@ -109,7 +190,7 @@ func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record 
 		}
 		keep := r.Reason == ReasonUpdate && !opts.DisposeUpdate ||
 			r.Reason == ReasonUser && !opts.DisposeUser ||
-			slices.Contains(opts.InUse, r.Location)
+			inUse.has(r.Location)
 		es = append(es, entry{r, keep})
 	}
 	if len(es) == 0 {

@@ -22,6 +22,7 @@ type cluster struct {
 	statsCache map[flinkapi.JobID]cachedJob
 
 	horizon time.Time // the time advance is heading for
+	mayWait bool      // a job may wait for slots in CREATED: scheduleWaiting looks
 }
 
 type cachedJob struct {
@@ -77,34 +78,148 @@ func newCluster(s *Server) *cluster {
 	}
 }
 
-// advance runs the cluster's clock-driven events up to now, in time order.
-// The server's lock must be held.
+// advance runs the cluster's clock-driven events up to now, in time order
+// (ties: jobs in submission order, then disposals). The server's lock must
+// be held.
+//
+// It keeps the jobs' next events in a heap: an event changes its own job
+// and, through scheduleWaiting, the jobs it gives slots to, so only those
+// are looked at again, and catching up costs O(jobs + events × log jobs)
+// instead of a scan of every job per event.
 func (s *Server) advance(now time.Time) {
 	cl := s.cl
 	cl.horizon = now
+	q := eventQueue{pos: make([]int, 0, len(cl.jobs))}
+	for i := range cl.jobs {
+		q.pos = append(q.pos, -1)
+		q.update(cl, i)
+	}
 	for {
-		var bestT time.Time
-		var bestF func(time.Time)
-		for _, j := range cl.jobs {
-			if t, f := cl.nextEvent(j); f != nil && !t.After(now) && (bestF == nil || t.Before(bestT)) {
-				bestT, bestF = t, f
+		// The earliest job event; a stale entry is looked at again.
+		jobIdx := -1
+		var jobT time.Time
+		var jobF func(time.Time)
+		for len(q.ents) > 0 && !q.ents[0].t.After(now) {
+			e := q.ents[0]
+			t, f := cl.nextEvent(cl.jobs[e.idx])
+			if f != nil && t.Equal(e.t) {
+				jobIdx, jobT, jobF = e.idx, t, f
+				break
 			}
+			q.update(cl, e.idx)
 		}
-		for _, op := range cl.disposalsInOrder() {
-			if !op.done && !op.completeAt.After(now) && (bestF == nil || op.completeAt.Before(bestT)) {
-				bestT, bestF = op.completeAt, func(t time.Time) { s.finishDisposal(op, t) }
+		bestT, bestF := jobT, jobF
+		if len(cl.disposals) > 0 {
+			for _, op := range cl.disposalsInOrder() {
+				if !op.done && !op.completeAt.After(now) && (bestF == nil || op.completeAt.Before(bestT)) {
+					bestT, bestF = op.completeAt, func(t time.Time) { s.finishDisposal(op, t) }
+					jobIdx = -1
+				}
 			}
 		}
 		if bestF == nil {
 			break
 		}
 		bestF(bestT)
-		cl.scheduleWaiting(bestT)
+		if jobIdx >= 0 {
+			q.update(cl, jobIdx)
+		}
+		for _, i := range cl.scheduleWaiting(bestT) {
+			q.update(cl, i)
+		}
+		for i := len(q.pos); i < len(cl.jobs); i++ { // jobs an event added
+			q.pos = append(q.pos, -1)
+			q.update(cl, i)
+		}
 	}
 	for _, j := range cl.jobs {
 		s.syncFiles(j, now)
 	}
 	cl.expire(now)
+}
+
+// eventQueue is a min-heap of the jobs' next event times, ties by the
+// job's index in cluster.jobs (submission order).
+type eventQueue struct {
+	ents []queued
+	pos  []int // per job index: its place in ents, -1 if none
+}
+
+type queued struct {
+	t   time.Time
+	idx int
+}
+
+// update puts job i at the time of its next event, or takes it out if it
+// has none.
+func (q *eventQueue) update(cl *cluster, i int) {
+	t, f := cl.nextEvent(cl.jobs[i])
+	p := q.pos[i]
+	switch {
+	case f == nil && p < 0:
+	case f == nil:
+		last := len(q.ents) - 1
+		q.swap(p, last)
+		q.ents = q.ents[:last]
+		q.pos[i] = -1
+		if p < last {
+			q.fix(p)
+		}
+	case p < 0:
+		q.ents = append(q.ents, queued{t, i})
+		q.pos[i] = len(q.ents) - 1
+		q.up(len(q.ents) - 1)
+	default:
+		q.ents[p].t = t
+		q.fix(p)
+	}
+}
+
+func (q *eventQueue) less(a, b int) bool {
+	x, y := q.ents[a], q.ents[b]
+	return x.t.Before(y.t) || x.t.Equal(y.t) && x.idx < y.idx
+}
+
+func (q *eventQueue) swap(a, b int) {
+	q.ents[a], q.ents[b] = q.ents[b], q.ents[a]
+	q.pos[q.ents[a].idx], q.pos[q.ents[b].idx] = a, b
+}
+
+func (q *eventQueue) fix(p int) {
+	if !q.down(p) {
+		q.up(p)
+	}
+}
+
+func (q *eventQueue) up(p int) {
+	for p > 0 {
+		parent := (p - 1) / 2
+		if !q.less(p, parent) {
+			return
+		}
+		q.swap(p, parent)
+		p = parent
+	}
+}
+
+// down moves the entry at p down; it reports whether it moved.
+func (q *eventQueue) down(p int) bool {
+	start := p
+	for {
+		c := 2*p + 1
+		if c >= len(q.ents) {
+			break
+		}
+		if r := c + 1; r < len(q.ents) && q.less(r, c) {
+			c = r
+		}
+		if !q.less(c, p) {
+			break
+		}
+		q.swap(p, c)
+		p = c
+	}
+	return p > start
 }
 
 // nextEvent returns the job's earliest pending event and what it does.
@@ -193,19 +308,38 @@ func (cl *cluster) freeSlots() int {
 }
 
 // scheduleWaiting gives free slots to jobs waiting in CREATED, oldest
-// first.
-func (cl *cluster) scheduleWaiting(t time.Time) {
-	for _, j := range cl.jobs {
-		if !j.waitingSlots || j.state != flinkapi.JobCreated {
+// first, and returns the indexes (in cl.jobs) of the jobs it scheduled.
+func (cl *cluster) scheduleWaiting(t time.Time) []int {
+	if !cl.mayWait {
+		return nil
+	}
+	var started []int
+	free, waiting := 0, false
+	freeKnown := false
+	for i, j := range cl.jobs {
+		if !j.waitingSlots {
 			continue
 		}
-		if cl.freeSlots() < j.parallelism {
+		waiting = true
+		if j.state != flinkapi.JobCreated {
 			continue
 		}
+		if !freeKnown {
+			free, freeKnown = cl.freeSlots(), true
+		}
+		if free < j.parallelism {
+			continue
+		}
+		free -= j.parallelism
 		j.waitingSlots = false
 		j.usesSlots = true
 		j.schedule(t.Add(scheduleDelay), func(t time.Time) { cl.toRunning(j, t) })
+		started = append(started, i)
 	}
+	if !waiting {
+		cl.mayWait = false // until toCreated makes a job wait again
+	}
+	return started
 }
 
 // submit adds a job in INITIALIZING at t, restoring from initial (nil:
@@ -236,6 +370,7 @@ func (cl *cluster) toCreated(j *job, t time.Time) {
 		j.nextID = snap.checkpointID + 1
 	}
 	j.waitingSlots = true
+	cl.mayWait = true
 	j.slotDeadline = t.Add(slotTimeout)
 	cl.scheduleWaiting(t)
 }

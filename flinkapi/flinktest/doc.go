@@ -27,6 +27,19 @@
 // Flink does: 404 "Unable to load requested file <path>." for GET,
 // "Not found: <path>" for other methods.
 //
+// # Application clusters
+//
+// Server.Application gives one job of the server a JobManager endpoint of
+// its own, as an application cluster has: its job lists show only that
+// job, a request about another job is answered as for a job Flink does
+// not know, and with shutdownOnFinish (Flink's default) it stops
+// answering once its job ended, as an application cluster's JobManager
+// exits. Faults, the clock and JobManager restarts of the server apply to
+// it, and its savepoints lie on the server's one disk, so jobs of several
+// application clusters restore from each other's savepoints. A test's
+// Deployer runs the job on the server (a jar run with the job id and the
+// restore path) and hands out the Application's URL.
+//
 // # Versions
 //
 // WithVersion picks the Flink release the fake plays, 1.15 to 2.x. Routes

@@ -259,7 +259,7 @@ func TestJobsLists(t *testing.T) {
 		t.Errorf("ListJobs (-want +got):\n%s", diff)
 	}
 	ov, err := f.c.JobsOverview(f.ctx)
-	if err != nil || len(ov) != 2 || ov[1].ID != a || ov[1].Tasks["running"] != 2 || ov[1].Tasks["total"] != 2 {
+	if err != nil || len(ov) != 2 || ov[1].ID != a || ov[1].Tasks.Running != 2 || ov[1].Tasks.Total != 2 {
 		t.Errorf("JobsOverview %+v, %v", ov, err)
 	}
 }

@@ -353,8 +353,8 @@ func (s *suite) jobsOverview(t *testing.T) {
 	if j.Duration <= 0 {
 		t.Errorf("duration %v, want > 0", j.Duration)
 	}
-	if j.Tasks["total"] <= 0 || j.Tasks["running"] != j.Tasks["total"] {
-		t.Errorf("tasks %v, want all running", j.Tasks)
+	if j.Tasks.Total <= 0 || j.Tasks.Running != j.Tasks.Total {
+		t.Errorf("tasks %+v, want all running", j.Tasks)
 	}
 }
 
@@ -382,7 +382,7 @@ func (s *suite) jobDetails(t *testing.T) {
 		t.Fatal("no vertices")
 	}
 	for _, v := range d.Vertices {
-		if v.ID == "" || v.Name == "" || v.Parallelism != 1 || v.Status != "RUNNING" || v.Tasks["RUNNING"] != 1 {
+		if v.ID == "" || v.Name == "" || v.Parallelism != 1 || v.Status != "RUNNING" || v.Tasks.Running != 1 {
 			t.Errorf("vertex %+v: want id and name set, parallelism 1, RUNNING with one running task", v)
 		}
 	}

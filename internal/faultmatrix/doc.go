@@ -60,6 +60,54 @@
 //
 // -schedules=N changes the number of generated schedules.
 //
+// # The job controller
+//
+// TestControllerMatrix carries out every spec change (Changes: create,
+// update, suspend, resume, delete, rescale, restore request) with
+// lifecycle.Controller from a converged status, under every fault class
+// of Classes, aimed at the routes of the operation the change's action is
+// built from, and two long absences of the caller (ControllerClasses): an
+// answer lost with the caller away 6 minutes, past Flink's async store
+// duration, and a crash mid-action with 6 minutes away and one failed
+// read after. Each cell runs uninterrupted and with the status sent
+// through JSON into a fresh JobStatus and a fresh Controller after every
+// call; both keep the invariants and agree (outcome, requests). Then the
+// cell runs again once per crash point of its uninterrupted run and way of
+// crashing (CrashPoints): at every call that changed the cluster or
+// recorded an id or restore point, the caller crashes losing the call's
+// answer; after every call that changed the cluster it also crashes with
+// its status stored, stays away 6 minutes, and its first request after
+// fails once (-controller-all-crashes: both ways at every call that moved
+// the change on). TestControllerSchedules adds -controller-seeds (250)
+// generated scenarios (GenerateController): one to four faults and, in
+// half of them, a crash with up to 10 minutes away.
+//
+// Checked after every call: at most lifecycle.MaxRequestsPerCall
+// requests; a trigger or jar run only with the ids the status stored
+// before the call recorded, a job started only from the restore point
+// recorded before, and never without state while a savepoint or retained
+// checkpoint within the restart policy's maximum age exists; a cancel of
+// the stateful job only with a restore point recorded; the savepoint
+// history within lifecycle.MaxStoredSavepoints; never two live jobs; a
+// Reason always set, a requeue asked for and honoured on the fake's clock.
+// At the end: the spec converged (status.Converged) or the delete is done,
+// or the change ended named, not in flight, with a Reason its retry ends
+// with again (or after ControllerHorizon); every action ends within its
+// deadlines and ControllerMaxCalls calls; a job stopped or cancelled left
+// a restore point the status or the store names. TestControllerRequests
+// logs the requests per call during actions and per poll at rest
+// (CONTROLLER REQUESTS); TestControllerKnownBugs holds reproductions of
+// controller bugs not fixed yet, run with -known-bugs.
+//
+// A failing run prints its scenario, the broken invariants, its requests
+// and the command that runs only it:
+//
+//	go test ./internal/faultmatrix -run 'TestControllerMatrix/cells/503_x4/update$' -v
+//	go test ./internal/faultmatrix -run 'TestControllerMatrix/cells/reset_x2/delete$' -controller-crash=lost@6 -v
+//	go test ./internal/faultmatrix -run TestControllerSchedules -controller-seed=17 -v
+//
+// CONTROLLER_TRACE=1 prints every call that moves the change on.
+//
 // # Real Flink
 //
 // Faults cannot be injected into a real cluster, but some of what the
@@ -74,7 +122,9 @@
 //
 // TestMatrix renders the outcome of every cell (Table.Markdown) and fails
 // when the table between the fault-matrix markers of the repository's
-// README.md differs; -update writes it there:
+// README.md differs; TestControllerMatrix does the same with the
+// controller table between the controller-matrix markers; -update writes
+// them there:
 //
-//	go test ./internal/faultmatrix -run TestMatrix -update
+//	go test ./internal/faultmatrix -run 'TestMatrix|TestControllerMatrix' -update
 package faultmatrix

@@ -225,25 +225,41 @@ func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
 		e.v.add("invariant 4: the operation took %v on the clock, more than its deadlines allow (%v)", res.Elapsed, limit)
 	}
 	e.final(ctx, res)
+	res.Routes = routesOf(e.srv.Requests())
+	res.Violations = e.v.list
+	return res, nil
+}
+
+// withoutReplays returns reqs without the transport's replays: Go's HTTP
+// transport sends an idempotent request once more, at once, when the
+// reused connection it went out on broke; whether the connection was
+// reused is up to timing, not to the operation, so such replays are left
+// out.
+func withoutReplays(reqs []flinktest.Request) []flinktest.Request {
+	out := make([]flinktest.Request, 0, len(reqs))
 	var prev flinktest.Request
-	for i, r := range e.srv.Requests() {
-		// Go's HTTP transport sends an idempotent request once more, at
-		// once, when the reused connection it went out on broke; whether
-		// the connection was reused is up to timing, not to the
-		// operation, so such replays are left out.
+	for i, r := range reqs {
 		replay := i > 0 && prev.Status == 0 && r.Method == prev.Method && r.Path == prev.Path && r.Body == prev.Body && r.Time.Equal(prev.Time)
 		prev = r
-		if replay {
-			continue
+		if !replay {
+			out = append(out, r)
 		}
+	}
+	return out
+}
+
+// routesOf names the requests of reqs, without replays, by route and the
+// fault injected into them.
+func routesOf(reqs []flinktest.Request) []string {
+	var out []string
+	for _, r := range withoutReplays(reqs) {
 		name := r.Route
 		if r.Fault != "" {
 			name += " [" + r.Fault + "]"
 		}
-		res.Routes = append(res.Routes, name)
+		out = append(out, name)
 	}
-	res.Violations = e.v.list
-	return res, nil
+	return out
 }
 
 func setup(ctx context.Context, s Schedule) (*env, error) {
@@ -880,15 +896,21 @@ func Compare(run, resumed *Result) []string {
 				i, a.Location, b.Location, a.Attempts, b.Attempts, a.RestoreKind, b.RestoreKind, a.Recorded, b.Recorded))
 		}
 	}
-	n := min(len(run.Routes), len(resumed.Routes))
+	return append(out, compareRoutes(run.Routes, resumed.Routes)...)
+}
+
+// compareRoutes compares the requests of an uninterrupted and a resumed run.
+func compareRoutes(run, resumed []string) []string {
+	var out []string
+	n := min(len(run), len(resumed))
 	for i := range n {
-		if run.Routes[i] != resumed.Routes[i] {
-			out = append(out, fmt.Sprintf("resumable: request %d is %q uninterrupted, %q resumed", i, run.Routes[i], resumed.Routes[i]))
+		if run[i] != resumed[i] {
+			out = append(out, fmt.Sprintf("resumable: request %d is %q uninterrupted, %q resumed", i, run[i], resumed[i]))
 			return out
 		}
 	}
-	if len(run.Routes) != len(resumed.Routes) {
-		out = append(out, fmt.Sprintf("resumable: %d requests uninterrupted, %d resumed", len(run.Routes), len(resumed.Routes)))
+	if len(run) != len(resumed) {
+		out = append(out, fmt.Sprintf("resumable: %d requests uninterrupted, %d resumed", len(run), len(resumed)))
 	}
 	return out
 }

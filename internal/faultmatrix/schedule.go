@@ -234,6 +234,15 @@ func Generate(seed int64) Schedule {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x666d6174726978)) // "fmatrix"
 	op := Ops[r.IntN(len(Ops))]
 	s := Schedule{Seed: seed, Op: op, Version: Versions[r.IntN(len(Versions))], RestartAttempts: []int{0, 0, 2}[r.IntN(3)]}
+	s.Events = drawFaults(r, op)
+	return s
+}
+
+// drawFaults draws one to four faults at random routes of op (its
+// mutations and polls, or any), steps and times: the faults of a
+// generated schedule, also of the controller's (GenerateController).
+func drawFaults(r *rand.Rand, op Op) []Event {
+	var events []Event
 	routes := append(append([]string{""}, op.mutations()...), op.polls()...)
 	n := 1 + r.IntN(4)
 	for range n {
@@ -273,9 +282,9 @@ func Generate(seed int64) Schedule {
 			e.Step = 1 + r.IntN(20)
 			e.FailJob = true
 		}
-		s.Events = append(s.Events, e)
+		events = append(events, e)
 	}
-	return s
+	return events
 }
 
 // Class is a fault class of the deterministic matrix.

@@ -1,0 +1,344 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// appDeployer is a Deployer of application clusters on the fake: each
+// Deploy runs the job on the shared fake with its job id and restore
+// path, and serves it from an Application endpoint of its own, which
+// exits with its job unless the request's configuration keeps it
+// (execution.shutdown-on-application-finish: false, as
+// ApplicationConfiguration sets).
+type appDeployer struct {
+	t   *testing.T
+	srv *flinktest.Server
+	c   *flinkapi.Client // of the shared fake, to run the jobs
+	jar flinkapi.JarID
+
+	mu       sync.Mutex
+	apps     map[flinkapi.JobID]*flinktest.Application
+	deleted  map[string]bool
+	gone     []*flinktest.Application // deleted
+	requests []DeployRequest
+	fail     int  // Deploy calls that fail before doing anything
+	broken   bool // Deploy creates clusters whose JobManager never starts
+}
+
+func newAppDeployer(t *testing.T, srv *flinktest.Server, c *flinkapi.Client) *appDeployer {
+	t.Helper()
+	jar, err := c.UploadJarReader(context.Background(), "app.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &appDeployer{t: t, srv: srv, c: c, jar: jar, apps: map[flinkapi.JobID]*flinktest.Application{}, deleted: map[string]bool{}}
+	t.Cleanup(func() {
+		for _, a := range d.apps {
+			a.Close()
+		}
+	})
+	srv.ClearRequests()
+	return d
+}
+
+func clusterName(id flinkapi.JobID) string { return "app-" + string(id)[:12] }
+
+func (d *appDeployer) Deploy(ctx context.Context, req DeployRequest) (Cluster, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.requests = append(d.requests, req)
+	if d.fail > 0 {
+		d.fail--
+		return Cluster{}, errors.New("the cluster manager is unavailable")
+	}
+	if a, ok := d.apps[req.JobID]; ok {
+		return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
+	}
+	if d.broken {
+		a := d.srv.Application(req.JobID, true)
+		a.Close()
+		d.apps[req.JobID] = a
+		return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
+	}
+	conf := req.FlinkConfiguration
+	_, err := d.c.RunJar(ctx, d.jar, flinkapi.RunJarRequest{JobID: req.JobID, ProgramArgs: req.Args, Parallelism: req.Parallelism,
+		SavepointPath: conf["execution.savepoint.path"], AllowNonRestoredState: conf["execution.savepoint.ignore-unclaimed-state"] == "true",
+		FlinkConfiguration: conf})
+	if err != nil && !flinkapi.IsDuplicateJob(err) {
+		return Cluster{}, err
+	}
+	a := d.srv.Application(req.JobID, conf[ShutdownOnFinish] != "false")
+	d.apps[req.JobID] = a
+	return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
+}
+
+func (d *appDeployer) Delete(ctx context.Context, c Cluster) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.deleted[c.Name] = true
+	if a, ok := d.apps[c.JobID]; ok {
+		a.Close()
+		delete(d.apps, c.JobID)
+		d.gone = append(d.gone, a)
+		// The job goes with its cluster.
+		if info, ok := d.srv.Job(c.JobID); ok && !info.State.IsGloballyTerminal() {
+			if err := d.c.CancelJob(ctx, c.JobID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *appDeployer) Exists(_ context.Context, c Cluster) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	a, ok := d.apps[c.JobID]
+	return ok && a.Running(), nil
+}
+
+func (d *appDeployer) Client(c Cluster) (API, error) {
+	return flinkapi.NewClient(c.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+}
+
+// running are the application clusters whose JobManager runs.
+func (d *appDeployer) running() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for id, a := range d.apps {
+		if a.Running() {
+			out = append(out, clusterName(id))
+		}
+	}
+	return out
+}
+
+// TestUpgradeOnApplicationClusters: a job deployed in an application
+// cluster is upgraded: stopped with a savepoint in its cluster (whose
+// JobManager stays), started from it in a new one, and the old cluster
+// deleted once the new job runs. Uninterrupted and resumed after every
+// step.
+func TestUpgradeOnApplicationClusters(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			e := newEnv(t)
+			d := newAppDeployer(t, e.srv, e.c)
+			env := Env{Clock: e.srv.Clock()}
+			first, res := drive(t, e, func() Stepper {
+				return &Upgrade{Env: env, FirstDeploy: true, Name: "app/counter", Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+			}, resume)
+			if res.Outcome != OutcomeSucceeded || first.Cluster.IsZero() || first.Cluster.URL == e.srv.URL {
+				t.Fatalf("deploy: %s (%s), cluster %+v", res.Outcome, first.Reason, first.Cluster)
+			}
+			e.srv.Clock().Advance(5 * time.Second)
+			second, res := drive(t, e, func() Stepper {
+				return &Upgrade{Env: env, Job: first.NewJobID, Cluster: first.Cluster, Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+			}, resume)
+			if res.Outcome != OutcomeSucceeded || second.Location == "" || second.Cluster.Name == first.Cluster.Name {
+				t.Fatalf("upgrade: %s (%s), cluster %+v", res.Outcome, second.Reason, second.Cluster)
+			}
+			if !strings.Contains(second.Reason, "cluster "+first.Cluster.Name+" is deleted") || !d.deleted[first.Cluster.Name] {
+				t.Errorf("the old cluster was not deleted: %s", second.Reason)
+			}
+			if got := d.running(); len(got) != 1 || got[0] != second.Cluster.Name {
+				t.Errorf("running clusters %v, want only %s", got, second.Cluster.Name)
+			}
+			if j, _ := e.srv.Job(second.NewJobID); j.RestoredFrom != second.Location || j.State != flinkapi.JobRunning {
+				t.Errorf("new job %+v, want RUNNING from %s", j, second.Location)
+			}
+			for _, r := range d.requests {
+				if r.FlinkConfiguration[ShutdownOnFinish] != "false" || r.FlinkConfiguration["$internal.pipeline.job-id"] != string(r.JobID) {
+					t.Errorf("deploy request configuration %v", r.FlinkConfiguration)
+				}
+			}
+		})
+	}
+}
+
+// TestTeardownOnApplicationCluster: the teardown's savepoint is recorded,
+// then the job's cluster is deleted.
+func TestTeardownOnApplicationCluster(t *testing.T) {
+	e := newEnv(t)
+	d := newAppDeployer(t, e.srv, e.c)
+	env := Env{Clock: e.srv.Clock()}
+	first, _ := drive(t, e, func() Stepper {
+		return &Upgrade{Env: env, FirstDeploy: true, Name: "app/counter", Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+	}, true)
+	e.srv.Clock().Advance(5 * time.Second)
+	store := &MemoryStore{}
+	p, res := drive(t, e, func() Stepper {
+		return &Teardown{Env: env, Job: first.NewJobID, Store: store, Name: "app/counter", Deployer: d, Cluster: first.Cluster}
+	}, true)
+	rec, ok, _ := store.Get(context.Background(), "app/counter")
+	if res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Location || !d.deleted[first.Cluster.Name] || len(d.running()) != 0 {
+		t.Fatalf("teardown: %s (%s); stored %+v; running %v", res.Outcome, p.Reason, rec, d.running())
+	}
+}
+
+// TestRestartAfterTheClusterExited: a job whose application cluster
+// exited with it (the JobManager of a cluster without
+// shutdown-on-application-finish: false stops answering once its job
+// ended) counts as ended, not as an outage: the controller restarts it
+// from its latest savepoint in a new cluster at once.
+func TestRestartAfterTheClusterExited(t *testing.T) {
+	k := newCluster(t, true)
+	k.deployer = newAppDeployer(t, k.srv, k.c)
+	spec := k.spec("/out")
+	spec.Job.Args = append(spec.Job.Args, "--restart-attempts", "0")
+	k.settle("create", spec)
+	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	k.settle("update", spec) // a savepoint to restart from
+	lost, cl := k.st.JobID, k.st.Cluster
+	// The job's cluster exits with it.
+	k.deployer.mu.Lock()
+	app := k.deployer.apps[lost]
+	k.deployer.apps[lost] = k.srv.Application(lost, true)
+	k.deployer.mu.Unlock()
+	app.Close()
+	if err := k.srv.FailJob(lost, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(2 * time.Second)
+	k.until("restart", spec, 100, func(st *JobStatus) bool { return st.Action == ActionRestart && !st.InFlight() })
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == lost || k.st.Cluster.Name == cl.Name {
+		t.Fatalf("restart: %s (%s), job %s, cluster %+v", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, k.st.Cluster)
+	}
+	if k.job().RestoredFrom != k.st.Latest.Location {
+		t.Errorf("restarted from %q, want the latest savepoint %q", k.job().RestoredFrom, k.st.Latest.Location)
+	}
+	if got := k.deployer.running(); len(got) != 1 || got[0] != k.st.Cluster.Name {
+		t.Errorf("running clusters %v, want only %s", got, k.st.Cluster.Name)
+	}
+}
+
+// TestControllerApplicationClusters drives one job through its life in
+// application clusters, with no session cluster client at all: create,
+// update, failure and restart, suspend (its cluster deleted) and resume,
+// an update to a job that fails at start rolled back, delete with a final
+// savepoint and create again by the name. After each, exactly the
+// status's cluster runs, and one live job.
+func TestControllerApplicationClusters(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			k := newCluster(t, resume)
+			k.deployer = newAppDeployer(t, k.srv, k.c)
+			spec := k.spec("/out")
+			spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)}
+			one := func(what string) {
+				t.Helper()
+				if got := k.deployer.running(); len(got) != 1 || got[0] != k.st.Cluster.Name || len(k.live()) != 1 {
+					t.Fatalf("%s: running clusters %v, status cluster %q, live jobs %v", what, got, k.st.Cluster.Name, k.live())
+				}
+				if info, _ := k.srv.Job(k.st.JobID); info.State != flinkapi.JobRunning {
+					t.Fatalf("%s: job %s is %s", what, k.st.JobID, info.State)
+				}
+			}
+			k.settle("create", spec)
+			one("create")
+
+			k.srv.Clock().Advance(5 * time.Second)
+			spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+			k.settle("update", spec)
+			one("update")
+			if k.job().RestoredFrom == "" || k.job().RestoredFrom != k.st.UpgradeFrom.Location {
+				t.Errorf("update: restored from %q, upgrade from %q", k.job().RestoredFrom, k.st.UpgradeFrom.Location)
+			}
+
+			k.srv.Clock().Advance(5 * time.Second)
+			failed := k.st.JobID
+			if err := k.srv.FailJob(failed, "java.lang.RuntimeException: boom"); err != nil {
+				t.Fatal(err)
+			}
+			k.srv.Clock().Advance(2 * time.Second)
+			k.settle("restart", spec)
+			one("restart")
+			if k.st.JobID == failed || k.st.Restarts != 1 || !strings.Contains(k.st.Failure, "boom") {
+				t.Errorf("restart: job %s, restarts %d, failure %q", k.st.JobID, k.st.Restarts, k.st.Failure)
+			}
+
+			spec.State = DesiredSuspended
+			k.until("suspend", spec, 100, func(st *JobStatus) bool { return st.Suspended && !st.InFlight() })
+			if len(k.deployer.running()) != 0 || !k.st.Cluster.IsZero() || k.st.Latest.Location == "" {
+				t.Fatalf("suspend: running clusters %v, status cluster %+v, latest %+v", k.deployer.running(), k.st.Cluster, k.st.Latest)
+			}
+			spec.State = DesiredRunning
+			k.settle("resume", spec)
+			one("resume")
+			if k.job().RestoredFrom != k.st.Latest.Location {
+				t.Errorf("resume: restored from %q, want %q", k.job().RestoredFrom, k.st.Latest.Location)
+			}
+
+			stable := k.st.Deployed
+			bad := spec
+			bad.Job.Args = append(append([]string(nil), spec.Job.Args...), "--fail-at", "1")
+			k.until("rollback", bad, 300, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
+			if k.st.Progress.Outcome != OutcomeSucceeded || !k.st.Deployed.equal(stable) {
+				t.Fatalf("rollback: %s (%s)", k.st.Progress.Outcome, k.st.Progress.Reason)
+			}
+			k.call(bad, false)
+			one("rollback")
+
+			var done bool
+			for range 100 {
+				if res := k.call(spec, true); res.Done {
+					done = true
+					break
+				}
+			}
+			rec, ok, _ := k.store.Get(context.Background(), "app/counter")
+			if !done || !ok || len(k.deployer.running()) != 0 || len(k.live()) != 0 {
+				t.Fatalf("delete: done %v, stored %+v (%v), running clusters %v, live %v", done, rec, ok, k.deployer.running(), k.live())
+			}
+			k.st = JobStatus{}
+			k.settle("create again", spec)
+			one("create again")
+			if k.job().RestoredFrom != rec.Location {
+				t.Errorf("create again: restored from %q, want %q", k.job().RestoredFrom, rec.Location)
+			}
+			if k.maxRequests > MaxRequestsPerCall {
+				t.Errorf("a call sent %d requests; the bound is %d", k.maxRequests, MaxRequestsPerCall)
+			}
+		})
+	}
+}
+
+// TestUpgradeToAClusterThatDoesNotStart: the new cluster of an upgrade
+// never starts. The upgrade ends SubmitFailed naming it, at once (not at
+// its deadline), with the savepoint of the stopped job in the Progress,
+// and the controller keeps that savepoint as the latest restore point.
+func TestUpgradeToAClusterThatDoesNotStart(t *testing.T) {
+	k := newCluster(t, true)
+	k.deployer = newAppDeployer(t, k.srv, k.c)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	old := k.st.JobID
+	k.deployer.broken = true
+	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	start := k.srv.Clock().Now()
+	k.until("upgrade", spec, 100, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })
+	p := k.st.Progress
+	if p.Outcome != OutcomeSubmitFailed || !strings.Contains(p.Reason, "cluster "+p.Cluster.Name+" no longer exists") {
+		t.Fatalf("upgrade: %s (%s)", p.Outcome, p.Reason)
+	}
+	if took := k.srv.Clock().Now().Sub(start); took > time.Minute {
+		t.Errorf("the upgrade took %v on the clock to see its cluster gone", took)
+	}
+	if info, _ := k.srv.Job(old); info.State != flinkapi.JobFinished || p.Location == "" || k.st.Latest.Location != p.Location {
+		t.Errorf("old job %s; savepoint %q; latest %+v", info.State, p.Location, k.st.Latest)
+	}
+	if k.st.Reason != "UpgradeSubmitFailed" {
+		t.Errorf("reason %q", k.st.Reason)
+	}
+}
