@@ -280,13 +280,13 @@ func TestDeployRefusesBadInput(t *testing.T) {
 }
 
 func TestCommandLineAndConfiguration(t *testing.T) {
-	d := &Deployer{LibDir: "/flink/lib", WorkDir: "/work", Configuration: map[string]string{"state.backend.type": "rocksdb", "parallelism.default": "7"}}
+	d := &Deployer{LibDir: "/flink/lib", WorkDir: "/wd", Configuration: map[string]string{"state.backend.type": "rocksdb", "parallelism.default": "7"}}
 	req := lifecycle.DeployRequest{
 		JobID: "0123456789abcdef0123456789abcdef", JarFile: "/jobs/job.jar", EntryClass: "com.example.Job",
 		Args: []string{"--out", "/o"}, Parallelism: 2, RestorePath: "file:/sp/savepoint-1", AllowNonRestoredState: true,
 		FlinkConfiguration: map[string]string{"pipeline.name": "counter", lifecycle.ShutdownOnFinish: "true"},
 	}
-	l := newLayout("/work/" + ClusterName(req.JobID))
+	l := newLayout("/wd/" + ClusterName(req.JobID))
 	jm := strings.Join(d.jvmCommand("/usr/bin/java", l, roleJobManager, req), " ")
 	for _, want := range []string{
 		"/usr/bin/java -Xms384m -Xmx384m",
@@ -320,8 +320,8 @@ func TestCommandLineAndConfiguration(t *testing.T) {
 		lifecycle.ShutdownOnFinish:              "false", // ApplicationConfiguration wins
 		"execution.savepoint.path":              req.RestorePath,
 		SubmitFailedJob:                         "true",
-		"execution.checkpointing.savepoint-dir": "file:///work/savepoints",
-		"execution.checkpointing.dir":           "file:///work/checkpoints",
+		"execution.checkpointing.savepoint-dir": "file:///wd/savepoints",
+		"execution.checkpointing.dir":           "file:///wd/checkpoints",
 		"io.tmp.dirs":                           l.Tmp,
 	} {
 		if conf[k] != want {
