@@ -28,6 +28,10 @@ import (
 // JobManager exited) while its job's state cannot be read is taken as a
 // job that ended, never as an outage to wait out.
 //
+// Deploy may wait for the cluster to come up (localcluster waits until its
+// REST API answers, a few seconds), or return at once: a JobManager that
+// does not answer yet is waited for while the cluster exists.
+//
 // Every method may be called again after an error, and after a Step that
 // never returned: Deploy is idempotent for one job id (the cluster it
 // started for req.JobID before is returned, not a second one), Delete of a
@@ -92,20 +96,29 @@ const ShutdownOnFinish = "execution.shutdown-on-application-finish"
 
 // ApplicationConfiguration returns the Flink configuration of an
 // application cluster for req: req.FlinkConfiguration with the job id
-// ($internal.pipeline.job-id), the restore path (execution.savepoint.path
-// and execution.savepoint.ignore-unclaimed-state) and
+// ($internal.pipeline.job-id), the restore path and whether state may be
+// left unrestored (under the keys of Flink 1.20 and later,
+// execution.state-recovery.path and
+// execution.state-recovery.ignore-unclaimed-state, and under the older
+// execution.savepoint.* ones, which 1.15 to 1.19 read), and
 // execution.shutdown-on-application-finish: false. A Deployer writes it
-// into the cluster's configuration.
+// into the cluster's configuration. Flink's application entry point lets
+// its command line's savepoint settings win over the configuration: a
+// Deployer that starts it passes RestorePath and AllowNonRestoredState
+// there too (--fromSavepoint, --allowNonRestoredState), or the latter is
+// lost.
 func ApplicationConfiguration(req DeployRequest) map[string]string {
-	out := make(map[string]string, len(req.FlinkConfiguration)+4)
+	out := make(map[string]string, len(req.FlinkConfiguration)+6)
 	for k, v := range req.FlinkConfiguration {
 		out[k] = v
 	}
 	out["$internal.pipeline.job-id"] = string(req.JobID)
 	out[ShutdownOnFinish] = "false"
 	if req.RestorePath != "" {
+		out["execution.state-recovery.path"] = req.RestorePath
 		out["execution.savepoint.path"] = req.RestorePath
 		if req.AllowNonRestoredState {
+			out["execution.state-recovery.ignore-unclaimed-state"] = "true"
 			out["execution.savepoint.ignore-unclaimed-state"] = "true"
 		}
 	}

@@ -7,7 +7,7 @@
 //	<cluster>-config       ConfigMap: config.yaml (Flink 1.19+ and 2.x) and
 //	                       flink-conf.yaml (Flink 1.x), the same configuration
 //	<cluster>-jobmanager   Deployment, 1 replica: standalone-job --job-classname
-//	                       <entry class> --job-id <id> [--jars <jar>] [args...]
+//	                       <entry class> --job-id <id> [--fromSavepoint <path> [--allowNonRestoredState]] [--jars <jar>] [args...]
 //	<cluster>-jobmanager   Service: rpc 6123, blob 6124, rest 8081
 //	<cluster>-taskmanager  Deployment: taskmanager, parallelism over
 //	                       taskmanager.numberOfTaskSlots replicas
@@ -252,6 +252,15 @@ func (d *Deployer) objects(c lifecycle.Cluster, req lifecycle.DeployRequest) ([]
 		args = append(args, "--job-classname", req.EntryClass)
 	}
 	args = append(args, "--job-id", string(req.JobID))
+	// The entry point's savepoint options win over the configuration's:
+	// without --allowNonRestoredState it would be false whatever the
+	// configuration says.
+	if req.RestorePath != "" {
+		args = append(args, "--fromSavepoint", req.RestorePath)
+		if req.AllowNonRestoredState {
+			args = append(args, "--allowNonRestoredState")
+		}
+	}
 	if req.JarFile != "" && !strings.HasPrefix(req.JarFile, usrlib) {
 		args = append(args, "--jars", req.JarFile)
 	}
@@ -291,18 +300,12 @@ func selector(c lifecycle.Cluster, component string) map[string]string {
 
 // Configuration is the Flink configuration of cluster c running req:
 // req.FlinkConfiguration (lifecycle.ApplicationConfiguration's settings
-// included), the restore path and allowNonRestoredState also under Flink
-// 2's keys, the JobManager's address and ports, the TaskManagers' slots
+// included: the restore path and allowNonRestoredState under the keys of
+// Flink 1.20 and later and the older ones), the JobManager's address and ports, the TaskManagers' slots
 // (taskmanager.numberOfTaskSlots, 1 unless the job's configuration says)
 // and the job's parallelism.
 func Configuration(c lifecycle.Cluster, req lifecycle.DeployRequest) map[string]string {
 	conf := lifecycle.ApplicationConfiguration(req) // idempotent on a request that holds its settings
-	if p := conf["execution.savepoint.path"]; p != "" {
-		conf["execution.state-recovery.path"] = p
-		if v, ok := conf["execution.savepoint.ignore-unclaimed-state"]; ok {
-			conf["execution.state-recovery.ignore-unclaimed-state"] = v
-		}
-	}
 	conf["jobmanager.rpc.address"] = c.Name + "-jobmanager"
 	conf["jobmanager.rpc.port"] = strconv.Itoa(RPCPort)
 	conf["blob.server.port"] = strconv.Itoa(BlobPort)

@@ -143,7 +143,11 @@ func TestDeploy(t *testing.T) {
 	if jm.Name != c.Name+"-jobmanager" || *jm.Spec.Replicas != 1 || jm.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("jobmanager %s: %d replicas, strategy %s", jm.Name, *jm.Spec.Replicas, jm.Spec.Strategy.Type)
 	}
-	wantArgs := []string{"standalone-job", "--job-classname", flinktest.CounterJobClass, "--job-id", string(req.JobID), "--out", "/out"}
+	wantArgs := []string{"standalone-job", "--job-classname", flinktest.CounterJobClass, "--job-id", string(req.JobID)}
+	if req.RestorePath != "" {
+		wantArgs = append(wantArgs, "--fromSavepoint", req.RestorePath, "--allowNonRestoredState")
+	}
+	wantArgs = append(wantArgs, "--out", "/out")
 	ctr := checkPod(t, jm, c, "jobmanager")
 	if !slices.Equal(ctr.Args, wantArgs) {
 		t.Errorf("jobmanager args %q, want %q", ctr.Args, wantArgs)

@@ -88,9 +88,20 @@ func (k *kubelet) url(c lifecycle.Cluster) (string, error) {
 	}
 	par, _ := strconv.Atoi(conf["parallelism.default"])
 	id := flinkapi.JobID(args[4])
-	_, err := k.c.RunJar(ctx, k.jar, flinkapi.RunJarRequest{JobID: id, EntryClass: args[2], ProgramArgs: args[5:], Parallelism: par,
-		SavepointPath: conf["execution.savepoint.path"], AllowNonRestoredState: conf["execution.savepoint.ignore-unclaimed-state"] == "true",
-		FlinkConfiguration: conf})
+	// The entry point's savepoint options, as Flink reads them: they win
+	// over the configuration.
+	rest, restore, allow := args[5:], "", false
+	if len(rest) >= 2 && rest[0] == "--fromSavepoint" {
+		restore, rest = rest[1], rest[2:]
+		if len(rest) > 0 && rest[0] == "--allowNonRestoredState" {
+			allow, rest = true, rest[1:]
+		}
+	}
+	if restore != conf["execution.state-recovery.path"] {
+		return "", fmt.Errorf("jobmanager args restore from %q, the configuration from %q", restore, conf["execution.state-recovery.path"])
+	}
+	_, err := k.c.RunJar(ctx, k.jar, flinkapi.RunJarRequest{JobID: id, EntryClass: args[2], ProgramArgs: rest, Parallelism: par,
+		SavepointPath: restore, AllowNonRestoredState: allow, FlinkConfiguration: conf})
 	if err != nil && !flinkapi.IsDuplicateJob(err) {
 		return "", err
 	}
