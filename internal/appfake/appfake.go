@@ -137,7 +137,9 @@ func Name(id flinkapi.JobID) string {
 
 // Deploy starts an application cluster running the job of req and returns
 // it, or returns the cluster it started for req.JobID before if that was
-// not deleted. A cluster deleted before is never returned: a Deploy of its
+// not deleted. A jar run whose job started although its answer was an
+// error (a fault injected after the request took effect) starts the
+// cluster and returns the error: a later Deploy returns that cluster. A cluster deleted before is never returned: a Deploy of its
 // job id starts a new one, whose jar run finds the job Flink knows under
 // that id.
 func (d *Deployer) Deploy(ctx context.Context, req Request) (Cluster, error) {
@@ -157,22 +159,33 @@ func (d *Deployer) Deploy(ctx context.Context, req Request) (Cluster, error) {
 			SavepointPath: conf["execution.savepoint.path"], AllowNonRestoredState: conf["execution.savepoint.ignore-unclaimed-state"] == "true",
 			FlinkConfiguration: conf})
 		if err != nil && !flinkapi.IsDuplicateJob(err) {
-			return Cluster{}, err
+			if _, started := d.srv.Job(req.JobID); !started {
+				return Cluster{}, err
+			}
+			// The job started, its answer lost: the cluster exists, and
+			// the caller did not learn it.
+			cl := d.start(req.JobID, conf)
+			return Cluster{}, fmt.Errorf("appfake: cluster %s started, its answer lost: %w", cl.Name, err)
 		}
 	}
-	app := d.srv.Application(req.JobID, conf[ShutdownOnFinish] != "false")
+	return d.start(req.JobID, conf).Cluster, nil
+}
+
+// start registers a new cluster of job id with d.mu held.
+func (d *Deployer) start(id flinkapi.JobID, conf map[string]string) *cluster {
+	app := d.srv.Application(id, conf[ShutdownOnFinish] != "false")
 	if d.broken {
 		app.Close()
 	}
-	d.gens[req.JobID]++
-	name := Name(req.JobID)
-	if g := d.gens[req.JobID]; g > 1 {
+	d.gens[id]++
+	name := Name(id)
+	if g := d.gens[id]; g > 1 {
 		name = fmt.Sprintf("%s-%d", name, g)
 	}
-	cl := &cluster{Cluster: Cluster{Name: name, URL: app.URL, JobID: req.JobID}, app: app}
+	cl := &cluster{Cluster: Cluster{Name: name, URL: app.URL, JobID: id}, app: app}
 	d.clusters[name] = cl
-	d.current[req.JobID] = name
-	return cl.Cluster, nil
+	d.current[id] = name
+	return cl
 }
 
 // Delete deletes the cluster c names: its JobManager stops answering, and
