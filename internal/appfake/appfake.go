@@ -155,11 +155,12 @@ func (d *Deployer) Deploy(ctx context.Context, req Request) (Cluster, error) {
 	}
 	conf := req.Configuration
 	if !d.broken {
+		_, known := d.srv.Job(req.JobID)
 		_, err := d.c.RunJar(ctx, d.jar, flinkapi.RunJarRequest{JobID: req.JobID, ProgramArgs: req.Args, Parallelism: req.Parallelism,
 			SavepointPath: conf["execution.savepoint.path"], AllowNonRestoredState: conf["execution.savepoint.ignore-unclaimed-state"] == "true",
 			FlinkConfiguration: conf})
 		if err != nil && !flinkapi.IsDuplicateJob(err) {
-			if _, started := d.srv.Job(req.JobID); !started {
+			if _, started := d.srv.Job(req.JobID); known || !started {
 				return Cluster{}, err
 			}
 			// The job started, its answer lost: the cluster exists, and
