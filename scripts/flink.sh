@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Prepares a local Apache Flink VERSION for the integration tests:
-#   <cache>/VERSION/lib/                   runtime jars of a session cluster
+#   <cache>/VERSION/lib/                   runtime jars of a session cluster, and
+#                                          flink-container's application cluster
+#                                          entry point
 #   <cache>/VERSION/flinkkit-testjob.jar   the test job (dev.flinkkit.testjob.CounterJob)
 # <cache> is $FLINK_CACHE_DIR, or <repo>/.cache/flink by default.
 #
@@ -68,9 +70,31 @@ rm -f "$stamp"
 # Jars go to a fresh folder first, so a failed or changed resolution never
 # leaves a half-filled or mixed lib/ behind.
 rm -rf "$dest/lib.tmp"
-mvn_run "resolving the Flink runtime jars" \
-  -f "$repo/internal/flinkjars/pom.xml" -Dflink.version="$version" \
-  -Dflink.lib.dir="$dest/lib.tmp" package
+# flink-container is not published for every release (Maven Central has no
+# 1.20.5): the exact version is tried first, then the release's .0 (its one
+# class, StandaloneApplicationClusterEntryPoint, is the same across patch
+# releases; everything else stays at VERSION).
+resolve_jars() {
+  mvn -q -B -Dstyle.color=never -f "$repo/internal/flinkjars/pom.xml" \
+    -Dflink.version="$version" -Dflink.container.version="$1" \
+    -Dflink.lib.dir="$dest/lib.tmp" package >"$log" 2>&1
+}
+container="$version"
+if ! resolve_jars "$container"; then
+  fallback="${version%.*}.0"
+  if [[ "$fallback" != "$version" ]] && grep -q "flink-container:jar:$version" "$log"; then
+    echo "flink.sh: Maven Central has no flink-container $version; using flink-container $fallback" >&2
+    container="$fallback"
+    rm -rf "$dest/lib.tmp"
+    resolve_jars "$container" || { cat "$log" >&2; rm -rf "$dest/lib.tmp"; die "resolving the Flink runtime jars failed for Flink $version (see the Maven output above)"; }
+  else
+    cat "$log" >&2
+    rm -rf "$dest/lib.tmp"
+    die "resolving the Flink runtime jars failed for Flink $version (see the Maven output above)"
+  fi
+fi
+[[ -f "$dest/lib.tmp/flink-container-$container.jar" ]] ||
+  die "flink-container-$container.jar was not resolved into $dest/lib.tmp"
 [[ -f "$dest/lib.tmp/flink-runtime-$version.jar" ]] ||
   die "flink-runtime-$version.jar was not resolved into $dest/lib.tmp"
 rm -rf "$dest/lib"

@@ -52,6 +52,9 @@ type Config struct {
 	KeepWorkDir bool
 	// SkipPrepare does not run scripts/flink.sh; the jars must be in place.
 	SkipPrepare bool
+	// Application, if not nil, starts an application cluster that runs
+	// this job instead of a session cluster (see Application).
+	Application *Application
 }
 
 // Cluster is a running (or, with FLINK_URL, an external) Flink session
@@ -73,6 +76,9 @@ type Cluster struct {
 	// External is true when the cluster was not started by this process
 	// (StartFromEnv with FLINK_URL): process control methods then fail.
 	External bool
+	// Application is the job of an application cluster, with its defaults
+	// filled in (its JobID in particular); nil for a session cluster.
+	Application *Application
 
 	cfg        Config
 	layout     layout
@@ -140,6 +146,15 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 
+	var app *Application
+	if cfg.Application != nil {
+		a, err := cfg.Application.withDefaults(jar)
+		if err != nil {
+			return nil, err
+		}
+		app = &a
+	}
+
 	regDir := filepath.Join(cfg.CacheDir, "run")
 	reapLeftovers(regDir)
 
@@ -149,6 +164,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		TestJobJar:   jar,
 		TestJobClass: TestJobClass,
 		Slots:        cfg.Slots,
+		Application:  app,
 		cfg:          cfg,
 		java:         java,
 		regDir:       regDir,
@@ -199,7 +215,14 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 		c.Ports = Ports{REST: ports[0], JobManagerRPC: ports[1], Blob: ports[2]}
 		c.URL = "http://127.0.0.1:" + strconv.Itoa(c.Ports.REST)
-		conf := flinkConfig(c.layout, c.Ports, cfg.Slots, cfg.Extra)
+		extra := cfg.Extra
+		if app != nil {
+			extra = applicationConfig()
+			for k, v := range cfg.Extra {
+				extra[k] = v
+			}
+		}
+		conf := flinkConfig(c.layout, c.Ports, cfg.Slots, extra)
 		if err := os.WriteFile(filepath.Join(c.layout.Conf, "config.yaml"), renderYAML(conf), 0o644); err != nil {
 			c.cleanupWorkDir()
 			return nil, err
@@ -248,9 +271,22 @@ func javaBinary(java string) (string, error) {
 	return p, nil
 }
 
+// classpath is the JVMs' classpath: Flink's jars, and an application's jar.
+func (c *Cluster) classpath() []string {
+	cp := []string{filepath.Join(c.LibDir, "*")}
+	if c.Application != nil {
+		cp = append(cp, c.Application.JobJar)
+	}
+	return cp
+}
+
 func (c *Cluster) startJobManagerLocked() error {
-	argv := jvmCommand(c.java, c.LibDir, c.layout, "jobmanager",
-		defaultJobManagerMemory.jvmArgs(), jobManagerMainClass, nil)
+	mainClass, args := jobManagerMainClass, []string(nil)
+	if c.Application != nil {
+		mainClass, args = applicationMainClass, c.Application.programArgs()
+	}
+	argv := jvmCommandClasspath(c.java, c.classpath(), c.layout, "jobmanager",
+		defaultJobManagerMemory.jvmArgs(), mainClass, args)
 	p, err := startProc("jobmanager", argv, c.layout, c.regDir)
 	if err != nil {
 		return err
@@ -262,7 +298,7 @@ func (c *Cluster) startJobManagerLocked() error {
 func (c *Cluster) startTaskManagerLocked() error {
 	c.tmSeq++
 	id := fmt.Sprintf("flinkkit-tm-%d", c.tmSeq)
-	argv := jvmCommand(c.java, c.LibDir, c.layout, "taskmanager",
+	argv := jvmCommandClasspath(c.java, c.classpath(), c.layout, "taskmanager",
 		defaultTaskManagerMemory.jvmArgs(), taskManagerMainClass,
 		[]string{"-D", "taskmanager.resource-id=" + id})
 	p, err := startProc("taskmanager", argv, c.layout, c.regDir)

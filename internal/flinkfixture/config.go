@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/flinkkit/flinkkit/internal/flinkjvm"
 )
 
 // Ports are the fixed TCP ports of one cluster's JobManager, all on
@@ -106,32 +107,8 @@ var (
 
 func mib(n int) string { return strconv.Itoa(n) + "m" }
 
-// javaModuleFlags opens the JDK internals that Flink reaches into. Flink's
-// distribution passes this list to every JVM through env.java.opts.all in its
-// default config.yaml; that key is read only by Flink's shell scripts, so the
-// fixture passes the flags itself.
-var javaModuleFlags = []string{
-	"--add-exports=java.base/sun.net.util=ALL-UNNAMED",
-	"--add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED",
-	"--add-exports=jdk.compiler/com.sun.tools.javac.api=ALL-UNNAMED",
-	"--add-exports=jdk.compiler/com.sun.tools.javac.file=ALL-UNNAMED",
-	"--add-exports=jdk.compiler/com.sun.tools.javac.parser=ALL-UNNAMED",
-	"--add-exports=jdk.compiler/com.sun.tools.javac.tree=ALL-UNNAMED",
-	"--add-exports=jdk.compiler/com.sun.tools.javac.util=ALL-UNNAMED",
-	"--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED",
-	"--add-opens=java.base/java.lang=ALL-UNNAMED",
-	"--add-opens=java.base/java.net=ALL-UNNAMED",
-	"--add-opens=java.base/java.io=ALL-UNNAMED",
-	"--add-opens=java.base/java.nio=ALL-UNNAMED",
-	"--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-	"--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-	"--add-opens=java.base/java.text=ALL-UNNAMED",
-	"--add-opens=java.base/java.time=ALL-UNNAMED",
-	"--add-opens=java.base/java.util=ALL-UNNAMED",
-	"--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-	"--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-	"--add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED",
-}
+// javaModuleFlags are the JDK module flags of every Flink JVM.
+var javaModuleFlags = flinkjvm.ModuleFlags
 
 // Entry points of the two processes.
 const (
@@ -222,44 +199,9 @@ func flinkConfig(l layout, p Ports, slots int, extra map[string]string) map[stri
 	return c
 }
 
-// renderYAML writes flat "key: value" lines in key order. Every value is a
-// double-quoted YAML string; Flink parses each option from its string form.
+// renderYAML is the content of a config.yaml (flinkjvm.RenderYAML).
 func renderYAML(entries map[string]string) []byte {
-	keys := make([]string, 0, len(entries))
-	for k := range entries {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString("# Written by flinkkit's test fixture (internal/flinkfixture).\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s: %s\n", k, yamlQuote(entries[k]))
-	}
-	return []byte(b.String())
-}
-
-// yamlQuote returns s as a YAML double-quoted scalar.
-func yamlQuote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return flinkjvm.RenderYAML("Written by flinkkit's test fixture (internal/flinkfixture).", entries)
 }
 
 // log4jConfig sends each process's log to the file named by the log.file
@@ -290,6 +232,11 @@ logger.hadoop.level = WARN
 
 // jvmCommand is the java command line of one Flink process.
 func jvmCommand(java, lib string, l layout, role string, memArgs []string, mainClass string, progArgs []string) []string {
+	return jvmCommandClasspath(java, []string{filepath.Join(lib, "*")}, l, role, memArgs, mainClass, progArgs)
+}
+
+// jvmCommandClasspath is jvmCommand with the classpath's entries.
+func jvmCommandClasspath(java string, classpath []string, l layout, role string, memArgs []string, mainClass string, progArgs []string) []string {
 	args := []string{java}
 	args = append(args, memArgs...)
 	args = append(args, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
@@ -299,7 +246,7 @@ func jvmCommand(java, lib string, l layout, role string, memArgs []string, mainC
 		"-Dlog.file="+filepath.Join(l.Logs, role+".log"),
 		"-Dlog4j.configurationFile=file:"+filepath.Join(l.Conf, "log4j.properties"),
 		"-Dflinkkit.workdir="+l.Work,
-		"-classpath", filepath.Join(lib, "*"),
+		"-classpath", strings.Join(classpath, string(filepath.ListSeparator)),
 		mainClass,
 		"--configDir", l.Conf,
 	)

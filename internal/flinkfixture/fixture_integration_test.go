@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -25,36 +26,31 @@ import (
 const testSlots = 4
 
 var (
-	cluster   *Cluster
-	testJarID string // the test job jar, uploaded once
+	cluster    *Cluster
+	clusterErr error
+	clusterOne sync.Once
+	testJarID  string // the test job jar, uploaded once
 )
 
 func TestMain(m *testing.M) {
 	os.Exit(runMain(m))
 }
 
+// runMain runs the tests; the package's session cluster is started by the
+// first test that uses it (so that the application cluster tests, which
+// start clusters of their own, never run beside it) and stopped at the end.
 func runMain(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	t0 := time.Now()
-	c, err := StartFromEnv(ctx, Config{Slots: testSlots})
-	if err == ErrNotConfigured {
+	if os.Getenv("FLINK_VERSION") == "" && os.Getenv("FLINK_URL") == "" {
 		// Under the integration tag a missing cluster is a failure, never a
 		// quiet pass: `make integration` always sets FLINK_VERSION.
-		fmt.Fprintln(os.Stderr, "flinkfixture: the integration tests need a cluster:", err)
+		fmt.Fprintln(os.Stderr, "flinkfixture: the integration tests need a cluster:", ErrNotConfigured)
 		return 1
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	fmt.Printf("flinkfixture: Flink %s at %s ready in %v (workdir %s)\n",
-		c.FlinkVersion, c.URL, time.Since(t0).Round(time.Millisecond), c.WorkDir)
-	for _, p := range c.Processes() {
-		fmt.Printf("flinkfixture: %s pid %d RSS %d MiB after start\n", p.Role, p.PID, p.RSS>>20)
-	}
-	cluster = c
 	code := m.Run()
+	c := cluster
+	if c == nil {
+		return code
+	}
 	for _, p := range c.Processes() {
 		fmt.Printf("flinkfixture: %s pid %d RSS %d MiB at the end\n", p.Role, p.PID, p.RSS>>20)
 	}
@@ -72,18 +68,40 @@ func runMain(m *testing.M) int {
 	return code
 }
 
+// sessionCluster starts the package's session cluster once.
+func sessionCluster() (*Cluster, error) {
+	clusterOne.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		t0 := time.Now()
+		c, err := StartFromEnv(ctx, Config{Slots: testSlots})
+		if err != nil {
+			clusterErr = err
+			return
+		}
+		fmt.Printf("flinkfixture: Flink %s at %s ready in %v (workdir %s)\n",
+			c.FlinkVersion, c.URL, time.Since(t0).Round(time.Millisecond), c.WorkDir)
+		for _, p := range c.Processes() {
+			fmt.Printf("flinkfixture: %s pid %d RSS %d MiB after start\n", p.Role, p.PID, p.RSS>>20)
+		}
+		cluster = c
+	})
+	return cluster, clusterErr
+}
+
 // use returns the shared cluster and prints its logs if the test fails.
 func use(t *testing.T) *Cluster {
 	t.Helper()
-	if cluster == nil {
-		t.Skip("no cluster")
+	c, err := sessionCluster()
+	if err != nil {
+		t.Fatalf("the session cluster did not start: %v", err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Log("cluster logs:\n" + cluster.Logs())
+			t.Log("cluster logs:\n" + c.Logs())
 		}
 	})
-	return cluster
+	return c
 }
 
 func ownProcesses(t *testing.T, c *Cluster) {

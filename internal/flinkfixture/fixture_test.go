@@ -358,3 +358,35 @@ func TestPortTaken(t *testing.T) {
 		t.Error("a BindException is not recognised")
 	}
 }
+
+func TestApplicationProgramArgs(t *testing.T) {
+	a := Application{JobClass: "C", JobID: "0123456789abcdef0123456789abcdef", Args: []string{"--out", "/o"},
+		RestorePath: "file:/sp", AllowNonRestoredState: true}
+	got := strings.Join(a.programArgs(), " ")
+	want := "--job-classname C --job-id 0123456789abcdef0123456789abcdef --fromSavepoint file:/sp --allowNonRestoredState -- --out /o"
+	if got != want {
+		t.Errorf("program args:\n got %s\nwant %s", got, want)
+	}
+	a.RestorePath, a.Args = "", nil
+	if got := strings.Join(a.programArgs(), " "); got != "--job-classname C --job-id 0123456789abcdef0123456789abcdef" {
+		t.Errorf("program args without restore path and arguments: %s", got)
+	}
+	jar := filepath.Join(t.TempDir(), "job.jar")
+	if err := os.WriteFile(jar, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Application{}.withDefaults(jar)
+	if err != nil || d.JobClass != TestJobClass || d.JobJar != jar || !jobIDPattern.MatchString(d.JobID) {
+		t.Errorf("defaults: %+v, %v", d, err)
+	}
+	if _, err := (Application{JobID: "nope"}).withDefaults(jar); err == nil {
+		t.Error("a malformed job id was accepted")
+	}
+	if _, err := (Application{}).withDefaults(jar + ".missing"); err == nil {
+		t.Error("a missing jar was accepted")
+	}
+	argv := jvmCommandClasspath("java", []string{"/lib/*", jar}, newLayout("/w"), "jobmanager", nil, applicationMainClass, nil)
+	if j := strings.Join(argv, " "); !strings.Contains(j, "-classpath /lib/*:"+jar+" "+applicationMainClass) {
+		t.Errorf("command line: %s", j)
+	}
+}

@@ -38,3 +38,26 @@ func Example() {
 	// rollback: true unless stable within 5m0s
 	// valid: true
 }
+
+// A FlinkJob in the Application mode (config/samples/flinkjob-application.yaml):
+// the image of its application clusters and the job's jar inside it.
+func Example_application() {
+	b, err := os.ReadFile("../../config/samples/flinkjob-application.yaml")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var job v1alpha1.FlinkJob
+	if err := yaml.UnmarshalStrict(b, &job); err != nil {
+		fmt.Println(err)
+		return
+	}
+	spec := job.Spec
+	fmt.Println(job.Name, spec.Mode, spec.Application.Image)
+	fmt.Println(spec.Job.JarFile, spec.Job.EntryClass, "parallelism", spec.Job.Parallelism)
+	fmt.Println("valid:", spec.Validate() == nil)
+	// Output:
+	// counter-app Application registry.example.com/flinkkit-testjob:1.20.5
+	// /opt/flink/usrlib/flinkkit-testjob.jar dev.flinkkit.testjob.CounterJob parallelism 2
+	// valid: true
+}

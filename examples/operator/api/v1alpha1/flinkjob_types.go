@@ -6,11 +6,53 @@ import (
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
-// FlinkJobSpec is the job the user wants: flinkkit's lifecycle.JobSpec as
-// it is (job, state, update, restart, health, rescale, savepoints,
-// restore, rollback and allowCancelWithoutState at the top of the spec).
+// FlinkJobSpec is the job the user wants: where it runs (mode, and the
+// application cluster of the Application mode), and flinkkit's
+// lifecycle.JobSpec as it is (job, state, update, restart, health,
+// rescale, savepoints, restore, rollback and allowCancelWithoutState at
+// the top of the spec).
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.mode) || self.mode != 'Application' || has(self.application)",message="mode Application needs application.image"
 type FlinkJobSpec struct {
+	// Mode is where the job runs: Session (the default), a jar run on the
+	// session cluster the operator was started for; or Application, a
+	// Flink application cluster of its own per job, which the operator
+	// creates from Application.
+	// +kubebuilder:validation:Enum=Session;Application
+	// +optional
+	Mode Mode `json:"mode,omitempty"`
+	// Application is the application cluster of the Application mode.
+	// +optional
+	Application *ApplicationCluster `json:"application,omitempty"`
+
 	lifecycle.JobSpec `json:",inline"`
+}
+
+// Mode is where a FlinkJob's job runs.
+type Mode string
+
+// The modes of a FlinkJob.
+const (
+	// ModeSession runs the job on the operator's session cluster (jar
+	// upload and run).
+	ModeSession Mode = "Session"
+	// ModeApplication runs each job in an application cluster of its own:
+	// a JobManager Deployment and Service and a TaskManager Deployment,
+	// started with the job's id and restore path in their Flink
+	// configuration; spec.job.jarFile is then the job's jar inside the
+	// image.
+	ModeApplication Mode = "Application"
+)
+
+// ApplicationCluster is the application cluster a job runs in, in the
+// Application mode. The job is spec.job: its entry class, arguments,
+// parallelism (TaskManagers: parallelism over
+// taskmanager.numberOfTaskSlots, 1 by default) and Flink configuration.
+type ApplicationCluster struct {
+	// Image is the Flink image with the job's jar: in /opt/flink/usrlib,
+	// Flink's user library, or at spec.job.jarFile (passed with --jars).
+	// +kubebuilder:validation:MinLength=1
+	Image string `json:"image"`
 }
 
 // FlinkJobStatus is what the operator observed and did: flinkkit's
@@ -29,9 +71,9 @@ type FlinkJobStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// FlinkJob is a Flink streaming job on a session cluster, kept as its spec
-// says through updates, failures, suspension and deletion by flinkkit's
-// lifecycle.Controller.
+// FlinkJob is a Flink streaming job, on a session cluster or in an
+// application cluster of its own, kept as its spec says through updates,
+// failures, suspension and deletion by flinkkit's lifecycle.Controller.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -1,5 +1,7 @@
 // Command operator runs the FlinkJob controller against a Flink session
-// cluster:
+// cluster, and, for FlinkJobs in the Application mode, in application
+// clusters it creates in the FlinkJob's namespace (it then runs inside the
+// Kubernetes cluster, to reach their Services):
 //
 //	operator --flink-url http://flink-jobmanager:8081 [--restore-points DIR]
 //

@@ -18,6 +18,13 @@
 //	r.Client.Status().Update(ctx, job) // whatever happened, before anything else
 //	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err
 //
+// In the Application mode (spec.mode: Application) the Controller also
+// gets the FlinkJob's appcluster.Deployer: every job runs in an
+// application cluster of its own, whose Kubernetes objects (ConfigMap,
+// JobManager Deployment and Service, TaskManager Deployment) are owned by
+// the FlinkJob, and the job is read and stopped through that cluster's
+// REST API (status.cluster), never the session cluster's.
+//
 // A call never waits: it steps the action in flight once, or observes
 // the job at rest and starts the action the spec asks for, and sends at
 // most lifecycle.MaxRequestsPerCall requests. Whatever the next request

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
+	"github.com/flinkkit/flinkkit/examples/operator/internal/appcluster"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
@@ -45,6 +46,10 @@ type FlinkJobReconciler struct {
 	// *flinkapi.Client with flinkapi.NoRetry: the controller retries with
 	// backoff through RequeueAfter, so nothing sleeps in a reconcile.
 	Flink lifecycle.API
+	// ClusterURL, if set, is the address of an application cluster's REST
+	// API in the Application mode (a port-forward, a test's fake); nil:
+	// the cluster's Service (appcluster.Deployer.URL).
+	ClusterURL func(lifecycle.Cluster) (string, error)
 	// Recorder, if set, receives an event for every phase change of the
 	// controller's operations, and a warning when a FlinkJob goes without
 	// its job's state.
@@ -115,13 +120,18 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 
 // controller is the lifecycle.Controller of job: the reconciler's Flink
 // client, timing, clock and store, the FlinkJob's name, its events and
-// the reconcile's logger.
+// the reconcile's logger; in the Application mode, the Deployer of its
+// application clusters, through whose clients it reads the job.
 func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.FlinkJob) *lifecycle.Controller {
-	return &lifecycle.Controller{
+	c := &lifecycle.Controller{
 		Env: lifecycle.Env{Client: r.Flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job),
 			Logger: slog.New(logr.ToSlogHandler(log.FromContext(ctx)))},
 		Store: r.Store, Name: job.Namespace + "/" + job.Name, PollInterval: r.PollInterval, RetryInterval: r.RetryInterval,
 	}
+	if job.Spec.Mode == v1alpha1.ModeApplication {
+		c.Deployer = &appcluster.Deployer{Kube: r.Client, Job: job, URL: r.ClusterURL}
+	}
+	return c
 }
 
 // ready is the Ready condition of job's status: True while the job runs

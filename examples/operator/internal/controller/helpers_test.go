@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -71,6 +72,9 @@ func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
 func newFakeClient(t *testing.T) client.Client {
 	t.Helper()
 	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil { // the application clusters' objects
+		t.Fatal(err)
+	}
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +97,12 @@ func (h *harness) spec() v1alpha1.FlinkJobSpec {
 }
 
 // create creates the FlinkJob. The fake client does not maintain
-// metadata.generation, so the tests set it as the API server would.
+// metadata.generation and metadata.uid, so the tests set them as the API
+// server would.
 func (h *harness) create(spec v1alpha1.FlinkJobSpec) {
 	h.t.Helper()
 	job := &v1alpha1.FlinkJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: h.key.Namespace, Name: h.key.Name, Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.key.Namespace, Name: h.key.Name, Generation: 1, UID: types.UID("uid-" + h.key.Name)},
 		Spec:       spec,
 	}
 	if err := h.k8s.Create(context.Background(), job); err != nil {
