@@ -1,128 +1,52 @@
 package lifecycle
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/appfake"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// appDeployer is a Deployer of application clusters on the fake: each
-// Deploy runs the job on the shared fake with its job id and restore
-// path, and serves it from an Application endpoint of its own, which
-// exits with its job unless the request's configuration keeps it
-// (execution.shutdown-on-application-finish: false, as
+// appDeployer is the Deployer of application clusters of package
+// appfake: each Deploy runs the job on the shared fake with its job id
+// and restore path, and serves it from an Application endpoint of its
+// own, which exits with its job unless the request's configuration keeps
+// it (execution.shutdown-on-application-finish: false, as
 // ApplicationConfiguration sets).
-type appDeployer struct {
-	t   *testing.T
-	srv *flinktest.Server
-	c   *flinkapi.Client // of the shared fake, to run the jobs
-	jar flinkapi.JarID
+type appDeployer struct{ *appfake.Deployer }
 
-	mu       sync.Mutex
-	apps     map[flinkapi.JobID]*flinktest.Application
-	deleted  map[string]bool
-	gone     []*flinktest.Application // deleted
-	requests []DeployRequest
-	fail     int  // Deploy calls that fail before doing anything
-	broken   bool // Deploy creates clusters whose JobManager never starts
-}
-
-func newAppDeployer(t *testing.T, srv *flinktest.Server, c *flinkapi.Client) *appDeployer {
+func newAppDeployer(t *testing.T, srv *flinktest.Server) *appDeployer {
 	t.Helper()
-	jar, err := c.UploadJarReader(context.Background(), "app.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	d, err := appfake.New(context.Background(), srv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &appDeployer{t: t, srv: srv, c: c, jar: jar, apps: map[flinkapi.JobID]*flinktest.Application{}, deleted: map[string]bool{}}
-	t.Cleanup(func() {
-		for _, a := range d.apps {
-			a.Close()
-		}
-	})
+	t.Cleanup(d.Close)
 	srv.ClearRequests()
-	return d
+	return &appDeployer{d}
 }
 
-func clusterName(id flinkapi.JobID) string { return "app-" + string(id)[:12] }
-
 func (d *appDeployer) Deploy(ctx context.Context, req DeployRequest) (Cluster, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.requests = append(d.requests, req)
-	if d.fail > 0 {
-		d.fail--
-		return Cluster{}, errors.New("the cluster manager is unavailable")
-	}
-	if a, ok := d.apps[req.JobID]; ok {
-		return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
-	}
-	if d.broken {
-		a := d.srv.Application(req.JobID, true)
-		a.Close()
-		d.apps[req.JobID] = a
-		return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
-	}
-	conf := req.FlinkConfiguration
-	_, err := d.c.RunJar(ctx, d.jar, flinkapi.RunJarRequest{JobID: req.JobID, ProgramArgs: req.Args, Parallelism: req.Parallelism,
-		SavepointPath: conf["execution.savepoint.path"], AllowNonRestoredState: conf["execution.savepoint.ignore-unclaimed-state"] == "true",
-		FlinkConfiguration: conf})
-	if err != nil && !flinkapi.IsDuplicateJob(err) {
-		return Cluster{}, err
-	}
-	a := d.srv.Application(req.JobID, conf[ShutdownOnFinish] != "false")
-	d.apps[req.JobID] = a
-	return Cluster{Name: clusterName(req.JobID), URL: a.URL, JobID: req.JobID}, nil
+	c, err := d.Deployer.Deploy(ctx, appfake.Request{JobID: req.JobID, Args: req.Args, Parallelism: req.Parallelism, Configuration: req.FlinkConfiguration})
+	return Cluster(c), err
 }
 
 func (d *appDeployer) Delete(ctx context.Context, c Cluster) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.deleted[c.Name] = true
-	if a, ok := d.apps[c.JobID]; ok {
-		a.Close()
-		delete(d.apps, c.JobID)
-		d.gone = append(d.gone, a)
-		// The job goes with its cluster.
-		if info, ok := d.srv.Job(c.JobID); ok && !info.State.IsGloballyTerminal() {
-			if err := d.c.CancelJob(ctx, c.JobID); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return d.Deployer.Delete(ctx, appfake.Cluster(c))
 }
 
 func (d *appDeployer) Exists(_ context.Context, c Cluster) (bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	a, ok := d.apps[c.JobID]
-	return ok && a.Running(), nil
+	return d.Deployer.Exists(appfake.Cluster(c)), nil
 }
 
 func (d *appDeployer) Client(c Cluster) (API, error) {
-	return flinkapi.NewClient(c.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
-}
-
-// running are the application clusters whose JobManager runs.
-func (d *appDeployer) running() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var out []string
-	for id, a := range d.apps {
-		if a.Running() {
-			out = append(out, clusterName(id))
-		}
-	}
-	return out
+	return d.Deployer.Client(appfake.Cluster(c))
 }
 
 // TestUpgradeOnApplicationClusters: a job deployed in an application
@@ -134,7 +58,7 @@ func TestUpgradeOnApplicationClusters(t *testing.T) {
 	for _, resume := range []bool{false, true} {
 		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
 			e := newEnv(t)
-			d := newAppDeployer(t, e.srv, e.c)
+			d := newAppDeployer(t, e.srv)
 			env := Env{Clock: e.srv.Clock()}
 			first, res := drive(t, e, func() Stepper {
 				return &Upgrade{Env: env, FirstDeploy: true, Name: "app/counter", Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
@@ -149,18 +73,18 @@ func TestUpgradeOnApplicationClusters(t *testing.T) {
 			if res.Outcome != OutcomeSucceeded || second.Location == "" || second.Cluster.Name == first.Cluster.Name {
 				t.Fatalf("upgrade: %s (%s), cluster %+v", res.Outcome, second.Reason, second.Cluster)
 			}
-			if !strings.Contains(second.Reason, "cluster "+first.Cluster.Name+" is deleted") || !d.deleted[first.Cluster.Name] {
+			if !strings.Contains(second.Reason, "cluster "+first.Cluster.Name+" is deleted") || !d.Deleted(first.Cluster.Name) {
 				t.Errorf("the old cluster was not deleted: %s", second.Reason)
 			}
-			if got := d.running(); len(got) != 1 || got[0] != second.Cluster.Name {
+			if got := d.Running(); len(got) != 1 || got[0] != second.Cluster.Name {
 				t.Errorf("running clusters %v, want only %s", got, second.Cluster.Name)
 			}
 			if j, _ := e.srv.Job(second.NewJobID); j.RestoredFrom != second.Location || j.State != flinkapi.JobRunning {
 				t.Errorf("new job %+v, want RUNNING from %s", j, second.Location)
 			}
-			for _, r := range d.requests {
-				if r.FlinkConfiguration[ShutdownOnFinish] != "false" || r.FlinkConfiguration["$internal.pipeline.job-id"] != string(r.JobID) {
-					t.Errorf("deploy request configuration %v", r.FlinkConfiguration)
+			for _, r := range d.Requests() {
+				if r.Configuration[ShutdownOnFinish] != "false" || r.Configuration["$internal.pipeline.job-id"] != string(r.JobID) {
+					t.Errorf("deploy request configuration %v", r.Configuration)
 				}
 			}
 		})
@@ -171,7 +95,7 @@ func TestUpgradeOnApplicationClusters(t *testing.T) {
 // then the job's cluster is deleted.
 func TestTeardownOnApplicationCluster(t *testing.T) {
 	e := newEnv(t)
-	d := newAppDeployer(t, e.srv, e.c)
+	d := newAppDeployer(t, e.srv)
 	env := Env{Clock: e.srv.Clock()}
 	first, _ := drive(t, e, func() Stepper {
 		return &Upgrade{Env: env, FirstDeploy: true, Name: "app/counter", Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
@@ -182,8 +106,8 @@ func TestTeardownOnApplicationCluster(t *testing.T) {
 		return &Teardown{Env: env, Job: first.NewJobID, Store: store, Name: "app/counter", Deployer: d, Cluster: first.Cluster}
 	}, true)
 	rec, ok, _ := store.Get(context.Background(), "app/counter")
-	if res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Location || !d.deleted[first.Cluster.Name] || len(d.running()) != 0 {
-		t.Fatalf("teardown: %s (%s); stored %+v; running %v", res.Outcome, p.Reason, rec, d.running())
+	if res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Location || !d.Deleted(first.Cluster.Name) || len(d.Running()) != 0 {
+		t.Fatalf("teardown: %s (%s); stored %+v; running %v", res.Outcome, p.Reason, rec, d.Running())
 	}
 }
 
@@ -194,7 +118,7 @@ func TestTeardownOnApplicationCluster(t *testing.T) {
 // from its latest savepoint in a new cluster at once.
 func TestRestartAfterTheClusterExited(t *testing.T) {
 	k := newCluster(t, true)
-	k.deployer = newAppDeployer(t, k.srv, k.c)
+	k.deployer = newAppDeployer(t, k.srv)
 	spec := k.spec("/out")
 	spec.Job.Args = append(spec.Job.Args, "--restart-attempts", "0")
 	k.settle("create", spec)
@@ -202,11 +126,9 @@ func TestRestartAfterTheClusterExited(t *testing.T) {
 	k.settle("update", spec) // a savepoint to restart from
 	lost, cl := k.st.JobID, k.st.Cluster
 	// The job's cluster exits with it.
-	k.deployer.mu.Lock()
-	app := k.deployer.apps[lost]
-	k.deployer.apps[lost] = k.srv.Application(lost, true)
-	k.deployer.mu.Unlock()
-	app.Close()
+	if !k.deployer.ExitWithJob(lost) {
+		t.Fatalf("no cluster runs job %s", lost)
+	}
 	if err := k.srv.FailJob(lost, "java.lang.RuntimeException: boom"); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +140,7 @@ func TestRestartAfterTheClusterExited(t *testing.T) {
 	if k.job().RestoredFrom != k.st.Latest.Location {
 		t.Errorf("restarted from %q, want the latest savepoint %q", k.job().RestoredFrom, k.st.Latest.Location)
 	}
-	if got := k.deployer.running(); len(got) != 1 || got[0] != k.st.Cluster.Name {
+	if got := k.deployer.Running(); len(got) != 1 || got[0] != k.st.Cluster.Name {
 		t.Errorf("running clusters %v, want only %s", got, k.st.Cluster.Name)
 	}
 }
@@ -233,12 +155,12 @@ func TestControllerApplicationClusters(t *testing.T) {
 	for _, resume := range []bool{false, true} {
 		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
 			k := newCluster(t, resume)
-			k.deployer = newAppDeployer(t, k.srv, k.c)
+			k.deployer = newAppDeployer(t, k.srv)
 			spec := k.spec("/out")
 			spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)}
 			one := func(what string) {
 				t.Helper()
-				if got := k.deployer.running(); len(got) != 1 || got[0] != k.st.Cluster.Name || len(k.live()) != 1 {
+				if got := k.deployer.Running(); len(got) != 1 || got[0] != k.st.Cluster.Name || len(k.live()) != 1 {
 					t.Fatalf("%s: running clusters %v, status cluster %q, live jobs %v", what, got, k.st.Cluster.Name, k.live())
 				}
 				if info, _ := k.srv.Job(k.st.JobID); info.State != flinkapi.JobRunning {
@@ -270,8 +192,8 @@ func TestControllerApplicationClusters(t *testing.T) {
 
 			spec.State = DesiredSuspended
 			k.until("suspend", spec, 100, func(st *JobStatus) bool { return st.Suspended && !st.InFlight() })
-			if len(k.deployer.running()) != 0 || !k.st.Cluster.IsZero() || k.st.Latest.Location == "" {
-				t.Fatalf("suspend: running clusters %v, status cluster %+v, latest %+v", k.deployer.running(), k.st.Cluster, k.st.Latest)
+			if len(k.deployer.Running()) != 0 || !k.st.Cluster.IsZero() || k.st.Latest.Location == "" {
+				t.Fatalf("suspend: running clusters %v, status cluster %+v, latest %+v", k.deployer.Running(), k.st.Cluster, k.st.Latest)
 			}
 			spec.State = DesiredRunning
 			k.settle("resume", spec)
@@ -298,8 +220,8 @@ func TestControllerApplicationClusters(t *testing.T) {
 				}
 			}
 			rec, ok, _ := k.store.Get(context.Background(), "app/counter")
-			if !done || !ok || len(k.deployer.running()) != 0 || len(k.live()) != 0 {
-				t.Fatalf("delete: done %v, stored %+v (%v), running clusters %v, live %v", done, rec, ok, k.deployer.running(), k.live())
+			if !done || !ok || len(k.deployer.Running()) != 0 || len(k.live()) != 0 {
+				t.Fatalf("delete: done %v, stored %+v (%v), running clusters %v, live %v", done, rec, ok, k.deployer.Running(), k.live())
 			}
 			k.st = JobStatus{}
 			k.settle("create again", spec)
@@ -320,11 +242,11 @@ func TestControllerApplicationClusters(t *testing.T) {
 // and the controller keeps that savepoint as the latest restore point.
 func TestUpgradeToAClusterThatDoesNotStart(t *testing.T) {
 	k := newCluster(t, true)
-	k.deployer = newAppDeployer(t, k.srv, k.c)
+	k.deployer = newAppDeployer(t, k.srv)
 	spec := k.spec("/out")
 	k.settle("create", spec)
 	old := k.st.JobID
-	k.deployer.broken = true
+	k.deployer.SetNeverStart(true)
 	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
 	start := k.srv.Clock().Now()
 	k.until("upgrade", spec, 100, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })

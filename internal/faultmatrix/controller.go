@@ -59,6 +59,9 @@ type ControllerScenario struct {
 	// Class names the fault class of a matrix cell; empty for generated
 	// scenarios.
 	Class string
+	// App runs the jobs in application clusters (package appfake): the
+	// Controller is given the fake Deployer and no Env.Client.
+	App bool
 	// Crash describes the crash point added to a cell's scenario by the
 	// exhaustive runs ("lost@4"); empty for none.
 	Crash string
@@ -81,7 +84,11 @@ func (s ControllerScenario) String() string {
 	if s.Crash != "" {
 		extra += ", crash " + s.Crash
 	}
-	return fmt.Sprintf("%s: controller %s on Flink %s%s [%s]", name, s.Change, s.Version, extra, strings.Join(ev, "; "))
+	mode := ""
+	if s.App {
+		mode = " in application clusters"
+	}
+	return fmt.Sprintf("%s: controller %s%s on Flink %s%s [%s]", name, s.Change, mode, s.Version, extra, strings.Join(ev, "; "))
 }
 
 // AwayLong is the absence of the controller's caller in the long-absence

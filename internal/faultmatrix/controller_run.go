@@ -11,6 +11,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/appfake"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
@@ -85,14 +86,33 @@ type cenv struct {
 	dir     string
 	v       *violations
 	initial map[flinkapi.JobID]bool
+	// app, in application mode (ControllerScenario.App), starts the
+	// jobs in application clusters; the Controller then has no
+	// Env.Client.
+	app *appfake.Deployer
 	// restarted is set once the JobManager restarted (by an event or a
 	// fault): Flink may then have forgotten what it knew.
 	restarted bool
 }
 
 func (e *cenv) controller() *lifecycle.Controller {
-	return &lifecycle.Controller{Env: lifecycle.Env{Client: e.c, Clock: e.srv.Clock(), Timing: timing}, Store: e.store, Name: storeName,
+	c := &lifecycle.Controller{Env: lifecycle.Env{Client: e.c, Clock: e.srv.Clock(), Timing: timing}, Store: e.store, Name: storeName,
 		PollInterval: ctrlPoll, RetryInterval: ctrlRetry}
+	if e.app != nil {
+		c.Client, c.Deployer = nil, appDeployer{e.app}
+	}
+	return c
+}
+
+// close stops the fake and removes the run's files.
+func (e *cenv) close() {
+	if e.app != nil {
+		e.app.Close()
+	}
+	e.srv.Close()
+	if e.dir != "" {
+		os.RemoveAll(e.dir)
+	}
 }
 
 // baseSpec is the converged spec every change but create starts from:
@@ -118,8 +138,7 @@ func ExecuteController(ctx context.Context, s ControllerScenario, resume bool) (
 	if err != nil {
 		return nil, err
 	}
-	defer e.srv.Close()
-	defer os.RemoveAll(e.dir)
+	defer e.close()
 	res := &ControllerResult{Scenario: s, Resumed: resume}
 	for _, ev := range s.Events {
 		if ev.Foreign {
@@ -152,10 +171,7 @@ func setupController(ctx context.Context, s ControllerScenario) (*cenv, lifecycl
 	e := &cenv{s: s, srv: srv, store: &lifecycle.MemoryStore{}, v: &violations{}, initial: map[flinkapi.JobID]bool{}}
 	var st lifecycle.JobStatus
 	fail := func(err error) (*cenv, lifecycle.JobSpec, lifecycle.JobStatus, error) {
-		srv.Close()
-		if e.dir != "" {
-			os.RemoveAll(e.dir)
-		}
+		e.close()
 		return nil, lifecycle.JobSpec{}, st, fmt.Errorf("faultmatrix: setting up %s: %w", s, err)
 	}
 	var err error
@@ -167,6 +183,11 @@ func setupController(ctx context.Context, s ControllerScenario) (*cenv, lifecycl
 	}
 	if err := os.WriteFile(filepath.Join(e.dir, "job.jar"), flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
 		return fail(err)
+	}
+	if s.App {
+		if e.app, err = appfake.New(ctx, srv); err != nil {
+			return fail(err)
+		}
 	}
 	spec := e.baseSpec()
 	settle := func(spec lifecycle.JobSpec) error {
@@ -243,6 +264,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		e.applyEvents(n, &st)
 		before := *st.DeepCopy()
 		logged := len(e.srv.Requests())
+		deletions := e.deletions()
 		now := clock.Now()
 		var r lifecycle.Result
 		var err error
@@ -258,6 +280,9 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			e.v.add("call %d returned an error: %v", n, err)
 		}
 		e.checkCall(n, spec, before, st, r, now, sent)
+		if e.app != nil {
+			e.checkClusters(n, before, st, e.app.Deletions()[deletions:])
+		}
 		if traceCalls && stepKey(before) != stepKey(st) {
 			fmt.Printf("call %d at %v: %s phase %s outcome %s trigger %s (%s) attempts %d deadline %v; %s %s; sent %v\n", n, now.Sub(start), st.Action, st.Progress.Phase,
 				st.Progress.Outcome, st.Progress.Savepoint.TriggerID, st.Progress.Savepoint.State, st.Progress.Attempts, st.Progress.Deadline.Sub(start), st.Reason,
@@ -323,7 +348,9 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			res.Outcome = st.Reason
 			e.final(ctx, spec, st, res.Outcome)
 			return
-		case r.Outcome != "" && !st.InFlight() && st.Action != lifecycle.ActionSavepoint && st.Action != lifecycle.ActionDispose:
+		case r.Outcome != "" && before.InFlight() && !st.InFlight() && st.Action != lifecycle.ActionSavepoint && st.Action != lifecycle.ActionDispose:
+			// An action ended in this call (not an ended one reported
+			// again).
 			if st.Reason == lastEnd {
 				res.Outcome = st.Reason
 				e.final(ctx, spec, st, res.Outcome)
@@ -339,6 +366,14 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		}
 		clock.Advance(r.RequeueAfter)
 	}
+}
+
+// deletions counts the clusters deleted so far in application mode.
+func (e *cenv) deletions() int {
+	if e.app == nil {
+		return 0
+	}
+	return len(e.app.Deletions())
 }
 
 // applyEvents does the events due before call n (those of call 0 are
@@ -490,6 +525,9 @@ func (e *cenv) final(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 	}
 	if len(outcome) > len("InProgress") && outcome[len(outcome)-len("InProgress"):] == "InProgress" {
 		e.v.add("ends named: the change ended in %s", outcome)
+	}
+	if e.app != nil {
+		e.finalClusters(spec, st, outcome)
 	}
 	live := liveJobs(e.srv)
 	switch {

@@ -99,12 +99,28 @@
 // (CONTROLLER REQUESTS); TestControllerKnownBugs holds reproductions of
 // controller bugs not fixed yet, run with -known-bugs.
 //
+// Every cell runs again in application clusters (subtests app-cells):
+// the Controller is given the fake Deployer of package appfake and no
+// Env.Client, each job runs in a cluster of its own on the same fake, whose
+// endpoints the faults reach too; the crash points there are the calls
+// that changed the cluster (-controller-app-decisive: every decisive
+// call), and the seeds 1 to -controller-app-seeds (60) of
+// TestControllerSchedules run there too (app-seeds). Checked after every
+// call besides: at most one application cluster runs, two while an
+// upgrade, rescale, restart or rollback is in flight; the status's
+// Cluster exists while the job it names runs; a call never deletes a
+// cluster whose job runs while the status still names it. At the end,
+// exactly the status's cluster runs (none after a delete or suspend).
+// Their totals are logged in lines starting CONTROLLER MATRIX
+// (application clusters).
+//
 // A failing run prints its scenario, the broken invariants, its requests
 // and the command that runs only it:
 //
 //	go test ./internal/faultmatrix -run 'TestControllerMatrix/cells/503_x4/update$' -v
+//	go test ./internal/faultmatrix -run 'TestControllerMatrix/app-cells/reset_x2/update$' -v
 //	go test ./internal/faultmatrix -run 'TestControllerMatrix/cells/reset_x2/delete$' -controller-crash=lost@6 -v
-//	go test ./internal/faultmatrix -run TestControllerSchedules -controller-seed=17 -v
+//	go test ./internal/faultmatrix -run 'TestControllerSchedules/seeds/17$' -controller-seed=17 -v
 //
 // CONTROLLER_TRACE=1 prints every call that moves the change on.
 //
@@ -123,8 +139,8 @@
 // TestMatrix renders the outcome of every cell (Table.Markdown) and fails
 // when the table between the fault-matrix markers of the repository's
 // README.md differs; TestControllerMatrix does the same with the
-// controller table between the controller-matrix markers; -update writes
-// them there:
+// controller tables between the controller-matrix and
+// controller-matrix-app markers; -update writes them there:
 //
 //	go test ./internal/faultmatrix -run 'TestMatrix|TestControllerMatrix' -update
 package faultmatrix
