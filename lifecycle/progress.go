@@ -175,7 +175,8 @@ type Progress struct {
 	// run (also after TimedOut): the caller adopts it as the deployment's
 	// job and names it in the next operation, never the job it replaced.
 	// Empty, no submission was sent (JobID may already hold the id chosen
-	// for it).
+	// for it), or it was refused for good (SubmitFailed: Flink refused the
+	// jar run, or the Deployer the deploy), so that nothing runs under it.
 	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
 	// Cluster is the cluster a Deployer started for NewJobID, recorded
 	// once Deploy returned it: its client reads the new job.
@@ -315,9 +316,9 @@ func (p *Progress) HandledRestore() string {
 	}
 	switch p.Outcome {
 	case OutcomeSucceeded, OutcomeJobFailed, OutcomeSubmitFailed:
-		// A SubmitFailed without a jar id failed at the upload, before
-		// the path reached Flink.
-		if p.RestoreFrom == p.Request.Path && p.JarID != "" {
+		// A SubmitFailed without a jar id (or, through a Deployer,
+		// without a cluster) failed before the path reached Flink.
+		if p.RestoreFrom == p.Request.Path && (p.JarID != "" || !p.Cluster.IsZero()) {
 			return p.Request.Token
 		}
 	case OutcomeBlocked:

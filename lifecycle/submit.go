@@ -41,7 +41,7 @@ func (s *Submit) clock() Clock { return clockOr(s.Clock) }
 
 // stepDeploy starts the job through the Deployer, in a cluster of its
 // own, recorded in Progress.Cluster.
-func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
+func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result {
 	p.Requests++
 	p.NewJobID = p.JobID // a job of this id may run from now on
 	req := DeployRequest{JobID: p.JobID, JarFile: s.JarFile, EntryClass: s.Run.EntryClass, Args: s.Run.ProgramArgs,
@@ -51,16 +51,29 @@ func (s *Submit) stepDeploy(ctx context.Context, p *Progress) Result {
 	c, err := s.Deployer.Deploy(ctx, req)
 	switch {
 	case err == nil && c.IsZero():
-		return finish(p, OutcomeSubmitFailed, "the Deployer returned no cluster for job "+string(p.JobID))
+		return refused(p, "the Deployer returned no cluster for job "+string(p.JobID))
 	case err == nil:
 		p.Cluster = c
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
 		return Result{RequeueAfter: s.Timing.poll()}
 	case errors.Is(err, ErrDeployRefused), ctx.Err() == nil && permanent(err):
-		return finish(p, OutcomeSubmitFailed, "the deploy was refused: "+err.Error())
+		return refused(p, "the deploy was refused: "+err.Error())
+	case late:
+		// The one more Deploy past the deadline (Deploy is idempotent
+		// for the job id: it finds a cluster an earlier call started)
+		// failed too.
+		p.LastError = err.Error()
+		return finish(p, OutcomeTimedOut, s.timedOut(p))
 	}
 	p.LastError = err.Error()
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
+}
+
+// refused ends a submission that Flink or the Deployer refused for good:
+// nothing was started, so no job id is left for the caller to adopt.
+func refused(p *Progress, reason string) Result {
+	p.NewJobID = ""
+	return finish(p, OutcomeSubmitFailed, reason)
 }
 
 // Step does at most one request. The first Step records the job id in
@@ -114,6 +127,11 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 			// caller was away, not waiting for Flink. The phase's
 			// deadline counts from its first request.
 			p.Deadline = now.Add(orDefault(s.Timing.Submit, DefaultSubmitTimeout))
+		case p.Phase == PhaseSubmit && s.Deployer != nil:
+			// A Deploy whose answer was lost may have started the
+			// cluster: Deploy once more, which finds it, before the
+			// submission times out.
+			return s.stepDeploy(ctx, p, true), nil
 		default:
 			return finish(p, OutcomeTimedOut, s.timedOut(p)), nil
 		}
@@ -123,7 +141,7 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 		return s.stepUpload(ctx, p), nil
 	case PhaseSubmit:
 		if s.Deployer != nil {
-			return s.stepDeploy(ctx, p), nil
+			return s.stepDeploy(ctx, p, false), nil
 		}
 		if p.Requests > 0 {
 			return s.stepLookup(ctx, p), nil
@@ -188,7 +206,7 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
 		return Result{}
 	case permanent(err):
-		return finish(p, OutcomeSubmitFailed, "Flink refused the job: "+errWithCause(err))
+		return refused(p, "Flink refused the job: "+errWithCause(err))
 	}
 	p.LastError = errMessage(err)
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}

@@ -409,8 +409,13 @@ const lostDeployAnswer = "in application clusters, a Deploy whose answer was los
 
 // knownBugs are the controller bugs found by the suite and not yet fixed
 // in package lifecycle; TestControllerKnownBugs runs them with
-// -known-bugs, and TestControllerMatrix skips their crash runs.
-var knownBugs = func() []knownBug {
+// -known-bugs, and TestControllerMatrix skips their crash runs. None is
+// open.
+var knownBugs []knownBug
+
+// regressions are the reproductions of the controller bugs the suite
+// found and package lifecycle fixed; TestControllerRegressions runs them.
+var regressions = func() []knownBug {
 	bugs := []knownBug{{name: "app-restore-request-not-handled",
 		description: "in application clusters, the Upgrade of a restore request succeeds but the request is never recorded as handled " +
 			"(Progress.HandledRestore needs a jar id, which a Deployer's submission has not): the controller upgrades from the requested savepoint again, and again",
@@ -479,7 +484,24 @@ func TestControllerKnownBugs(t *testing.T) {
 	}
 }
 
-// The fault classes of the known bugs' reproductions.
+// TestControllerRegressions runs the reproductions of the fixed
+// controller bugs: each must keep the invariants and end as it should.
+func TestControllerRegressions(t *testing.T) {
+	for _, b := range regressions {
+		t.Run(b.name, func(t *testing.T) {
+			r, v := runController(t, b.scenario)
+			if b.want != "" && r.Outcome != b.want {
+				v = append(v, fmt.Sprintf("outcome %s, want %s", r.Outcome, b.want))
+			}
+			if len(v) > 0 {
+				t.Log("the bug it guards against: " + b.description)
+			}
+			reportController(t, r, v, "go test ./internal/faultmatrix -run 'TestControllerRegressions/"+b.name+"$' -v")
+		})
+	}
+}
+
+// The fault classes of the regressions' reproductions.
 const (
 	classResetAfter = "reset after the change"
 	class500After   = "500 after the change"
