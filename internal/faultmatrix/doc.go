@@ -96,8 +96,10 @@
 // deadlines and ControllerMaxCalls calls; a job stopped or cancelled left
 // a restore point the status or the store names. TestControllerRequests
 // logs the requests per call during actions and per poll at rest
-// (CONTROLLER REQUESTS); TestControllerKnownBugs holds reproductions of
-// controller bugs not fixed yet, run with -known-bugs.
+// (CONTROLLER REQUESTS); TestControllerRegressions runs the reproductions
+// of the controller bugs the suite found and lifecycle fixed, and
+// TestControllerKnownBugs those not fixed yet (none now), with
+// -known-bugs.
 //
 // Every cell runs again in application clusters (subtests app-cells):
 // the Controller is given the fake Deployer of package appfake and no
