@@ -178,6 +178,14 @@ func (c *Controller) decide(ctx context.Context, spec JobSpec, st *JobStatus, no
 		if spec.Job.onlyParallelism(st.Deployed) && spec.Job.Parallelism > 0 {
 			return c.start(ctx, spec, st, ActionRescale, spec.Job, now)
 		}
+		if spec.BlueGreen.Enabled {
+			if c.Deployer != nil {
+				c.set(st, st.State, "InvalidSpec", "blueGreen: blue/green upgrades run both jobs on one session cluster; "+
+					"with a Deployer (application clusters) turn blueGreen off")
+				return Result{RequeueAfter: c.poll()}, nil
+			}
+			return c.start(ctx, spec, st, ActionBlueGreen, spec.Job, now)
+		}
 		return c.start(ctx, spec, st, ActionUpgrade, spec.Job, now)
 	case spec.Restore.Pending(st.RestoreHandled):
 		return c.start(ctx, spec, st, ActionUpgrade, spec.Job, now)
@@ -280,6 +288,9 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 	}
 	reason, message := string(policy.Running), "job "+string(st.JobID)+" runs the spec's job"
 	switch {
+	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionBlueGreen:
+		reason, message = string(OutcomeBlueGreenAborted), fmt.Sprintf("job %s runs the previous job: the spec's job did not become healthy beside it (%s); change it to try again",
+			st.JobID, st.Progress.Reason)
 	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed):
 		reason, message = "RolledBack", fmt.Sprintf("job %s runs the last stable job: the spec's job did not become stable and was rolled back; change it to try again", st.JobID)
 	case pending:
@@ -481,7 +492,7 @@ func background(a JobAction) bool { return a == ActionSavepoint || a == ActionDi
 // actionStates are the deployment states while an action is in flight.
 var actionStates = map[JobAction]policy.DeploymentState{
 	ActionDeploy: policy.Deploying, ActionUpgrade: policy.Updating, ActionRescale: policy.Updating,
-	ActionRestart: policy.Restarting, ActionHealthRestart: policy.Restarting, ActionRollback: policy.Updating,
+	ActionRestart: policy.Restarting, ActionHealthRestart: policy.Restarting, ActionRollback: policy.Updating, ActionBlueGreen: policy.Updating,
 	ActionSavepoint: policy.Running, ActionDispose: policy.Running, ActionSuspend: policy.Stopping, ActionTeardown: policy.Stopping,
 }
 
@@ -519,6 +530,13 @@ func (c *Controller) operation(spec JobSpec, st *JobStatus) (Stepper, error) {
 			Run: st.Target.run(), Deployer: c.Deployer, Cluster: cl}, nil
 	case ActionRescale:
 		return &Rescale{Env: env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, env)}, nil
+	case ActionBlueGreen:
+		b := &BlueGreen{Env: sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(),
+			Window: spec.BlueGreen.Window.Std()}
+		if spec.BlueGreen.KeepSavepoint {
+			b.StopOld = StopWithSavepoint
+		}
+		return b, nil
 	}
 	return c.upgrade(spec, st, env), nil // Deploy, Upgrade, HealthRestart, Rollback
 }
@@ -605,7 +623,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		st.JarID, st.JarFile = p.JarID, st.Target.JarFile
 	}
 	replaces := st.Action == ActionDeploy || st.Action == ActionUpgrade || st.Action == ActionRestart || st.Action == ActionHealthRestart ||
-		st.Action == ActionRollback || st.Action == ActionRescale && p.RescalePath == policy.RescaleByUpgrade
+		st.Action == ActionRollback || st.Action == ActionBlueGreen || st.Action == ActionRescale && p.RescalePath == policy.RescaleByUpgrade
 	if replaces && p.NewJobID != "" {
 		// A new job was (or may have been) submitted, or an earlier one
 		// adopted: from now on it is the job to observe, so that a retry
@@ -620,7 +638,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		if c.Deployer != nil {
 			st.Cluster = p.Cluster // the old one is deleted (PhaseDeleteCluster)
 		}
-		if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
+		if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy || st.Action == ActionBlueGreen) {
 			// The state the template before wrote: what a rollback to
 			// it restores (never the state a new template wrote since).
 			st.UpgradeFrom = savepoint.Record{Location: p.RestoreFrom, Time: restoreTime(p), JobID: p.PreviousJobID}
@@ -653,6 +671,8 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 			st.LastRestart = now
 		case ActionRollback:
 			st.FailedJob, st.Stable = before.Fingerprint(), st.Target
+		case ActionBlueGreen:
+			st.Stable = st.Target // healthy beside the old job before it stopped
 		case ActionSavepoint:
 			st.SavepointFailures = 0
 		case ActionDispose:
@@ -675,6 +695,13 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 			st.SavepointFailures++
 		case ActionDispose:
 			st.Savepoints = st.Savepoints.Remove(locations(c.disposed(st))...)
+		case ActionBlueGreen:
+			st.RetryAt = now.Add(c.retry())
+			if o == OutcomeBlueGreenAborted {
+				// The old job runs on; the new one is not tried again
+				// until the spec changes.
+				st.FailedJob = st.Target.Fingerprint()
+			}
 		default:
 			st.RetryAt = now.Add(c.retry())
 		}
@@ -692,7 +719,8 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 // actionDone are the deployment states once an action succeeded.
 var actionDone = map[JobAction]policy.DeploymentState{
 	ActionDeploy: policy.Running, ActionUpgrade: policy.Running, ActionRescale: policy.Running, ActionRestart: policy.Running,
-	ActionHealthRestart: policy.Running, ActionRollback: policy.Running, ActionSavepoint: policy.Running, ActionDispose: policy.Running,
+	ActionHealthRestart: policy.Running, ActionRollback: policy.Running, ActionBlueGreen: policy.Running, ActionSavepoint: policy.Running,
+	ActionDispose: policy.Running,
 	ActionSuspend: policy.Suspended, ActionTeardown: policy.Stopping,
 }
 

@@ -536,3 +536,73 @@ func TestControllerDeployNeverSent(t *testing.T) {
 		t.Errorf("live %v, status names %s", k.live(), k.st.JobID)
 	}
 }
+
+// TestControllerBlueGreen: with BlueGreen enabled, a change of the job is
+// carried out beside the running one: at most two live jobs at any call,
+// the old one stopped only after the new one runs; a change to a job that
+// fails at start is aborted, the old job runs on untouched, and the spec
+// is not tried again until it changes. With a Deployer the spec is
+// refused.
+func TestControllerBlueGreen(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			k := newCluster(t, resume)
+			spec := k.spec("/out")
+			spec.BlueGreen = BlueGreenPolicy{Enabled: true, Window: policy.Duration(time.Minute)}
+			k.settle("create", spec)
+			old := k.st.JobID
+			spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+			most := 0
+			k.until("blue/green", spec, 300, func(st *JobStatus) bool {
+				most = max(most, len(k.live()))
+				if st.Action == ActionBlueGreen && st.InFlight() && st.Progress.Healthy.IsZero() && !k.isLive(old) {
+					t.Fatalf("the old job stopped before the new one %s was healthy: %v", st.Progress.NewJobID, k.live())
+				}
+				return st.Action == ActionBlueGreen && !st.InFlight() && st.State == policy.Running
+			})
+			if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == old || most != 2 || len(k.live()) != 1 {
+				t.Fatalf("blue/green: %s (%s), job %s (old %s), most live %d, live %v", k.st.Progress.Outcome, k.st.Progress.Reason,
+					k.st.JobID, old, most, k.live())
+			}
+			if k.job().RestoredFrom == "" || k.job().RestoredFrom != k.st.UpgradeFrom.Location || !k.st.Stable.equal(spec.Job) {
+				t.Errorf("new job restored from %q, upgrade from %+v, stable %v", k.job().RestoredFrom, k.st.UpgradeFrom, k.st.Stable.Args)
+			}
+
+			// A job that fails at start: aborted, the old one untouched.
+			running := k.st.JobID
+			bad := spec
+			bad.Job.Args = append(append([]string(nil), spec.Job.Args...), "--fail-at", "1")
+			k.call(bad, false) // starts it
+			k.until("aborted", bad, 300, func(st *JobStatus) bool { return st.Action == ActionBlueGreen && st.Progress.Done() })
+			if k.st.Progress.Outcome != OutcomeBlueGreenAborted || k.st.JobID != running || k.st.Progress.NewJobID != "" {
+				t.Fatalf("aborted: %s (%s), job %s (running %s), new %q", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, running, k.st.Progress.NewJobID)
+			}
+			for range 20 {
+				k.call(bad, false)
+			}
+			if k.st.JobID != running || k.st.Reason != string(OutcomeBlueGreenAborted) || len(k.live()) != 1 || !k.isLive(running) {
+				t.Errorf("after the abort: job %s (%s: %s), live %v", k.st.JobID, k.st.Reason, k.st.Message, k.live())
+			}
+			if k.maxRequests > MaxRequestsPerCall {
+				t.Errorf("a call sent %d requests; the bound is %d", k.maxRequests, MaxRequestsPerCall)
+			}
+		})
+	}
+	t.Run("deployer", func(t *testing.T) {
+		k := newCluster(t, true)
+		k.deployer = newAppDeployer(t, k.srv)
+		spec := k.spec("/out")
+		k.settle("create", spec)
+		spec.BlueGreen.Enabled = true
+		spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+		k.call(spec, false)
+		if k.st.Reason != "InvalidSpec" || k.st.InFlight() || !strings.Contains(k.st.Message, "blueGreen") {
+			t.Errorf("blue/green with a Deployer: %s %s: %s", k.st.Action, k.st.Reason, k.st.Message)
+		}
+	})
+}
+
+func (k *cluster) isLive(id flinkapi.JobID) bool {
+	info, ok := k.srv.Job(id)
+	return ok && !info.State.IsGloballyTerminal()
+}

@@ -266,6 +266,12 @@
 // The window's deadline bounds the wait for Flink, not the caller's
 // absence: past it, the new job's health is read once more.
 //
+// The Controller runs a change of the spec's job as a BlueGreen when
+// JobSpec.BlueGreen is enabled (ActionBlueGreen); an aborted one leaves
+// the old job running, Reason BlueGreenAborted, and the spec is not
+// tried again until it changes. With a Deployer the spec is refused
+// (InvalidSpec): blue/green runs both jobs on one session cluster.
+//
 // The trade-off: during the overlap both jobs run and both emit output,
 // so the sinks must be idempotent or transactional; and the new job
 // starts from the savepoint, so it processes again what the old job

@@ -99,6 +99,28 @@ type RollbackPolicy struct {
 // DefaultReadinessTimeout is RollbackPolicy.ReadinessTimeout's default.
 const DefaultReadinessTimeout = 5 * time.Minute
 
+// BlueGreenPolicy, if enabled, makes a change of the spec's job a
+// blue/green upgrade (the BlueGreen operation): a savepoint of the running
+// job without stopping it, the new job started from it beside the old one,
+// and the old job stopped only once the new one is healthy. A new job that
+// fails or is not healthy within Window is cancelled and the old one runs
+// on, untouched: the spec is then not tried again until it changes
+// (Reason BlueGreenAborted). During the overlap both jobs emit output
+// (sinks must be idempotent or transactional), and the new job reprocesses
+// what the old one processed since the savepoint. It needs a session
+// cluster with free slots for the new job; with a Deployer, the spec is
+// refused.
+type BlueGreenPolicy struct {
+	// Enabled turns blue/green upgrades on; off by default.
+	Enabled bool `json:"enabled,omitempty"`
+	// Window bounds the time from the new job running until it is
+	// healthy; default DefaultBlueGreenWindow.
+	Window policy.Duration `json:"window,omitzero"`
+	// KeepSavepoint stops the old job with a savepoint, a fallback
+	// restore point, instead of cancelling it.
+	KeepSavepoint bool `json:"keepSavepoint,omitempty"`
+}
+
 // SavepointPolicy says when the Controller takes savepoints of the
 // running job and which old ones it disposes of.
 type SavepointPolicy struct {
@@ -154,6 +176,9 @@ type JobSpec struct {
 	// Rollback, if enabled, sends an upgraded job that does not become
 	// stable back to the last stable Job.
 	Rollback RollbackPolicy `json:"rollback,omitzero"`
+	// BlueGreen, if enabled, upgrades without a gap: the new job runs and
+	// is healthy before the old one stops.
+	BlueGreen BlueGreenPolicy `json:"blueGreen,omitzero"`
 	// AllowCancelWithoutState lets Delete cancel the job without a final
 	// savepoint when none could be taken in time: the caller's consent to
 	// losing its state. Without it such a delete leaves the job running
@@ -183,6 +208,9 @@ func (s JobSpec) Validate() error {
 	case "", DesiredRunning, DesiredSuspended:
 	default:
 		errs = append(errs, fmt.Errorf("state: unknown state %q; want Running or Suspended", s.State))
+	}
+	if s.BlueGreen.Window < 0 {
+		errs = append(errs, fmt.Errorf("blueGreen.window: %v must not be negative", s.BlueGreen.Window.Std()))
 	}
 	if s.Rollback.ReadinessTimeout < 0 {
 		errs = append(errs, fmt.Errorf("rollback.readinessTimeout: %v must not be negative", s.Rollback.ReadinessTimeout.Std()))
@@ -231,6 +259,7 @@ const (
 	ActionRestart       JobAction = "Restart"       // Restart of a failed or lost job
 	ActionHealthRestart JobAction = "HealthRestart" // Upgrade that restarts an unhealthy job from its newest state
 	ActionRollback      JobAction = "Rollback"      // Upgrade back to the last stable template
+	ActionBlueGreen     JobAction = "BlueGreen"     // BlueGreen upgrade to a changed template
 	ActionSavepoint     JobAction = "Savepoint"     // TakeSavepoint, periodic
 	ActionDispose       JobAction = "Dispose"       // DisposeSavepoints of the retention
 	ActionSuspend       JobAction = "Suspend"       // Stop with a savepoint

@@ -129,6 +129,7 @@ var goldenStatus2 = func() JobStatus {
 var goldenSpec2 = func() JobSpec {
 	s := goldenSpec
 	s.FormatVersion = 2
+	s.BlueGreen = BlueGreenPolicy{Enabled: true, Window: policy.Duration(3 * time.Minute), KeepSavepoint: true}
 	return s
 }()
 
