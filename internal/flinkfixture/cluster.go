@@ -100,8 +100,26 @@ var ErrExternal = errors.New("flinkfixture: the cluster was not started by this 
 // Start prepares the jars, starts a JobManager and a TaskManager and waits
 // until GET /overview shows the TaskManager with all its slots. On failure
 // it stops whatever it started and returns an error that includes the
-// processes' log tails.
+// processes' log tails. A start that failed because a port it chose was
+// taken meanwhile (another process got it between the choice and Flink's
+// bind) is tried again with new ports, up to three times in all.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := start(ctx, cfg)
+		if err == nil || attempt == 3 || ctx.Err() != nil || !portTakenError(err) {
+			return c, err
+		}
+	}
+}
+
+// portTakenError reports whether err, with the processes' log tails, says
+// that a port was in use.
+func portTakenError(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "BindException") || strings.Contains(m, "Address already in use")
+}
+
+func start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Version == "" {
 		return nil, errors.New("flinkfixture: Config.Version is required")
 	}
