@@ -264,3 +264,59 @@ func TestUpgradeToAClusterThatDoesNotStart(t *testing.T) {
 		t.Errorf("reason %q", k.st.Reason)
 	}
 }
+
+// TestBlueGreenOnApplicationClusters: a blue/green upgrade through a
+// Deployer runs the new job in a second cluster beside the old one, and
+// deletes the old cluster once the old job is stopped; an aborted one
+// deletes the new cluster and leaves the old one running. Uninterrupted
+// and resumed after every step; never more than two clusters.
+func TestBlueGreenOnApplicationClusters(t *testing.T) {
+	for _, resume := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resume=%v", resume), func(t *testing.T) {
+			e := newEnv(t)
+			d := newAppDeployer(t, e.srv)
+			env := Env{Clock: e.srv.Clock()}
+			first, res := drive(t, e, func() Stepper {
+				return &Upgrade{Env: env, FirstDeploy: true, Name: "app/counter", Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+			}, resume)
+			if res.Outcome != OutcomeSucceeded {
+				t.Fatalf("deploy: %s (%s)", res.Outcome, first.Reason)
+			}
+			e.srv.Clock().Advance(5 * time.Second)
+			most := 0
+			check := func(p Progress) {
+				most = max(most, len(d.Running()))
+				if info, _ := e.srv.Job(first.NewJobID); info.State.IsGloballyTerminal() && p.Healthy.IsZero() {
+					t.Fatalf("the old job is %s before the new one was healthy (phase %s)", info.State, p.Phase)
+				}
+			}
+			p, res := driveChecking(t, e, func() Stepper {
+				return &BlueGreen{Env: env, Job: first.NewJobID, Deployer: d, Cluster: first.Cluster, Run: blueGreenArgs(), Window: time.Minute}
+			}, resume, check)
+			if res.Outcome != OutcomeSucceeded || p.Cluster.IsZero() || p.Cluster.Name == first.Cluster.Name || most != 2 {
+				t.Fatalf("blue/green: %s (%s); cluster %+v, most clusters %d", res.Outcome, p.Reason, p.Cluster, most)
+			}
+			if got := d.Running(); len(got) != 1 || got[0] != p.Cluster.Name || !d.Deleted(first.Cluster.Name) {
+				t.Errorf("running clusters %v, want only %s; old deleted %v", got, p.Cluster.Name, d.Deleted(first.Cluster.Name))
+			}
+			if j, _ := e.srv.Job(p.NewJobID); j.State != flinkapi.JobRunning || j.RestoredFrom != p.RestoreFrom {
+				t.Errorf("new job %+v, want RUNNING from %s", j, p.RestoreFrom)
+			}
+
+			// Aborted: the new cluster goes, the old one runs on.
+			e.srv.Clock().Advance(5 * time.Second)
+			q, res := driveChecking(t, e, func() Stepper {
+				return &BlueGreen{Env: env, Job: p.NewJobID, Deployer: d, Cluster: p.Cluster, Run: blueGreenArgs("--fail-at", "1"), Window: time.Minute}
+			}, resume, func(Progress) { most = max(most, len(d.Running())) })
+			if res.Outcome != OutcomeBlueGreenAborted || q.NewJobID != "" || q.Cluster.IsZero() || !d.Deleted(q.Cluster.Name) || most != 2 {
+				t.Fatalf("aborted: %s (%s); new job %q, cluster %+v deleted %v, most %d", res.Outcome, q.Reason, q.NewJobID, q.Cluster, d.Deleted(q.Cluster.Name), most)
+			}
+			if got := d.Running(); len(got) != 1 || got[0] != p.Cluster.Name {
+				t.Errorf("after the abort: running clusters %v, want only %s", got, p.Cluster.Name)
+			}
+			if j, _ := e.srv.Job(p.NewJobID); j.State != flinkapi.JobRunning {
+				t.Errorf("the old job is %s after the abort", j.State)
+			}
+		})
+	}
+}

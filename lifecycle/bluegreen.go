@@ -92,6 +92,16 @@ type BlueGreen struct {
 	// answers true. An error counts as a transient failure. It is not
 	// stored: pass it to every BlueGreen built for the Progress.
 	Ready func(ctx context.Context, api API, job flinkapi.JobID) (bool, error)
+	// Deployer and Cluster, if set, run the jobs in application clusters:
+	// the old job in Cluster, the new one in a cluster the Deployer
+	// starts (Progress.Cluster; the free slots of a shared cluster are not
+	// checked then). Each job is read and stopped through its cluster's
+	// client; once the old job is stopped its cluster is deleted, and the
+	// new job's once it was cancelled (PhaseDeleteCluster).
+	Deployer Deployer
+	Cluster  Cluster
+
+	oldAPI, newAPI API // the clients of the old and the new job, per Step
 }
 
 func (b *BlueGreen) clock() Clock { return clockOr(b.Clock) }
@@ -127,11 +137,47 @@ func (b *BlueGreen) Step(ctx context.Context, p *Progress) (Result, error) {
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
-		from := p.Phase
-		res, err := b.advance(ctx, p, b.clock().Now())
+		op := *b
+		old, err := jobEnv(b.Env, b.Deployer, b.Cluster)
+		if err != nil {
+			return Result{}, err
+		}
+		nw, err := jobEnv(b.Env, b.Deployer, p.Cluster)
+		if err != nil {
+			return Result{}, err
+		}
+		op.oldAPI, op.newAPI = old.Client, nw.Client
+		from, now := p.Phase, b.clock().Now()
+		var res Result
+		if p.Phase == PhaseDeleteCluster {
+			res = stepDeleteCluster(ctx, b.Deployer, b.retired(p), p, now, b.Timing)
+		} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && b.retires(p) {
+			res = retire(p, now, b.Timing)
+		}
 		report(ctx, opBlueGreen, b.OnTransition, b.Logger, from, p)
 		return res, err
 	})
+}
+
+// retires reports whether the operation, which just ended, deletes a
+// cluster of the Deployer first: the old job's once the new one took
+// over, or the new job's once it was cancelled.
+func (b *BlueGreen) retires(p *Progress) bool {
+	switch {
+	case b.Deployer == nil || p.Cluster.IsZero():
+		return false
+	case p.Outcome == OutcomeSucceeded:
+		return !b.Cluster.IsZero() && b.Cluster.Name != p.Cluster.Name
+	}
+	return p.Outcome == OutcomeBlueGreenAborted
+}
+
+// retired is the cluster PhaseDeleteCluster deletes.
+func (b *BlueGreen) retired(p *Progress) Cluster {
+	if p.AbortReason != "" {
+		return p.Cluster
+	}
+	return b.Cluster
 }
 
 func (b *BlueGreen) window() time.Duration { return orDefault(b.Window, DefaultBlueGreenWindow) }
@@ -148,14 +194,19 @@ func (b *BlueGreen) newJobID(p *Progress) flinkapi.JobID {
 }
 
 func (b *BlueGreen) submitOp(p *Progress) *Submit {
-	op := &Submit{Env: b.Env.quiet(), JarID: b.JarID, JarFile: b.JarFile, Run: b.Run, JobID: b.newJobID(p)}
+	op := &Submit{Env: b.Env.quiet(), JarID: b.JarID, JarFile: b.JarFile, Run: b.Run, JobID: b.newJobID(p), Deployer: b.Deployer}
 	op.Run.SavepointPath = p.RestoreFrom
 	return op
 }
 
 // stopOp stops the old job (or, while aborting, cancels the new one).
 func (b *BlueGreen) stopOp(p *Progress) *Stop {
-	op := &Stop{Env: b.Env.quiet(), Job: p.JobID, Strategy: p.Strategy, Reason: savepoint.ReasonUpdate}
+	env := b.Env.quiet()
+	env.Client = b.oldAPI
+	if p.JobID != p.PreviousJobID {
+		env.Client = b.newAPI
+	}
+	op := &Stop{Env: env, Job: p.JobID, Strategy: p.Strategy, Reason: savepoint.ReasonUpdate}
 	if p.Strategy == CancelWithoutState {
 		// The old job's state is in the new, healthy job; the new job
 		// being aborted keeps none worth having.
@@ -237,7 +288,7 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
-		d, err := b.Client.Job(ctx, b.Job)
+		d, err := b.oldAPI.Job(ctx, b.Job)
 		noted(ctx, err)
 		if err != nil {
 			p.LastError = errMessage(err)
@@ -261,8 +312,8 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		p.Phase = PhaseCheckSlots
 		return Result{}, nil
 	case PhaseCheckSlots:
-		o, ok := b.Client.(overviewReader)
-		if ok {
+		o, ok := b.oldAPI.(overviewReader)
+		if ok && b.Deployer == nil { // a Deployer's new cluster brings its own slots
 			ov, err := o.Overview(ctx)
 			noted(ctx, err)
 			if err != nil {
@@ -275,14 +326,16 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 			}
 		}
 		p.LastError = ""
-		if b.JobID != "" {
+		if b.JobID != "" || b.Deployer != nil {
+			// (With a Deployer the new job runs in a cluster of its own:
+			// Deploy, idempotent for the job id, finds it instead.)
 			return b.startSavepoint(ctx, p, now)
 		}
 		p.Phase, p.Observed.Adopt = PhaseAdopt, blueGreenJobID(b.Job)
 		return Result{}, nil
 	}
 	// PhaseAdopt
-	l, ok := b.Client.(jobLister)
+	l, ok := b.oldAPI.(jobLister)
 	if !ok {
 		return b.startSavepoint(ctx, p, now)
 	}
@@ -329,7 +382,9 @@ type overviewReader interface {
 }
 
 func (b *BlueGreen) savepointOp() *TakeSavepoint {
-	return &TakeSavepoint{Env: b.Env.quiet(), Job: b.Job, Reason: savepoint.ReasonUpdate}
+	env := b.Env.quiet()
+	env.Client = b.oldAPI
+	return &TakeSavepoint{Env: env, Job: b.Job, Reason: savepoint.ReasonUpdate}
 }
 
 func (b *BlueGreen) startSavepoint(ctx context.Context, p *Progress, _ time.Time) (Result, error) {
@@ -380,7 +435,7 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	switch p.Phase {
 	case PhaseWaitHealthy:
-		d, err := b.Client.Job(ctx, id)
+		d, err := b.newAPI.Job(ctx, id)
 		noted(ctx, err)
 		if err != nil {
 			return failedRead(err)
@@ -401,7 +456,7 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 		p.Phase = PhaseHealthCheckpoint
 		return Result{}, nil
 	case PhaseHealthCheckpoint:
-		stats, err := b.Client.Checkpoints(ctx, id)
+		stats, err := b.newAPI.Checkpoints(ctx, id)
 		noted(ctx, err)
 		if err != nil {
 			return failedRead(err)
@@ -417,7 +472,7 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{}, nil
 	case PhaseReadiness:
 		if b.Ready != nil {
-			ok, err := b.Ready(ctx, b.Client, id)
+			ok, err := b.Ready(ctx, b.newAPI, id)
 			noted(ctx, err)
 			if err != nil {
 				return failedRead(err)
@@ -431,7 +486,7 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{}, nil
 	}
 	// PhaseConfirmHealthy: the details are cached; the state is not.
-	st, err := b.Client.JobStatus(ctx, id)
+	st, err := b.newAPI.JobStatus(ctx, id)
 	noted(ctx, err)
 	if err != nil {
 		return failedRead(err)

@@ -179,11 +179,6 @@ func (c *Controller) decide(ctx context.Context, spec JobSpec, st *JobStatus, no
 			return c.start(ctx, spec, st, ActionRescale, spec.Job, now)
 		}
 		if spec.BlueGreen.Enabled {
-			if c.Deployer != nil {
-				c.set(st, st.State, "InvalidSpec", "blueGreen: blue/green upgrades run both jobs on one session cluster; "+
-					"with a Deployer (application clusters) turn blueGreen off")
-				return Result{RequeueAfter: c.poll()}, nil
-			}
 			return c.start(ctx, spec, st, ActionBlueGreen, spec.Job, now)
 		}
 		return c.start(ctx, spec, st, ActionUpgrade, spec.Job, now)
@@ -532,7 +527,7 @@ func (c *Controller) operation(spec JobSpec, st *JobStatus) (Stepper, error) {
 		return &Rescale{Env: env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, env)}, nil
 	case ActionBlueGreen:
 		b := &BlueGreen{Env: sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(),
-			Window: spec.BlueGreen.Window.Std()}
+			Window: spec.BlueGreen.Window.Std(), Deployer: c.Deployer, Cluster: cl}
 		if spec.BlueGreen.KeepSavepoint {
 			b.StopOld = StopWithSavepoint
 		}

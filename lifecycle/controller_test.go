@@ -593,11 +593,20 @@ func TestControllerBlueGreen(t *testing.T) {
 		k.deployer = newAppDeployer(t, k.srv)
 		spec := k.spec("/out")
 		k.settle("create", spec)
-		spec.BlueGreen.Enabled = true
+		old := k.st.Cluster
+		spec.BlueGreen = BlueGreenPolicy{Enabled: true, Window: policy.Duration(time.Minute)}
 		spec.Job.Args = append(spec.Job.Args, "--name", "v2")
-		k.call(spec, false)
-		if k.st.Reason != "InvalidSpec" || k.st.InFlight() || !strings.Contains(k.st.Message, "blueGreen") {
-			t.Errorf("blue/green with a Deployer: %s %s: %s", k.st.Action, k.st.Reason, k.st.Message)
+		most := 0
+		k.until("blue/green", spec, 300, func(st *JobStatus) bool {
+			most = max(most, len(k.deployer.Running()))
+			return st.Action == ActionBlueGreen && !st.InFlight() && st.State == policy.Running
+		})
+		if k.st.Progress.Outcome != OutcomeSucceeded || k.st.Cluster.Name == old.Name || most != 2 {
+			t.Fatalf("blue/green with a Deployer: %s (%s), cluster %s (old %s), most clusters %d", k.st.Progress.Outcome, k.st.Progress.Reason,
+				k.st.Cluster.Name, old.Name, most)
+		}
+		if got := k.deployer.Running(); len(got) != 1 || got[0] != k.st.Cluster.Name || len(k.live()) != 1 {
+			t.Errorf("running clusters %v, status cluster %s, live jobs %v", got, k.st.Cluster.Name, k.live())
 		}
 	})
 }

@@ -269,8 +269,11 @@
 // The Controller runs a change of the spec's job as a BlueGreen when
 // JobSpec.BlueGreen is enabled (ActionBlueGreen); an aborted one leaves
 // the old job running, Reason BlueGreenAborted, and the spec is not
-// tried again until it changes. With a Deployer the spec is refused
-// (InvalidSpec): blue/green runs both jobs on one session cluster.
+// tried again until it changes. With a Deployer (BlueGreen.Deployer and
+// Cluster) the new job runs in a second application cluster beside the
+// old one (the free slots of a shared cluster are not checked then), and
+// once the old job is stopped its cluster is deleted; an aborted upgrade
+// deletes the new cluster instead.
 //
 // The trade-off: during the overlap both jobs run and both emit output,
 // so the sinks must be idempotent or transactional; and the new job

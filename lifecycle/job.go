@@ -107,9 +107,10 @@ const DefaultReadinessTimeout = 5 * time.Minute
 // on, untouched: the spec is then not tried again until it changes
 // (Reason BlueGreenAborted). During the overlap both jobs emit output
 // (sinks must be idempotent or transactional), and the new job reprocesses
-// what the old one processed since the savepoint. It needs a session
-// cluster with free slots for the new job; with a Deployer, the spec is
-// refused.
+// what the old one processed since the savepoint. On a session cluster it
+// needs free slots for the new job beside the old one; with a Deployer the
+// new job runs in a second cluster, and the old cluster is deleted once
+// the old job is stopped.
 type BlueGreenPolicy struct {
 	// Enabled turns blue/green upgrades on; off by default.
 	Enabled bool `json:"enabled,omitempty"`
