@@ -313,12 +313,30 @@ func (c *Client) Job(ctx context.Context, id JobID) (*JobDetails, error) {
 	if err != nil {
 		return nil, err
 	}
-	var w jobDetailsWire
-	if err := c.get(ctx, path, nil, &w); err != nil {
+	w, _ := detailsWires.Get().(*jobDetailsWire)
+	if w == nil {
+		w = new(jobDetailsWire)
+	}
+	defer func() {
+		v := w.Vertices
+		clear(v[:cap(v)])
+		*w = jobDetailsWire{Vertices: v[:0]}
+		if cap(v) <= maxPooledVertices {
+			detailsWires.Put(w)
+		}
+	}()
+	if err := c.get(ctx, path, nil, w); err != nil {
 		return nil, err
 	}
 	return w.convert(), nil
 }
+
+// detailsWires holds zeroed *jobDetailsWire values whose vertex slices the
+// next answer is decoded into.
+var detailsWires sync.Pool
+
+// maxPooledVertices is the longest vertex slice kept for reuse.
+const maxPooledVertices = 1 << 12
 
 type jobStatusWire struct {
 	Status JobState `json:"status"`
