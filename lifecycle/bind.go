@@ -49,6 +49,7 @@ const (
 	opTeardown      = "Teardown"
 	opRescale       = "Rescale"
 	opDispose       = "DisposeSavepoints"
+	opBlueGreen     = "BlueGreen"
 )
 
 var knownPhases = map[Phase]bool{
@@ -56,7 +57,8 @@ var knownPhases = map[Phase]bool{
 	PhaseWaitRunning: true, PhaseFailureCause: true, PhaseObserve: true, PhaseObserveDetails: true,
 	PhaseObserveCheckpoints: true, PhaseObserveRetention: true, PhaseAdopt: true, PhaseRecord: true, PhaseDispose: true,
 	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
-	PhaseSetRequirements: true, PhaseConfirmParallelism: true,
+	PhaseSetRequirements: true, PhaseConfirmParallelism: true, PhaseCheckSlots: true, PhaseWaitHealthy: true,
+	PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true,
 }
 
 var knownOutcomes = map[Outcome]bool{
@@ -64,6 +66,7 @@ var knownOutcomes = map[Outcome]bool{
 	OutcomeJobFailedWhileStopping: true, OutcomeJobGone: true, OutcomeJobTerminal: true, OutcomeJobFailed: true,
 	OutcomeSubmitFailed: true, OutcomeTimedOut: true, OutcomeBlocked: true, OutcomeNotNeeded: true,
 	OutcomeLeftRunning: true, OutcomeDisposeFailed: true, OutcomeParallelismNotReached: true, OutcomeRescaleRejected: true,
+	OutcomeBlueGreenAborted: true,
 }
 
 // bound runs step, the body of the Step of operation op built for job, if

@@ -55,7 +55,7 @@
 // # Operations
 //
 // Each operation is a small struct of configuration (TakeSavepoint, Stop,
-// Submit, Upgrade, Restart, Rescale, Teardown, DisposeSavepoints) with an
+// Submit, Upgrade, BlueGreen, Restart, Rescale, Teardown, DisposeSavepoints) with an
 // Env (the client, timing, clock and reporting every operation shares),
 // whose Step does at most one request and records everything in a
 // Progress the caller stores, so a Kubernetes controller calls it once
@@ -233,6 +233,43 @@
 // the job's checkpointing configuration keeps it once the job is
 // cancelled (or, for a FAILED job, at all): Flink deletes the others with
 // the job (execution.checkpointing.externalized-checkpoint-retention).
+//
+// # Blue/green upgrades
+//
+// BlueGreen upgrades a running job on a session cluster without a gap in
+// which no version of it runs. It reads the old job (it must be RUNNING;
+// otherwise Blocked) and the cluster's free task slots (/overview): a new
+// job that would not fit beside the old one ends the operation Blocked,
+// saying how many slots are free and needed, instead of a new job stuck
+// in CREATED. It looks the new job's id (BlueGreen.JobID, or one derived
+// from the old job's id, distinct from Upgrade's) up in Flink's job list
+// and adopts a job of that id that runs (a BlueGreen whose Progress was
+// lost), takes a savepoint of the old job without stopping it, records
+// its location in Progress.Location and Progress.RestoreFrom, then
+// submits the new job from it through Submit (Progress.NewJobID recorded
+// before the jar run). Once the new job runs, it has BlueGreen.Window to
+// become healthy: RUNNING with all its tasks running, a checkpoint
+// completed after its start, BlueGreen.Ready if set (a check of the
+// caller's, such as the source's lag read from the metrics), and its
+// state read once more uncached. Only then is Progress.Healthy recorded
+// and the old job stopped: cancelled (its state is in the new job), or,
+// with StopOld, stopped with a savepoint kept as a fallback restore point
+// (Progress.Location; a failed fallback savepoint falls back to the
+// cancel). The operation ends Succeeded with NewJobID the job to adopt.
+//
+// A new job that fails, or is not healthy by the end of the window, is
+// cancelled (confirmed through its terminal state or Flink's job list)
+// and the old job is left running, untouched: BlueGreenAborted, with the
+// cause in the Reason and NewJobID empty, so a caller never adopts it. A
+// savepoint that fails ends the operation before anything is started.
+// Only a cancel that times out leaves two jobs (TimedOut, NewJobID set).
+// The window's deadline bounds the wait for Flink, not the caller's
+// absence: past it, the new job's health is read once more.
+//
+// The trade-off: during the overlap both jobs run and both emit output,
+// so the sinks must be idempotent or transactional; and the new job
+// starts from the savepoint, so it processes again what the old job
+// processed after it. The cluster needs room for both jobs at once.
 //
 // # Restore requests
 //

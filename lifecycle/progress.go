@@ -122,7 +122,7 @@ type Progress struct {
 	FormatVersion int `json:"formatVersion,omitempty"`
 	// Operation names the operation the Progress belongs to
 	// ("TakeSavepoint", "Stop", "Submit", "Upgrade", "Restart",
-	// "Teardown", "Rescale", "DisposeSavepoints") and Target the job it
+	// "Teardown", "Rescale", "DisposeSavepoints", "BlueGreen") and Target the job it
 	// was built for (its Job field; Submit: its JobID), both recorded at
 	// the first Step. A Step of another operation, or of the same one for
 	// another job, refuses the Progress with ErrForeignProgress.
@@ -168,7 +168,7 @@ type Progress struct {
 	// PreviousJobID is the job Upgrade, Restart or Teardown replaces or
 	// stops; JobID becomes the new job's id once it is chosen.
 	PreviousJobID flinkapi.JobID `json:"previousJobID,omitempty"`
-	// NewJobID is the job Submit, Upgrade, Restart or Rescale started or
+	// NewJobID is the job Submit, Upgrade, Restart, Rescale or BlueGreen started or
 	// adopted: recorded in the step that sends the request that submits
 	// it (the jar run, or the Deployer's Deploy) before it is sent, and
 	// never cleared, whatever the outcome. Non-empty, a job of that id may
@@ -176,7 +176,9 @@ type Progress struct {
 	// job and names it in the next operation, never the job it replaced.
 	// Empty, no submission was sent (JobID may already hold the id chosen
 	// for it), or it was refused for good (SubmitFailed: Flink refused the
-	// jar run, or the Deployer the deploy), so that nothing runs under it.
+	// jar run, or the Deployer the deploy), so that nothing runs under it,
+	// or BlueGreen cancelled it (BlueGreenAborted: Flink confirmed it
+	// ended).
 	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
 	// Cluster is the cluster a Deployer started for NewJobID, recorded
 	// once Deploy returned it: its client reads the new job.
@@ -213,7 +215,25 @@ type Progress struct {
 	// first Step (see Upgrade.Restore and HandledRestore).
 	Request policy.RestoreRequest `json:"request,omitzero"`
 
-	// Parallelism is the parallelism Rescale sets.
+	// NewJobStart is when the new job of BlueGreen started, as its
+	// details say: a checkpoint completed after it is part of its health.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	NewJobStart time.Time `json:"newJobStart,omitzero"`
+	// Healthy is when BlueGreen confirmed the new job healthy, recorded
+	// before the old job is stopped: never earlier.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Healthy time.Time `json:"healthy,omitzero"`
+	// AbortReason is why BlueGreen cancels the new job (it failed, or was
+	// not healthy within the window); set while it is cancelled, and the
+	// start of the Reason it then ends with.
+	AbortReason string `json:"abortReason,omitempty"`
+
+	// Parallelism is the parallelism Rescale sets, or the task slots the
+	// new job of BlueGreen needs.
 	Parallelism int `json:"parallelism,omitempty"`
 	// Scheduler is the job's scheduler as Rescale found it; empty if
 	// unknown.

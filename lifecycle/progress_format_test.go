@@ -110,6 +110,9 @@ var goldenProgress2 = func() Progress {
 	p.FormatVersion = 2
 	p.Cluster = Cluster{Name: "counter-0123456789ab", URL: "http://counter-0123456789ab-rest:8081", JobID: "0123456789abcdef0123456789abcdef"}
 	p.Ending = OutcomeSucceeded
+	p.NewJobStart = time.Date(2026, 3, 1, 13, 0, 7, 0, time.UTC)
+	p.Healthy = time.Date(2026, 3, 1, 13, 0, 9, 0, time.UTC)
+	p.AbortReason = "the new job was not healthy within the window (5m0s)"
 	return p
 }()
 

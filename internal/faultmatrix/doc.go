@@ -11,7 +11,8 @@
 // The operations (Ops) are TakeSavepoint, Stop with each strategy,
 // Upgrade in Savepoint and LastState mode, Restart of a failed job,
 // Submit, Teardown, a redeploy (Teardown into a RestorePointStore, then
-// Upgrade by the stored name with no job) and DisposeSavepoints. The fault
+// Upgrade by the stored name with no job), DisposeSavepoints and a
+// blue/green upgrade (BlueGreen). The fault
 // classes (Classes) are error answers (404, 409, 500, 503 with the leader
 // election message, before or after the request took effect), connection
 // resets (with and without the request taking effect), latency,
@@ -49,6 +50,14 @@
 //     the run ends within the sum of its deadlines (plus injected latency).
 //   - Idempotent triggers: every trigger carries the trigger id stored
 //     before it, and only a failure earns a new one.
+//   - The blue/green window (invariant 7): at most two live jobs, two
+//     only while the operation runs (or after it timed out saying so);
+//     the old job is never cancelled or stopped before the stored
+//     Progress records the new one healthy; the new job is submitted
+//     only from the savepoint the stored Progress recorded; never a
+//     second new job (a third job), also after crash-and-resume; both
+//     never run longer than the submission, the window and the stops
+//     allow (plus the caller's absence).
 //
 // # Reproducing a failure
 //

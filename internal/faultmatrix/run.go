@@ -44,6 +44,8 @@ var (
 	restartMaxAge = 30 * time.Minute
 	// redeployGap is the time between a teardown and the redeploy.
 	redeployGap = 30 * time.Minute
+	// blueGreenWindow is the window of the blue/green upgrade.
+	blueGreenWindow = 2 * time.Minute
 	// restartAge is how long the job has been FAILED when Restart starts.
 	restartAge = 20 * time.Minute
 )
@@ -80,6 +82,8 @@ func (op Op) budget(timing lifecycle.Timing) time.Duration {
 		return (sp + 3*stop) + (observe + submit)
 	case OpDispose:
 		return 3 * stop
+	case OpBlueGreen:
+		return observe + sp + submit + blueGreenWindow + 2*stop
 	}
 	return 0
 }
@@ -154,6 +158,8 @@ type env struct {
 	stored lifecycle.Progress
 	sent   []flinktest.Request
 	fired  map[int]bool
+	// overlap is since when two jobs run (a blue/green upgrade).
+	overlap time.Time
 }
 
 type violations struct{ list []string }
@@ -301,7 +307,7 @@ func setup(ctx context.Context, s Schedule) (*env, error) {
 		e.latest = rec
 		clock.Advance(10 * time.Second)
 		e.maxAge = upgradeMaxAge
-	case OpUpgradeLastState, OpRedeploy:
+	case OpUpgradeLastState, OpRedeploy, OpBlueGreen:
 		e.maxAge = upgradeMaxAge
 	case OpRestart:
 		for i := 0; i <= s.RestartAttempts+1; i++ {
@@ -414,6 +420,11 @@ func (e *env) stages() []stage {
 		}}}
 	case OpDispose:
 		return []stage{{name: "dispose", mk: func() lifecycle.Stepper { return e.dispose }}}
+	case OpBlueGreen:
+		return []stage{{name: "blue-green", mk: func() lifecycle.Stepper {
+			return &lifecycle.BlueGreen{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, Job: mainJob, JarID: e.jar, Run: newRun, JobID: newJob,
+				Window: blueGreenWindow}
+		}}}
 	}
 	return nil
 }
@@ -589,6 +600,7 @@ type requestBody struct {
 	TriggerID     string `json:"triggerId"`
 	JobID         string `json:"jobId"`
 	SavepointPath string `json:"savepointPath"`
+	CancelJob     bool   `json:"cancel-job"`
 }
 
 func body(r flinktest.Request) requestBody {
@@ -606,6 +618,12 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 		e.v.add("invariant 2: %s dropped the savepoint location %q (now %q)", name, before.Location, p.Location)
 	}
 	for _, r := range reqs {
+		// 7: a blue/green upgrade stops the old job only once the new
+		// one was confirmed healthy.
+		if e.s.Op == OpBlueGreen && (r.Route == routeCancel || r.Route == routeStop || r.Route == routeSavepoint && body(r).CancelJob) &&
+			strings.Contains(r.Path, string(mainJob)) && before.Healthy.IsZero() {
+			e.v.add("invariant 7: %s stopped the old job before the new one was healthy (phase %s)", name, before.Phase)
+		}
 		switch r.Route {
 		case routeSavepoint, routeStop:
 			// 6: the trigger id is recorded before the request using it.
@@ -626,6 +644,12 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 			}
 			e.trigger = id
 		case routeRun:
+			// 7: a blue/green upgrade records the savepoint it starts the
+			// new job from before the submission.
+			if e.s.Op == OpBlueGreen && (before.Location == "" || before.RestoreFrom != before.Location || body(r).SavepointPath != before.RestoreFrom) {
+				e.v.add("invariant 7: %s submitted the new job from %q; the stored progress recorded the savepoint %q, restore point %q",
+					name, body(r).SavepointPath, before.Location, before.RestoreFrom)
+			}
 			// 5: the job id is recorded before the submission.
 			b := body(r)
 			if b.JobID == "" || b.JobID != string(before.JobID) {
@@ -666,6 +690,47 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 		e.v.add("invariant 4: %s is in phase %s without a deadline", name, p.Phase)
 	}
 	e.checkJobs(name)
+	if e.s.Op == OpBlueGreen {
+		e.checkWindow(name, p, now)
+	}
+}
+
+// checkWindow checks invariant 7 of a blue/green upgrade after every step:
+// two live jobs only inside the window, never a third job, and never both
+// running longer than the window's deadlines allow.
+func (e *env) checkWindow(name string, p lifecycle.Progress, now time.Time) {
+	alive, started := 0, 0
+	for _, j := range e.srv.Jobs() {
+		if !e.initial[j.ID] {
+			started++
+		}
+		if !j.State.IsGloballyTerminal() {
+			alive++
+		}
+	}
+	switch {
+	case started > 1:
+		e.v.add("invariant 7: %s started %d new jobs", name, started)
+	case alive > 2:
+		e.v.add("invariant 7: %d live jobs", alive)
+	case alive == 2 && p.Done() && p.Outcome != lifecycle.OutcomeTimedOut:
+		e.v.add("invariant 7: %s ended %s with both jobs running", name, p.Outcome)
+	case alive < 2:
+		e.overlap = time.Time{}
+		return
+	}
+	if e.overlap.IsZero() {
+		e.overlap = now
+	}
+	var away time.Duration
+	for _, ev := range e.s.Events {
+		away += ev.Away
+	}
+	limit := orDefault(e.timing.Submit, lifecycle.DefaultSubmitTimeout) + blueGreenWindow + 2*orDefault(e.timing.Stop, lifecycle.DefaultStopTimeout) +
+		orDefault(e.timing.Savepoint, lifecycle.DefaultSavepointTimeout) + away + 2*time.Minute
+	if d := e.srv.Clock().Now().Sub(e.overlap); d > limit {
+		e.v.add("invariant 7: both jobs ran for %v, longer than the window and the stop allow (%v)", d, limit)
+	}
 }
 
 // exists reports whether loc names a completed snapshot that was not
@@ -708,7 +773,7 @@ func (e *env) checkJobs(name string) {
 			alive = append(alive, string(j.ID)+" "+string(j.State))
 		}
 	}
-	if len(alive) > 1 {
+	if len(alive) > 1 && e.s.Op != OpBlueGreen {
 		e.v.add("invariant 5: two jobs of the deployment run at once: %v", alive)
 	}
 }
@@ -738,7 +803,7 @@ func (e *env) stopsJobs() bool {
 
 func (e *env) startsJobs() bool {
 	switch e.s.Op {
-	case OpUpgrade, OpUpgradeLastState, OpRestart, OpSubmit, OpRedeploy:
+	case OpUpgrade, OpUpgradeLastState, OpRestart, OpSubmit, OpRedeploy, OpBlueGreen:
 		return true
 	}
 	return false

@@ -26,12 +26,13 @@ const (
 	OpTeardown            Op = "teardown"
 	OpRedeploy            Op = "redeploy"
 	OpDispose             Op = "dispose"
+	OpBlueGreen           Op = "blue-green"
 )
 
 // Ops lists every operation, in the order of the table's columns.
 var Ops = []Op{
 	OpTakeSavepoint, OpStop, OpCancelWithSavepoint, OpSavepointThenCancel, OpCancelStateless,
-	OpUpgrade, OpUpgradeLastState, OpRestart, OpSubmit, OpTeardown, OpRedeploy, OpDispose,
+	OpUpgrade, OpUpgradeLastState, OpRestart, OpSubmit, OpTeardown, OpRedeploy, OpDispose, OpBlueGreen,
 }
 
 // Versions are the Flink versions the fake plays in the schedules; the
@@ -76,6 +77,8 @@ func (op Op) mutations() []string {
 		return []string{routeUpload, routeRun}
 	case OpDispose:
 		return []string{routeDispose}
+	case OpBlueGreen:
+		return []string{routeSavepoint, routeRun, routeCancel}
 	}
 	return nil
 }
@@ -94,6 +97,8 @@ func (op Op) polls() []string {
 		return []string{routeStatus, routeJob}
 	case OpDispose:
 		return []string{routeDisposeStatus}
+	case OpBlueGreen:
+		return []string{routeJob, routeSavepointStatus, routeCheckpoints, routeStatus}
 	}
 	return nil
 }
@@ -384,7 +389,7 @@ func (s Schedule) Crashes() bool {
 }
 
 // CrashOps are the operations of the crash-and-absence schedules.
-var CrashOps = []Op{OpUpgrade, OpUpgradeLastState, OpRestart, OpTeardown}
+var CrashOps = []Op{OpUpgrade, OpUpgradeLastState, OpRestart, OpTeardown, OpBlueGreen}
 
 // GenerateCrashes draws a crash-and-absence schedule from seed: one of
 // CrashOps, a version, and one to three crashes of the caller after

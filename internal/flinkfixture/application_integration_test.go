@@ -4,6 +4,7 @@ package flinkfixture
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -161,15 +162,21 @@ func TestApplicationRestoreFromMissingPath(t *testing.T) {
 			state = "JobManager exited"
 			return true, ""
 		}
-		a := call(t, c, http.MethodGet, "/jobs/"+jobID, nil)
+		// The JobManager may exit between the look at the processes and
+		// this request: a refused connection is looked at again.
+		resp, err := httpClient.Get(c.URL + "/jobs/" + jobID)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
 		var st struct {
 			State string `json:"state"`
 		}
-		if a.Status == http.StatusOK && json.Unmarshal(a.Body, &st) == nil && st.State == "FAILED" {
+		if resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&st) == nil && st.State == "FAILED" {
 			state = st.State
 			return true, ""
 		}
-		return false, a.String()
+		return false, fmt.Sprintf("%d %s", resp.StatusCode, st.State)
 	})
 	t.Logf("Flink %s: %s", c.FlinkVersion, state)
 	if state == "FAILED" {

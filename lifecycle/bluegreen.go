@@ -1,0 +1,497 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// DefaultBlueGreenWindow is how long the new job of a blue/green upgrade
+// has, once it runs, to become healthy before it is cancelled.
+const DefaultBlueGreenWindow = 5 * time.Minute
+
+// Phases of BlueGreen, besides those of TakeSavepoint, Submit and Stop it
+// goes through.
+const (
+	// PhaseCheckSlots: BlueGreen reads the session cluster's free task
+	// slots (/overview) before it starts a second job beside the first.
+	PhaseCheckSlots Phase = "CheckSlots"
+	// PhaseWaitHealthy: BlueGreen reads the new job's details until it
+	// runs with all its tasks.
+	PhaseWaitHealthy Phase = "WaitHealthy"
+	// PhaseHealthCheckpoint: BlueGreen reads the new job's checkpoint
+	// statistics until a checkpoint completed after its start.
+	PhaseHealthCheckpoint Phase = "HealthCheckpoint"
+	// PhaseReadiness: BlueGreen asks the caller's readiness check.
+	PhaseReadiness Phase = "Readiness"
+	// PhaseConfirmHealthy: BlueGreen reads the new job's state (uncached)
+	// once more before it stops the old job.
+	PhaseConfirmHealthy Phase = "ConfirmHealthy"
+)
+
+// OutcomeBlueGreenAborted: the new job of a blue/green upgrade failed, or
+// did not become healthy within the window, and was cancelled (Flink
+// confirmed it ended); the old job was left running, untouched. Reason
+// says why; Progress.NewJobID is empty: nothing is to be adopted.
+const OutcomeBlueGreenAborted Outcome = "BlueGreenAborted"
+
+// BlueGreen upgrades a running job on a session cluster without a gap in
+// which no version of it runs: it checks that the cluster has the free
+// task slots the new job needs, takes a savepoint of the old job without
+// stopping it, starts the new job from that savepoint with a new job id
+// beside the old one, waits until the new job is healthy (RUNNING, all
+// its tasks running, a checkpoint completed after its start, and Ready,
+// if set), and only then stops the old job. A new job that fails, or is
+// not healthy by the end of the window, is cancelled and the old job is
+// left running, untouched (OutcomeBlueGreenAborted).
+//
+// During the overlap both jobs run and emit output: the sinks must be
+// idempotent or transactional. The new job starts from the savepoint, so
+// it processes again what the old one processed since.
+//
+// Build it anew from its configuration whenever convenient: all its state
+// is in the Progress passed to Step, except Ready, which is asked again.
+type BlueGreen struct {
+	// Env is the client, the clock, the timing and where to report:
+	// shared by every operation.
+	Env
+	// Job is the running job to replace.
+	Job flinkapi.JobID
+	// JarID, JarFile and Run describe the new job as for Submit;
+	// Run.SavepointPath is set to the savepoint taken.
+	JarID   flinkapi.JarID
+	JarFile string
+	Run     flinkapi.RunJarRequest
+	// JobID, if set, is the new job's id; it must differ from Job. Empty:
+	// an id derived from Job (distinct from Upgrade's), looked up in
+	// Flink's job list before the savepoint, so that a BlueGreen started
+	// again with a lost Progress adopts the job the first one started
+	// instead of starting a third.
+	JobID flinkapi.JobID
+	// Slots is the number of free task slots the new job needs; 0:
+	// Run.Parallelism, or if that is 0 the old job's largest vertex
+	// parallelism.
+	Slots int
+	// Window bounds the time from the new job running until it is
+	// healthy (DefaultBlueGreenWindow).
+	Window time.Duration
+	// StopOld is how the old job is stopped once the new one is
+	// healthy: empty or CancelWithoutState cancels it (its state is in
+	// the new job); StopWithSavepoint, CancelWithSavepoint or
+	// SavepointThenCancel keep a fallback savepoint (Progress.Location),
+	// and cancel the old job if that savepoint fails.
+	StopOld StopStrategy
+	// Ready, if set, is asked once the new job runs with all its tasks
+	// and a checkpoint completed (for example: the source's lag below a
+	// bound, read from the job's metrics); the new job is healthy once it
+	// answers true. An error counts as a transient failure. It is not
+	// stored: pass it to every BlueGreen built for the Progress.
+	Ready func(ctx context.Context, api API, job flinkapi.JobID) (bool, error)
+}
+
+func (b *BlueGreen) clock() Clock { return clockOr(b.Clock) }
+
+func (b *BlueGreen) savepointAPI() SavepointAPI { return b.Client }
+
+// blueGreenJobID is the id of the job a blue/green upgrade of the job
+// seed names starts.
+func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
+	return derivedJobID("blue-green\x00" + strings.ToLower(string(seed)))
+}
+
+// Step does at most one request. The operation goes Observe (the old
+// job's details: it must run), CheckSlots (the cluster's free slots),
+// Adopt (Flink's job list: a job of the new id that an earlier run
+// started is adopted), the savepoint phase of TakeSavepoint (its location
+// recorded in p.Location and p.RestoreFrom before the submission), the
+// phases of Submit (p.NewJobID recorded before the jar run), WaitHealthy,
+// HealthCheckpoint, Readiness and ConfirmHealthy within the window, then
+// the phases of Stop for the old job (p.Healthy is set first). It ends
+// Succeeded with p.NewJobID the new job; Blocked when the old job does
+// not run or the slots do not suffice (nothing done); in the outcome of a
+// savepoint that failed (nothing started); SubmitFailed when Flink refused
+// the new job; BlueGreenAborted once a new job that failed or was not
+// healthy in time is cancelled; TimedOut if that cancel, or the old job's,
+// timed out (p.NewJobID then names a job that may run). Step returns an
+// error only for a canceled context.
+func (b *BlueGreen) Step(ctx context.Context, p *Progress) (Result, error) {
+	return bound(ctx, p, opBlueGreen, b.Job, func(ctx context.Context) (Result, error) {
+		if p.Done() {
+			return Result{Done: true, Outcome: p.Outcome}, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		from := p.Phase
+		res, err := b.advance(ctx, p, b.clock().Now())
+		report(ctx, opBlueGreen, b.OnTransition, b.Logger, from, p)
+		return res, err
+	})
+}
+
+func (b *BlueGreen) window() time.Duration { return orDefault(b.Window, DefaultBlueGreenWindow) }
+
+// newJobID is the id the new job is submitted with.
+func (b *BlueGreen) newJobID(p *Progress) flinkapi.JobID {
+	switch {
+	case b.JobID != "":
+		return b.JobID
+	case p.Observed.Adopt != "":
+		return p.Observed.Adopt
+	}
+	return blueGreenJobID(b.Job)
+}
+
+func (b *BlueGreen) submitOp(p *Progress) *Submit {
+	op := &Submit{Env: b.Env.quiet(), JarID: b.JarID, JarFile: b.JarFile, Run: b.Run, JobID: b.newJobID(p)}
+	op.Run.SavepointPath = p.RestoreFrom
+	return op
+}
+
+// stopOp stops the old job (or, while aborting, cancels the new one).
+func (b *BlueGreen) stopOp(p *Progress) *Stop {
+	op := &Stop{Env: b.Env.quiet(), Job: p.JobID, Strategy: p.Strategy, Reason: savepoint.ReasonUpdate}
+	if p.Strategy == CancelWithoutState {
+		// The old job's state is in the new, healthy job; the new job
+		// being aborted keeps none worth having.
+		op.Mode = policy.UpgradeStateless
+	}
+	return op
+}
+
+// subStep runs the first Step of a sub-operation (which sends nothing),
+// keeping p's start and step count.
+func subStep(ctx context.Context, p *Progress, op interface {
+	step(context.Context, *Progress) (Result, error)
+}) (Result, error) {
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	res, err := op.step(ctx, p)
+	p.Started, p.Steps = started, steps
+	return res, err
+}
+
+func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.AbortReason != "" && (p.Phase == PhaseCancel || p.Phase == PhaseWaitStopped) {
+		res, err := b.stopOp(p).step(ctx, p)
+		if err != nil || !res.Done {
+			return res, err
+		}
+		return b.aborted(p), nil
+	}
+	switch p.Phase {
+	case "":
+		p.Steps++
+		p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
+		p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
+		if b.Job == "" {
+			return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade"), nil
+		}
+		if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
+			return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job)), nil
+		}
+		p.Phase = PhaseObserve
+		return Result{}, nil
+	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
+		p.Steps++
+		res, err := b.observe(ctx, p, now)
+		if err == nil && !res.Done && !now.Before(p.Deadline) && p.LastError != "" {
+			return finish(p, OutcomeTimedOut, "the deadline passed before the blue/green upgrade could start: "+p.LastError), nil
+		}
+		return res, err
+	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
+		if p.Healthy.IsZero() {
+			return b.afterSavepoint(ctx, p)
+		}
+		return b.stopOld(ctx, p, now)
+	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
+		res, err := b.submitOp(p).step(ctx, p)
+		if err != nil || !res.Done {
+			return res, err
+		}
+		switch {
+		case p.Outcome == OutcomeSucceeded:
+			resetPhase(p)
+			p.Phase, p.Deadline = PhaseWaitHealthy, now.Add(b.window())
+			return Result{}, nil
+		case p.NewJobID == "":
+			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.PreviousJobID) + " runs on"
+			return Result{Done: true, Outcome: p.Outcome}, nil
+		}
+		return b.abort(ctx, p, "the new job "+string(p.JobID)+" did not start: "+p.Reason)
+	case PhaseWaitHealthy, PhaseHealthCheckpoint, PhaseReadiness, PhaseConfirmHealthy:
+		p.Steps++
+		return b.health(ctx, p, now)
+	}
+	p.Steps++
+	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
+}
+
+// observe reads the old job (it must run, and names the slots needed),
+// the free slots, and Flink's job list for the new job's id.
+func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	switch p.Phase {
+	case PhaseObserve:
+		d, err := b.Client.Job(ctx, b.Job)
+		noted(ctx, err)
+		if err != nil {
+			p.LastError = errMessage(err)
+			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
+		}
+		p.LastError = ""
+		p.Observed.State, p.Observed.Since = d.State, d.Timestamps[d.State]
+		if d.State != flinkapi.JobRunning {
+			return finish(p, OutcomeBlocked, fmt.Sprintf("the job %s is %s: a blue/green upgrade needs it RUNNING", b.Job, d.State)), nil
+		}
+		p.Parallelism = b.Slots
+		if p.Parallelism <= 0 {
+			p.Parallelism = b.Run.Parallelism
+		}
+		if p.Parallelism <= 0 {
+			for _, v := range d.Vertices {
+				p.Parallelism = max(p.Parallelism, v.Parallelism)
+			}
+		}
+		p.Parallelism = max(p.Parallelism, 1)
+		p.Phase = PhaseCheckSlots
+		return Result{}, nil
+	case PhaseCheckSlots:
+		o, ok := b.Client.(overviewReader)
+		if ok {
+			ov, err := o.Overview(ctx)
+			noted(ctx, err)
+			if err != nil {
+				p.LastError = errMessage(err)
+				return Result{RequeueAfter: b.Timing.backoff(2)}, nil
+			}
+			if ov.SlotsAvailable < p.Parallelism {
+				return finish(p, OutcomeBlocked, fmt.Sprintf("the cluster has %d free task slots of %d; the new job needs %d beside the old job %s: add task slots, or upgrade with Upgrade (stop, then start)",
+					ov.SlotsAvailable, ov.SlotsTotal, p.Parallelism, b.Job)), nil
+			}
+		}
+		p.LastError = ""
+		if b.JobID != "" {
+			return b.startSavepoint(ctx, p, now)
+		}
+		p.Phase, p.Observed.Adopt = PhaseAdopt, blueGreenJobID(b.Job)
+		return Result{}, nil
+	}
+	// PhaseAdopt
+	l, ok := b.Client.(jobLister)
+	if !ok {
+		return b.startSavepoint(ctx, p, now)
+	}
+	jobs, err := l.ListJobs(ctx)
+	noted(ctx, err)
+	if err != nil {
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
+	}
+	states := make(map[string]flinkapi.JobState, len(jobs))
+	for _, j := range jobs {
+		states[strings.ToLower(string(j.ID))] = j.Status
+	}
+	id := p.Observed.Adopt
+	for p.Observed.Lookups = 1; p.Observed.Lookups <= maxLookups; p.Observed.Lookups++ {
+		st, listed := states[strings.ToLower(string(id))]
+		switch {
+		case !listed:
+			p.Observed.Adopt, p.LastError = id, ""
+			return b.startSavepoint(ctx, p, now)
+		case !st.IsGloballyTerminal():
+			// An earlier run whose Progress was lost started it: adopt it
+			// and wait until it is healthy.
+			started, steps := p.Started, p.Steps
+			resetPhase(p)
+			p.Observed.Adopt = id
+			if _, err := b.submitOp(p).step(ctx, p); err != nil {
+				return Result{}, err
+			}
+			p.Started, p.Steps = started, steps
+			p.Phase, p.Adopted, p.NewJobID = PhaseWaitRunning, true, id
+			p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier blue/green upgrade started"
+			return Result{}, nil
+		}
+		id = derivedJobID(strings.ToLower(string(id)))
+	}
+	return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, b.Job)), nil
+}
+
+// overviewReader is the optional part of a client that reads the
+// cluster's overview; flinkapi's Client has it.
+type overviewReader interface {
+	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
+}
+
+func (b *BlueGreen) savepointOp() *TakeSavepoint {
+	return &TakeSavepoint{Env: b.Env.quiet(), Job: b.Job, Reason: savepoint.ReasonUpdate}
+}
+
+func (b *BlueGreen) startSavepoint(ctx context.Context, p *Progress, _ time.Time) (Result, error) {
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	res, err := b.savepointOp().step(ctx, p) // records the trigger id, sends nothing
+	p.Started, p.Steps = started, steps
+	return res, err
+}
+
+// afterSavepoint steps the savepoint of the running old job; once it
+// completed, its location is recorded as the restore point, and the
+// submission begins.
+func (b *BlueGreen) afterSavepoint(ctx context.Context, p *Progress) (Result, error) {
+	res, err := b.savepointOp().step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	if p.Outcome != OutcomeSucceeded || p.Location == "" {
+		p.Reason = "the savepoint of the old job " + string(b.Job) + " did not complete (" + p.Reason + "): no new job was started, the old job runs on"
+		return res, nil
+	}
+	p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
+	return subStep(ctx, p, b.submitOp(p))
+}
+
+// health judges the new job: its details, its checkpoints, the caller's
+// readiness check, and its state once more, within the window.
+func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	past := !now.Before(p.Deadline)
+	id := p.NewJobID
+	notYet := func(why string) (Result, error) {
+		if past {
+			return b.abort(ctx, p, fmt.Sprintf("the new job %s was not healthy within the window (%v): %s", id, b.window(), why))
+		}
+		p.Phase = PhaseWaitHealthy
+		return Result{RequeueAfter: b.Timing.pollSince(p.Deadline.Add(-b.window()), now)}, nil
+	}
+	failedRead := func(err error) (Result, error) {
+		p.LastError = errMessage(err)
+		if past {
+			return notYet(p.LastError)
+		}
+		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
+	}
+	ill := func(st flinkapi.JobState) bool {
+		return st != flinkapi.JobRunning && st != flinkapi.JobCreated && st != flinkapi.JobInitializing && st != flinkapi.JobReconciling
+	}
+	switch p.Phase {
+	case PhaseWaitHealthy:
+		d, err := b.Client.Job(ctx, id)
+		noted(ctx, err)
+		if err != nil {
+			return failedRead(err)
+		}
+		p.LastError = ""
+		if ill(d.State) {
+			return b.abort(ctx, p, fmt.Sprintf("the new job %s is %s before it was healthy", id, d.State))
+		}
+		if d.State != flinkapi.JobRunning {
+			return notYet("it is " + string(d.State))
+		}
+		for _, v := range d.Vertices {
+			if v.Status != string(flinkapi.JobRunning) {
+				return notYet("its task " + v.Name + " is " + v.Status)
+			}
+		}
+		p.NewJobStart = d.StartTime
+		p.Phase = PhaseHealthCheckpoint
+		return Result{}, nil
+	case PhaseHealthCheckpoint:
+		stats, err := b.Client.Checkpoints(ctx, id)
+		noted(ctx, err)
+		if err != nil {
+			return failedRead(err)
+		}
+		p.LastError = ""
+		if c := stats.LatestCompleted; c == nil || c.TriggerTime.Before(p.NewJobStart) {
+			return notYet("no checkpoint completed since it started at " + stamp(p.NewJobStart))
+		}
+		p.Phase = PhaseConfirmHealthy
+		if b.Ready != nil {
+			p.Phase = PhaseReadiness
+		}
+		return Result{}, nil
+	case PhaseReadiness:
+		if b.Ready != nil {
+			ok, err := b.Ready(ctx, b.Client, id)
+			noted(ctx, err)
+			if err != nil {
+				return failedRead(err)
+			}
+			p.LastError = ""
+			if !ok {
+				return notYet("the readiness check says it is not ready")
+			}
+		}
+		p.Phase = PhaseConfirmHealthy
+		return Result{}, nil
+	}
+	// PhaseConfirmHealthy: the details are cached; the state is not.
+	st, err := b.Client.JobStatus(ctx, id)
+	noted(ctx, err)
+	if err != nil {
+		return failedRead(err)
+	}
+	p.LastError = ""
+	if st != flinkapi.JobRunning {
+		if ill(st) {
+			return b.abort(ctx, p, fmt.Sprintf("the new job %s is %s after it was seen healthy", id, st))
+		}
+		return notYet("it is " + string(st))
+	}
+	p.Healthy = now
+	strategy := b.StopOld
+	if strategy == "" {
+		strategy = CancelWithoutState
+	}
+	p.Strategy = strategy
+	p.JobID = p.PreviousJobID
+	return subStep(ctx, p, b.stopOp(p))
+}
+
+// stopOld steps the stop of the old job once the new one is healthy. A
+// stop with savepoint that fails falls back to a cancel: the new job
+// holds the state.
+func (b *BlueGreen) stopOld(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	res, err := b.stopOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	p.StopOutcome = p.Outcome
+	switch {
+	case p.Outcome == OutcomeSucceeded, p.Outcome == OutcomeJobGone, p.Outcome == OutcomeJobTerminal:
+		reason := p.Reason
+		p.JobID = p.NewJobID
+		return finish(p, OutcomeSucceeded, fmt.Sprintf("the new job %s is healthy (started from savepoint %s); the old job %s: %s", p.NewJobID, p.RestoreFrom, p.PreviousJobID, reason)), nil
+	case p.Strategy != CancelWithoutState && p.Outcome != OutcomeTimedOut:
+		// The fallback savepoint failed while the old job runs on.
+		p.Decision = policy.Reason("FallbackSavepointFailed")
+		p.Strategy, p.JobID = CancelWithoutState, p.PreviousJobID
+		return subStep(ctx, p, b.stopOp(p))
+	}
+	reason := p.Reason
+	p.JobID = p.NewJobID
+	return finish(p, OutcomeTimedOut, fmt.Sprintf("the new job %s is healthy, but the old job %s could not be stopped: %s; both run", p.NewJobID, p.PreviousJobID, reason)), nil
+}
+
+// abort cancels the new job, which failed or was not healthy in time,
+// and leaves the old job as it is.
+func (b *BlueGreen) abort(ctx context.Context, p *Progress, why string) (Result, error) {
+	p.AbortReason = why
+	p.Strategy, p.JobID = CancelWithoutState, p.NewJobID
+	return subStep(ctx, p, b.stopOp(p))
+}
+
+// aborted ends the operation once the cancel of the new job ended.
+func (b *BlueGreen) aborted(p *Progress) Result {
+	why := p.AbortReason
+	if p.Outcome == OutcomeSucceeded {
+		p.NewJobID, p.JobID = "", p.PreviousJobID // ended: nothing to adopt
+		return finish(p, OutcomeBlueGreenAborted, why+"; it was cancelled ("+p.Reason+"), the old job "+string(p.PreviousJobID)+" runs on untouched")
+	}
+	return finish(p, OutcomeTimedOut, why+"; cancelling it failed ("+p.Reason+"): a job "+string(p.NewJobID)+" may run beside the old job "+string(p.PreviousJobID))
+}
