@@ -3,6 +3,7 @@ package flinkapi
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -59,7 +60,12 @@ func (w *checkpointStatsWire) convert() *CheckpointStats {
 	if w == nil {
 		return nil
 	}
-	return &CheckpointStats{
+	c := w.value()
+	return &c
+}
+
+func (w *checkpointStatsWire) value() CheckpointStats {
+	return CheckpointStats{
 		ID: w.ID, Status: w.Status, IsSavepoint: w.IsSavepoint, SavepointFormat: w.SavepointFormat,
 		CheckpointType: w.CheckpointType, TriggerTime: FromMillis(w.TriggerTimestamp),
 		LatestAck: FromMillis(w.LatestAckTimestamp), StateSize: w.StateSize, CheckpointedSize: w.CheckpointedSize,
@@ -122,8 +128,19 @@ func (c *Client) Checkpoints(ctx context.Context, job JobID) (*CheckpointStatist
 	if err != nil {
 		return nil, err
 	}
-	var w checkpointStatisticsWire
-	if err := c.get(ctx, path, nil, &w); err != nil {
+	w, _ := checkpointWires.Get().(*checkpointStatisticsWire)
+	if w == nil {
+		w = new(checkpointStatisticsWire)
+	}
+	defer func() {
+		h := w.History
+		clear(h[:cap(h)])
+		*w = checkpointStatisticsWire{History: h[:0]}
+		if cap(h) <= maxPooledCheckpoints {
+			checkpointWires.Put(w)
+		}
+	}()
+	if err := c.get(ctx, path, nil, w); err != nil {
 		return nil, err
 	}
 	out := &CheckpointStatistics{
@@ -137,10 +154,17 @@ func (c *Client) Checkpoints(ctx context.Context, job JobID) (*CheckpointStatist
 		out.LatestRestored = &RestoredCheckpoint{ID: r.ID, RestoreTime: FromMillis(r.RestoreTimestamp), IsSavepoint: r.IsSavepoint, ExternalPath: r.ExternalPath}
 	}
 	for i := range w.History {
-		out.History[i] = *w.History[i].convert()
+		out.History[i] = w.History[i].value()
 	}
 	return out, nil
 }
+
+// checkpointWires holds zeroed *checkpointStatisticsWire values whose
+// history slices the next answer is decoded into.
+var checkpointWires sync.Pool
+
+// maxPooledCheckpoints is the longest history slice kept for reuse.
+const maxPooledCheckpoints = 1 << 12
 
 // CheckpointDetails returns the statistics of one checkpoint of the history.
 //

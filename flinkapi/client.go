@@ -3,6 +3,7 @@ package flinkapi
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,8 +23,10 @@ import (
 // Client talks to one Flink JobManager's REST API. It is safe for concurrent
 // use and keeps one connection pool. Create it with NewClient.
 type Client struct {
-	base          string // scheme://host[:port][/prefix], no trailing slash
-	rc            *resty.Client
+	base          string        // scheme://host[:port][/prefix], no trailing slash
+	rc            *resty.Client // sends jar uploads (multipart bodies)
+	hc            *http.Client  // sends every other request
+	header        http.Header   // User-Agent, Accept and Authorization of every request; never modified
 	timeout       time.Duration
 	uploadTimeout time.Duration
 	retry         RetryPolicy
@@ -87,9 +90,21 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	if s.timeout > upload {
 		upload = s.timeout
 	}
+	header := http.Header{
+		"User-Agent": {s.userAgent},
+		"Accept":     {"application/json"},
+	}
+	switch {
+	case s.basicUser != "":
+		header["Authorization"] = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(s.basicUser+":"+s.basicPass))}
+	case s.bearer != "":
+		header["Authorization"] = []string{"Bearer " + s.bearer}
+	}
 	return &Client{
 		base:          base,
 		rc:            rc,
+		hc:            hc,
+		header:        header,
 		timeout:       s.timeout,
 		uploadTimeout: upload,
 		retry:         s.retry,
@@ -240,10 +255,12 @@ func (c *Client) do(ctx context.Context, cl call, out any) (int, error) {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		status, retryAfter, err := c.once(ctx, callCtx, cl, body, out)
-		c.log.LogAttrs(ctx, slog.LevelDebug, "flink request",
-			slog.String("method", cl.method), slog.String("path", cl.path),
-			slog.Int("status", status), slog.Int("attempt", attempt),
-			slog.Duration("elapsed", time.Since(start)), slog.Any("error", err))
+		if c.log.Enabled(ctx, slog.LevelDebug) {
+			c.log.LogAttrs(ctx, slog.LevelDebug, "flink request",
+				slog.String("method", cl.method), slog.String("path", cl.path),
+				slog.Int("status", status), slog.Int("attempt", attempt),
+				slog.Duration("elapsed", time.Since(start)), slog.Any("error", err))
+		}
 		if err == nil || attempt >= attempts || !IsRetryable(err) || callCtx.Err() != nil {
 			return status, err
 		}
@@ -286,33 +303,24 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 	actx, cancel := context.WithTimeout(callCtx, timeout)
 	defer cancel()
 
-	r := c.rc.R().SetContext(actx)
-	if cl.query != nil {
-		r.SetQueryParamsFromValues(cl.query)
-	}
-	if body != nil {
-		r.SetHeader("Content-Type", "application/json").SetBody(body)
-	}
-	if cl.upload != nil {
-		r.SetMultipartField("jarfile", cl.upload.name, "application/x-java-archive", cl.upload.r)
-	}
-	resp, err := r.Execute(cl.method, cl.path)
-	if resp != nil && resp.RawResponse != nil && resp.RawResponse.Body != nil {
-		defer resp.RawResponse.Body.Close()
+	resp, err := c.send(actx, cl, body)
+	if resp != nil && resp.Body != nil {
+		defer resp.Body.Close()
 	}
 	if err != nil {
 		return 0, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
 	}
-	status = resp.StatusCode()
+	status = resp.StatusCode
 	if status >= 300 && status < 400 {
 		return status, 0, c.redirectError(cl, resp)
 	}
-	raw, err := c.readBody(resp.RawResponse)
+	buf, err := c.readBody(resp)
 	if err != nil {
 		return status, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
 	}
+	raw := *buf
 	if status >= 400 {
-		return status, parseRetryAfter(resp.Header().Get("Retry-After")), c.apiError(cl, status, raw)
+		return status, parseRetryAfter(resp.Header.Get("Retry-After")), c.apiError(cl, status, raw)
 	}
 	if status < 200 || status >= 300 {
 		return status, 0, &APIError{StatusCode: status, Method: cl.method, Path: cl.path,
@@ -329,8 +337,54 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 			return status, 0, c.decodeError(cl.method, cl.path, err)
 		}
 	}
+	// encoding/json copies what it keeps, so the buffer can serve the
+	// next answer.
+	putBody(buf)
 	return status, 0, nil
 }
+
+// send sends one request of the call with net/http; a jar upload goes
+// through resty, which writes the multipart body.
+func (c *Client) send(actx context.Context, cl call, body []byte) (*http.Response, error) {
+	if cl.upload != nil {
+		r := c.rc.R().SetContext(actx)
+		if cl.query != nil {
+			r.SetQueryParamsFromValues(cl.query)
+		}
+		r.SetMultipartField("jarfile", cl.upload.name, "application/x-java-archive", cl.upload.r)
+		resp, err := r.Execute(cl.method, cl.path)
+		if resp == nil {
+			return nil, err
+		}
+		return resp.RawResponse, err
+	}
+	u := c.base + cl.path
+	if len(cl.query) > 0 {
+		u += "?" + cl.query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(actx, cl.method, u, rd)
+	if err != nil {
+		return nil, err
+	}
+	// A map of the request's own holding the client's one-value slices:
+	// net/http and a cookie jar only replace values (Set) or append to
+	// them, which copies a full slice, so the client's stay as they are.
+	h := make(http.Header, len(c.header)+1)
+	for k, v := range c.header {
+		h[k] = v[:len(v):len(v)]
+	}
+	if body != nil {
+		h["Content-Type"] = jsonContentType
+	}
+	req.Header = h
+	return c.hc.Do(req)
+}
+
+var jsonContentType = []string{"application/json"}
 
 // bodyDecoder is an answer type that decodes its body itself.
 type bodyDecoder interface{ decodeBody(raw []byte) error }
@@ -343,9 +397,12 @@ var errBodyTooLarge = errors.New("body too large")
 // Content-Length where the server gives one (one allocation, no copies),
 // else into a buffer that doubles, never past the client's maximum
 // response size. A larger body fails with errBodyTooLarge.
-func (c *Client) readBody(resp *http.Response) ([]byte, error) {
+//
+// The buffer comes from a pool: putBody returns it once nothing refers to
+// its bytes any more.
+func (c *Client) readBody(resp *http.Response) (*[]byte, error) {
 	if resp == nil || resp.Body == nil || resp.Body == http.NoBody {
-		return nil, nil
+		return new([]byte), nil
 	}
 	limit := c.maxBody
 	size := int64(512)
@@ -357,7 +414,8 @@ func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 	} else if limit > 0 && size > limit+1 {
 		size = limit + 1
 	}
-	buf := make([]byte, 0, size)
+	holder := getBody(size)
+	buf := *holder
 	for {
 		if len(buf) == cap(buf) {
 			if limit > 0 && int64(len(buf)) > limit {
@@ -383,7 +441,36 @@ func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 	if limit > 0 && int64(len(buf)) > limit {
 		return nil, errBodyTooLarge
 	}
-	return buf, nil
+	*holder = buf
+	return holder, nil
+}
+
+// bodies holds the buffers of read answers (*[]byte) for the next ones.
+var bodies sync.Pool
+
+// maxPooledBody is the largest buffer kept for reuse.
+const maxPooledBody = 64 << 20
+
+// getBody returns an empty buffer of at least size bytes' capacity.
+func getBody(size int64) *[]byte {
+	if p, ok := bodies.Get().(*[]byte); ok {
+		if int64(cap(*p)) >= size {
+			*p = (*p)[:0]
+			return p
+		}
+		bodies.Put(p)
+	}
+	b := make([]byte, 0, size)
+	return &b
+}
+
+// putBody returns a buffer of getBody for reuse.
+func putBody(p *[]byte) {
+	if p == nil || cap(*p) == 0 || cap(*p) > maxPooledBody {
+		return
+	}
+	*p = (*p)[:0]
+	bodies.Put(p)
 }
 
 // transportError builds the error of an attempt that got no answer. ctx is
@@ -412,18 +499,18 @@ func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time
 
 // redirectError builds the error of a redirect, which the client never
 // follows, naming its target without credentials.
-func (c *Client) redirectError(cl call, resp *resty.Response) *APIError {
-	e := &APIError{StatusCode: resp.StatusCode(), Method: cl.method, Path: cl.path}
-	loc := resp.Header().Get(locationKey)
+func (c *Client) redirectError(cl call, resp *http.Response) *APIError {
+	e := &APIError{StatusCode: resp.StatusCode, Method: cl.method, Path: cl.path}
+	loc := resp.Header.Get(locationKey)
 	if loc == "" {
-		loc = resp.Header().Get("Location") // should net/http ever stop before noRedirects
+		loc = resp.Header.Get("Location") // should net/http ever stop before noRedirects
 	}
 	if loc == "" {
 		return e
 	}
 	base := &url.URL{}
-	if resp.RawResponse != nil && resp.RawResponse.Request != nil {
-		base = resp.RawResponse.Request.URL
+	if resp.Request != nil {
+		base = resp.Request.URL
 	}
 	if u, err := base.Parse(loc); err == nil {
 		e.Location = c.red.clean(redactLocation(u))

@@ -524,21 +524,27 @@ func IsJavaClassName(s string) bool {
 	if s == "" || len(s) > 300 {
 		return false
 	}
-	parts := strings.Split(s, ".")
-	if len(parts) < 2 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" {
-			return false
-		}
-		for i, r := range p {
-			ok := r == '_' || r == '$' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || i > 0 && '0' <= r && r <= '9'
-			if !ok {
+	dots, start := 0, 0 // start: index of the current part's first byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if i == start {
+				return false // empty part
+			}
+			dots++
+			start = i + 1
+		case c == '_' || c == '$' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9':
+			if i == start {
 				return false
 			}
+		default:
+			return false // also every byte of a non-ASCII character
 		}
 	}
-	last := parts[len(parts)-1]
-	return 'A' <= last[0] && last[0] <= 'Z'
+	if dots == 0 || start == len(s) {
+		return false
+	}
+	return 'A' <= s[start] && s[start] <= 'Z'
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -240,9 +241,11 @@ type Details struct {
 // limits and deadlines involved. It is computed from the decision's fields
 // on each call.
 func (d Decision) Message() string {
-	var b strings.Builder
 	t := &d.Details
-	if writeRequest(&b, &d) {
+	var sb strings.Builder
+	b := &sb
+	b.Grow(messageSize(d.RestorePoint.Path, t.Failure))
+	if writeRequest(b, &d) {
 		return b.String()
 	}
 	switch d.Reason {
@@ -253,91 +256,91 @@ func (d Decision) Message() string {
 		b.WriteString("the spec did not change; nothing to do")
 	case ReasonJobManagerUnreachable:
 		b.WriteString("the JobManager does not answer (")
-		writeSince(&b, "last answer", t.Since, t.Now)
+		writeSince(b, "last answer", t.Since, t.Now)
 		b.WriteString("); waiting up to ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(", until ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 	case ReasonJobManagerUnreachableTimeout:
 		b.WriteString("the JobManager has not answered for ")
-		writeAgeOrUnknown(&b, t.Since, t.Now)
+		writeAgeOrUnknown(b, t.Since, t.Now)
 		b.WriteString(", longer than the limit of ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString("; nothing is done to a job whose state is unknown")
 	case ReasonJobTransitioning:
 		b.WriteString("the job has been ")
 		b.WriteString(stateName(t.JobState))
 		b.WriteString(" for ")
-		b.WriteString(fmtDur(age(t.Since, t.Now)))
+		writeDur(b, age(t.Since, t.Now))
 		b.WriteString("; waiting up to ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(" for it to settle, until ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 	case ReasonJobStuck:
 		b.WriteString("the job has been ")
 		b.WriteString(stateName(t.JobState))
 		b.WriteString(" for ")
-		b.WriteString(fmtDur(age(t.Since, t.Now)))
+		writeDur(b, age(t.Since, t.Now))
 		b.WriteString(", longer than the limit of ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		if d.Action == ActionCancelFirst {
 			b.WriteString("; cancel it, then ")
-			writeRestore(&b, d.RestorePoint, t)
+			writeRestore(b, d.RestorePoint, t)
 		} else {
 			b.WriteString("; it cannot be stopped or replaced safely until it settles: check the JobManager")
 		}
 	case ReasonSavepointInProgress:
 		b.WriteString("a savepoint is in progress (")
-		writeSince(&b, "triggered", t.Since, t.Now)
+		writeSince(b, "triggered", t.Since, t.Now)
 		b.WriteString("); waiting for it until its deadline ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 	case ReasonSavepointLost:
 		b.WriteString("the JobManager no longer knows the savepoint's trigger id; look for the savepoint in the job's checkpoint history, until its deadline ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 	case ReasonSavepointBeforeUpdate:
 		b.WriteString("the job is RUNNING and the policy takes a savepoint on update: stop it with a savepoint (deadline ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 		b.WriteString("), then restore from it")
 	case ReasonSavepointRetry:
-		writeSavepointFailure(&b, t)
+		writeSavepointFailure(b, t)
 		b.WriteString("; triggering attempt ")
-		b.WriteString(strconv.Itoa(t.Count + 1))
+		writeInt(b, t.Count+1)
 		b.WriteString(" of ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 		b.WriteString(" with a new trigger id (deadline ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 		b.WriteString(")")
 	case ReasonSavepointFallback:
-		writeSavepointFailure(&b, t)
+		writeSavepointFailure(b, t)
 		b.WriteString(" after ")
-		writeAttempts(&b, t.Count)
+		writeAttempts(b, t.Count)
 		b.WriteString("; falling back as the policy allows: cancel the job, then ")
-		writeRestore(&b, d.RestorePoint, t)
+		writeRestore(b, d.RestorePoint, t)
 	case ReasonSavepointFailed, ReasonSavepointTimedOut:
-		writeSavepointFailure(&b, t)
+		writeSavepointFailure(b, t)
 		b.WriteString(" after ")
-		writeAttempts(&b, t.Count)
+		writeAttempts(b, t.Count)
 		b.WriteString(" (limit ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 		b.WriteString("); the job keeps running; ")
 		if t.Newest.IsSet() && age(t.Newest.Time, t.Now) <= t.MaxStateAge {
 			b.WriteString("a ")
-			b.WriteString(strings.ToLower(string(t.Newest.Kind)))
+			writeLower(b, string(t.Newest.Kind))
 			b.WriteString(" ")
-			b.WriteString(fmtDur(age(t.Newest.Time, t.Now)))
+			writeDur(b, age(t.Newest.Time, t.Now))
 			b.WriteString(" old is within the limit of ")
-			b.WriteString(fmtDur(t.MaxStateAge))
+			writeDur(b, t.MaxStateAge)
 			b.WriteString(", but fallbackToLastState is off")
 		} else {
-			writeNoState(&b, t)
+			writeNoState(b, t)
 		}
 		b.WriteString("; fix the cause and change the spec to retry")
 	case ReasonNoRecentState:
-		writeNoState(&b, t)
+		writeNoState(b, t)
 		switch d.Action {
 		case ActionStopWithSavepoint:
 			b.WriteString(": stop the job with a savepoint (deadline ")
-			writeClock(&b, d.Deadline)
+			writeClock(b, d.Deadline)
 			b.WriteString("), then restore from it")
 		case ActionBlock:
 			if t.JobState != "" {
@@ -347,9 +350,9 @@ func (d Decision) Message() string {
 			b.WriteString("; raise maxStateAge, allow starting without state, or restore by hand")
 		}
 	case ReasonNoRecentSavepoint:
-		writeNoState(&b, t)
+		writeNoState(b, t)
 		b.WriteString("; a retained checkpoint ")
-		b.WriteString(fmtDur(age(t.Skipped.Time, t.Now)))
+		writeDur(b, age(t.Skipped.Time, t.Now))
 		b.WriteString(" old exists, but fallbackToLastState is off")
 	case ReasonRestoreFromState:
 		switch {
@@ -362,7 +365,7 @@ func (d Decision) Message() string {
 			b.WriteString(string(t.JobState))
 			b.WriteString(": ")
 		}
-		writeRestore(&b, d.RestorePoint, t)
+		writeRestore(b, d.RestorePoint, t)
 	case ReasonStatelessUpgrade:
 		if d.Action == ActionCancelFirst {
 			b.WriteString("stateless upgrade: cancel the job, then start the new one without state")
@@ -370,7 +373,7 @@ func (d Decision) Message() string {
 			b.WriteString("stateless upgrade: start the new job without state")
 		}
 	case ReasonStartWithoutState:
-		writeNoState(&b, t)
+		writeNoState(b, t)
 		if d.Action == ActionCancelFirst {
 			b.WriteString("; the policy allows starting without state: cancel the job, then start the new one without state")
 		} else {
@@ -389,35 +392,35 @@ func (d Decision) Message() string {
 	case ReasonJobCancelled:
 		b.WriteString("the job was CANCELED; cancelled jobs are not restarted")
 	case ReasonRestartDisabled:
-		writeJob(&b, t.JobState)
+		writeJob(b, t.JobState)
 		b.WriteString(" and the restart policy is Never; it is not restarted, a spec change restores it")
 	case ReasonRestartBudgetExhausted:
-		writeJob(&b, t.JobState)
+		writeJob(b, t.JobState)
 		b.WriteString(" after ")
-		b.WriteString(strconv.Itoa(t.Count))
+		writeInt(b, t.Count)
 		b.WriteString(" restarts within ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(" (limit ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 		b.WriteString("); no restart before ")
-		writeClock(&b, t.Since.Add(t.Limit))
+		writeClock(b, t.Since.Add(t.Limit))
 	case ReasonRestartBackoff:
 		b.WriteString("restart backoff of ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(": waiting until ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 		b.WriteString(" before restart ")
-		b.WriteString(strconv.Itoa(t.Count + 1))
+		writeInt(b, t.Count+1)
 		b.WriteString(" of ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 	case ReasonRestartFailedJob, ReasonRestartLostJob:
-		writeJob(&b, t.JobState)
+		writeJob(b, t.JobState)
 		b.WriteString(": restart ")
-		b.WriteString(strconv.Itoa(t.Count + 1))
+		writeInt(b, t.Count+1)
 		b.WriteString(" of ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 		b.WriteString(", ")
-		writeRestore(&b, d.RestorePoint, t)
+		writeRestore(b, d.RestorePoint, t)
 	default:
 		b.WriteString(string(d.Action))
 		b.WriteString(": ")
@@ -439,9 +442,9 @@ func writeRestore(b *strings.Builder, r RestorePoint, t *Details) {
 	}
 	b.WriteString(r.Path)
 	b.WriteString(" (")
-	b.WriteString(fmtDur(age(r.Time, t.Now)))
+	writeDur(b, age(r.Time, t.Now))
 	b.WriteString(" old, limit ")
-	b.WriteString(fmtDur(t.MaxStateAge))
+	writeDur(b, t.MaxStateAge)
 	b.WriteString(")")
 }
 
@@ -456,18 +459,18 @@ func writeNoState(b *strings.Builder, t *Details) {
 		b.WriteString("no ")
 		b.WriteString(kind)
 		b.WriteString(" found (limit ")
-		b.WriteString(fmtDur(t.MaxStateAge))
+		writeDur(b, t.MaxStateAge)
 		b.WriteString(")")
 		return
 	}
 	b.WriteString("no ")
 	b.WriteString(kind)
 	b.WriteString(" within the limit of ")
-	b.WriteString(fmtDur(t.MaxStateAge))
+	writeDur(b, t.MaxStateAge)
 	b.WriteString(" (newest: ")
-	b.WriteString(strings.ToLower(string(t.Newest.Kind)))
+	writeLower(b, string(t.Newest.Kind))
 	b.WriteString(" ")
-	b.WriteString(fmtDur(age(t.Newest.Time, t.Now)))
+	writeDur(b, age(t.Newest.Time, t.Now))
 	b.WriteString(" old)")
 }
 
@@ -476,7 +479,7 @@ func writeSavepointFailure(b *strings.Builder, t *Details) {
 		b.WriteString("the savepoint timed out (")
 		writeSince(b, "triggered", t.Since, t.Now)
 		b.WriteString(", deadline ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(")")
 		return
 	}
@@ -489,7 +492,7 @@ func writeSavepointFailure(b *strings.Builder, t *Details) {
 }
 
 func writeAttempts(b *strings.Builder, n int) {
-	b.WriteString(strconv.Itoa(n))
+	writeInt(b, n)
 	if n == 1 {
 		b.WriteString(" attempt")
 	} else {
@@ -508,7 +511,7 @@ func writeAgo(b *strings.Builder, since, now time.Time) {
 		b.WriteString("at an unknown time")
 		return
 	}
-	b.WriteString(fmtDur(age(since, now)))
+	writeDur(b, age(since, now))
 	b.WriteString(" ago")
 }
 
@@ -517,11 +520,12 @@ func writeAgeOrUnknown(b *strings.Builder, since, now time.Time) {
 		b.WriteString("an unknown time")
 		return
 	}
-	b.WriteString(fmtDur(age(since, now)))
+	writeDur(b, age(since, now))
 }
 
 func writeClock(b *strings.Builder, t time.Time) {
-	b.WriteString(t.UTC().Format(time.RFC3339))
+	var buf [64]byte
+	b.Write(t.UTC().AppendFormat(buf[:0], time.RFC3339))
 }
 
 // writeJob says what became of the job.
@@ -561,17 +565,35 @@ func age(t, now time.Time) time.Duration {
 // fmtDur formats d for people: "45s", "8m", "2m30s", "26h", "1h30m".
 // Durations of an hour or more drop seconds; all drop fractions.
 func fmtDur(d time.Duration) string {
+	var buf [32]byte
+	return string(appendDur(buf[:0], d))
+}
+
+// writeDur writes fmtDur(d) to b without allocating.
+func writeDur(b *strings.Builder, d time.Duration) {
+	var buf [32]byte
+	b.Write(appendDur(buf[:0], d))
+}
+
+// appendDur appends fmtDur(d) to dst.
+func appendDur(dst []byte, d time.Duration) []byte {
 	if d < 0 {
 		if d == math.MinInt64 {
 			d++
 		}
-		return "-" + fmtDur(-d)
+		return appendDur(append(dst, '-'), -d)
 	}
 	if d < time.Second {
-		if d == 0 {
-			return "0s"
+		// Rounded to milliseconds, as Duration.String writes it: "0s",
+		// "1ms" to "999ms", or "1s" when it rounds up to a second.
+		switch ms := int64(d.Round(time.Millisecond) / time.Millisecond); ms {
+		case 0:
+			return append(dst, "0s"...)
+		case 1000:
+			return append(dst, "1s"...)
+		default:
+			return append(strconv.AppendInt(dst, ms, 10), "ms"...)
 		}
-		return d.Round(time.Millisecond).String()
 	}
 	if d >= time.Hour {
 		d = d.Round(time.Minute)
@@ -579,15 +601,45 @@ func fmtDur(d time.Duration) string {
 		d = d.Round(time.Second)
 	}
 	h, m, s := int64(d/time.Hour), int64(d%time.Hour/time.Minute), int64(d%time.Minute/time.Second)
-	var out string
 	if h > 0 {
-		out = strconv.FormatInt(h, 10) + "h"
+		dst = append(strconv.AppendInt(dst, h, 10), 'h')
 	}
 	if m > 0 {
-		out += strconv.FormatInt(m, 10) + "m"
+		dst = append(strconv.AppendInt(dst, m, 10), 'm')
 	}
 	if s > 0 {
-		out += strconv.FormatInt(s, 10) + "s"
+		dst = append(strconv.AppendInt(dst, s, 10), 's')
 	}
-	return out
+	return dst
+}
+
+// writeInt writes strconv.Itoa(n) to b without allocating.
+func writeInt(b *strings.Builder, n int) {
+	var buf [24]byte
+	b.Write(strconv.AppendInt(buf[:0], int64(n), 10))
+}
+
+// writeLower writes strings.ToLower(s) to b, without allocating when s is
+// ASCII.
+func writeLower(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			b.WriteString(strings.ToLower(s))
+			return
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b.WriteByte(c)
+	}
+}
+
+// messageSize is the room a decision's message is given up front: its
+// fixed text, clock times and durations, and the path and failure it may
+// quote.
+func messageSize(path, failure string) int {
+	return 224 + len(path) + min(len(failure), 256)
 }

@@ -666,8 +666,10 @@ func restartUnhealthy(d *HealthDecision, p *HealthPolicy, obs *Observations, las
 // Message explains the decision in one line for people: the verdict with
 // the counts, ages and limits behind it, then what to do.
 func (d HealthDecision) Message() string {
-	var b strings.Builder
 	t := &d.Details
+	var sb strings.Builder
+	b := &sb
+	b.Grow(messageSize(d.RestorePoint.Path, t.Failure))
 	switch d.Problem {
 	case ReasonInvalidPolicy:
 		b.WriteString("the health policy is invalid: ")
@@ -675,20 +677,20 @@ func (d HealthDecision) Message() string {
 		return b.String()
 	case ReasonJobManagerUnreachable:
 		b.WriteString("the JobManager does not answer (")
-		writeSince(&b, "last answer", t.Since, t.Now)
+		writeSince(b, "last answer", t.Since, t.Now)
 		b.WriteString("); the job's health is not judged")
 		return b.String()
 	case ReasonNoHealthData:
 		return "no health sample of the job yet; it is not judged"
 	case ReasonJobEnded:
-		writeJob(&b, t.JobState)
+		writeJob(b, t.JobState)
 		b.WriteString("; an ended job is not judged, the restart policy decides")
 		return b.String()
 	case ReasonWarmingUp:
 		b.WriteString("the job started ")
-		writeAgo(&b, t.Since, t.Now)
+		writeAgo(b, t.Since, t.Now)
 		b.WriteString("; it is judged once it has run for ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		return b.String()
 	case ReasonHealthy:
 		b.WriteString("the job is ")
@@ -699,30 +701,30 @@ func (d HealthDecision) Message() string {
 		b.WriteString("unhealthy: the job has been ")
 		b.WriteString(stateName(t.JobState))
 		b.WriteString(" for ")
-		b.WriteString(fmtDur(age(t.Since, t.Now)))
+		writeDur(b, age(t.Since, t.Now))
 		b.WriteString(", longer than the limit of ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 	case ReasonTooManyRestarts:
 		b.WriteString("unhealthy: Flink restarted the job ")
-		b.WriteString(strconv.Itoa(t.Count))
+		writeInt(b, t.Count)
 		b.WriteString(" times within ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(" (limit ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 		b.WriteString(")")
 	case ReasonNoCheckpointProgress:
 		b.WriteString("unhealthy: the job completed no checkpoint for ")
-		b.WriteString(fmtDur(age(t.Since, t.Now)))
+		writeDur(b, age(t.Since, t.Now))
 		b.WriteString(" (limit ")
-		b.WriteString(fmtDur(t.Limit))
+		writeDur(b, t.Limit)
 		b.WriteString(", ")
-		b.WriteString(strconv.Itoa(t.Count))
+		writeInt(b, t.Count)
 		b.WriteString(" completed in all); its restore point grows stale")
 	case ReasonSavepointsFailing:
 		b.WriteString("unhealthy: ")
-		b.WriteString(strconv.Itoa(t.Count))
+		writeInt(b, t.Count)
 		b.WriteString(" savepoints failed in a row (limit ")
-		b.WriteString(strconv.Itoa(t.Max))
+		writeInt(b, t.Max)
 		b.WriteString(")")
 	default:
 		b.WriteString(string(d.State))
@@ -734,16 +736,16 @@ func (d HealthDecision) Message() string {
 		b.WriteString("; reported only")
 	case ActionCancelFirst:
 		b.WriteString("; cancel it, then ")
-		writeRestore(&b, d.RestorePoint, t)
+		writeRestore(b, d.RestorePoint, t)
 	case ActionWait:
 		b.WriteString("; a savepoint is in flight: waiting for it until ")
-		writeClock(&b, d.Deadline)
+		writeClock(b, d.Deadline)
 	case ActionBlock:
 		if d.Reason == ReasonJobStuck {
 			b.WriteString("; a CANCELLING job cannot be restarted until it settles: check the JobManager")
 		} else {
 			b.WriteString("; not restarted: ")
-			writeNoState(&b, t)
+			writeNoState(b, t)
 		}
 	}
 	return b.String()

@@ -250,9 +250,9 @@ func writeRequest(b *strings.Builder, d *Decision) bool {
 		b.WriteString(oneLine(t.Failure))
 	case ReasonRestoreRequestTooOld:
 		b.WriteString("the requested state is ")
-		b.WriteString(fmtDur(age(t.Newest.Time, t.Now)))
+		writeDur(b, age(t.Newest.Time, t.Now))
 		b.WriteString(" old, older than the limit of ")
-		b.WriteString(fmtDur(t.MaxStateAge))
+		writeDur(b, t.MaxStateAge)
 		b.WriteString(", and the request asks for the age check; drop checkAge or raise maxStateAge to restore it anyway")
 	case ReasonRestoreRequestAgeUnknown:
 		b.WriteString("the request asks for the age check, but does not say when its state was taken; set its time or drop checkAge")
@@ -268,11 +268,11 @@ func writeRequestAge(b *strings.Builder, taken time.Time, t *Details) {
 		return
 	}
 	b.WriteString(" (")
-	b.WriteString(fmtDur(age(taken, t.Now)))
+	writeDur(b, age(taken, t.Now))
 	b.WriteString(" old")
 	if t.Warning == WarningStateOlderThanMaxAge {
 		b.WriteString("; warning: older than the limit of ")
-		b.WriteString(fmtDur(t.MaxStateAge))
+		writeDur(b, t.MaxStateAge)
 		b.WriteString(", not checked as the request does not ask for it")
 	}
 	b.WriteString(")")
