@@ -188,27 +188,8 @@ func writeConf(l layout, conf map[string]string) error {
 	if err := os.WriteFile(filepath.Join(l.Conf, "config.yaml"), flinkjvm.RenderYAML("Written by flinkkit's localcluster.", conf), 0o644); err != nil {
 		return fmt.Errorf("localcluster: write the configuration: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(l.Conf, "log4j.properties"), []byte(log4jConfig), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.Conf, "log4j.properties"), []byte(flinkjvm.Log4jConfig), 0o644); err != nil {
 		return fmt.Errorf("localcluster: write the log configuration: %w", err)
 	}
 	return nil
 }
-
-// log4jConfig sends each process's log to the file named by log.file.
-const log4jConfig = `# Written by flinkkit's localcluster.
-monitorInterval = 0
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = MainAppender
-appender.main.name = MainAppender
-appender.main.type = File
-appender.main.append = true
-appender.main.fileName = ${sys:log.file}
-appender.main.layout.type = PatternLayout
-appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %c{1.} [%t] - %m%n
-logger.pekko.name = org.apache.pekko
-logger.pekko.level = WARN
-logger.akka.name = akka
-logger.akka.level = WARN
-logger.netty.name = org.apache.flink.shaded.netty4.io.netty
-logger.netty.level = WARN
-`

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flinkkit/flinkkit/internal/flinkjvm"
 )
 
 // started is a process this Deployer started; done is closed once it has
@@ -42,7 +44,7 @@ func startProcess(l layout, role string, argv []string) (*started, error) {
 	cmd.Stdout = out
 	cmd.Stderr = out
 	// An empty plugins folder keeps Flink from looking for ./plugins.
-	cmd.Env = append(childEnv(), "FLINK_PLUGINS_DIR="+l.Plugins)
+	cmd.Env = append(flinkjvm.Env(), "FLINK_PLUGINS_DIR="+l.Plugins)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		out.Close()
@@ -56,22 +58,6 @@ func startProcess(l layout, role string, argv []string) (*started, error) {
 	}()
 	_ = os.WriteFile(filepath.Join(l.Dir, role+".pid"), []byte(strconv.Itoa(p.pid)+"\n"), 0o644)
 	return p, nil
-}
-
-// childEnv is the processes' environment: the caller's, without settings
-// that would make Flink read another configuration or the JVM take
-// options the Deployer does not control.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "FLINK_CONF_DIR", "FLINK_PROPERTIES", "FLINK_PLUGINS_DIR", "FLINK_LIB_DIR", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // findProcesses returns the pids of the running processes of the cluster

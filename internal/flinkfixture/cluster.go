@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/flinkkit/flinkkit/internal/flinkjvm"
 )
 
 // TestJobClass is the entry class of the test job jar.
@@ -213,7 +215,7 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 	}
 
-	if err := os.WriteFile(filepath.Join(c.layout.Conf, "log4j.properties"), []byte(log4jConfig), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(c.layout.Conf, "log4j.properties"), []byte(flinkjvm.Log4jConfig), 0o644); err != nil {
 		c.cleanupWorkDir()
 		return nil, err
 	}

@@ -204,32 +204,6 @@ func renderYAML(entries map[string]string) []byte {
 	return flinkjvm.RenderYAML("Written by flinkkit's test fixture (internal/flinkfixture).", entries)
 }
 
-// log4jConfig sends each process's log to the file named by the log.file
-// system property (which is also what the web UI's log views read).
-const log4jConfig = `# Written by flinkkit's test fixture (internal/flinkfixture).
-monitorInterval = 0
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = MainAppender
-
-appender.main.name = MainAppender
-appender.main.type = File
-appender.main.append = true
-appender.main.fileName = ${sys:log.file}
-appender.main.layout.type = PatternLayout
-appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %c{1.} [%t] - %m%n
-
-logger.pekko.name = org.apache.pekko
-logger.pekko.level = WARN
-logger.akka.name = akka
-logger.akka.level = WARN
-logger.netty.name = org.apache.flink.shaded.netty4.io.netty
-logger.netty.level = WARN
-logger.zookeeper.name = org.apache.flink.shaded.zookeeper3
-logger.zookeeper.level = WARN
-logger.hadoop.name = org.apache.hadoop
-logger.hadoop.level = WARN
-`
-
 // jvmCommand is the java command line of one Flink process.
 func jvmCommand(java, lib string, l layout, role string, memArgs []string, mainClass string, progArgs []string) []string {
 	return jvmCommandClasspath(java, []string{filepath.Join(lib, "*")}, l, role, memArgs, mainClass, progArgs)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flinkkit/flinkkit/internal/flinkjvm"
 )
 
 // Child JVMs get SIGKILL when the Go process dies (Pdeathsig). Linux sends
@@ -70,7 +72,7 @@ func startProc(role string, argv []string, l layout, regDir string) (*proc, erro
 	cmd.Stdout = out
 	cmd.Stderr = out
 	// An empty plugins folder keeps Flink from looking for ./plugins.
-	cmd.Env = append(childEnv(), "FLINK_PLUGINS_DIR="+l.Plugins)
+	cmd.Env = append(flinkjvm.Env(), "FLINK_PLUGINS_DIR="+l.Plugins)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := spawn(cmd); err != nil {
 		out.Close()
@@ -90,22 +92,6 @@ func startProc(role string, argv []string, l layout, regDir string) (*proc, erro
 		_ = os.WriteFile(p.regFile, []byte(rec), 0o644)
 	}
 	return p, nil
-}
-
-// childEnv is the environment of the JVMs: the test's own, without settings
-// that would make Flink read another configuration or the JVM take options
-// that the fixture does not control.
-func childEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "FLINK_CONF_DIR", "FLINK_PROPERTIES", "FLINK_PLUGINS_DIR", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 func (p *proc) exited() bool {

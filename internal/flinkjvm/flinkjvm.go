@@ -1,13 +1,57 @@
 // Package flinkjvm holds what every Flink JVM that flinkkit starts without
-// Flink's shell scripts needs: the JDK module flags and the config.yaml
-// format.
+// Flink's shell scripts needs: the JDK module flags, the config.yaml
+// format, the logging configuration and the environment.
 package flinkjvm
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 )
+
+// Log4jConfig sends each process's log to the file named by the log.file
+// system property (which is also what the web UI's log views read), with
+// the chatty RPC, network, ZooKeeper and Hadoop loggers at WARN.
+const Log4jConfig = `# Written by flinkkit.
+monitorInterval = 0
+rootLogger.level = INFO
+rootLogger.appenderRef.file.ref = MainAppender
+
+appender.main.name = MainAppender
+appender.main.type = File
+appender.main.append = true
+appender.main.fileName = ${sys:log.file}
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %c{1.} [%t] - %m%n
+
+logger.pekko.name = org.apache.pekko
+logger.pekko.level = WARN
+logger.akka.name = akka
+logger.akka.level = WARN
+logger.netty.name = org.apache.flink.shaded.netty4.io.netty
+logger.netty.level = WARN
+logger.zookeeper.name = org.apache.flink.shaded.zookeeper3
+logger.zookeeper.level = WARN
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = WARN
+`
+
+// Env is the environment of a Flink JVM: the caller's, without the
+// settings that would make Flink read another configuration or the JVM
+// take options flinkkit does not control.
+func Env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "FLINK_CONF_DIR", "FLINK_PROPERTIES", "FLINK_PLUGINS_DIR", "FLINK_LIB_DIR", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
 
 // ModuleFlags open the JDK internals that Flink reaches into. Flink's
 // distribution passes this list to every JVM through env.java.opts.all in its
