@@ -18,7 +18,10 @@
 //   - lifecycle: the job controller (a job spec and a stored job status
 //     in, one call that observes, decides and steps), and the resumable
 //     operations it is built from: savepoint, stop, submit, upgrade,
-//     restart, rescale, teardown, disposal.
+//     blue/green upgrade, restart, rescale, teardown, disposal; on
+//     session clusters, or on application clusters through a Deployer.
+//   - localcluster: a Deployer of application clusters started as local
+//     processes from Flink's jars.
 //
 // Data flows one way: flinkapi observes, savepoint and policy decide,
 // lifecycle acts through flinkapi, and the caller stores the progress.
