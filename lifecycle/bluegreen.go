@@ -11,6 +11,10 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
+// blueGreenStops bounds the cancels of the old job that a blue/green
+// upgrade tries again after a stop that timed out.
+const blueGreenStops = 2
+
 // DefaultBlueGreenWindow is how long the new job of a blue/green upgrade
 // has, once it runs, to become healthy before it is cancelled.
 const DefaultBlueGreenWindow = 5 * time.Minute
@@ -525,6 +529,14 @@ func (b *BlueGreen) stopOld(ctx context.Context, p *Progress, now time.Time) (Re
 	case p.Strategy != CancelWithoutState && p.Outcome != OutcomeTimedOut:
 		// The fallback savepoint failed while the old job runs on.
 		p.Decision = policy.Reason("FallbackSavepointFailed")
+		p.Strategy, p.JobID = CancelWithoutState, p.PreviousJobID
+		return subStep(ctx, p, b.stopOp(p))
+	case p.Outcome == OutcomeTimedOut && p.Attempts < blueGreenStops:
+		// Both jobs may run: the stop of the old one ran out of time (a
+		// JobManager that did not answer, or a caller away past the
+		// deadline). It is cancelled again, with a deadline of its own,
+		// before the operation gives up.
+		p.Attempts++
 		p.Strategy, p.JobID = CancelWithoutState, p.PreviousJobID
 		return subStep(ctx, p, b.stopOp(p))
 	}

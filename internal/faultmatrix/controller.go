@@ -22,10 +22,13 @@ const (
 	ChangeDelete  Change = "delete"          // Controller.Delete: Teardown with a final savepoint
 	ChangeRescale Change = "rescale"         // a new parallelism alone: Rescale (through an upgrade on the default scheduler)
 	ChangeRestore Change = "restore request" // a new Restore token: Upgrade from the requested savepoint
+	// ChangeBlueGreen is a new Job with BlueGreen enabled: the new job
+	// runs beside the old one until it is healthy.
+	ChangeBlueGreen Change = "blue/green update"
 )
 
 // Changes lists every spec change, in the order of the table's columns.
-var Changes = []Change{ChangeCreate, ChangeUpdate, ChangeSuspend, ChangeResume, ChangeDelete, ChangeRescale, ChangeRestore}
+var Changes = []Change{ChangeCreate, ChangeUpdate, ChangeSuspend, ChangeResume, ChangeDelete, ChangeRescale, ChangeRestore, ChangeBlueGreen}
 
 // op is the operation whose routes a fault class aims at for the change
 // (Class.Events takes an Op): the operation the controller's action is
@@ -40,6 +43,8 @@ func (c Change) op() Op {
 		return OpRestart // a jar run from the stored savepoint, after observing
 	case ChangeDelete:
 		return OpTeardown
+	case ChangeBlueGreen:
+		return OpBlueGreen
 	}
 	return OpUpgrade // update, rescale, restore request
 }

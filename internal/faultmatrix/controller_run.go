@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -212,6 +213,9 @@ func setupController(ctx context.Context, s ControllerScenario) (*cenv, lifecycl
 	switch s.Change {
 	case ChangeUpdate:
 		spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	case ChangeBlueGreen:
+		spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+		spec.BlueGreen = lifecycle.BlueGreenPolicy{Enabled: true, Window: policy.Duration(2 * time.Minute)}
 	case ChangeSuspend:
 		spec.State = lifecycle.DesiredSuspended
 	case ChangeResume:
@@ -477,8 +481,22 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 	if st.Reason == "" {
 		e.v.add("reason: call %d left the status without a reason", n)
 	}
-	if live := liveJobs(e.srv); len(live) > 1 {
-		e.v.add("jobs: two jobs of the deployment run at once after call %d: %v", n, live)
+	limit := 1
+	if st.Action == lifecycle.ActionBlueGreen && st.InFlight() {
+		limit = 2 // the old job, and the new one beside it in the window
+	}
+	if live := liveJobs(e.srv); len(live) > limit {
+		e.v.add("jobs: %d jobs of the deployment run at once after call %d (action %s, in flight %v): %v", len(live), n, st.Action, st.InFlight(), live)
+	}
+	if st.Action == lifecycle.ActionBlueGreen && st.Progress.Healthy.IsZero() && before.JobID != "" {
+		// The old job is never stopped (or cancelled) before the new one
+		// is recorded healthy.
+		for _, q := range withoutReplays(sent) {
+			stops := q.Route == routeStop || q.Route == routeCancel || q.Route == routeSavepoint && body(q).CancelJob
+			if stops && strings.Contains(q.Path, string(before.JobID)) {
+				e.v.add("blue/green: call %d sent %s %s, a stop of the old job %s, before the new one was healthy", n, q.Method, q.Path, before.JobID)
+			}
+		}
 	}
 }
 
