@@ -262,7 +262,9 @@
 // and the old job is left running, untouched: BlueGreenAborted, with the
 // cause in the Reason and NewJobID empty, so a caller never adopts it. A
 // savepoint that fails ends the operation before anything is started.
-// Only a cancel that times out leaves two jobs (TimedOut, NewJobID set).
+// Only a cancel that times out leaves two jobs (TimedOut, NewJobID set);
+// a stop of the old job that timed out is first sent again as a cancel,
+// twice at most.
 // The window's deadline bounds the wait for Flink, not the caller's
 // absence: past it, the new job's health is read once more.
 //
