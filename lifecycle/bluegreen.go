@@ -349,34 +349,27 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 	}
-	states := make(map[string]flinkapi.JobState, len(jobs))
-	for _, j := range jobs {
-		states[strings.ToLower(string(j.ID))] = j.Status
+	id, st, n, ok := followDerived(jobs, p.Observed.Adopt, true)
+	p.Observed.Lookups = n
+	switch {
+	case !ok:
+		return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, b.Job)), nil
+	case st == "":
+		p.Observed.Adopt, p.LastError = id, ""
+		return b.startSavepoint(ctx, p, now)
 	}
-	id := p.Observed.Adopt
-	for p.Observed.Lookups = 1; p.Observed.Lookups <= maxLookups; p.Observed.Lookups++ {
-		st, listed := states[strings.ToLower(string(id))]
-		switch {
-		case !listed:
-			p.Observed.Adopt, p.LastError = id, ""
-			return b.startSavepoint(ctx, p, now)
-		case !st.IsGloballyTerminal():
-			// An earlier run whose Progress was lost started it: adopt it
-			// and wait until it is healthy.
-			started, steps := p.Started, p.Steps
-			resetPhase(p)
-			p.Observed.Adopt = id
-			if _, err := b.submitOp(p).step(ctx, p); err != nil {
-				return Result{}, err
-			}
-			p.Started, p.Steps = started, steps
-			p.Phase, p.Adopted, p.NewJobID = PhaseWaitRunning, true, id
-			p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier blue/green upgrade started"
-			return Result{}, nil
-		}
-		id = derivedJobID(strings.ToLower(string(id)))
+	// An earlier run whose Progress was lost started it: adopt it and
+	// wait until it is healthy.
+	started, steps := p.Started, p.Steps
+	resetPhase(p)
+	p.Observed.Adopt = id
+	if _, err := b.submitOp(p).step(ctx, p); err != nil {
+		return Result{}, err
 	}
-	return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, b.Job)), nil
+	p.Started, p.Steps = started, steps
+	p.Phase, p.Adopted, p.NewJobID = PhaseWaitRunning, true, id
+	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier blue/green upgrade started"
+	return Result{}, nil
 }
 
 // overviewReader is the optional part of a client that reads the

@@ -288,26 +288,39 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
+	_, derived := r.firstJobID(p)
+	id, st, n, ok := followDerived(jobs, p.Observed.Adopt, derived)
+	p.Observed.Lookups = n
+	switch {
+	case !ok:
+		return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, jobName(r.job))), nil
+	case st == "":
+		p.Observed.Adopt, p.LastError = id, ""
+		return r.decide(ctx, p, now)
+	case !st.IsGloballyTerminal():
+		return r.adopted(ctx, p, id, st)
+	}
+	return finish(p, OutcomeSubmitFailed, fmt.Sprintf("the id %s chosen for the new job (JobID) is that of a job that has ended %s; choose another", id, st)), nil
+}
+
+// followDerived looks id up in Flink's job list jobs and, with derived,
+// passes over an id whose job has ended for the id derived from it, at
+// most maxLookups ids in all. It returns the id it stopped at, its state
+// there (empty: not listed), and how many ids it looked at; ok is false
+// when all maxLookups had ended. Without derived it stops at id.
+func followDerived(jobs []flinkapi.JobIDStatus, id flinkapi.JobID, derived bool) (flinkapi.JobID, flinkapi.JobState, int, bool) {
 	states := make(map[string]flinkapi.JobState, len(jobs))
 	for _, j := range jobs {
 		states[strings.ToLower(string(j.ID))] = j.Status
 	}
-	_, derived := r.firstJobID(p)
-	id := p.Observed.Adopt
-	for p.Observed.Lookups = 1; p.Observed.Lookups <= maxLookups; p.Observed.Lookups++ {
-		st, listed := states[strings.ToLower(string(id))]
-		switch {
-		case !listed:
-			p.Observed.Adopt, p.LastError = id, ""
-			return r.decide(ctx, p, now)
-		case !st.IsGloballyTerminal():
-			return r.adopted(ctx, p, id, st)
-		case !derived:
-			return finish(p, OutcomeSubmitFailed, fmt.Sprintf("the id %s chosen for the new job (JobID) is that of a job that has ended %s; choose another", id, st)), nil
+	for n := 1; n <= maxLookups; n++ {
+		st := states[strings.ToLower(string(id))]
+		if st == "" || !st.IsGloballyTerminal() || !derived {
+			return id, st, n, true
 		}
 		id = derivedJobID(strings.ToLower(string(id)))
 	}
-	return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, jobName(r.job))), nil
+	return id, "", maxLookups + 1, false
 }
 
 // adopted takes over the job id that an earlier operation started: the
