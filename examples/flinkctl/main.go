@@ -49,8 +49,9 @@ type app struct {
 
 	// resume is the command line that resumes an interrupted command.
 	resume string
-	// client is built on first use.
+	// client is built on first use, and so is out.
 	client *flinkapi.Client
+	out    *demo.Printer
 }
 
 const rootLong = `flinkctl runs Apache Flink jobs on a session cluster with flinkkit, safely:
@@ -204,12 +205,17 @@ func (a *app) withTimeout(ctx context.Context) (context.Context, context.CancelF
 	return context.WithTimeout(ctx, a.timeout)
 }
 
-// printer shows progress; it writes nothing with -o json.
+// printer shows progress, one for the run so that a phase line clears
+// the progress line before it; it writes nothing with -o json.
 func (a *app) printer() *demo.Printer {
-	if a.output == "json" {
-		return demo.NewPlainPrinter(io.Discard)
+	switch {
+	case a.out != nil:
+	case a.output == "json":
+		a.out = demo.NewPlainPrinter(io.Discard)
+	default:
+		a.out = demo.NewPrinter(a.stdout)
 	}
-	return demo.NewPrinter(a.stdout)
+	return a.out
 }
 
 // emitJSON writes v as indented JSON to stdout.

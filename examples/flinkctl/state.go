@@ -68,9 +68,13 @@ func checkName(name string) error {
 	return nil
 }
 
-func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
 
-func (s stateDir) path(parts ...string) string { return filepath.Join(append([]string{s.root}, parts...)...) }
+func (s stateDir) path(parts ...string) string {
+	return filepath.Join(append([]string{s.root}, parts...)...)
+}
 
 func (s stateDir) deploymentPath(name string) string { return s.path("deployments", name+".json") }
 
