@@ -18,12 +18,12 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= 100000x
 BENCHCOUNT ?= 8
 
-.PHONY: test unit lint fuzz operator integration flink bench generate clean
+.PHONY: test unit lint fuzz operator flinkctl integration flink bench generate clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, the
 ## example operator's module, and the real-Flink suites for every version
 ## in FLINK_VERSIONS.
-test: lint unit fuzz operator integration
+test: lint unit fuzz operator flinkctl integration
 
 ## unit: unit tests with the race detector; no network, no Java.
 unit:
@@ -56,6 +56,11 @@ fuzz:
 operator:
 	$(MAKE) -C examples/operator lint unit
 
+## flinkctl: the command-line tool's own module (examples/flinkctl): gofmt,
+## go vet, staticcheck and its tests with -race (tmux needed).
+flinkctl:
+	$(MAKE) -C examples/flinkctl lint unit
+
 ## flink: fetch the Flink runtime jars of FLINK_VERSION and build the test job.
 flink:
 	scripts/flink.sh $(FLINK_VERSION)
@@ -67,6 +72,7 @@ integration:
 		scripts/flink.sh $$v; \
 		FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...; \
 		(cd examples/operator && FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...); \
+		(cd examples/flinkctl && FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...); \
 	done
 
 ## bench: benchmarks with their baselines, summarised by benchstat.
