@@ -238,9 +238,3 @@ func args(names ...string) cobra.PositionalArgs {
 		return nil
 	}
 }
-
-// hasFlag reports whether a flag of cmd was set on the command line.
-func hasFlag(cmd *cobra.Command, name string) bool {
-	f := cmd.Flags().Lookup(name)
-	return f != nil && f.Changed
-}
