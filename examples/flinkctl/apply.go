@@ -67,20 +67,37 @@ func (a *app) controller(c lifecycle.API, name string) (*lifecycle.Controller, e
 		RetryInterval: 30 * time.Second}, nil
 }
 
-// controllerClient is the client for the Controller: no retries, since
-// its steps retry through their requeue.
-func (a *app) controllerClient() (*flinkapi.Client, error) {
-	if _, err := a.flink(); err != nil {
+// session is what apply and delete act through: the lock of the
+// deployment, its stored file, the Controller and its client.
+type session struct {
+	d      deployment
+	found  bool
+	c      *flinkapi.Client
+	ctrl   *lifecycle.Controller
+	unlock func()
+}
+
+// open takes the lock of the deployment name and reads its file. The
+// Controller's client does not retry: its steps retry through their
+// requeue.
+func (a *app) open(name string) (*session, error) {
+	c, err := a.newClient(flinkapi.NoRetry)
+	if err != nil {
 		return nil, err
 	}
-	opts := []flinkapi.Option{flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithUserAgent("flinkctl")}
-	switch {
-	case a.user != "":
-		opts = append(opts, flinkapi.WithBasicAuth(a.user, a.password))
-	case a.token != "":
-		opts = append(opts, flinkapi.WithBearerToken(a.token))
+	unlock, err := a.state().lock(name)
+	if err != nil {
+		return nil, err
 	}
-	return flinkapi.NewClient(a.url, opts...)
+	s := &session{c: c, unlock: unlock}
+	if s.d, s.found, err = a.state().loadDeployment(name); err == nil {
+		s.ctrl, err = a.controller(c, name)
+	}
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return s, nil
 }
 
 func (a *app) applyCmd() *cobra.Command {
@@ -134,31 +151,20 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 		return err
 	}
 	a.resume = "flinkctl apply -f " + file
-	c, err := a.controllerClient()
+	s, err := a.open(name)
 	if err != nil {
 		return err
 	}
-	unlock, err := a.state().lock(name)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	d, found, err := a.state().loadDeployment(name)
-	if err != nil {
-		return err
-	}
+	defer s.unlock()
+	c, ctrl, d := s.c, s.ctrl, s.d
 	out := a.printer()
 	switch {
-	case !found || d.Deleted:
+	case !s.found || d.Deleted:
 		d = deployment{Name: name}
 	case d.Status.InFlight():
 		out.Phase("apply", "%s: resuming %s (phase %s) from %s", name, d.Status.Action, d.Status.Progress.Phase, a.state().deploymentPath(name))
 	}
 	d.Spec = spec
-	ctrl, err := a.controller(c, name)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()
 	start := a.now()
@@ -398,27 +404,19 @@ func (a *app) delete(ctx context.Context, name string) error {
 		return err
 	}
 	a.resume = "flinkctl delete " + name
-	c, err := a.controllerClient()
+	s, err := a.open(name)
 	if err != nil {
 		return err
 	}
-	unlock, err := a.state().lock(name)
-	if err != nil {
-		return err
+	defer s.unlock()
+	if !s.found {
+		return badInput("no job named %q in %s: apply it first (`flinkctl status` lists them)", name, a.state().root)
 	}
-	defer unlock()
-	d, err := a.loadNamed(name)
-	if err != nil {
-		return err
-	}
+	c, ctrl, d := s.c, s.ctrl, s.d
 	out := a.printer()
 	if d.Deleted {
 		out.Phase("deleted", "%s was deleted already; its final savepoint: %s", name, orDash(d.Status.Latest.Location))
 		return nil
-	}
-	ctrl, err := a.controller(c, name)
-	if err != nil {
-		return err
 	}
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()

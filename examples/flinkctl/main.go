@@ -151,13 +151,19 @@ func (a *app) checkFlags() error {
 // state is the state directory.
 func (a *app) state() stateDir { return stateDir{root: a.dir} }
 
-// flink is the client of --flink-url.
+// flink is the client of --flink-url, with a few quick retries.
 func (a *app) flink() (*flinkapi.Client, error) {
 	if a.client != nil {
 		return a.client, nil
 	}
-	opts := []flinkapi.Option{flinkapi.WithRetryPolicy(flinkapi.RetryPolicy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond,
-		MaxInterval: time.Second, MaxElapsed: 5 * time.Second}), flinkapi.WithUserAgent("flinkctl")}
+	c, err := a.newClient(flinkapi.RetryPolicy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, MaxInterval: time.Second, MaxElapsed: 5 * time.Second})
+	a.client = c
+	return c, err
+}
+
+// newClient is a client of --flink-url with the credentials given.
+func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
+	opts := []flinkapi.Option{flinkapi.WithRetryPolicy(retry), flinkapi.WithUserAgent("flinkctl")}
 	switch {
 	case a.user != "":
 		opts = append(opts, flinkapi.WithBasicAuth(a.user, a.password))
@@ -168,7 +174,6 @@ func (a *app) flink() (*flinkapi.Client, error) {
 	if err != nil {
 		return nil, badInput("--flink-url: %s", strings.TrimPrefix(err.Error(), "flinkapi: "))
 	}
-	a.client = c
 	return c, nil
 }
 

@@ -31,6 +31,25 @@ func (a *app) resolveJob(arg string) (flinkapi.JobID, error) {
 	return "", badInput("%q is neither a job id (32 hex digits) nor the name of an applied job (see `flinkctl jobs`)", arg)
 }
 
+// jobCommand completes cmd, a command on one JOB argument: a job id or
+// the name of an applied job, resolved to its job id for run, which
+// gets the argument as given too and the client.
+func (a *app) jobCommand(cmd *cobra.Command, run func(cmd *cobra.Command, arg string, job flinkapi.JobID, c *flinkapi.Client) error) *cobra.Command {
+	cmd.Args, cmd.ValidArgsFunction = args("JOB"), a.completeJobs
+	cmd.RunE = func(cmd *cobra.Command, as []string) error {
+		job, err := a.resolveJob(as[0])
+		if err != nil {
+			return err
+		}
+		c, err := a.flink()
+		if err != nil {
+			return err
+		}
+		return run(cmd, as[0], job, c)
+	}
+	return cmd
+}
+
 // completeJobs completes the ids of the cluster's jobs and the names of
 // the applied jobs.
 func (a *app) completeJobs(cmd *cobra.Command, as []string, _ string) ([]string, cobra.ShellCompDirective) {
@@ -186,7 +205,7 @@ name, and the applied job (flinkctl apply) it belongs to.
 
 func (a *app) savepointCmd() *cobra.Command {
 	var dir string
-	cmd := &cobra.Command{
+	cmd := a.jobCommand(&cobra.Command{
 		Use:   "savepoint JOB",
 		Short: "Take a savepoint of a running job, which keeps running",
 		Long: `savepoint triggers a savepoint of JOB (a job id, or the name of an applied
@@ -197,30 +216,19 @@ size written and the time elapsed. The savepoint is added to JOB's history in
 Interrupted, the same command resumes the same savepoint.
 
 ` + exitCodesHelp,
-		Args:              args("JOB"),
-		ValidArgsFunction: a.completeJobs,
-		RunE: func(cmd *cobra.Command, as []string) error {
-			job, err := a.resolveJob(as[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.flink()
-			if err != nil {
-				return err
-			}
-			a.resume = "flinkctl savepoint " + as[0]
-			env := a.env(c)
-			env.TargetDirectory = dir
-			p, _, err := a.runOp(cmd.Context(), "savepoint-"+string(job), "savepoint", &lifecycle.TakeSavepoint{Env: env, Job: job})
-			if err != nil {
-				return err
-			}
-			if err := a.recordSavepoint(job, &p); err != nil {
-				return err
-			}
-			return a.finishOp("savepoint", job, &p, fmt.Sprintf("job %s: savepoint %s", job, p.Location))
-		},
-	}
+	}, func(cmd *cobra.Command, arg string, job flinkapi.JobID, c *flinkapi.Client) error {
+		a.resume = "flinkctl savepoint " + arg
+		env := a.env(c)
+		env.TargetDirectory = dir
+		p, _, err := a.runOp(cmd.Context(), "savepoint-"+string(job), "savepoint", &lifecycle.TakeSavepoint{Env: env, Job: job})
+		if err != nil {
+			return err
+		}
+		if err := a.recordSavepoint(job, &p); err != nil {
+			return err
+		}
+		return a.finishOp("savepoint", job, &p, fmt.Sprintf("job %s: savepoint %s", job, p.Location))
+	})
 	cmd.Flags().StringVar(&dir, "target-dir", "", "where the savepoint goes (default: the cluster's savepoint directory)")
 	return cmd
 }
@@ -228,7 +236,7 @@ Interrupted, the same command resumes the same savepoint.
 func (a *app) stopCmd() *cobra.Command {
 	var strategy, mode, dir string
 	var drain bool
-	cmd := &cobra.Command{
+	cmd := a.jobCommand(&cobra.Command{
 		Use:   "stop JOB",
 		Short: "Stop a job with a savepoint (strategy chosen by the cluster's version, or forced)",
 		Long: `stop stops JOB (a job id, or the name of an applied job) keeping its state:
@@ -243,46 +251,35 @@ Strategies: StopWithSavepoint, CancelWithSavepoint, SavepointThenCancel,
 CancelWithoutState.
 
 ` + exitCodesHelp,
-		Args:              args("JOB"),
-		ValidArgsFunction: a.completeJobs,
-		RunE: func(cmd *cobra.Command, as []string) error {
-			job, err := a.resolveJob(as[0])
-			if err != nil {
-				return err
-			}
-			c, err := a.flink()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			v, err := c.Version(ctx)
-			if err != nil {
-				return err
-			}
-			chosen, err := lifecycle.ChooseStopStrategy(v, policy.UpgradeMode(mode), lifecycle.StopStrategy(strategy))
-			if err != nil {
-				return err
-			}
-			a.resume = "flinkctl stop " + as[0]
-			env := a.env(c)
-			env.TargetDirectory = dir
-			if a.output != "json" {
-				a.printer().Phase("stop", "job %s with %s (Flink %s)", job, chosen, v)
-			}
-			p, _, err := a.runOp(ctx, "stop-"+string(job), "stop", &lifecycle.Stop{Env: env, Job: job, Mode: policy.UpgradeMode(mode), Strategy: chosen, Drain: drain})
-			if err != nil {
-				return err
-			}
-			if err := a.recordSavepoint(job, &p); err != nil {
-				return err
-			}
-			text := fmt.Sprintf("job %s stopped (%s)", job, p.Strategy)
-			if p.Location != "" {
-				text += "; savepoint " + p.Location
-			}
-			return a.finishOp("stop", job, &p, text)
-		},
-	}
+	}, func(cmd *cobra.Command, arg string, job flinkapi.JobID, c *flinkapi.Client) error {
+		ctx := cmd.Context()
+		v, err := c.Version(ctx)
+		if err != nil {
+			return err
+		}
+		chosen, err := lifecycle.ChooseStopStrategy(v, policy.UpgradeMode(mode), lifecycle.StopStrategy(strategy))
+		if err != nil {
+			return err
+		}
+		a.resume = "flinkctl stop " + arg
+		env := a.env(c)
+		env.TargetDirectory = dir
+		if a.output != "json" {
+			a.printer().Phase("stop", "job %s with %s (Flink %s)", job, chosen, v)
+		}
+		p, _, err := a.runOp(ctx, "stop-"+string(job), "stop", &lifecycle.Stop{Env: env, Job: job, Mode: policy.UpgradeMode(mode), Strategy: chosen, Drain: drain})
+		if err != nil {
+			return err
+		}
+		if err := a.recordSavepoint(job, &p); err != nil {
+			return err
+		}
+		text := fmt.Sprintf("job %s stopped (%s)", job, p.Strategy)
+		if p.Location != "" {
+			text += "; savepoint " + p.Location
+		}
+		return a.finishOp("stop", job, &p, text)
+	})
 	cmd.Flags().StringVar(&strategy, "strategy", "", "force a strategy: StopWithSavepoint, CancelWithSavepoint, SavepointThenCancel or CancelWithoutState")
 	cmd.Flags().StringVar(&mode, "mode", string(policy.UpgradeSavepoint), "the job's upgrade mode: Savepoint, LastState or Stateless (only Stateless allows CancelWithoutState)")
 	cmd.Flags().BoolVar(&drain, "drain", false, "emit MAX_WATERMARK before a StopWithSavepoint, firing all event-time timers")
@@ -317,7 +314,7 @@ func jobState(ctx context.Context, c *flinkapi.Client, job flinkapi.JobID) (has 
 
 func (a *app) cancelCmd() *cobra.Command {
 	var force bool
-	cmd := &cobra.Command{
+	cmd := a.jobCommand(&cobra.Command{
 		Use:   "cancel JOB",
 		Short: "Cancel a job without a savepoint; refused for a job with state unless --force",
 		Long: `cancel cancels JOB (a job id, or the name of an applied job) without taking a
@@ -327,37 +324,26 @@ on, or a checkpoint or savepoint completed) is refused, exit code 3, unless
 keeps it.
 
 ` + exitCodesHelp,
-		Args:              args("JOB"),
-		ValidArgsFunction: a.completeJobs,
-		RunE: func(cmd *cobra.Command, as []string) error {
-			job, err := a.resolveJob(as[0])
+	}, func(cmd *cobra.Command, arg string, job flinkapi.JobID, c *flinkapi.Client) error {
+		ctx := cmd.Context()
+		if !force {
+			has, why, err := jobState(ctx, c, job)
 			if err != nil {
 				return err
 			}
-			c, err := a.flink()
-			if err != nil {
-				return err
+			if has {
+				return &exitError{code: exitBlocked, msg: fmt.Sprintf("refused to cancel job %s: it has state (%s), which a cancel loses; `flinkctl stop %s` keeps it in a savepoint, --force cancels anyway",
+					job, why, arg)}
 			}
-			ctx := cmd.Context()
-			if !force {
-				has, why, err := jobState(ctx, c, job)
-				if err != nil {
-					return err
-				}
-				if has {
-					return &exitError{code: exitBlocked, msg: fmt.Sprintf("refused to cancel job %s: it has state (%s), which a cancel loses; `flinkctl stop %s` keeps it in a savepoint, --force cancels anyway",
-						job, why, as[0])}
-				}
-			}
-			a.resume = "flinkctl cancel " + as[0]
-			p, _, err := a.runOp(ctx, "cancel-"+string(job), "cancel", &lifecycle.Stop{Env: a.env(c), Job: job, Mode: policy.UpgradeStateless,
-				Strategy: lifecycle.CancelWithoutState})
-			if err != nil {
-				return err
-			}
-			return a.finishOp("cancel", job, &p, fmt.Sprintf("job %s cancelled, no state kept", job))
-		},
-	}
+		}
+		a.resume = "flinkctl cancel " + arg
+		p, _, err := a.runOp(ctx, "cancel-"+string(job), "cancel", &lifecycle.Stop{Env: a.env(c), Job: job, Mode: policy.UpgradeStateless,
+			Strategy: lifecycle.CancelWithoutState})
+		if err != nil {
+			return err
+		}
+		return a.finishOp("cancel", job, &p, fmt.Sprintf("job %s cancelled, no state kept", job))
+	})
 	cmd.Flags().BoolVar(&force, "force", false, "cancel a job with state too, losing it")
 	return cmd
 }
