@@ -196,49 +196,54 @@ func (c *cancelAfter) Sleep(ctx context.Context, d time.Duration) error {
 }
 
 // TestApplyInterruptedResumes interrupts an upgrade in its savepoint
-// phase: apply exits 130 with the action stored, and apply again ends it
-// with one job, restored from that savepoint.
+// phase, and once the new job was submitted: apply exits 130 with the
+// action stored, and apply again ends it with one job, restored from the
+// one savepoint the upgrade took (the resumed upgrade sent the same
+// trigger id, and adopted the job it had submitted).
 func TestApplyInterruptedResumes(t *testing.T) {
-	f := newFixture(t, flinktest.WithSavepointDuration(5*time.Second))
-	wantCode(t, f.run("apply", "-f", f.jobFile("counter", "/out/v1", "")), exitOK, "")
-	f.srv.Clock().Advance(3 * time.Second)
-	file := f.jobFile("counter", "/out/v2", "")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	state := filepath.Join(f.dir, "state")
-	clock := &cancelAfter{Clock: f.srv.Clock(), n: 3, cancel: cancel, when: func() bool {
-		d, ok, _ := stateDir{root: state}.loadDeployment("counter")
-		return ok && d.Status.Progress.Savepoint.TriggerID != "" && d.Status.InFlight()
-	}}
-	r := f.runCtx(ctx, clock, "apply", "-f", file)
-	wantCode(t, r, exitInterrupted, "run `flinkctl apply -f "+file+"` to resume")
-	mid := f.deployment("counter")
-	if !mid.Status.InFlight() || mid.Status.Action != lifecycle.ActionUpgrade {
-		t.Fatalf("interrupted status %+v, want the upgrade in flight", mid.Status)
-	}
-	trigger := mid.Status.Progress.Savepoint.TriggerID
-	r = f.run("apply", "-f", file)
-	wantCode(t, r, exitOK, "")
-	if !strings.Contains(r.stdout, "resuming Upgrade") {
-		t.Errorf("apply does not say it resumes: %q", r.stdout)
-	}
-	d := f.deployment("counter")
-	run := f.running()
-	if len(run) != 1 || run[0].ID != d.Status.JobID || run[0].RestoredFrom != d.Status.Latest.Location {
-		t.Fatalf("running %+v, status %+v", run, d.Status)
-	}
-	// One savepoint trigger: the resumed upgrade sent the same id.
-	var sps int
-	for _, s := range f.srv.Snapshots() {
-		if s.TriggerID != "" {
-			sps++
-			if s.TriggerID != trigger {
-				t.Errorf("savepoint of trigger %s, want %s", s.TriggerID, trigger)
+	for _, phase := range []lifecycle.Phase{lifecycle.PhaseSavepoint, lifecycle.PhaseWaitRunning} {
+		t.Run(string(phase), func(t *testing.T) {
+			f := newFixture(t, flinktest.WithSavepointDuration(5*time.Second))
+			wantCode(t, f.run("apply", "-f", f.jobFile("counter", "/out/v1", "")), exitOK, "")
+			f.srv.Clock().Advance(3 * time.Second)
+			file := f.jobFile("counter", "/out/v2", "")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			state := filepath.Join(f.dir, "state")
+			clock := &cancelAfter{Clock: f.srv.Clock(), n: 2, cancel: cancel, when: func() bool {
+				d, ok, _ := stateDir{root: state}.loadDeployment("counter")
+				return ok && d.Status.InFlight() && d.Status.Progress.Phase == phase
+			}}
+			r := f.runCtx(ctx, clock, "apply", "-f", file)
+			wantCode(t, r, exitInterrupted, "run `flinkctl apply -f "+file+"` to resume")
+			mid := f.deployment("counter")
+			if !mid.Status.InFlight() || mid.Status.Action != lifecycle.ActionUpgrade || mid.Status.Progress.Phase != phase {
+				t.Fatalf("interrupted status %+v, want the upgrade in flight", mid.Status)
 			}
-		}
-	}
-	if sps != 1 {
-		t.Errorf("%d savepoints, want 1", sps)
+			trigger := mid.Status.Progress.Savepoint.TriggerID
+			r = f.run("apply", "-f", file)
+			wantCode(t, r, exitOK, "")
+			if !strings.Contains(r.stdout, "resuming Upgrade") {
+				t.Errorf("apply does not say it resumes: %q", r.stdout)
+			}
+			d := f.deployment("counter")
+			run := f.running()
+			if len(run) != 1 || run[0].ID != d.Status.JobID || run[0].RestoredFrom != d.Status.Latest.Location || len(f.srv.Jobs()) != 2 {
+				t.Fatalf("jobs %+v, status %+v", f.srv.Jobs(), d.Status)
+			}
+			var sps int
+			for _, s := range f.srv.Snapshots() {
+				if s.TriggerID != "" {
+					sps++
+					if s.TriggerID != trigger {
+						t.Errorf("savepoint of trigger %s, want %s", s.TriggerID, trigger)
+					}
+				}
+			}
+			if sps != 1 {
+				t.Errorf("%d savepoints, want 1", sps)
+			}
+		})
 	}
 }
 
