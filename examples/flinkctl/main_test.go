@@ -148,8 +148,13 @@ func TestApplyUpgradeDeleteReapply(t *testing.T) {
 	// An upgrade: stop with a savepoint, the new job starts from it.
 	f.srv.Clock().Advance(3 * time.Second)
 	file = f.jobFile("counter", "/out/v2", "")
-	wantCode(t, f.run("apply", "-f", file), exitOK, "")
+	r = f.run("apply", "-f", file, "-o", "json")
+	wantCode(t, r, exitOK, "")
 	d2 := f.deployment("counter")
+	var printed deployment
+	if err := json.Unmarshal([]byte(r.stdout), &printed); err != nil || printed.Status.JobID != d2.Status.JobID || !printed.Status.Converged(printed.Spec) {
+		t.Fatalf("apply -o json printed %q: %v", r.stdout, err)
+	}
 	first, _ := f.srv.Job(d1.Status.JobID)
 	second, _ := f.srv.Job(d2.Status.JobID)
 	if d2.Status.JobID == d1.Status.JobID || first.State != flinkapi.JobFinished || d2.Status.Latest.Reason != savepoint.ReasonUpdate ||
@@ -370,6 +375,18 @@ func TestSavepointStopCancel(t *testing.T) {
 	if st, _ := f.c.JobStatus(context.Background(), other); st != flinkapi.JobCanceled {
 		t.Fatalf("job %s after cancel --force", st)
 	}
+	// A forced strategy.
+	third := f.startJob("third")
+	f.srv.Clock().Advance(2 * time.Second)
+	r = f.run("stop", "third", "--strategy", "CancelWithSavepoint", "-o", "json")
+	wantCode(t, r, exitOK, "")
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Strategy != lifecycle.CancelWithSavepoint || res.Location == "" {
+		t.Fatalf("stop --strategy CancelWithSavepoint: %v %+v", err, res)
+	}
+	if st, _ := f.c.JobStatus(context.Background(), third); st != flinkapi.JobCanceled {
+		t.Fatalf("job %s after a CancelWithSavepoint", st)
+	}
+	wantCode(t, f.run("stop", "third", "--strategy", "Gently"), exitBadInput, "unknown stop strategy")
 	entries, _ := os.ReadDir(filepath.Join(f.dir, "state", "operations"))
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".lock") {
