@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,44 +145,58 @@ update:
 		t.Fatalf("job %s after a refused cancel", s)
 	}
 
-	// An upgrade interrupted by SIGINT, then applied again.
+	// upgrade applies file in the background, sends SIGINT once the stored
+	// upgrade is in one of phases, and applies file again: one job is
+	// left, the new one, and its counts continue from prev's.
+	upgrade := func(file, prev, next string, phases ...lifecycle.Phase) {
+		t.Helper()
+		before := load("counter").Status.JobID
+		cmd := exec.CommandContext(ctx, bin, append(base, "apply", "-f", file)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var mid deployment
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+			d, ok, err := stateDir{root: state}.loadDeployment("counter")
+			if err == nil && ok && d.Status.InFlight() && d.Status.Action == lifecycle.ActionUpgrade && slices.Contains(phases, d.Status.Progress.Phase) {
+				mid = d
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the upgrade did not reach %v; stderr %s", phases, stderr.String())
+			}
+		}
+		if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		var ee *exec.ExitError
+		if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "to resume") {
+			t.Fatalf("interrupted apply: %v, stderr %q", err, stderr.String())
+		}
+		stopped := load("counter")
+		if slices.Contains(phases, lifecycle.PhaseWaitRunning) && stopped.Status.Progress.NewJobID == "" {
+			t.Fatalf("interrupted after the submission, but no new job recorded: %+v", stopped.Status.Progress)
+		}
+		t.Logf("interrupted in phase %s (stored: %s, %s; new job %s)", mid.Status.Progress.Phase, stopped.Status.Action, stopped.Status.Progress.Phase,
+			stopped.Status.Progress.NewJobID)
+		ctl(exitOK, "apply", "-f", file)
+		up := load("counter").Status
+		if l := live(); len(l) != 1 || l[0] != up.JobID || up.JobID == before {
+			t.Fatalf("after the resumed upgrade: live jobs %v, status job %s (before %s)", l, up.JobID, before)
+		}
+		if s, _ := flink.JobStatus(ctx, before); s != flinkapi.JobFinished {
+			t.Errorf("old job %s, want FINISHED", s)
+		}
+		continues(prev, next)
+	}
+	// Interrupted before or during the stop with a savepoint, then after
+	// the new job was submitted.
 	out2 := cluster.OutDir("flinkctl-v2")
-	v2 := jobFile("counter", out2)
-	cmd := exec.CommandContext(ctx, bin, append(base, "apply", "-f", v2)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var mid deployment
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		d, ok, err := stateDir{root: state}.loadDeployment("counter")
-		if err == nil && ok && d.Status.InFlight() && d.Status.Action == lifecycle.ActionUpgrade && d.Status.Progress.Savepoint.TriggerID != "" {
-			mid = d
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the upgrade did not start; stderr %s", stderr.String())
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var ee *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.Contains(stderr.String(), "to resume") {
-		t.Fatalf("interrupted apply: %v, stderr %q", err, stderr.String())
-	}
-	stopped := load("counter")
-	t.Logf("interrupted in phase %s (stored: %s, %s)", mid.Status.Progress.Phase, stopped.Status.Action, stopped.Status.Progress.Phase)
-	ctl(exitOK, "apply", "-f", v2)
-	up := load("counter").Status
-	if l := live(); len(l) != 1 || l[0] != up.JobID || up.JobID == first {
-		t.Fatalf("after the resumed upgrade: live jobs %v, status job %s (first %s)", l, up.JobID, first)
-	}
-	if s, _ := flink.JobStatus(ctx, first); s != flinkapi.JobFinished {
-		t.Errorf("old job %s, want FINISHED", s)
-	}
-	continues(out1, out2)
+	upgrade(jobFile("counter", out2), out1, out2, lifecycle.PhaseSavepoint)
+	out2b := cluster.OutDir("flinkctl-v2b")
+	upgrade(jobFile("counter", out2b), out2, out2b, lifecycle.PhaseWaitRunning)
 
 	// delete, then apply again from the final savepoint.
 	ctl(exitOK, "delete", "counter")
@@ -197,7 +212,7 @@ update:
 	if err != nil || stats.LatestRestored == nil || stats.LatestRestored.ExternalPath != final {
 		t.Fatalf("the new job restored %+v, %v; want %s", stats, err, final)
 	}
-	continues(out2, out3)
+	continues(out2b, out3)
 
 	// savepoints, stop, dispose.
 	ctl(exitOK, "savepoint", "counter")
