@@ -562,3 +562,43 @@ func TestLock(t *testing.T) {
 	}
 	u2()
 }
+
+// TestApplyBlocked: an upgrade whose savepoints fail ends Blocked by the
+// Savepoint policy, exit 3, with the old job running on; a job that
+// fails under a restart policy of Never ends apply with exit 1.
+func TestApplyBlocked(t *testing.T) {
+	f := newFixture(t)
+	first := f.startJob("counter")
+	f.srv.Clock().Advance(3 * time.Second)
+	if err := f.srv.Inject(flinktest.Fault{Kind: flinktest.FaultSavepointFails, Times: 100}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.run("apply", "-f", f.jobFile("counter", "/out/v2", ""))
+	wantCode(t, r, exitBlocked, "Upgrade Blocked")
+	if run := f.running(); len(run) != 1 || run[0].ID != first {
+		t.Fatalf("running %+v, want the old job %s", run, first)
+	}
+
+	g := newFixture(t)
+	file := g.jobFile("once", "/out/once", "")
+	once := strings.Replace(mustRead(t, file), `"1000"]`, `"1000", "--restart-attempts", "0"]`, 1)
+	once = strings.Replace(once, "mode: FromLatestState", "mode: Never", 1)
+	if err := os.WriteFile(file, []byte(once), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, g.run("apply", "-f", file), exitOK, "")
+	if err := g.srv.FailJob(g.deployment("once").Status.JobID, "injected by the test"); err != nil {
+		t.Fatal(err)
+	}
+	g.srv.Clock().Advance(4 * time.Second) // past Flink's cache of the job's details
+	wantCode(t, g.run("apply", "-f", file), exitFailed, "RestartDisabled")
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
