@@ -598,6 +598,8 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
 	case ActionUpgrade:
 		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
+		// A bounded job that finished runs its new Job afresh.
+		u.FirstDeploy = finished(st)
 	case ActionHealthRestart:
 		u.Restore = st.Progress.Request
 	case ActionRollback:
