@@ -1,0 +1,167 @@
+//go:build integration
+
+package lifecycle_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// TestRealClusterBatchAndSchedules runs the Controller's paths of issue 22
+// on a real Flink session cluster of FLINK_VERSION, the status stored as
+// JSON after every call:
+//
+//   - a bounded job (the test job's --records) FINISHES on its own; its
+//     result (net runtime, the events accumulator) is recorded; it is not
+//     restarted, savepointed or checkpointed afterwards although the spec
+//     asks for periodic savepoints and checkpoints; Delete is done at once;
+//   - a job with a 10-minute checkpoint interval of its own gets
+//     checkpoints triggered through the REST API every 2 seconds, and a
+//     savepoint at the start of a minute by the cron schedule "* * * * *".
+//
+//	FLINK_VERSION=2.3.0 go test -tags integration -count=1 -run TestRealClusterBatchAndSchedules -v ./lifecycle/
+func TestRealClusterBatchAndSchedules(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newCtrl := func(name string) *lifecycle.Controller {
+		return &lifecycle.Controller{Env: lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}},
+			Name: name, PollInterval: time.Second, RetryInterval: 5 * time.Second}
+	}
+	// call runs one Reconcile (or Delete), stores the status as JSON and
+	// reads it back, and waits as asked (at most a second).
+	call := func(ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus, del bool) lifecycle.Result {
+		t.Helper()
+		var res lifecycle.Result
+		var err error
+		if del {
+			res, err = ctrl.Delete(ctx, spec, st)
+		} else {
+			res, err = ctrl.Reconcile(ctx, spec, st)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*st = lifecycle.JobStatus{}
+		if err := json.Unmarshal(b, st); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(min(res.RequeueAfter, time.Second))
+		return res
+	}
+	until := func(what string, ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus, limit time.Duration, done func() bool) {
+		t.Helper()
+		begin := time.Now()
+		for call(ctrl, spec, st, false); !done(); call(ctrl, spec, st, false) {
+			if time.Since(begin) > limit || ctx.Err() != nil {
+				t.Fatalf("%s: not reached in %v: %s %s: %s (action %s %s: %s)", what, limit, st.State, st.Reason, st.Message, st.Action, st.Progress.Outcome, st.Progress.Reason)
+			}
+		}
+		t.Logf("%s: %s %s after %v (job %s): %s", what, st.State, st.Reason, time.Since(begin).Round(time.Millisecond), st.JobID, st.Message)
+	}
+
+	t.Run("BoundedJob", func(t *testing.T) {
+		const records = 60
+		ctrl := newCtrl("batch/bounded")
+		out := cluster.OutDir("controller-bounded")
+		spec := lifecycle.JobSpec{
+			Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
+				Args: []string{"--out", out, "--keys", "2", "--rate", "30", "--checkpoint-interval", "300", "--records", fmt.Sprint(records), "--name", "controller-bounded"}},
+			Restart:     policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)},
+			Savepoints:  lifecycle.SavepointPolicy{Interval: policy.Duration(time.Second)},
+			Checkpoints: lifecycle.CheckpointPolicy{Interval: policy.Duration(time.Second)},
+		}
+		var st lifecycle.JobStatus
+		until("finished", ctrl, spec, &st, 2*time.Minute, func() bool { return st.Result.JobID != "" && st.Result.JobID == st.JobID })
+		r := st.Result
+		if r.Accumulators["events"] != fmt.Sprint(records) || r.NetRuntime <= 0 || r.EndTime.IsZero() || st.State != policy.Succeeded || !st.Converged(spec) {
+			t.Fatalf("result %+v, state %s %s, converged %v", r, st.State, st.Reason, st.Converged(spec))
+		}
+		counts, err := flinkfixture.ReadCounts(out)
+		if err != nil || counts["key-0"]+counts["key-1"] != records {
+			t.Errorf("counts %v (%v), want %d events", counts, err, records)
+		}
+		job, savepoints, cp := st.JobID, len(st.Savepoints.Records), st.Checkpoint
+		for end := time.Now().Add(6 * time.Second); time.Now().Before(end); {
+			call(ctrl, spec, &st, false)
+		}
+		jobs, err := c.ListJobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if j.ID != job && j.Status == flinkapi.JobRunning {
+				t.Errorf("job %s runs after the bounded job %s finished", j.ID, job)
+			}
+		}
+		if st.JobID != job || len(st.Savepoints.Records) != savepoints || st.Checkpoint.TriggerTime != cp.TriggerTime || st.Restarts != 0 {
+			t.Errorf("after the end: job %s (was %s), %d savepoints (was %d), checkpoint %+v (was %+v), restarts %d",
+				st.JobID, job, len(st.Savepoints.Records), savepoints, st.Checkpoint, cp, st.Restarts)
+		}
+		begin := time.Now()
+		res := call(ctrl, spec, &st, true)
+		if !res.Done || res.Outcome != lifecycle.OutcomeSucceeded || time.Since(begin) > 2*time.Second {
+			t.Errorf("delete of the finished job: %+v after %v", res, time.Since(begin))
+		}
+	})
+
+	t.Run("TriggeredCheckpointsAndCron", func(t *testing.T) {
+		ctrl := newCtrl("batch/scheduled")
+		out := cluster.OutDir("controller-scheduled")
+		spec := lifecycle.JobSpec{
+			Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
+				Args: []string{"--out", out, "--keys", "2", "--rate", "20", "--checkpoint-interval", "600000", "--name", "controller-scheduled"}},
+			Checkpoints: lifecycle.CheckpointPolicy{Interval: policy.Duration(2 * time.Second)},
+			Savepoints:  lifecycle.SavepointPolicy{Schedule: "* * * * *", TimeZone: "Europe/Berlin"},
+		}
+		var st lifecycle.JobStatus
+		// The job counts as stable only after a checkpoint: the triggered
+		// one, long before its own 10 minutes.
+		until("stable by a triggered checkpoint", ctrl, spec, &st, 2*time.Minute, func() bool {
+			return !st.InFlight() && st.State == policy.Running && st.Reason == string(policy.Running) && st.Checkpoint.CheckpointID > 0
+		})
+		first := st.Checkpoint.CheckpointID
+		until("more triggered checkpoints", ctrl, spec, &st, time.Minute, func() bool { return st.Checkpoint.CheckpointID >= first+2 })
+		stats, err := c.Checkpoints(ctx, st.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Counts.Completed < 3 || stats.Counts.Failed != 0 || st.Checkpoint.Failures != 0 {
+			t.Errorf("checkpoints: %+v, status %+v", stats.Counts, st.Checkpoint)
+		}
+		until("a scheduled savepoint", ctrl, spec, &st, 90*time.Second, func() bool {
+			for _, r := range st.Savepoints.Records {
+				if r.Reason == savepoint.ReasonScheduled {
+					return !st.InFlight()
+				}
+			}
+			return false
+		})
+		rec := st.Savepoints.Records[len(st.Savepoints.Records)-1]
+		if rec.Time.Second() > 20 || !flinkfixture.LocationExists(rec.Location) {
+			t.Errorf("scheduled savepoint %+v: want one taken within seconds after a minute began", rec)
+		}
+		for !call(ctrl, spec, &st, true).Done {
+			if ctx.Err() != nil {
+				t.Fatalf("delete: %s %s", st.Progress.Outcome, st.Progress.Reason)
+			}
+		}
+	})
+}
