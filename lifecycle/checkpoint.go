@@ -14,8 +14,11 @@ import (
 // latest state (a restart, a last-state upgrade) loses little. A
 // checkpoint is triggered once Interval has passed since the latest of the
 // job's start, its latest completed checkpoint (its own or a triggered
-// one) and the latest trigger; a failed one is tried again one Interval
-// after it.
+// one) and the latest trigger, and only while every vertex of the job
+// runs; a failed one is tried again one Interval after it. (Flink 2.3
+// was seen refusing a trigger sent as the job details first showed every
+// vertex RUNNING: "Not all required tasks are currently running", a
+// failure that counts toward nothing.)
 //
 // A triggered checkpoint is a checkpoint to Flink: one that fails on a
 // TaskManager (declined, or failed in its asynchronous part) or expires
