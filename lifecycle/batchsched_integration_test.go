@@ -4,7 +4,6 @@ package lifecycle_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -47,40 +46,13 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 		return &lifecycle.Controller{Env: lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}},
 			Name: name, PollInterval: time.Second, RetryInterval: 5 * time.Second}
 	}
-	// call runs one Reconcile (or Delete), stores the status as JSON and
-	// reads it back, and waits as asked (at most a second).
 	call := func(ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus, del bool) lifecycle.Result {
 		t.Helper()
-		var res lifecycle.Result
-		var err error
-		if del {
-			res, err = ctrl.Delete(ctx, spec, st)
-		} else {
-			res, err = ctrl.Reconcile(ctx, spec, st)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		*st = lifecycle.JobStatus{}
-		if err := json.Unmarshal(b, st); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(min(res.RequeueAfter, time.Second))
-		return res
+		return realCall(t, ctx, ctrl, spec, st, del)
 	}
 	until := func(what string, ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus, limit time.Duration, done func() bool) {
 		t.Helper()
-		begin := time.Now()
-		for call(ctrl, spec, st, false); !done(); call(ctrl, spec, st, false) {
-			if time.Since(begin) > limit || ctx.Err() != nil {
-				t.Fatalf("%s: not reached in %v: %s %s: %s (action %s %s: %s)", what, limit, st.State, st.Reason, st.Message, st.Action, st.Progress.Outcome, st.Progress.Reason)
-			}
-		}
-		t.Logf("%s: %s %s after %v (job %s): %s", what, st.State, st.Reason, time.Since(begin).Round(time.Millisecond), st.JobID, st.Message)
+		realUntil(t, ctx, what, ctrl, &spec, st, limit, done)
 	}
 
 	t.Run("BoundedJob", func(t *testing.T) {
@@ -201,7 +173,7 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 		claims := []lifecycle.Claim{{Spec: lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: v2}}}}
 		opts := lifecycle.SessionOptions{JarGrace: time.Millisecond, JobGrace: time.Millisecond,
 			Keep: func(j flinkapi.Jar) bool { return j.ID != v1 && j.ID != v2 && j.ID != gone }} // the jars of the other tests stay
-		r, err := lifecycle.CleanSession(ctx, racyDelete{c, gone}, claims, opts, time.Now().Add(time.Second))
+		r, err := lifecycle.CleanSession(ctx, lifecycle.RacyDelete{Client: c, Gone: gone}, claims, opts, time.Now().Add(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,21 +206,4 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 			t.Errorf("the stray job is %s (%v), want FINISHED by its stop", st, err)
 		}
 	})
-}
-
-// racyDelete is a client whose delete of the jar gone finds it deleted by
-// someone else between the list and the delete: Flink's 400 for a jar it
-// does not know.
-type racyDelete struct {
-	*flinkapi.Client
-	gone flinkapi.JarID
-}
-
-func (r racyDelete) DeleteJar(ctx context.Context, jar flinkapi.JarID) error {
-	if jar == r.gone {
-		if err := r.Client.DeleteJar(ctx, jar); err != nil {
-			return err
-		}
-	}
-	return r.Client.DeleteJar(ctx, jar)
 }

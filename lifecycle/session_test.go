@@ -93,7 +93,7 @@ func TestCleanSession(t *testing.T) {
 	k.srv.Clock().Advance(20 * time.Minute)
 	k.run(spec, 5*time.Second)
 	// The stray jar is deleted by someone else between the list and the delete.
-	r, err = CleanSession(ctx, racyDelete{k.c, stray}, claims, SessionOptions{}, now())
+	r, err = CleanSession(ctx, RacyDelete{k.c, stray}, claims, SessionOptions{}, now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,15 +127,18 @@ func TestCleanSession(t *testing.T) {
 	}
 }
 
-// racyDelete is a client whose delete of the jar gone finds it deleted
-// by someone else: Flink's answer for a jar it does not know.
-type racyDelete struct {
+// RacyDelete is a client whose delete of the jar Gone finds it deleted by
+// someone else between the list and the delete: Flink's answer for a jar
+// it does not know. Exported for the integration tests of package
+// lifecycle_test.
+type RacyDelete struct {
 	*flinkapi.Client
-	gone flinkapi.JarID
+	Gone flinkapi.JarID
 }
 
-func (r racyDelete) DeleteJar(ctx context.Context, jar flinkapi.JarID) error {
-	if jar == r.gone {
+// DeleteJar deletes jar; Gone twice.
+func (r RacyDelete) DeleteJar(ctx context.Context, jar flinkapi.JarID) error {
+	if jar == r.Gone {
 		if err := r.Client.DeleteJar(ctx, jar); err != nil {
 			return err
 		}

@@ -24,22 +24,8 @@ func TestRecordResults(t *testing.T) {
 		t.Skip("set FLINKKIT_RECORD=1 to record REST answers")
 	}
 	c := use(t)
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "flinkapi", "testdata", "real", c.FlinkVersion)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{t: t, dir: dir, statuses: readStatuses(t, filepath.Join(dir, "statuses.txt"))}
+	rec, get := newRecorder(t, c, false)
 	defer rec.writeStatuses()
-	get := func(name, path string) answer {
-		t.Helper()
-		a := call(t, c, http.MethodGet, path, nil)
-		rec.save(name, a)
-		return a
-	}
 	jarID, _ := uploadJar(t, c, c.TestJobJar)
 
 	// A running job: its result is IN_PROGRESS, its accumulators count.
@@ -70,6 +56,34 @@ func TestRecordResults(t *testing.T) {
 
 	get("results_execution_not_found.json", "/jobs/"+newJobID(t)+"/execution-result")
 	get("results_accumulators_not_found.json", "/jobs/"+newJobID(t)+"/accumulators")
+}
+
+// newRecorder returns the recorder of c's version, which writes into
+// flinkapi/testdata/real/<version>/ (emptied first if fresh; otherwise
+// the statuses recorded before are kept), and a GET that records its
+// answer under a name.
+func newRecorder(t *testing.T, c *Cluster, fresh bool) (*recorder, func(name, path string) answer) {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "flinkapi", "testdata", "real", c.FlinkVersion)
+	if fresh {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{t: t, dir: dir, statuses: readStatuses(t, filepath.Join(dir, "statuses.txt"))}
+	return rec, func(name, path string) answer {
+		t.Helper()
+		a := call(t, c, http.MethodGet, path, nil)
+		rec.save(name, a)
+		return a
+	}
 }
 
 // readStatuses reads a statuses.txt that TestRecord wrote.
