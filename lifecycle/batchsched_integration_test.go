@@ -129,7 +129,18 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 			t.Errorf("checkpoints: %+v, status %+v", stats.Counts, st.Checkpoint)
 		}
 		t.Logf("checkpoints: %+v", stats.Counts)
-		until("a scheduled savepoint", ctrl, spec, &st, 90*time.Second, func() bool {
+		// On a miss, what the schedule said of the job Flink reported.
+		defer func() {
+			if !t.Failed() {
+				return
+			}
+			if d, err := c.Job(ctx, st.JobID); err == nil {
+				cr := savepoint.MustParseCron(spec.Savepoints.Schedule, mustZone(t, spec.Savepoints.TimeZone))
+				due, _, next := savepoint.Due(savepoint.ScheduleInput{Cron: cr, JobState: d.State, JobStart: d.StartTime, Last: st.Latest}, time.Now())
+				t.Logf("schedule: job %s %s since %v, latest savepoint %+v: due %v, next %v", d.ID, d.State, d.StartTime, st.Latest, due, next)
+			}
+		}()
+		until("a scheduled savepoint", ctrl, spec, &st, 150*time.Second, func() bool {
 			for _, r := range st.Savepoints.Records {
 				if r.Reason == savepoint.ReasonScheduled {
 					return !st.InFlight()
@@ -206,4 +217,13 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 			t.Errorf("the stray job is %s (%v), want FINISHED by its stop", st, err)
 		}
 	})
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }
