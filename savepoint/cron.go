@@ -285,12 +285,19 @@ func (c Cron) Next(t time.Time) time.Time {
 // end of the gap when they went forward over it.
 func resolveWall(wall time.Time, loc *time.Location) time.Time {
 	w := wall.Unix()
+	// Most times lie a day or more from any transition: one reading.
+	_, off := time.Unix(w, 0).In(loc).Zone()
+	at := time.Unix(w-int64(off), 0).In(loc)
+	start, end := at.ZoneBounds()
+	if _, o := at.Zone(); o == off && (start.IsZero() || at.Sub(start) >= 48*time.Hour) && (end.IsZero() || end.Sub(at) >= 48*time.Hour) {
+		return at
+	}
 	var best int64
 	found := false
 	for _, probe := range [...]int64{w - 86400, w, w + 86400} {
 		_, off := time.Unix(probe, 0).In(loc).Zone()
 		u := w - int64(off)
-		if _, at := time.Unix(u, 0).In(loc).Zone(); at == off && (!found || u < best) {
+		if _, o := time.Unix(u, 0).In(loc).Zone(); o == off && (!found || u < best) {
 			best, found = u, true
 		}
 	}
@@ -300,6 +307,6 @@ func resolveWall(wall time.Time, loc *time.Location) time.Time {
 	// In a gap: read with the offset before it, the wall time lies past
 	// the transition, which is where the gap ends.
 	_, before := time.Unix(w-86400, 0).In(loc).Zone()
-	start, _ := time.Unix(w-int64(before), 0).In(loc).ZoneBounds()
-	return start
+	gapEnd, _ := time.Unix(w-int64(before), 0).In(loc).ZoneBounds()
+	return gapEnd
 }

@@ -354,3 +354,51 @@ func TestCronAroundTransitions(t *testing.T) {
 		}
 	}
 }
+
+var sinkTime time.Time
+
+// BenchmarkCronNext measures n successive runs of two schedules in a zone
+// with daylight saving time, at 10, 1,000 and 10,000 runs, against the
+// simplest hand-written way (impl=hand): walk the instants minute by
+// minute until one's wall clock matches the fields.
+//
+//	go test -run '^$' -bench CronNext -benchmem -count 8 ./savepoint | benchstat -col /impl -
+func BenchmarkCronNext(b *testing.B) {
+	loc := mustLoad(b, "Europe/Berlin")
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, loc)
+	hand := func(c Cron, t time.Time) time.Time {
+		for u := t.Truncate(time.Minute).Add(time.Minute); ; u = u.Add(time.Minute) {
+			w := u.In(c.loc)
+			if c.minute&(1<<uint(w.Minute())) != 0 && c.hour&(1<<uint(w.Hour())) != 0 && c.month&(1<<uint(w.Month())) != 0 &&
+				c.dayMatches(w.Day(), int(w.Weekday())) {
+				return u
+			}
+		}
+	}
+	for _, expr := range []string{"*/15 * * * *", "30 2 * * *"} {
+		c := MustParseCron(expr, loc)
+		for _, n := range []int{10, 1000, 10000} {
+			name := strings.ReplaceAll(strings.ReplaceAll(expr, " ", "_"), "*", "x")
+			b.Run(fmt.Sprintf("expr=%s/n=%d/impl=hand", name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					t := start
+					for range n {
+						t = hand(c, t)
+					}
+					sinkTime = t
+				}
+			})
+			b.Run(fmt.Sprintf("expr=%s/n=%d/impl=savepoint", name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					t := start
+					for range n {
+						t = c.Next(t)
+					}
+					sinkTime = t
+				}
+			})
+		}
+	}
+}
