@@ -256,3 +256,15 @@ func TestCheckpointTriggerNotSentTwiceAfterCrash(t *testing.T) {
 		t.Errorf("%d checkpoints of the job, want 1", n)
 	}
 }
+
+// TestNoCheckpointStateWithoutPolicy: a spec without Checkpoints leaves
+// JobStatus.Checkpoint empty.
+func TestNoCheckpointStateWithoutPolicy(t *testing.T) {
+	k := newCluster(t, false)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	k.run(spec, time.Minute)
+	if k.st.Checkpoint != (CheckpointTrigger{}) || requests(k.srv, 0, "POST /jobs/:jobid/checkpoints") != 0 {
+		t.Errorf("checkpoint state %+v without a policy", k.st.Checkpoint)
+	}
+}

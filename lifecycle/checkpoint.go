@@ -75,12 +75,12 @@ func (c *Controller) checkpointStep(ctx context.Context, api API, spec JobSpec, 
 	stats *flinkapi.CheckpointStatistics, now time.Time) time.Duration {
 	every := spec.Checkpoints.Interval.Std()
 	cp := &st.Checkpoint
-	if cp.JobID != st.JobID {
-		*cp = CheckpointTrigger{JobID: st.JobID} // a new job: its own count
-	}
 	trig, ok := api.(checkpointTriggerAPI)
 	if every <= 0 || !ok {
 		return 0
+	}
+	if cp.JobID != st.JobID {
+		*cp = CheckpointTrigger{JobID: st.JobID} // a new job: its own count
 	}
 	fail := func(msg string) {
 		cp.TriggerID, cp.Sent, cp.Failure = "", false, truncateFailure(msg)
