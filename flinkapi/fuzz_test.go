@@ -147,6 +147,23 @@ func FuzzDecoders(f *testing.F) {
 		_ = json.Unmarshal(b, &jw)
 		var rj runJarResponseWire
 		_ = json.Unmarshal(b, &rj)
+		var er executionResultWire
+		if json.Unmarshal(b, &er) == nil {
+			if r, err := er.convert(); err == nil {
+				_ = r.Succeeded()
+				_ = r.Failure.Message()
+			} else if err.Error() == "" {
+				t.Fatal("empty decode error")
+			}
+		}
+		var aw accumulatorsWire
+		if json.Unmarshal(b, &aw) == nil {
+			for _, a := range aw.User {
+				if n, ok := a.Int64(); !ok && n != 0 {
+					t.Fatalf("%+v: %d without a value", a, n)
+				}
+			}
+		}
 	})
 }
 

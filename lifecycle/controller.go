@@ -114,6 +114,10 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		// Nothing was ever deployed.
 		c.set(st, policy.Unknown, "NotDeployed", "nothing was deployed")
 		return Result{Done: true, Outcome: OutcomeNotNeeded}, nil
+	case finished(st) && st.Action != ActionTeardown && (c.Deployer == nil || st.Cluster.IsZero()):
+		// A bounded job that finished: nothing runs, no state to keep.
+		c.set(st, policy.Succeeded, "Deleted", "job "+string(st.JobID)+" had FINISHED; nothing to stop")
+		return Result{Done: true, Outcome: OutcomeSucceeded}, nil
 	case st.Suspended && st.Action != ActionTeardown:
 		// Stopped with a savepoint already: record it for a later
 		// deploy under the name, nothing else to stop.
@@ -236,6 +240,15 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 		st.JobState = d.State
 		obs.Job = &policy.Job{ID: d.ID, State: d.State, StartTime: d.StartTime, EndTime: d.EndTime, StateSince: d.Timestamps[d.State]}
 	}
+	if d != nil && d.State == flinkapi.JobFinished && !finished(st) {
+		c.recordResult(ctx, api, st, d)
+	}
+	if finished(st) && (d == nil || d.State == flinkapi.JobFinished) {
+		// A bounded job's success, also once Flink forgot the job: never
+		// restarted, never savepointed.
+		c.set(st, policy.Succeeded, string(policy.ReasonJobFinished), finishedMessage(st))
+		return Result{RequeueAfter: c.poll()}, nil
+	}
 	state := policy.DeploymentStateOf(obs, policy.Recorded{JobID: st.JobID})
 	failing := d != nil && (d.State == flinkapi.JobFailed || d.State == flinkapi.JobFailing || d.State == flinkapi.JobRestarting)
 	if failing {
@@ -271,7 +284,7 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 	pending := !st.Deployed.equal(st.Stable)
 	health := spec.Health.Action != ""
 	var stats *flinkapi.CheckpointStatistics
-	if pending || health {
+	if pending || health || spec.Checkpoints.Interval > 0 {
 		stats = c.readCheckpoints(ctx, api, st)
 	}
 	if pending && stable(d, stats) {
@@ -306,10 +319,28 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 		return c.start(ctx, spec, st, ActionSavepoint, st.Deployed, now)
 	} else if spec.Savepoints.disposes() && len(savepoint.ChooseDisposals(st.Savepoints.Records, c.retention(spec.Savepoints, st), now)) > 0 {
 		return c.start(ctx, spec, st, ActionDispose, st.Deployed, now)
-	} else if !next.IsZero() {
-		return Result{RequeueAfter: max(min(c.poll(), next.Sub(now)), soon)}, nil
+	} else if cp := c.checkpointStep(ctx, api, spec, st, d, stats, now); cp > 0 || !next.IsZero() {
+		wait := c.poll()
+		if !next.IsZero() {
+			wait = min(wait, next.Sub(now))
+		}
+		if cp > 0 {
+			wait = min(wait, cp)
+		}
+		return Result{RequeueAfter: max(wait, soon)}, nil
 	}
 	return Result{RequeueAfter: c.poll()}, nil
+}
+
+func finishedMessage(st *JobStatus) string {
+	msg := "job " + string(st.JobID) + " FINISHED"
+	if !st.Result.EndTime.IsZero() {
+		msg += " at " + st.Result.EndTime.UTC().Format(time.RFC3339)
+	}
+	if st.Result.NetRuntime > 0 {
+		msg += " after " + st.Result.NetRuntime.Std().String()
+	}
+	return msg + "; a finished job is not restarted"
 }
 
 func jobStateName(d *flinkapi.JobDetails) string {
@@ -401,6 +432,7 @@ func (c *Controller) judgeHealth(ctx context.Context, api API, spec JobSpec, st 
 // next one is.
 func (c *Controller) savepointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, now time.Time) (bool, time.Time) {
 	in := savepoint.ScheduleInput{Interval: spec.Savepoints.Interval.Std(), JobState: d.State, JobStart: d.StartTime, Last: st.Latest}
+	in.Cron, _ = spec.Savepoints.cron() // valid: Reconcile validated spec
 	if st.Action == ActionSavepoint {
 		in.Current = st.Progress.Savepoint
 	}
@@ -566,6 +598,8 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
 	case ActionUpgrade:
 		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
+		// A bounded job that finished runs its new Job afresh.
+		u.FirstDeploy = finished(st)
 	case ActionHealthRestart:
 		u.Restore = st.Progress.Request
 	case ActionRollback:

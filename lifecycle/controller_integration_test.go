@@ -4,7 +4,6 @@ package lifecycle_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -52,37 +51,12 @@ func TestRealClusterController(t *testing.T) {
 	calls := 0
 	call := func(del bool) lifecycle.Result {
 		t.Helper()
-		var res lifecycle.Result
-		var err error
-		if del {
-			res, err = ctrl.Delete(ctx, spec, &st)
-		} else {
-			res, err = ctrl.Reconcile(ctx, spec, &st)
-		}
-		if err != nil {
-			t.Fatalf("call %d: %v", calls, err)
-		}
 		calls++
-		b, err := json.Marshal(st) // stored, and read back, after every call
-		if err != nil {
-			t.Fatal(err)
-		}
-		st = lifecycle.JobStatus{}
-		if err := json.Unmarshal(b, &st); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(min(res.RequeueAfter, time.Second))
-		return res
+		return realCall(t, ctx, ctrl, spec, &st, del)
 	}
 	until := func(what string, done func() bool) {
 		t.Helper()
-		begin := time.Now()
-		for call(false); !done(); call(false) {
-			if time.Since(begin) > 3*time.Minute || ctx.Err() != nil {
-				t.Fatalf("%s: not reached: status %s %s: %s (action %s %s: %s)", what, st.State, st.Reason, st.Message, st.Action, st.Progress.Outcome, st.Progress.Reason)
-			}
-		}
-		t.Logf("%s: %s %s after %v (job %s): %s", what, st.State, st.Reason, time.Since(begin).Round(time.Millisecond), st.JobID, st.Message)
+		realUntil(t, ctx, what, ctrl, &spec, &st, 3*time.Minute, func() bool { calls++; return done() })
 	}
 	settled := func() bool {
 		return !st.InFlight() && st.State == policy.Running && st.Reason == string(policy.Running)

@@ -52,6 +52,33 @@
 // succeed is tried again with the same spec after RetryInterval; a new
 // spec at once.
 //
+// # Bounded jobs, schedules and triggered checkpoints
+//
+// A bounded job that FINISHED on its own is a success of its own kind:
+// the controller records its result (JobStatus.Result: end time, net
+// runtime, accumulators, from GET /jobs/:id/execution-result and
+// /accumulators) and from then on never restarts it, never takes a
+// savepoint or checkpoint of it, and counts it as converged, also once
+// Flink has forgotten the job; a Delete of it is done at once, and a
+// changed Job runs afresh. Savepoints follow an interval, a cron
+// schedule in a time zone (SavepointPolicy.Schedule, savepoint.Cron:
+// daylight saving time as ISC cron handles it; a caller that was down
+// over several times takes one savepoint, not one per missed time), or
+// both. CheckpointPolicy has checkpoints triggered through the REST API
+// for jobs whose own interval is long, each trigger id stored before it
+// is sent. SavepointPolicy and CheckpointPolicy say which failures Flink
+// itself counts toward execution.checkpointing.tolerable-failed-checkpoints
+// (CheckpointFailureManager); the controller acts on none of them.
+//
+// # Session clusters with many jobs
+//
+// CleanSession tidies a session cluster shared by many deployments,
+// given the stored spec and status of each (Claim): it deletes the jars
+// no claim uses (those of earlier versions; young jars, which a submit
+// may not have recorded yet, stay) and reports the jobs no claim runs;
+// UnclaimedTeardown stops such a job with its savepoint recorded under
+// UnclaimedName. SessionPlan is its pure part.
+//
 // # Operations
 //
 // Each operation is a small struct of configuration (TakeSavepoint, Stop,

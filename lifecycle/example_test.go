@@ -91,3 +91,41 @@ func ExampleController() {
 	// Deploy Running Running
 	// Upgrade Running true
 }
+
+// Housekeeping of a session cluster shared by several deployments: the
+// jar of an earlier version, which no spec uses any more, is deleted,
+// and a job that no spec claims is reported, then stopped with its
+// savepoint recorded under UnclaimedName.
+func ExampleCleanSession() {
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+	defer srv.Close()
+	ctx := context.Background()
+	c, _ := flinkapi.NewClient(srv.URL)
+	jar := func(name string) flinkapi.JarID {
+		id, _ := c.UploadJarReader(ctx, name, bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+		return id
+	}
+	v1, v2 := jar("app-1.0.jar"), jar("app-1.1.jar")
+	ours, stray := flinkapi.JobID("a1b2c3d4e5f60718293a4b5c6d7e8f90"), flinkapi.JobID("0123456789abcdef0123456789abcdef")
+	for _, id := range []flinkapi.JobID{ours, stray} {
+		_, _ = c.RunJar(ctx, v2, flinkapi.RunJarRequest{JobID: id, ProgramArgs: []string{"--out", "/out/" + string(id)}})
+	}
+	srv.Clock().Advance(time.Hour)
+	// The stored spec and status of the one deployment on the cluster.
+	claims := []lifecycle.Claim{{Spec: lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: v2}}, Status: lifecycle.JobStatus{JobID: ours}}}
+
+	report, err := lifecycle.CleanSession(ctx, c, claims, lifecycle.SessionOptions{}, srv.Clock().Now())
+	fmt.Println("deleted the jar of 1.0:", len(report.Deleted) == 1 && report.Deleted[0] == v1, err)
+	for _, j := range report.Unclaimed {
+		fmt.Println("unclaimed:", j.ID, j.State)
+		store := &lifecycle.MemoryStore{}
+		var p lifecycle.Progress
+		res, err := lifecycle.Run(ctx, lifecycle.UnclaimedTeardown(lifecycle.Env{Client: c, Clock: srv.Clock()}, store, j.ID), &p, nil)
+		rec, _, _ := store.Get(ctx, lifecycle.UnclaimedName(j.ID))
+		fmt.Println(res.Outcome, err, rec.Location == p.Location)
+	}
+	// Output:
+	// deleted the jar of 1.0: true <nil>
+	// unclaimed: 0123456789abcdef0123456789abcdef RUNNING
+	// Succeeded <nil> true
+}

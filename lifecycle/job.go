@@ -124,10 +124,35 @@ type BlueGreenPolicy struct {
 
 // SavepointPolicy says when the Controller takes savepoints of the
 // running job and which old ones it disposes of.
+//
+// A periodic savepoint that fails leaves the job running and is tried
+// again at the next time of the schedule; JobStatus.SavepointFailures
+// counts them, and nothing in the Controller acts on that count unless
+// the spec's Health.MaxSavepointFailures asks for it. Flink counts some
+// savepoint failures itself (CheckpointFailureManager): a failure the
+// JobManager sees (a refused trigger, a savepoint that expired) counts
+// toward nothing, but a savepoint declined or failed on a TaskManager
+// counts toward execution.checkpointing.tolerable-failed-checkpoints like
+// a checkpoint (default 0: the job fails over at the first one), and a
+// failed stop-with-savepoint's synchronous savepoint always fails the job
+// over. Set tolerable-failed-checkpoints in Job.FlinkConfiguration for
+// jobs whose savepoints may fail.
 type SavepointPolicy struct {
 	// Interval, if set, takes a savepoint of the running job this often
 	// ("1h"), counted from the job's start and the latest savepoint.
 	Interval policy.Duration `json:"interval,omitzero"`
+	// Schedule, if set, takes a savepoint of the running job at the times
+	// of a cron expression (savepoint.ParseCron: "30 2 * * *",
+	// "@daily", ...) in TimeZone: at its first time after the job's start
+	// and the latest savepoint. With Interval too, the earlier of the two
+	// counts. A Controller that was not called over several of its times
+	// takes one savepoint when it is called again, not one per missed
+	// time.
+	Schedule string `json:"schedule,omitempty"`
+	// TimeZone is the IANA name of Schedule's time zone ("Europe/Berlin");
+	// empty: UTC. The program needs the zone database: the system's, or
+	// an import of time/tzdata.
+	TimeZone string `json:"timeZone,omitempty"`
 	// MaxCount, if set, disposes of the oldest savepoints of the history
 	// while more than MaxCount are kept; MaxAge, if set, of those older
 	// than it (savepoint.ChooseDisposals). The newest savepoint, the one
@@ -140,6 +165,26 @@ type SavepointPolicy struct {
 	MaxAge        policy.Duration `json:"maxAge,omitzero"`
 	DisposeUpdate bool            `json:"disposeUpdate,omitempty"`
 	DisposeUser   bool            `json:"disposeUser,omitempty"`
+}
+
+// cron is p's parsed Schedule; the zero Cron when there is none or it
+// is invalid (Validate reports that).
+func (p SavepointPolicy) cron() (savepoint.Cron, error) {
+	if p.Schedule == "" {
+		if p.TimeZone != "" {
+			return savepoint.Cron{}, fmt.Errorf("savepoints.timeZone %q is set without a schedule", p.TimeZone)
+		}
+		return savepoint.Cron{}, nil
+	}
+	loc, err := time.LoadLocation(p.TimeZone)
+	if err != nil || p.TimeZone == "Local" {
+		return savepoint.Cron{}, fmt.Errorf("savepoints.timeZone %q: not an IANA time zone name", p.TimeZone)
+	}
+	c, err := savepoint.ParseCron(p.Schedule, loc)
+	if err != nil {
+		return savepoint.Cron{}, fmt.Errorf("savepoints.schedule: %w", err)
+	}
+	return c, nil
 }
 
 // disposes reports whether p disposes of any savepoint.
@@ -171,6 +216,10 @@ type JobSpec struct {
 	Rescale policy.RescalePolicy `json:"rescale,omitzero"`
 	// Savepoints schedules savepoints and disposes of old ones.
 	Savepoints SavepointPolicy `json:"savepoints,omitzero"`
+	// Checkpoints, if its Interval is set, triggers checkpoints of the
+	// running job through the REST API (Flink 1.17+), for jobs whose own
+	// checkpoint interval is long.
+	Checkpoints CheckpointPolicy `json:"checkpoints,omitzero"`
 	// Restore is a restore request (policy.RestoreRequest): a new Token
 	// restores the job from Restore.Path once.
 	Restore policy.RestoreRequest `json:"restore,omitzero"`
@@ -219,6 +268,12 @@ func (s JobSpec) Validate() error {
 	if s.Savepoints.Interval < 0 || s.Savepoints.MaxAge < 0 || s.Savepoints.MaxCount < 0 {
 		errs = append(errs, fmt.Errorf("savepoints: interval %v, maxCount %d and maxAge %v must not be negative",
 			s.Savepoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std()))
+	}
+	if _, err := s.Savepoints.cron(); err != nil {
+		errs = append(errs, err)
+	}
+	if s.Checkpoints.Interval < 0 {
+		errs = append(errs, fmt.Errorf("checkpoints.interval: %v must not be negative", s.Checkpoints.Interval.Std()))
 	}
 	for name, err := range map[string]error{"update": s.Update.Validate(), "restart": s.Restart.Validate(),
 		"health": s.Health.Validate(), "rescale": s.Rescale.Validate()} {
@@ -362,6 +417,11 @@ type JobStatus struct {
 	// RestoreHandled is the token of the last restore request carried
 	// out.
 	RestoreHandled string `json:"restoreHandled,omitempty"`
+	// Result is set once the job FINISHED on its own (a bounded job).
+	Result JobResult `json:"result,omitzero"`
+	// Checkpoint is the state of the checkpoints the spec's Checkpoints
+	// policy triggers.
+	Checkpoint CheckpointTrigger `json:"checkpoint,omitzero"`
 }
 
 // InFlight reports whether an action is under way.
@@ -372,14 +432,17 @@ func (s *JobStatus) InFlight() bool {
 // Converged reports whether s carries out spec: no action in flight, and
 // either the job is suspended as spec asks, or it runs spec's Job, stably
 // (all its tasks running, a checkpoint completed after its start), with
-// spec's restore request carried out. A spec whose Job was rolled back
-// never converges: Reason says so (RolledBack) until the spec changes.
+// spec's restore request carried out, or it ran spec's Job and FINISHED
+// on its own (Result). A spec whose Job was rolled back never converges:
+// Reason says so (RolledBack) until the spec changes.
 func (s *JobStatus) Converged(spec JobSpec) bool {
 	switch {
 	case s.InFlight():
 		return false
 	case spec.State == DesiredSuspended:
 		return s.Suspended || s.JobID == ""
+	case finished(s) && !s.Suspended:
+		return s.Deployed.equal(spec.Job) && !spec.Restore.Pending(s.RestoreHandled)
 	}
 	return s.JobID != "" && !s.Suspended && s.State == policy.Running && s.Reason == string(policy.Running) &&
 		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled)
@@ -432,6 +495,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Progress.DeepCopyInto(&out.Progress)
 	in.Savepoints.DeepCopyInto(&out.Savepoints)
 	in.Health.DeepCopyInto(&out.Health)
+	in.Result.DeepCopyInto(&out.Result)
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.

@@ -55,6 +55,7 @@ func TestProgressFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[Progress]{
 			{File: "progress-v1.json", Version: 1, Want: goldenProgress},
 			{File: "progress-v2.json", Version: 2, Want: goldenProgress2},
+			{File: "progress-v3.json", Version: 3, Want: goldenProgress3},
 		},
 	})
 }
@@ -133,6 +134,38 @@ var goldenSpec2 = func() JobSpec {
 	return s
 }()
 
+// goldenProgress3 is the Progress of the format-version-3 fixture (no
+// field added).
+var goldenProgress3 = func() Progress {
+	p := goldenProgress2
+	p.FormatVersion = 3
+	return p
+}()
+
+// goldenStatus3 is the JobStatus of the format-version-3 fixture, which
+// added Result and Checkpoint: every field set.
+var goldenStatus3 = func() JobStatus {
+	s := goldenStatus2
+	s.FormatVersion, s.Progress = 3, goldenProgress3
+	s.Retention.Schedule, s.Retention.TimeZone = "30 2 * * *", "Europe/Berlin"
+	s.Result = JobResult{JobID: "0123456789abcdef0123456789abcdef", EndTime: time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC),
+		NetRuntime: policy.Duration(42 * time.Minute), Accumulators: map[string]string{"events": "30"}}
+	s.Checkpoint = CheckpointTrigger{JobID: "0123456789abcdef0123456789abcdef", TriggerID: "ffeeddccbbaa99887766554433221100", Sent: true,
+		TriggerTime: time.Date(2026, 3, 1, 13, 30, 0, 0, time.UTC), CheckpointID: 12, CompletedAt: time.Date(2026, 3, 1, 13, 20, 1, 0, time.UTC),
+		Failure: "Checkpoint expired before completing.", Failures: 1}
+	return s
+}()
+
+// goldenSpec3 is the JobSpec of the format-version-3 fixture, which added
+// Savepoints.Schedule and TimeZone, and Checkpoints.
+var goldenSpec3 = func() JobSpec {
+	s := goldenSpec2
+	s.FormatVersion = 3
+	s.Savepoints.Schedule, s.Savepoints.TimeZone = "30 2 * * *", "Europe/Berlin"
+	s.Checkpoints = CheckpointPolicy{Interval: policy.Duration(10 * time.Minute)}
+	return s
+}()
+
 // goldenStatus is the JobStatus of the format-version-1 fixture: every
 // field set. It is as fixed as the file.
 var goldenStatus = func() JobStatus {
@@ -178,6 +211,7 @@ func TestJobFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[JobStatus]{
 			{File: "jobstatus-v1.json", Version: 1, Want: goldenStatus},
 			{File: "jobstatus-v2.json", Version: 2, Want: goldenStatus2},
+			{File: "jobstatus-v3.json", Version: 3, Want: goldenStatus3},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -192,6 +226,7 @@ func TestJobFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[JobSpec]{
 			{File: "jobspec-v1.json", Version: 1, Want: goldenSpec},
 			{File: "jobspec-v2.json", Version: 2, Want: goldenSpec2},
+			{File: "jobspec-v3.json", Version: 3, Want: goldenSpec3},
 		},
 	})
 }

@@ -123,8 +123,12 @@
 // Due says whether a savepoint should be triggered: a user's new request
 // token first (ReasonUser), then the periodic interval (ReasonScheduled),
 // counted from the job's start, the latest savepoint and the latest
-// attempt. Nothing is due while the job is not RUNNING or a savepoint is
-// active.
+// attempt, or a cron schedule (ParseCron: five fields or @daily and the
+// like, in a time zone, daylight saving time handled as ISC cron does),
+// whose next time Cron.Next computes as a pure function. A caller that
+// was down over several scheduled times finds one savepoint due, not one
+// per missed time. Nothing is due while the job is not RUNNING or a
+// savepoint is active.
 //
 // # Retention
 //

@@ -168,3 +168,30 @@ func ExampleChooseDisposals() {
 	// s3://bucket/sp-0 Scheduled
 	// s3://bucket/sp-3 Scheduled
 }
+
+// A daily savepoint at 02:30 Berlin time. On 29 March 2026 the clocks
+// skip from 02:00 to 03:00: that day it runs at 03:00, once.
+func ExampleParseCron() {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, err := savepoint.ParseCron("30 2 * * *", berlin)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	t := time.Date(2026, 3, 28, 12, 0, 0, 0, berlin)
+	for range 3 {
+		t = c.Next(t)
+		fmt.Println(t.Format("Mon 2006-01-02 15:04 MST"))
+	}
+	_, err = savepoint.ParseCron("0 0 30 2 *", berlin)
+	fmt.Println(err)
+	// Output:
+	// Sun 2026-03-29 03:00 CEST
+	// Mon 2026-03-30 02:30 CEST
+	// Tue 2026-03-31 02:30 CEST
+	// savepoint: invalid cron schedule "0 0 30 2 *": day of month "30" never occurs in month "2"
+}

@@ -11,6 +11,9 @@ import (
 type ScheduleInput struct {
 	// Interval between periodic savepoints; 0 or less turns them off.
 	Interval time.Duration
+	// Cron, if set, schedules periodic savepoints at its times, besides
+	// or instead of Interval.
+	Cron Cron
 	// JobState is the job's current state; nothing is due unless it is
 	// RUNNING.
 	JobState flinkapi.JobState
@@ -44,23 +47,36 @@ type ScheduleInput struct {
 // retried one Interval after it, not at once. With none of these times
 // known, a periodic savepoint is due at once.
 //
-// next is when the next periodic savepoint is due by the interval, zero
-// when periodic savepoints are off. It may be at or before now while the
+// With Cron, a periodic savepoint is also due at Cron's first time after
+// that latest time (and the earlier of the two counts when both are set).
+// A caller that was down over several of Cron's times finds one savepoint
+// due, not one per missed time: once it is taken, the next is due at
+// Cron's first time after it.
+//
+// next is when the next periodic savepoint is due by the interval or the
+// cron schedule, zero when periodic savepoints are off. It may be at or before now while the
 // job is not running or a savepoint is active: then one is due as soon as
 // neither holds. When a savepoint is due now, reason is set; otherwise it
 // is empty.
 func Due(in ScheduleInput, now time.Time) (due bool, reason Reason, next time.Time) {
-	if in.Interval > 0 {
+	periodic := in.Interval > 0 || !in.Cron.IsZero()
+	if periodic {
 		base := in.JobStart
 		for _, t := range [...]time.Time{in.Last.Time, in.Current.TriggerTime} {
 			if t.After(base) {
 				base = t
 			}
 		}
-		if base.IsZero() {
+		switch {
+		case base.IsZero():
 			next = now
-		} else {
+		case in.Interval > 0:
 			next = base.Add(in.Interval)
+			if c := in.Cron.Next(base); !c.IsZero() && c.Before(next) {
+				next = c
+			}
+		default:
+			next = in.Cron.Next(base)
 		}
 	}
 	if in.JobState != flinkapi.JobRunning || in.Current.Active() {
@@ -69,7 +85,7 @@ func Due(in ScheduleInput, now time.Time) (due bool, reason Reason, next time.Ti
 	if in.ManualToken != "" && in.ManualToken != in.LastHandledToken {
 		return true, ReasonUser, next
 	}
-	if in.Interval > 0 && !now.Before(next) {
+	if periodic && !next.IsZero() && !now.Before(next) {
 		return true, ReasonScheduled, next
 	}
 	return false, "", next

@@ -250,6 +250,10 @@ func (cl *cluster) nextEvent(j *job) (time.Time, func(time.Time)) {
 		at := j.baseAt.Add(timeForEvents(idx+1-j.base, j.spec.rateMilli))
 		consider(at, func(t time.Time) { cl.counterFails(j, t, idx) })
 	}
+	if j.spec.records > 0 && j.counting && j.tasksRunning {
+		at := j.baseAt.Add(timeForEvents(j.spec.records-j.base, j.spec.rateMilli))
+		consider(at, func(t time.Time) { cl.sourceEnds(j, t) })
+	}
 	if j.checkpointing && j.tasksRunning && j.stopping == nil && !j.nextTrigger.IsZero() {
 		consider(j.nextTrigger, func(t time.Time) { cl.periodicCheckpoint(j, t) })
 	}
@@ -398,6 +402,7 @@ func (cl *cluster) tasksUp(j *job, t time.Time) {
 	cl.s.syncFiles(j, t)
 	j.resume(t, start)
 	j.filesN = start
+	j.attemptStart = start
 	if j.checkpointing {
 		j.nextTrigger = t.Add(j.interval)
 	}

@@ -21,7 +21,8 @@
 // and web submission enabled. It serves every route flinkapi.Client calls:
 // /config, /overview, /taskmanagers, DELETE /cluster, the /jars routes,
 // /jobs, /jobs/overview, /jobs/:jobid (GET, PATCH), its /status,
-// /exceptions, /metrics, /resource-requirements, /rescaling, /checkpoints (statistics,
+// /exceptions, /metrics, /execution-result, /accumulators,
+// /resource-requirements, /rescaling, /checkpoints (statistics,
 // config, details, trigger and status), /savepoints, /stop and
 // /savepoint-disposal, also under the /v1 prefix. Unknown routes answer as
 // Flink does: 404 "Unable to load requested file <path>." for GET,
@@ -58,14 +59,18 @@
 // --rate, --parallelism, --checkpoint-interval (milliseconds),
 // --fail-at, --restart-attempts, --restart-delay, --snapshot-delay
 // (milliseconds every checkpoint and savepoint takes longer, as in the
-// test job) and --name. A source emits
+// test job), --records (a bounded job: it ends FINISHED after that many
+// events) and --name. A source emits
 // key-0, key-1, ... round robin at --rate events per second and a keyed
 // counter counts them. The count of events processed is the job's state:
 // checkpoints and savepoints record it, a job run from a savepoint path
 // continues from it, and a restart after a failure goes back to the latest
 // checkpoint. Server.Job reports a job's counts and the savepoint it was
 // restored from; Server.ReadCounts reads what the job's <out>/<key>.count
-// files would hold.
+// files would hold. The counter's accumulator "events" (a LongCounter:
+// the events of the current attempt) shows in /accumulators once it
+// counted one, and in the execution result once the job ended,
+// serialized opaquely (not Java serialization).
 //
 // A job goes INITIALIZING, CREATED (until it gets slots), RUNNING, and its
 // tasks deploy a little later; only then do checkpoints, savepoints and

@@ -70,6 +70,11 @@ var (
 		"java.base/java.util.concurrent.CompletableFuture.uniExceptionally(CompletableFuture.java:990)",
 		"java.base/java.util.concurrent.CompletableFuture$UniExceptionally.tryFire(CompletableFuture.java:974)",
 	}
+	framesResultHandler = []string{
+		"org.apache.flink.runtime.rest.handler.job.JobExecutionResultHandler.propagateException(JobExecutionResultHandler.java:94)",
+		"org.apache.flink.runtime.rest.handler.job.JobExecutionResultHandler.lambda$handleRequest$1(JobExecutionResultHandler.java:84)",
+		"java.base/java.util.concurrent.CompletableFuture.uniExceptionally(CompletableFuture.java:990)",
+	}
 	framesStatsHandler = []string{
 		"org.apache.flink.runtime.rest.handler.job.checkpoints.AbstractCheckpointStatsHandler.lambda$handleRequest$2(AbstractCheckpointStatsHandler.java:102)",
 		"java.base/java.util.concurrent.CompletableFuture.uniExceptionally(CompletableFuture.java:990)",

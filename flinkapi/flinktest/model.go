@@ -58,6 +58,7 @@ type jobSpec struct {
 	restartAttempts int
 	restartDelay    time.Duration
 	snapshotDelay   time.Duration // added to every checkpoint and savepoint
+	records         int64         // --records: the job ends FINISHED after this many events; 0: never
 }
 
 // parseArgs reads the test job's program arguments. strict rejects unknown
@@ -128,6 +129,10 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 		case "--snapshot-delay":
 			if n, err = num(0); err == nil {
 				sp.snapshotDelay = time.Duration(min(n, 1<<40)) * time.Millisecond
+			}
+		case "--records":
+			if n, err = num(0); err == nil {
+				sp.records = n
 			}
 		case "--name":
 			sp.name = value
@@ -283,7 +288,8 @@ type job struct {
 	tasksRunning bool
 	tasksStart   time.Time // start time of the vertices of the current attempt
 	tasksEnd     time.Time
-	counting     bool // the source emits
+	counting     bool  // the source emits
+	attemptStart int64 // events processed when the current attempt's tasks started
 	base         int64
 	baseAt       time.Time
 	filesN       int64 // events already written to the .count files
@@ -351,7 +357,11 @@ func (j *job) eventsAt(t time.Time) int64 {
 	if !j.counting {
 		return j.base
 	}
-	return j.base + eventsIn(t.Sub(j.baseAt), j.spec.rateMilli)
+	n := j.base + eventsIn(t.Sub(j.baseAt), j.spec.rateMilli)
+	if j.spec.records > 0 {
+		n = min(n, max(j.spec.records, j.base))
+	}
+	return n
 }
 
 // freeze stops the source at t.
@@ -389,7 +399,11 @@ func (j *job) failEventIndex() int64 {
 		return -1
 	}
 	k := int64(j.spec.keys)
-	return max(j.base, (j.spec.failAt-1)*k)
+	idx := max(j.base, (j.spec.failAt-1)*k)
+	if j.spec.records > 0 && idx >= j.spec.records {
+		return -1 // the source ends first
+	}
+	return idx
 }
 
 // subtasks is the number of subtasks of the job: two vertices of the same

@@ -46,6 +46,7 @@ func (p personality) isV2() bool                 { return p.version.Major >= 2 }
 func (p personality) hasLegacyExceptions() bool  { return !p.isV2() }
 func (p personality) hasLocation() bool          { return !p.isV2() }
 func (p personality) hasApplicationFields() bool { return p.isV2() }
+func (p personality) hasResultTimes() bool       { return p.atLeast(2, 3) }
 
 // Request fields of the jar run body per version.
 func (p personality) jarRunFields() []string {

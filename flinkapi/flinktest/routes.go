@@ -49,6 +49,8 @@ func init() {
 	add(get, "/jobs/:jobid/resource-requirements", personality.hasResourceRequirements, handleGetRequirements)
 	add(put, "/jobs/:jobid/resource-requirements", personality.hasResourceRequirements, handlePutRequirements)
 	add(get, "/jobs/:jobid/metrics", nil, handleJobMetrics)
+	add(get, "/jobs/:jobid/execution-result", nil, handleExecutionResult)
+	add(get, "/jobs/:jobid/accumulators", nil, handleAccumulators)
 	// Checkpoints.
 	add(get, "/jobs/:jobid/checkpoints", nil, handleCheckpoints)
 	add(get, "/jobs/:jobid/checkpoints/config", nil, handleCheckpointConfig)

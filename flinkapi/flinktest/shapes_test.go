@@ -125,6 +125,7 @@ func recordFake(t *testing.T, version string) map[string]answer {
 	f.advance(time.Second)
 	get("disposal_completed.json", "/savepoint-disposal/"+trig)
 	get("jobs_overview_end.json", "/jobs/overview")
+	recordFakeResults(t, f, run, get)
 
 	g := newFake(t, flinktest.WithVersion(version), flinktest.WithAdaptiveScheduler())
 	jar = string(g.upload())
@@ -138,6 +139,30 @@ func recordFake(t *testing.T, version string) map[string]answer {
 	status, b = g.raw(http.MethodGet, "/jobs/"+r.Jobid, "")
 	out["job_details_adaptive.json"] = answer{status, b}
 	return out
+}
+
+// recordFakeResults records what TestRecordResults records of a real
+// cluster (internal/flinkfixture): execution results and accumulators.
+func recordFakeResults(t *testing.T, f *fake, run func(name string, args ...string) string, get func(name, path string) answer) {
+	t.Helper()
+	newID := strings.Repeat("1", 32)
+	jobA := run("", "--out", "/out/results-running", "--keys", "2", "--rate", "40", "--name", "results-running")
+	f.advance(3 * time.Second)
+	get("results_execution_running.json", "/jobs/"+jobA+"/execution-result")
+	get("results_accumulators_running.json", "/jobs/"+jobA+"/accumulators")
+	f.raw(http.MethodPatch, "/jobs/"+jobA+"?mode=cancel", "")
+	f.advance(time.Second)
+	get("results_execution_canceled.json", "/jobs/"+jobA+"/execution-result")
+	jobB := run("", "--out", "/out/results-bounded", "--keys", "3", "--rate", "100", "--records", "30", "--name", "results-bounded")
+	f.advance(3 * time.Second)
+	get("results_execution_finished.json", "/jobs/"+jobB+"/execution-result")
+	get("results_accumulators_finished.json", "/jobs/"+jobB+"/accumulators")
+	get("results_accumulators_serialized.json", "/jobs/"+jobB+"/accumulators?includeSerializedValue=true")
+	jobC := run("", "--out", "/out/results-failed", "--keys", "1", "--rate", "40", "--fail-at", "5", "--name", "results-failed")
+	f.advance(3 * time.Second)
+	get("results_execution_failed.json", "/jobs/"+jobC+"/execution-result")
+	get("results_execution_not_found.json", "/jobs/"+newID+"/execution-result")
+	get("results_accumulators_not_found.json", "/jobs/"+newID+"/accumulators")
 }
 
 // TestShapesMatchRealFlink compares the fake's answers with the answers

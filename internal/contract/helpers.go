@@ -26,6 +26,7 @@ type jobSpec struct {
 	failAt             int           // 0: never fail
 	restartAttempts    int
 	savepointPath      string // restore from here; empty: start without state
+	records            int    // a bounded job: it FINISHES after this many events; 0: never
 }
 
 // args returns the test job's program arguments.
@@ -43,6 +44,9 @@ func (sp jobSpec) args(out string) []string {
 	}
 	if sp.restartAttempts > 0 {
 		a = append(a, "--restart-attempts", strconv.Itoa(sp.restartAttempts), "--restart-delay", "200")
+	}
+	if sp.records > 0 {
+		a = append(a, "--records", strconv.Itoa(sp.records))
 	}
 	return a
 }

@@ -24,26 +24,8 @@ func TestRecord(t *testing.T) {
 		t.Skip("set FLINKKIT_RECORD=1 to record REST answers")
 	}
 	c := use(t)
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(root, "flinkapi", "testdata", "real", c.FlinkVersion)
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{t: t, dir: dir, statuses: map[string]int{}}
+	rec, get := newRecorder(t, c, true)
 	defer rec.writeStatuses()
-
-	get := func(name, path string) answer {
-		t.Helper()
-		a := call(t, c, http.MethodGet, path, nil)
-		rec.save(name, a)
-		return a
-	}
 
 	get("config.json", "/config")
 

@@ -1,5 +1,6 @@
 package dev.flinkkit.testjob;
 
+import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -38,6 +39,10 @@ import java.time.Duration;
  * and the counts are both operator state with fixed uids, so a job restored
  * from a savepoint or checkpoint continues counting where it left off.
  *
+ * <p>The counter also adds every event to the accumulator {@code events} (a long
+ * counter), which the REST API reports while the job runs and in its
+ * execution result once it ended.
+ *
  * <p>Program arguments:
  *
  * <pre>
@@ -52,6 +57,8 @@ import java.time.Duration;
  *   --snapshot-delay MS        time each snapshot (checkpoint or savepoint) of the counter
  *                              takes in its synchronous part, like a large state (default 0)
  *   --name NAME                job name (default flinkkit-counter)
+ *   --records N                a bounded job: the source ends after N events in total and
+ *                              the job FINISHES; 0 is unbounded (default 0)
  * </pre>
  */
 public final class CounterJob {
@@ -60,6 +67,9 @@ public final class CounterJob {
     public static final String SOURCE_UID = "flinkkit-key-source";
     public static final String COUNTER_UID = "flinkkit-counter";
     public static final String SINK_UID = "flinkkit-discard";
+
+    /** The accumulator that counts the events the counter processed. */
+    public static final String EVENTS_ACCUMULATOR = "events";
 
     private CounterJob() {}
 
@@ -88,7 +98,7 @@ public final class CounterJob {
         DataGeneratorSource<String> source =
                 new DataGeneratorSource<>(
                         new KeyGenerator(opts.keys),
-                        Long.MAX_VALUE,
+                        opts.records > 0 ? opts.records : Long.MAX_VALUE,
                         RateLimiterStrategy.perSecond(opts.rate),
                         Types.STRING);
 
@@ -144,6 +154,7 @@ public final class CounterJob {
 
         private transient ValueState<Long> count;
         private transient Path outDir;
+        private transient LongCounter events;
 
         CountingFunction(String out, long failAt, long snapshotDelayMs) {
             this.out = out;
@@ -168,7 +179,10 @@ public final class CounterJob {
                 count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
                 outDir = Paths.get(out);
                 Files.createDirectories(outDir);
+                events = new LongCounter();
+                getRuntimeContext().addAccumulator(EVENTS_ACCUMULATOR, events);
             }
+            events.add(1L);
             Long current = count.value();
             long next = (current == null ? 0L : current) + 1;
             count.update(next);
@@ -213,6 +227,7 @@ public final class CounterJob {
         long restartDelayMs = 200;
         long snapshotDelayMs = 0;
         String name = "flinkkit-counter";
+        long records = 0; // unbounded
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -259,6 +274,9 @@ public final class CounterJob {
                         break;
                     case "--snapshot-delay":
                         o.snapshotDelayMs = nonNegativeLong(flag, value);
+                        break;
+                    case "--records":
+                        o.records = nonNegativeLong(flag, value);
                         break;
                     case "--name":
                         o.name = value;

@@ -1,0 +1,53 @@
+//go:build integration
+
+package lifecycle_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/lifecycle"
+)
+
+// realCall runs one Reconcile (or Delete) of spec on a real cluster,
+// stores the status as JSON and reads it back, as a caller that restarts
+// after every call, and waits as asked (at most a second).
+func realCall(t *testing.T, ctx context.Context, ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus, del bool) lifecycle.Result {
+	t.Helper()
+	var res lifecycle.Result
+	var err error
+	if del {
+		res, err = ctrl.Delete(ctx, spec, st)
+	} else {
+		res, err = ctrl.Reconcile(ctx, spec, st)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*st = lifecycle.JobStatus{}
+	if err := json.Unmarshal(b, st); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(min(res.RequeueAfter, time.Second))
+	return res
+}
+
+// realUntil calls Reconcile of *spec until done holds, at most limit
+// long, and logs where the deployment stands then.
+func realUntil(t *testing.T, ctx context.Context, what string, ctrl *lifecycle.Controller, spec *lifecycle.JobSpec, st *lifecycle.JobStatus,
+	limit time.Duration, done func() bool) {
+	t.Helper()
+	begin := time.Now()
+	for realCall(t, ctx, ctrl, *spec, st, false); !done(); realCall(t, ctx, ctrl, *spec, st, false) {
+		if time.Since(begin) > limit || ctx.Err() != nil {
+			t.Fatalf("%s: not reached in %v: %s %s: %s (action %s %s: %s)", what, limit, st.State, st.Reason, st.Message, st.Action, st.Progress.Outcome, st.Progress.Reason)
+		}
+	}
+	t.Logf("%s: %s %s after %v (job %s): %s", what, st.State, st.Reason, time.Since(begin).Round(time.Millisecond), st.JobID, st.Message)
+}
