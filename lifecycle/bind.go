@@ -15,8 +15,9 @@ import (
 // writes and reads. It grows when the meaning of a stored field changes;
 // every release reads every older format (lifecycle/testdata/golden holds
 // each, as written by the release that introduced it). Format 2 added
-// the clusters of a Deployer (Progress.Cluster, JobStatus.Cluster).
-const FormatVersion = 2
+// the clusters of a Deployer (Progress.Cluster, JobStatus.Cluster);
+// format 3 the autoscaler (JobSpec.Autoscale, JobStatus.Autoscale).
+const FormatVersion = 3
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a

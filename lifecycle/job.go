@@ -169,6 +169,13 @@ type JobSpec struct {
 	Health policy.HealthPolicy `json:"health,omitzero"`
 	// Rescale says how a change of Job.Parallelism alone is carried out.
 	Rescale policy.RescalePolicy `json:"rescale,omitzero"`
+	// Autoscale, if enabled, has the running job's vertices sampled (one
+	// request per Reconcile) and the job rescaled, through the Rescale
+	// path, to the parallelism policy.RecommendScale recommends
+	// (ActionAutoscale). The job then runs at that parallelism while
+	// Job.Parallelism stays what it was when the autoscaler scaled it; a
+	// new Job.Parallelism wins. Off by default.
+	Autoscale policy.AutoscalePolicy `json:"autoscale,omitzero"`
 	// Savepoints schedules savepoints and disposes of old ones.
 	Savepoints SavepointPolicy `json:"savepoints,omitzero"`
 	// Restore is a restore request (policy.RestoreRequest): a new Token
@@ -221,7 +228,7 @@ func (s JobSpec) Validate() error {
 			s.Savepoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std()))
 	}
 	for name, err := range map[string]error{"update": s.Update.Validate(), "restart": s.Restart.Validate(),
-		"health": s.Health.Validate(), "rescale": s.Rescale.Validate()} {
+		"health": s.Health.Validate(), "rescale": s.Rescale.Validate(), "autoscale": s.Autoscale.Validate()} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
@@ -254,9 +261,10 @@ type JobAction string
 
 // Actions of the Controller, each carried out by an operation.
 const (
-	ActionDeploy        JobAction = "Deploy"        // Upgrade of no job, or of a suspended one: starts the job
-	ActionUpgrade       JobAction = "Upgrade"       // Upgrade of the running job to a new template or restore request
-	ActionRescale       JobAction = "Rescale"       // Rescale to the template's new parallelism
+	ActionDeploy  JobAction = "Deploy"  // Upgrade of no job, or of a suspended one: starts the job
+	ActionUpgrade JobAction = "Upgrade" // Upgrade of the running job to a new template or restore request
+	ActionRescale JobAction = "Rescale" // Rescale to the template's new parallelism
+	// ActionAutoscale (autoscale.go): Rescale to the recommended parallelism
 	ActionRestart       JobAction = "Restart"       // Restart of a failed or lost job
 	ActionHealthRestart JobAction = "HealthRestart" // Upgrade that restarts an unhealthy job from its newest state
 	ActionRollback      JobAction = "Rollback"      // Upgrade back to the last stable template
@@ -362,6 +370,9 @@ type JobStatus struct {
 	// RestoreHandled is the token of the last restore request carried
 	// out.
 	RestoreHandled string `json:"restoreHandled,omitempty"`
+	// Autoscale holds the samples and the last recommendation of
+	// JobSpec.Autoscale.
+	Autoscale AutoscaleStatus `json:"autoscale,omitzero"`
 }
 
 // InFlight reports whether an action is under way.
@@ -375,6 +386,7 @@ func (s *JobStatus) InFlight() bool {
 // spec's restore request carried out. A spec whose Job was rolled back
 // never converges: Reason says so (RolledBack) until the spec changes.
 func (s *JobStatus) Converged(spec JobSpec) bool {
+	spec = spec.effective(s)
 	switch {
 	case s.InFlight():
 		return false
@@ -410,6 +422,7 @@ func (in *JobSpec) DeepCopyInto(out *JobSpec) {
 	in.Restart.DeepCopyInto(&out.Restart)
 	in.Health.DeepCopyInto(&out.Health)
 	in.Rescale.DeepCopyInto(&out.Rescale)
+	in.Autoscale.DeepCopyInto(&out.Autoscale)
 	in.Restore.DeepCopyInto(&out.Restore)
 }
 
@@ -432,6 +445,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Progress.DeepCopyInto(&out.Progress)
 	in.Savepoints.DeepCopyInto(&out.Savepoints)
 	in.Health.DeepCopyInto(&out.Health)
+	in.Autoscale.DeepCopyInto(&out.Autoscale)
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.

@@ -55,6 +55,7 @@ func TestProgressFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[Progress]{
 			{File: "progress-v1.json", Version: 1, Want: goldenProgress},
 			{File: "progress-v2.json", Version: 2, Want: goldenProgress2},
+			{File: "progress-v3.json", Version: 3, Want: goldenProgress3},
 		},
 	})
 }
@@ -135,6 +136,36 @@ var goldenSpec2 = func() JobSpec {
 
 // goldenStatus is the JobStatus of the format-version-1 fixture: every
 // field set. It is as fixed as the file.
+// The values of the version 3 fixtures, which added the autoscaler.
+var goldenProgress3 = func() Progress {
+	p := goldenProgress2
+	p.FormatVersion = 3
+	return p
+}()
+
+var goldenSpec3 = func() JobSpec {
+	s := goldenSpec2
+	s.FormatVersion = 3
+	s.Autoscale = policy.AutoscalePolicy{FormatVersion: 1, Enabled: true, TargetUtilization: 60, UtilizationBoundary: 15,
+		CatchUpDuration: policy.Duration(10 * time.Minute), MinParallelism: 2, MaxParallelism: 32, Window: policy.Duration(3 * time.Minute),
+		Stabilization: policy.Duration(2 * time.Minute), CoolDown: policy.Duration(15 * time.Minute)}
+	return s
+}()
+
+var goldenStatus3 = func() JobStatus {
+	s := goldenStatus2
+	s.FormatVersion, s.Progress = 3, goldenProgress3
+	at := func(sec int) time.Time { return time.Date(2026, 3, 1, 14, 0, sec, 0, time.UTC) }
+	s.Autoscale = AutoscaleStatus{JobID: "0123456789abcdef0123456789abcdef", Next: 1, LastScale: at(1), Parallelism: 6, SpecParallelism: 4,
+		Reason: string(policy.ReasonScaleWithinTarget), Target: 6, Message: "parallelism 6 meets the load at the target utilisation",
+		Vertices: []AutoscaleVertex{{ID: "b93d204074064b03a853367828fb3dfe", Inputs: []string{"0e3160945c69999b81da5f032a648b30"},
+			Parallelism: 6, MaxParallelism: 128, Listed: true, PendingMetric: "Source__in.pendingRecords",
+			Samples: []policy.ScaleSample{{Time: at(2), BusyMicrosPerSecond: 640_500, BackPressuredMicrosPerSecond: 20_000,
+				RecordsInMilli: 120_500, RecordsOutMilli: 240_250, PendingRecords: 1500, HasPending: true}}}},
+	}
+	return s
+}()
+
 var goldenStatus = func() JobStatus {
 	at := func(s int) time.Time { return time.Date(2026, 3, 1, 13, 0, s, 0, time.UTC) }
 	rec := savepoint.Record{Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", Time: at(1), Reason: savepoint.ReasonUpdate,
@@ -178,6 +209,7 @@ func TestJobFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[JobStatus]{
 			{File: "jobstatus-v1.json", Version: 1, Want: goldenStatus},
 			{File: "jobstatus-v2.json", Version: 2, Want: goldenStatus2},
+			{File: "jobstatus-v3.json", Version: 3, Want: goldenStatus3},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -192,6 +224,7 @@ func TestJobFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[JobSpec]{
 			{File: "jobspec-v1.json", Version: 1, Want: goldenSpec},
 			{File: "jobspec-v2.json", Version: 2, Want: goldenSpec2},
+			{File: "jobspec-v3.json", Version: 3, Want: goldenSpec3},
 		},
 	})
 }

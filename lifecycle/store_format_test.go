@@ -79,6 +79,7 @@ func TestFileStoreFormats(t *testing.T) {
 			{File: "filestore-legacy.json", Version: 0, Want: goldenRecord},
 			{File: "filestore-v1.json", Version: 1, Want: goldenRecord},
 			{File: "filestore-v2.json", Version: 2, Want: goldenRecord},
+			{File: "filestore-v3.json", Version: 3, Want: goldenRecord},
 		},
 	})
 }
@@ -94,7 +95,7 @@ func TestFileStoreFileForms(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ body, want string }{
-		{`{"formatVersion":3,"pointer":"elsewhere"}`, `restore point "app/x": lifecycle.FileStore: format version 3 is newer`},
+		{`{"formatVersion":99,"pointer":"elsewhere"}`, `restore point "app/x": lifecycle.FileStore: format version 99 is newer`},
 		{`{"formatVersion":-1,"record":{"location":"a"}}`, `lifecycle.FileStore: format version -1 is not a format version`},
 		{`{"formatVersion":"1","record":{}}`, `restore point "app/x"`},
 		{`{"record":[]}`, `restore point "app/x"`},
