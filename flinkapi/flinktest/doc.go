@@ -58,7 +58,8 @@
 // --rate, --parallelism, --checkpoint-interval (milliseconds),
 // --fail-at, --restart-attempts, --restart-delay, --snapshot-delay
 // (milliseconds every checkpoint and savepoint takes longer, as in the
-// test job) and --name. A source emits
+// test job), --record-delay (accepted and checked; the load the
+// vertices report is what SetVertexMetrics sets) and --name. A source emits
 // key-0, key-1, ... round robin at --rate events per second and a keyed
 // counter counts them. The count of events processed is the job's state:
 // checkpoints and savepoints record it, a job run from a savepoint path
