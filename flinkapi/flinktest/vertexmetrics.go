@@ -37,10 +37,12 @@ type vertexKey struct {
 }
 
 // SetVertexMetrics sets the metrics the job's vertex reports from now on,
-// while the job's tasks run; a job that is not running, or a vertex
-// without metrics set, reports none (an empty list, as while Flink's
-// metric fetcher has not fetched them). It returns an error for an unknown
-// job or a vertex the job does not have.
+// while the job's tasks run, in place of the simulated job's own load
+// (defaultMetrics: --rate records per second through both vertices, the
+// counter busy a millisecond per record). A job whose tasks do not run
+// reports none (an empty list, as while Flink's metric fetcher has not
+// fetched them). It returns an error for an unknown job or a vertex the
+// job does not have.
 func (s *Server) SetVertexMetrics(id flinkapi.JobID, vertex string, m VertexMetrics) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -61,9 +63,15 @@ func (s *Server) SetVertexMetrics(id flinkapi.JobID, vertex string, m VertexMetr
 // runs its tasks and has some set; the job, or Flink's error for an
 // unknown job or vertex.
 func (q *request) reportedMetrics() (*job, *VertexMetrics, *restError) {
-	j, e := q.graphJob()
+	// The metric handlers read Flink's metric store, not the execution
+	// graph cache.
+	id, e := q.jobID()
 	if e != nil {
 		return nil, nil, e
+	}
+	j := q.cl.byID[id]
+	if j == nil {
+		return nil, nil, jobNotFoundError(string(id), framesGraphHandler)
 	}
 	v := q.params["vertexid"]
 	if len(v) != 32 || strings.Trim(v, "0123456789abcdef") != "" {
@@ -72,12 +80,26 @@ func (q *request) reportedMetrics() (*job, *VertexMetrics, *restError) {
 	if v != sourceVertexID && v != counterVertexID || !j.hasGraph() {
 		return nil, nil, handlerError(http.StatusNotFound, jexc{class: classNotFound, msg: "JobVertex " + v + " not found", frames: framesGraphHandler})
 	}
-	m, ok := q.s.vertexMetrics[vertexKey{j.id, v}]
-	live := q.cl.byID[j.id] // the metric store, unlike the graph, is not cached
-	if !ok || live == nil || live.state != flinkapi.JobRunning || !live.tasksRunning {
+	if j.state != flinkapi.JobRunning || !j.tasksRunning {
 		return j, nil, nil
 	}
+	m, ok := q.s.vertexMetrics[vertexKey{j.id, v}]
+	if !ok {
+		m = defaultMetrics(j, v)
+	}
 	return j, &m, nil
+}
+
+// defaultMetrics is the load of the simulated job: its source emits
+// --rate records per second, all of which the counter reads and passes
+// on, busy a millisecond per record.
+func defaultMetrics(j *job, vertex string) VertexMetrics {
+	rate := float64(j.spec.rateMilli) / 1000
+	if vertex == sourceVertexID {
+		return VertexMetrics{IdleMsPerSecond: 1000, RecordsOutPerSecond: rate}
+	}
+	busy := min(rate/float64(max(j.parallelism, 1)), 1000)
+	return VertexMetrics{BusyMsPerSecond: busy, IdleMsPerSecond: 1000 - busy, RecordsInPerSecond: rate, RecordsOutPerSecond: rate}
 }
 
 // metricValues are the per-subtask values of m by metric name.

@@ -10,9 +10,9 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 )
 
-// TestVertexMetrics: metrics set for a vertex are reported while the job
-// runs, aggregated over its subtasks, with the back-pressure levels Flink
-// derives from them; a vertex without metrics and an ended job report
+// TestVertexMetrics: a running job's vertices report its own load, or
+// the metrics set for them, aggregated over their subtasks, with the
+// back-pressure levels Flink derives from them; an ended job reports
 // none; an unknown vertex is a 404.
 func TestVertexMetrics(t *testing.T) {
 	f := newFake(t)
@@ -22,11 +22,13 @@ func TestVertexMetrics(t *testing.T) {
 		t.Fatalf("Job: %+v, %v", d, err)
 	}
 	src, cnt := d.Vertices[0].ID, d.Vertices[1].ID
-	if l, err := f.c.VertexLoad(f.ctx, id, cnt, ""); err != nil || l.Complete() {
-		t.Errorf("VertexLoad before metrics are set: %+v, %v; want an incomplete load", l, err)
+	// Before any is set, the job's own load: 20 records/s (testArgs) over
+	// 2 subtasks, a millisecond each.
+	if l, err := f.c.VertexLoad(f.ctx, id, cnt, ""); err != nil || !l.Complete() || l.RecordsInPerSecond != 20 || l.BusyMsPerSecond != 10 {
+		t.Errorf("VertexLoad before metrics are set: %+v, %v; want 20 records/s in, busy 10 ms/s", l, err)
 	}
-	if bp, err := f.c.VertexBackpressure(f.ctx, id, cnt); err != nil || bp.Status != flinkapi.BackpressureDeprecated {
-		t.Errorf("VertexBackpressure before metrics: %+v, %v; want deprecated", bp, err)
+	if bp, err := f.c.VertexBackpressure(f.ctx, id, cnt); err != nil || bp.Status != flinkapi.BackpressureOK || bp.Level != flinkapi.BackpressureLevelOK {
+		t.Errorf("VertexBackpressure before metrics are set: %+v, %v; want ok", bp, err)
 	}
 	if err := f.srv.SetVertexMetrics(id, cnt, flinktest.VertexMetrics{BusyMsPerSecond: 1000, RecordsInPerSecond: 30, RecordsOutPerSecond: 30}); err != nil {
 		t.Fatal(err)
