@@ -154,9 +154,10 @@ func (c *Client) VertexMetricNames(ctx context.Context, job JobID, vertex string
 
 // VertexMetrics returns the named metrics of a vertex, each combined over
 // its subtasks by the aggregations asked for (all five when none is
-// named), keyed by name. A metric the subtasks do not report, or not yet
-// (see JobMetrics), is missing from the map. At least one name is
-// required; names must not contain commas.
+// named), keyed by name. Flink answers all or nothing: when one of the
+// names is not reported by the subtasks, or not yet (see JobMetrics), the
+// map is empty. So is it for a vertex the job does not have. At least one
+// name is required; names must not contain commas.
 //
 // Flink REST: GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=a,b&agg=min,max (1.5+)
 func (c *Client) VertexMetrics(ctx context.Context, job JobID, vertex string, names []string, aggs ...Aggregation) (map[string]AggregatedMetric, error) {
@@ -242,7 +243,9 @@ func (l VertexLoad) Complete() bool {
 // VertexLoad reads the task metrics of a vertex (busy, back-pressured and
 // idle time, records in and out per second) and, if pendingMetric is not
 // empty, the source metric of that name (find it with
-// VertexMetricNames and PendingRecordsMetric). One request.
+// VertexMetricNames and PendingRecordsMetric). One request. As Flink
+// answers all or nothing (see VertexMetrics), a pendingMetric the vertex
+// does not report leaves every value NaN.
 //
 // Flink REST: GET /jobs/:jobid/vertices/:vertexid/subtasks/metrics?get=...&agg=avg,max,sum (1.13+)
 func (c *Client) VertexLoad(ctx context.Context, job JobID, vertex, pendingMetric string) (VertexLoad, error) {
@@ -282,8 +285,9 @@ type BackpressureStatus string
 
 // Back-pressure statuses.
 const (
-	// BackpressureDeprecated: no sample yet; the request started one (Flink
-	// samples on demand and caches the result for a while).
+	// BackpressureDeprecated: no levels: the metric fetcher has not
+	// fetched the vertex's task metrics (yet), or the job has no such
+	// vertex.
 	BackpressureDeprecated BackpressureStatus = "deprecated"
 	// BackpressureOK: the answer holds the levels of the latest sample.
 	BackpressureOK BackpressureStatus = "ok"
@@ -360,9 +364,10 @@ func orLevel(a, b BackpressureLevel) BackpressureLevel {
 	return b
 }
 
-// VertexBackpressure returns the latest back-pressure sample of a
-// vertex. The first request after a while starts a sample and is answered
-// with status deprecated; ask again (after about a second) for the levels.
+// VertexBackpressure returns the back-pressure of a vertex, which Flink
+// derives from its subtasks' task metrics. Until the metric fetcher has
+// fetched them, and for a vertex the job does not have, the answer has
+// status deprecated and no levels.
 //
 // Flink REST: GET /jobs/:jobid/vertices/:vertexid/backpressure (1.0+; levels from the task metrics since 1.13)
 func (c *Client) VertexBackpressure(ctx context.Context, job JobID, vertex string) (*Backpressure, error) {

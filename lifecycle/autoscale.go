@@ -122,8 +122,13 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 		} else {
 			l, err := aapi.VertexLoad(ctx, st.JobID, v.ID, v.PendingMetric)
 			noted(ctx, err)
-			if err == nil && l.Complete() {
+			switch {
+			case err == nil && l.Complete():
 				v.Samples = append(v.Samples, sampleOf(l, now))
+			case err == nil && v.PendingMetric != "":
+				// Flink answers nothing when one name is unknown: the
+				// source may have renamed its metric; list them again.
+				v.Listed, v.PendingMetric = false, ""
 			}
 		}
 		a.Next = (a.Next + 1) % len(a.Vertices)

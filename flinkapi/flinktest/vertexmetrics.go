@@ -78,7 +78,7 @@ func (q *request) reportedMetrics() (*job, *VertexMetrics, *restError) {
 		return nil, nil, badParameter(fmt.Sprintf("Cannot resolve path parameter (vertexid) from value \"%s\".", v))
 	}
 	if v != sourceVertexID && v != counterVertexID || !j.hasGraph() {
-		return nil, nil, handlerError(http.StatusNotFound, jexc{class: classNotFound, msg: "JobVertex " + v + " not found", frames: framesGraphHandler})
+		return j, nil, nil // the metric store knows nothing of it
 	}
 	if j.state != flinkapi.JobRunning || !j.tasksRunning {
 		return j, nil, nil
@@ -118,8 +118,9 @@ func (m *VertexMetrics) metricValues(parallelism int) map[string]float64 {
 
 // handleVertexMetrics answers GET .../subtasks/metrics like Flink's
 // AggregatingSubtasksMetricsHandler: without get, the names; with get,
-// the aggregations asked for (all but skew by default) of the names the
-// subtasks report.
+// the aggregations asked for (all by default) of the names, or nothing at
+// all when one of them is unknown; nothing for a vertex the job does not
+// have.
 func handleVertexMetrics(q *request, w http.ResponseWriter) *restError {
 	j, m, e := q.reportedMetrics()
 	if e != nil {
@@ -144,7 +145,7 @@ func handleVertexMetrics(q *request, w http.ResponseWriter) *restError {
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	aggs := []string{"min", "max", "avg", "sum"}
+	aggs := []string{"min", "max", "avg", "sum", "skew"}
 	if a := q.query.Get("agg"); a != "" {
 		aggs = nil
 		for _, x := range strings.Split(a, ",") {
@@ -160,7 +161,9 @@ func handleVertexMetrics(q *request, w http.ResponseWriter) *restError {
 	for _, n := range strings.Split(get, ",") {
 		v, ok := values[n]
 		if !ok {
-			continue
+			// Flink answers all or nothing.
+			writeJSON(w, http.StatusOK, []map[string]any{})
+			return nil
 		}
 		a := map[string]any{"id": n}
 		for _, x := range aggs {

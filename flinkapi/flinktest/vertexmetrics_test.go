@@ -12,8 +12,8 @@ import (
 
 // TestVertexMetrics: a running job's vertices report its own load, or
 // the metrics set for them, aggregated over their subtasks, with the
-// back-pressure levels Flink derives from them; an ended job reports
-// none; an unknown vertex is a 404.
+// back-pressure levels Flink derives from them; an ended job and an
+// unknown vertex report none.
 func TestVertexMetrics(t *testing.T) {
 	f := newFake(t)
 	id := f.running(flinkapi.RunJarRequest{ProgramArgs: testArgs("/out/vm", 0), Parallelism: 2})
@@ -67,8 +67,14 @@ func TestVertexMetrics(t *testing.T) {
 			t.Errorf("plan node %+v; want the counter reading the source", n)
 		}
 	}
-	if _, err := f.c.VertexBackpressure(f.ctx, id, "00000000000000000000000000000000"); !errors.Is(err, flinkapi.ErrNotFound) {
-		t.Errorf("unknown vertex: %v, want ErrNotFound", err)
+	if bp, err := f.c.VertexBackpressure(f.ctx, id, "00000000000000000000000000000000"); err != nil || bp.Status != flinkapi.BackpressureDeprecated {
+		t.Errorf("unknown vertex: %+v, %v; want status deprecated", bp, err)
+	}
+	if m, err := f.c.VertexMetrics(f.ctx, id, src, []string{flinkapi.MetricNumRecordsOutPerSecond, "noSuchMetric"}); err != nil || len(m) != 0 {
+		t.Errorf("an unknown name among known ones: %+v, %v; want nothing at all", m, err)
+	}
+	if _, err := f.c.VertexMetricNames(f.ctx, flinkapi.NewJobID(), src); !errors.Is(err, flinkapi.ErrNotFound) {
+		t.Errorf("unknown job: %v, want ErrNotFound", err)
 	}
 	if err := f.srv.SetVertexMetrics(id, "00000000000000000000000000000000", flinktest.VertexMetrics{}); err == nil {
 		t.Error("SetVertexMetrics of an unknown vertex succeeded")
