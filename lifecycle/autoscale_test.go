@@ -98,3 +98,49 @@ func TestAutoscaleStatusDeepCopy(t *testing.T) {
 		t.Error("DeepCopy of nil")
 	}
 }
+
+// TestControllerAutoscaleRelists: a source whose pending records metric
+// goes away (Flink then answers nothing for the names asked) has its
+// metrics listed again, and its samples go on without it.
+func TestControllerAutoscaleRelists(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Autoscale = policy.AutoscalePolicy{Enabled: true, Window: policy.Duration(time.Hour)}
+	k.settle("create", spec)
+	d, err := k.c.Job(t.Context(), k.st.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := d.Vertices[0].ID
+	m := flinktest.VertexMetrics{BusyMsPerSecond: 5, IdleMsPerSecond: 995, RecordsOutPerSecond: 10, PendingRecords: 70, HasPending: true}
+	if err := k.srv.SetVertexMetrics(k.st.JobID, src, m); err != nil {
+		t.Fatal(err)
+	}
+	source := func() *AutoscaleVertex {
+		for i := range k.st.Autoscale.Vertices {
+			if v := &k.st.Autoscale.Vertices[i]; v.ID == src {
+				return v
+			}
+		}
+		return &AutoscaleVertex{}
+	}
+	k.until("pending sampled", spec, 100, func(*JobStatus) bool {
+		s := source().Samples
+		return len(s) > 0 && s[len(s)-1].HasPending && s[len(s)-1].PendingRecords == 70
+	})
+	if source().PendingMetric != flinktest.PendingRecordsName {
+		t.Fatalf("pending metric %q", source().PendingMetric)
+	}
+	m.HasPending = false
+	if err := k.srv.SetVertexMetrics(k.st.JobID, src, m); err != nil {
+		t.Fatal(err)
+	}
+	n := len(source().Samples)
+	k.until("sampled again without pending records", spec, 100, func(*JobStatus) bool {
+		s := source().Samples
+		return len(s) > n && !s[len(s)-1].HasPending
+	})
+	if source().PendingMetric != "" || !source().Listed {
+		t.Errorf("source after its metric went: %+v", *source())
+	}
+}
