@@ -144,3 +144,32 @@ func TestControllerAutoscaleRelists(t *testing.T) {
 		t.Errorf("source after its metric went: %+v", *source())
 	}
 }
+
+// TestControllerAutoscaleInPlace: on the adaptive scheduler the
+// autoscaler's rescale keeps the job and sets its parallelism in place;
+// the samples of the old parallelism are dropped, and the cool-down
+// holds the new one although the load set for the job stays.
+func TestControllerAutoscaleInPlace(t *testing.T) {
+	k := newCluster(t, true, flinktest.WithAdaptiveScheduler())
+	spec := k.spec("/out")
+	spec.Job.Parallelism = 1
+	spec.Autoscale = policy.AutoscalePolicy{Enabled: true, Window: policy.Duration(time.Minute), Stabilization: policy.Duration(10 * time.Second)}
+	k.settle("create", spec)
+	job := k.st.JobID
+	k.saturate(33)
+	k.until("autoscaled", spec, 300, func(st *JobStatus) bool { return st.Action == ActionAutoscale && !st.InFlight() })
+	if k.st.JobID != job || k.st.Progress.RescalePath != policy.RescaleInPlace || k.job().Parallelism != 2 || k.st.Progress.Outcome != OutcomeSucceeded {
+		t.Fatalf("in place: job %s (was %s), path %s, parallelism %d, outcome %s", k.st.JobID, job, k.st.Progress.RescalePath, k.job().Parallelism,
+			k.st.Progress.Outcome)
+	}
+	k.call(spec, false)
+	for _, v := range k.st.Autoscale.Vertices {
+		if v.Parallelism != 2 || len(v.Samples) > 1 {
+			t.Errorf("vertex %s after the rescale: parallelism %d, %d samples; want 2 and the old ones dropped", v.ID, v.Parallelism, len(v.Samples))
+		}
+	}
+	k.run(spec, 5*time.Minute)
+	if k.job().Parallelism != 2 || k.st.Autoscale.Reason != string(policy.ReasonScaleCoolDown) {
+		t.Errorf("within the cool-down: parallelism %d, autoscale %s", k.job().Parallelism, k.st.Autoscale.Message)
+	}
+}
