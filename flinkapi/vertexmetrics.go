@@ -165,13 +165,8 @@ func (c *Client) VertexMetrics(ctx context.Context, job JobID, vertex string, na
 	if err != nil {
 		return nil, err
 	}
-	if len(names) == 0 {
-		return nil, invalidInput("VertexMetrics: name at least one metric")
-	}
-	for _, n := range names {
-		if n == "" || strings.ContainsAny(n, ",") {
-			return nil, invalidInput("VertexMetrics: metric name %q is empty or holds a comma", clipValue(n))
-		}
+	if err := checkMetricNames("VertexMetrics", names); err != nil {
+		return nil, err
 	}
 	q := url.Values{"get": {strings.Join(names, ",")}}
 	if len(aggs) > 0 {
