@@ -212,8 +212,7 @@ func milli(v float64) int64 { return int64(math.Round(min(max(v, 0), 1e12) * 100
 func (c *Controller) startAutoscale(ctx context.Context, spec JobSpec, st *JobStatus, r policy.ScaleRecommendation, now time.Time) (Result, error) {
 	a := &st.Autoscale
 	a.LastScale, a.Parallelism, a.SpecParallelism = now, r.Target, spec.Job.Parallelism
-	t := st.Deployed
-	t.DeepCopyInto(&t)
+	t := st.Deployed // start copies it deeply
 	t.Parallelism = r.Target
 	return c.start(ctx, spec, st, ActionAutoscale, t, now)
 }

@@ -34,10 +34,10 @@ const soon = 10 * time.Millisecond
 
 // Controller keeps one job as its JobSpec says: Reconcile observes the
 // job, decides through package policy, starts the action the spec and
-// the policies ask for (deploy, upgrade, rescale, restart, restart of an
-// unhealthy job, rollback, suspend, savepoint, disposal) or steps the one
-// in flight, applies its outcome to the JobStatus, and says when to call
-// again; Delete tears the job down. It never sleeps and holds no state of
+// the policies ask for (deploy, upgrade, rescale, autoscale, restart,
+// restart of an unhealthy job, rollback, suspend, savepoint, disposal) or
+// steps the one in flight, applies its outcome to the JobStatus, and says
+// when to call again; Delete tears the job down. It never sleeps and holds no state of
 // its own: everything is in the JobStatus, which the caller stores after
 // every call. Build it anew whenever convenient.
 type Controller struct {
