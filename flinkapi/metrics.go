@@ -32,13 +32,8 @@ func (c *Client) JobMetrics(ctx context.Context, id JobID, names ...string) (map
 	if err != nil {
 		return nil, err
 	}
-	if len(names) == 0 {
-		return nil, invalidInput("JobMetrics: name at least one metric")
-	}
-	for _, n := range names {
-		if n == "" || strings.ContainsAny(n, ",") {
-			return nil, invalidInput("JobMetrics: metric name %q is empty or holds a comma", n)
-		}
+	if err := checkMetricNames("JobMetrics", names); err != nil {
+		return nil, err
 	}
 	var w []metricWire
 	if err := c.get(ctx, path, url.Values{"get": {strings.Join(names, ",")}}, &w); err != nil {
@@ -75,6 +70,20 @@ func (c *Client) JobRestarts(ctx context.Context, id JobID) (int64, bool, error)
 		return 0, false, c.decodeError(http.MethodGet, path, fmt.Errorf("metric %s is %q, not a count", MetricNumRestarts, clipValue(v)))
 	}
 	return n, true, nil
+}
+
+// checkMetricNames refuses an empty list of metric names and a name that
+// is empty or holds a comma, which would split it in the get parameter.
+func checkMetricNames(op string, names []string) error {
+	if len(names) == 0 {
+		return invalidInput("%s: name at least one metric", op)
+	}
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, ",") {
+			return invalidInput("%s: metric name %q is empty or holds a comma", op, clipValue(n))
+		}
+	}
+	return nil
 }
 
 // clipValue shortens a metric value for an error message.

@@ -17,8 +17,9 @@ import (
 // each, as written by the release that introduced it). Format 2 added
 // the clusters of a Deployer (Progress.Cluster, JobStatus.Cluster);
 // format 3 the results of bounded jobs (JobStatus.Result), cron schedules
-// of savepoints (SavepointPolicy.Schedule, TimeZone) and triggered
-// checkpoints (JobSpec.Checkpoints, JobStatus.Checkpoint).
+// of savepoints (SavepointPolicy.Schedule, TimeZone), triggered
+// checkpoints (JobSpec.Checkpoints, JobStatus.Checkpoint) and the
+// autoscaler (JobSpec.Autoscale, JobStatus.Autoscale).
 const FormatVersion = 3
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format

@@ -34,10 +34,10 @@ const soon = 10 * time.Millisecond
 
 // Controller keeps one job as its JobSpec says: Reconcile observes the
 // job, decides through package policy, starts the action the spec and
-// the policies ask for (deploy, upgrade, rescale, restart, restart of an
-// unhealthy job, rollback, suspend, savepoint, disposal) or steps the one
-// in flight, applies its outcome to the JobStatus, and says when to call
-// again; Delete tears the job down. It never sleeps and holds no state of
+// the policies ask for (deploy, upgrade, rescale, autoscale, restart,
+// restart of an unhealthy job, rollback, suspend, savepoint, disposal) or
+// steps the one in flight, applies its outcome to the JobStatus, and says
+// when to call again; Delete tears the job down. It never sleeps and holds no state of
 // its own: everything is in the JobStatus, which the caller stores after
 // every call. Build it anew whenever convenient.
 type Controller struct {
@@ -86,6 +86,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		c.set(st, st.State, "InvalidSpec", err.Error())
 		return Result{RequeueAfter: c.poll()}, nil
 	}
+	spec = spec.effective(st)
 	if st.InFlight() {
 		return c.step(ctx, spec, st, now)
 	}
@@ -315,6 +316,11 @@ func (c *Controller) observe(ctx context.Context, spec JobSpec, st *JobStatus, n
 		}
 	}
 	c.set(st, policy.Running, reason, message)
+	if spec.Autoscale.Enabled && !pending && reason == string(policy.Running) {
+		if r, ok := c.autoscale(ctx, api, spec, st, d, now); ok && r.Change() {
+			return c.startAutoscale(ctx, spec, st, r, now)
+		}
+	}
 	if due, next := c.savepointDue(spec, st, d, now); due {
 		return c.start(ctx, spec, st, ActionSavepoint, st.Deployed, now)
 	} else if spec.Savepoints.disposes() && len(savepoint.ChooseDisposals(st.Savepoints.Records, c.retention(spec.Savepoints, st), now)) > 0 {
@@ -518,7 +524,7 @@ func background(a JobAction) bool { return a == ActionSavepoint || a == ActionDi
 
 // actionStates are the deployment states while an action is in flight.
 var actionStates = map[JobAction]policy.DeploymentState{
-	ActionDeploy: policy.Deploying, ActionUpgrade: policy.Updating, ActionRescale: policy.Updating,
+	ActionDeploy: policy.Deploying, ActionUpgrade: policy.Updating, ActionRescale: policy.Updating, ActionAutoscale: policy.Updating,
 	ActionRestart: policy.Restarting, ActionHealthRestart: policy.Restarting, ActionRollback: policy.Updating, ActionBlueGreen: policy.Updating,
 	ActionSavepoint: policy.Running, ActionDispose: policy.Running, ActionSuspend: policy.Stopping, ActionTeardown: policy.Stopping,
 }
@@ -555,7 +561,7 @@ func (c *Controller) operation(spec JobSpec, st *JobStatus) (Stepper, error) {
 		return &Restart{Env: env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 			Latest: st.Latest, Store: c.Store, Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
 			Run: st.Target.run(), Deployer: c.Deployer, Cluster: cl}, nil
-	case ActionRescale:
+	case ActionRescale, ActionAutoscale:
 		return &Rescale{Env: env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, env)}, nil
 	case ActionBlueGreen:
 		b := &BlueGreen{Env: sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(),
@@ -652,7 +658,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 		st.JarID, st.JarFile = p.JarID, st.Target.JarFile
 	}
 	replaces := st.Action == ActionDeploy || st.Action == ActionUpgrade || st.Action == ActionRestart || st.Action == ActionHealthRestart ||
-		st.Action == ActionRollback || st.Action == ActionBlueGreen || st.Action == ActionRescale && p.RescalePath == policy.RescaleByUpgrade
+		st.Action == ActionRollback || st.Action == ActionBlueGreen || (st.Action == ActionRescale || st.Action == ActionAutoscale) && p.RescalePath == policy.RescaleByUpgrade
 	if replaces && p.NewJobID != "" {
 		// A new job was (or may have been) submitted, or an earlier one
 		// adopted: from now on it is the job to observe, so that a retry
@@ -690,7 +696,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 	switch {
 	case o == OutcomeSucceeded:
 		switch st.Action {
-		case ActionRescale:
+		case ActionRescale, ActionAutoscale:
 			if st.Stable.equal(before) {
 				st.Stable = st.Target // the same job at another parallelism
 			}
@@ -724,6 +730,10 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 			st.SavepointFailures++
 		case ActionDispose:
 			st.Savepoints = st.Savepoints.Remove(locations(c.disposed(st))...)
+		case ActionAutoscale:
+			// The job keeps the parallelism it runs at; the cool-down
+			// counts from the attempt.
+			st.Autoscale.Parallelism = st.Deployed.Parallelism
 		case ActionBlueGreen:
 			st.RetryAt = now.Add(c.retry())
 			if o == OutcomeBlueGreenAborted {
@@ -747,7 +757,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, no
 
 // actionDone are the deployment states once an action succeeded.
 var actionDone = map[JobAction]policy.DeploymentState{
-	ActionDeploy: policy.Running, ActionUpgrade: policy.Running, ActionRescale: policy.Running, ActionRestart: policy.Running,
+	ActionDeploy: policy.Running, ActionUpgrade: policy.Running, ActionRescale: policy.Running, ActionAutoscale: policy.Running, ActionRestart: policy.Running,
 	ActionHealthRestart: policy.Running, ActionRollback: policy.Running, ActionBlueGreen: policy.Running, ActionSavepoint: policy.Running,
 	ActionDispose: policy.Running,
 	ActionSuspend: policy.Suspended, ActionTeardown: policy.Stopping,

@@ -332,6 +332,16 @@
 // otherwise, unless the policy forbids it, through Upgrade with the new
 // parallelism, under all of Upgrade's invariants.
 //
+// With JobSpec.Autoscale enabled (off by default) the Controller samples
+// the running job's vertices, one request per Reconcile (the job's plan
+// once, each vertex's metric names once, then one vertex's task metrics
+// in turn), keeps the samples of the last windows in
+// JobStatus.Autoscale, and when policy.RecommendScale recommends another
+// parallelism it records it (and the time, from which the cool-down
+// counts) and rescales the job through Rescale (ActionAutoscale). The job
+// then runs at the autoscaler's parallelism while the spec's
+// Job.Parallelism stays what it was; a new one in the spec wins.
+//
 // # Teardown and redeploy
 //
 // Teardown stops a job with a savepoint until Timing.Savepoint passes

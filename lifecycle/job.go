@@ -214,6 +214,13 @@ type JobSpec struct {
 	Health policy.HealthPolicy `json:"health,omitzero"`
 	// Rescale says how a change of Job.Parallelism alone is carried out.
 	Rescale policy.RescalePolicy `json:"rescale,omitzero"`
+	// Autoscale, if enabled, has the running job's vertices sampled (one
+	// request per Reconcile) and the job rescaled, through the Rescale
+	// path, to the parallelism policy.RecommendScale recommends
+	// (ActionAutoscale). The job then runs at that parallelism while
+	// Job.Parallelism stays what it was when the autoscaler scaled it; a
+	// new Job.Parallelism wins. Off by default.
+	Autoscale policy.AutoscalePolicy `json:"autoscale,omitzero"`
 	// Savepoints schedules savepoints and disposes of old ones.
 	Savepoints SavepointPolicy `json:"savepoints,omitzero"`
 	// Checkpoints, if its Interval is set, triggers checkpoints of the
@@ -276,7 +283,7 @@ func (s JobSpec) Validate() error {
 		errs = append(errs, fmt.Errorf("checkpoints.interval: %v must not be negative", s.Checkpoints.Interval.Std()))
 	}
 	for name, err := range map[string]error{"update": s.Update.Validate(), "restart": s.Restart.Validate(),
-		"health": s.Health.Validate(), "rescale": s.Rescale.Validate()} {
+		"health": s.Health.Validate(), "rescale": s.Rescale.Validate(), "autoscale": s.Autoscale.Validate()} {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
@@ -309,9 +316,10 @@ type JobAction string
 
 // Actions of the Controller, each carried out by an operation.
 const (
-	ActionDeploy        JobAction = "Deploy"        // Upgrade of no job, or of a suspended one: starts the job
-	ActionUpgrade       JobAction = "Upgrade"       // Upgrade of the running job to a new template or restore request
-	ActionRescale       JobAction = "Rescale"       // Rescale to the template's new parallelism
+	ActionDeploy  JobAction = "Deploy"  // Upgrade of no job, or of a suspended one: starts the job
+	ActionUpgrade JobAction = "Upgrade" // Upgrade of the running job to a new template or restore request
+	ActionRescale JobAction = "Rescale" // Rescale to the template's new parallelism
+	// ActionAutoscale (autoscale.go): Rescale to the recommended parallelism
 	ActionRestart       JobAction = "Restart"       // Restart of a failed or lost job
 	ActionHealthRestart JobAction = "HealthRestart" // Upgrade that restarts an unhealthy job from its newest state
 	ActionRollback      JobAction = "Rollback"      // Upgrade back to the last stable template
@@ -422,6 +430,9 @@ type JobStatus struct {
 	// Checkpoint is the state of the checkpoints the spec's Checkpoints
 	// policy triggers.
 	Checkpoint CheckpointTrigger `json:"checkpoint,omitzero"`
+	// Autoscale holds the samples and the last recommendation of
+	// JobSpec.Autoscale.
+	Autoscale AutoscaleStatus `json:"autoscale,omitzero"`
 }
 
 // InFlight reports whether an action is under way.
@@ -436,6 +447,7 @@ func (s *JobStatus) InFlight() bool {
 // on its own (Result). A spec whose Job was rolled back never converges:
 // Reason says so (RolledBack) until the spec changes.
 func (s *JobStatus) Converged(spec JobSpec) bool {
+	spec = spec.effective(s)
 	switch {
 	case s.InFlight():
 		return false
@@ -473,6 +485,7 @@ func (in *JobSpec) DeepCopyInto(out *JobSpec) {
 	in.Restart.DeepCopyInto(&out.Restart)
 	in.Health.DeepCopyInto(&out.Health)
 	in.Rescale.DeepCopyInto(&out.Rescale)
+	in.Autoscale.DeepCopyInto(&out.Autoscale)
 	in.Restore.DeepCopyInto(&out.Restore)
 }
 
@@ -496,6 +509,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Savepoints.DeepCopyInto(&out.Savepoints)
 	in.Health.DeepCopyInto(&out.Health)
 	in.Result.DeepCopyInto(&out.Result)
+	in.Autoscale.DeepCopyInto(&out.Autoscale)
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.

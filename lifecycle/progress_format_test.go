@@ -143,7 +143,7 @@ var goldenProgress3 = func() Progress {
 }()
 
 // goldenStatus3 is the JobStatus of the format-version-3 fixture, which
-// added Result and Checkpoint: every field set.
+// added Result, Checkpoint and Autoscale: every field set.
 var goldenStatus3 = func() JobStatus {
 	s := goldenStatus2
 	s.FormatVersion, s.Progress = 3, goldenProgress3
@@ -153,16 +153,27 @@ var goldenStatus3 = func() JobStatus {
 	s.Checkpoint = CheckpointTrigger{JobID: "0123456789abcdef0123456789abcdef", TriggerID: "ffeeddccbbaa99887766554433221100", Sent: true,
 		TriggerTime: time.Date(2026, 3, 1, 13, 30, 0, 0, time.UTC), CheckpointID: 12, CompletedAt: time.Date(2026, 3, 1, 13, 20, 1, 0, time.UTC),
 		Failure: "Checkpoint expired before completing.", Failures: 1}
+	at := func(sec int) time.Time { return time.Date(2026, 3, 1, 14, 0, sec, 0, time.UTC) }
+	s.Autoscale = AutoscaleStatus{JobID: "0123456789abcdef0123456789abcdef", Next: 1, LastScale: at(1), Parallelism: 6, SpecParallelism: 4,
+		Reason: string(policy.ReasonScaleWithinTarget), Target: 6, Message: "parallelism 6 meets the load at the target utilisation",
+		Vertices: []AutoscaleVertex{{ID: "b93d204074064b03a853367828fb3dfe", Inputs: []string{"0e3160945c69999b81da5f032a648b30"},
+			Parallelism: 6, MaxParallelism: 128, Listed: true, PendingMetric: "Source__in.pendingRecords",
+			Samples: []policy.ScaleSample{{Time: at(2), BusyMicrosPerSecond: 640_500, BackPressuredMicrosPerSecond: 20_000,
+				RecordsInMilli: 120_500, RecordsOutMilli: 240_250, PendingRecords: 1500, HasPending: true}}}},
+	}
 	return s
 }()
 
 // goldenSpec3 is the JobSpec of the format-version-3 fixture, which added
-// Savepoints.Schedule and TimeZone, and Checkpoints.
+// Savepoints.Schedule and TimeZone, Checkpoints and Autoscale.
 var goldenSpec3 = func() JobSpec {
 	s := goldenSpec2
 	s.FormatVersion = 3
 	s.Savepoints.Schedule, s.Savepoints.TimeZone = "30 2 * * *", "Europe/Berlin"
 	s.Checkpoints = CheckpointPolicy{Interval: policy.Duration(10 * time.Minute)}
+	s.Autoscale = policy.AutoscalePolicy{FormatVersion: 1, Enabled: true, TargetUtilization: 60, UtilizationBoundary: 15,
+		CatchUpDuration: policy.Duration(10 * time.Minute), MinParallelism: 2, MaxParallelism: 32, Window: policy.Duration(3 * time.Minute),
+		Stabilization: policy.Duration(2 * time.Minute), CoolDown: policy.Duration(15 * time.Minute)}
 	return s
 }()
 

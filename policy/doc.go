@@ -119,6 +119,18 @@
 // otherwise through an upgrade with a savepoint, unless
 // RescalePolicy.InPlaceOnly forbids the restart.
 //
+// RecommendScale says which parallelism a job needs, from a window of
+// samples of its vertices' task metrics (ScaleSample: busy time and
+// records in and out per second, a source's pending records): a vertex's
+// processing rate is its observed rate over its busy share, its target
+// rate what its inputs are to send it (for a source, its input rate plus
+// its backlog over AutoscalePolicy.CatchUpDuration), and its parallelism
+// is sized for TargetUtilization, within the bounds and on a divisor of
+// its maximum parallelism where one is near. A stabilisation time after
+// the job starts, a full window of samples and a cool-down after each
+// rescale keep it from flapping; every ScaleRecommendation has a stable
+// Reason.
+//
 // # Deployment state
 //
 // DeploymentStateOf derives a DeploymentState from the observed Flink job

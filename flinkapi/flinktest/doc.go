@@ -60,7 +60,8 @@
 // --fail-at, --restart-attempts, --restart-delay, --snapshot-delay
 // (milliseconds every checkpoint and savepoint takes longer, as in the
 // test job), --records (a bounded job: it ends FINISHED after that many
-// events) and --name. A source emits
+// events), --record-delay (accepted and checked; the load the
+// vertices report is what SetVertexMetrics sets) and --name. A source emits
 // key-0, key-1, ... round robin at --rate events per second and a keyed
 // counter counts them. The count of events processed is the job's state:
 // checkpoints and savepoints record it, a job run from a savepoint path

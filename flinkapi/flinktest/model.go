@@ -134,6 +134,10 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 			if n, err = num(0); err == nil {
 				sp.records = n
 			}
+		case "--record-delay":
+			// The fake's counter is never busy; the flag is checked as
+			// the test job checks it (SetVertexMetrics sets the load).
+			_, err = num(0)
 		case "--name":
 			sp.name = value
 		default:

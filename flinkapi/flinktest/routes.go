@@ -51,6 +51,9 @@ func init() {
 	add(get, "/jobs/:jobid/metrics", nil, handleJobMetrics)
 	add(get, "/jobs/:jobid/execution-result", nil, handleExecutionResult)
 	add(get, "/jobs/:jobid/accumulators", nil, handleAccumulators)
+	add(get, "/jobs/:jobid/plan", nil, handlePlan)
+	add(get, "/jobs/:jobid/vertices/:vertexid/subtasks/metrics", nil, handleVertexMetrics)
+	add(get, "/jobs/:jobid/vertices/:vertexid/backpressure", nil, handleBackpressure)
 	// Checkpoints.
 	add(get, "/jobs/:jobid/checkpoints", nil, handleCheckpoints)
 	add(get, "/jobs/:jobid/checkpoints/config", nil, handleCheckpointConfig)

@@ -56,6 +56,8 @@ type Server struct {
 	log       []Request
 	downUntil time.Time // the JobManager is down (restarting) until then
 	shutdown  bool      // DELETE /cluster was called
+	// vertexMetrics are the metrics tests set (SetVertexMetrics).
+	vertexMetrics map[vertexKey]VertexMetrics
 }
 
 // config is what the options set.

@@ -80,6 +80,7 @@ func Run(t *testing.T, target Target) {
 		{"SavepointOfUnknownJob", s.savepointOfUnknownJob},
 		{"ResourceRequirements", s.resourceRequirements},
 		{"ResourceRequirementsAdaptive", s.resourceRequirementsAdaptive},
+		{"VertexMetrics", s.vertexMetrics},
 		{"JobRestarts", s.jobRestarts},
 		{"StopWithSavepoint", s.stopWithSavepoint},
 		{"CancelFinishedJob", s.cancelFinishedJob},

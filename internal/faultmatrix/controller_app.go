@@ -35,7 +35,7 @@ func (d appDeployer) Client(c lifecycle.Cluster) (lifecycle.API, error) {
 // clusters at once: the old job's and its replacement's.
 func twoClusters(a lifecycle.JobAction) bool {
 	switch a {
-	case lifecycle.ActionUpgrade, lifecycle.ActionRescale, lifecycle.ActionRestart, lifecycle.ActionHealthRestart, lifecycle.ActionRollback,
+	case lifecycle.ActionUpgrade, lifecycle.ActionRescale, lifecycle.ActionAutoscale, lifecycle.ActionRestart, lifecycle.ActionHealthRestart, lifecycle.ActionRollback,
 		lifecycle.ActionBlueGreen:
 		return true
 	}

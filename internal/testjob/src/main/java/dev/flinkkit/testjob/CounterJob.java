@@ -56,6 +56,8 @@ import java.time.Duration;
  *   --restart-delay MS         delay between restarts (default 200)
  *   --snapshot-delay MS        time each snapshot (checkpoint or savepoint) of the counter
  *                              takes in its synchronous part, like a large state (default 0)
+ *   --record-delay MS          time the counter spends on each event, which makes it busy:
+ *                              one subtask then counts at most 1000/MS events per second (default 0)
  *   --name NAME                job name (default flinkkit-counter)
  *   --records N                a bounded job: the source ends after N events in total and
  *                              the job FINISHES; 0 is unbounded (default 0)
@@ -106,7 +108,7 @@ public final class CounterJob {
                 .uid(SOURCE_UID)
                 .name("key-source")
                 .keyBy(new IdentityKey())
-                .process(new CountingFunction(opts.out, opts.failAt, opts.snapshotDelayMs))
+                .process(new CountingFunction(opts.out, opts.failAt, opts.snapshotDelayMs, opts.recordDelayMs))
                 .uid(COUNTER_UID)
                 .name("counter")
                 .sinkTo(new DiscardingSink<>())
@@ -151,15 +153,17 @@ public final class CounterJob {
         private final String out;
         private final long failAt;
         private final long snapshotDelayMs;
+        private final long recordDelayMs;
 
         private transient ValueState<Long> count;
         private transient Path outDir;
         private transient LongCounter events;
 
-        CountingFunction(String out, long failAt, long snapshotDelayMs) {
+        CountingFunction(String out, long failAt, long snapshotDelayMs, long recordDelayMs) {
             this.out = out;
             this.failAt = failAt;
             this.snapshotDelayMs = snapshotDelayMs;
+            this.recordDelayMs = recordDelayMs;
         }
 
         @Override
@@ -183,6 +187,9 @@ public final class CounterJob {
                 getRuntimeContext().addAccumulator(EVENTS_ACCUMULATOR, events);
             }
             events.add(1L);
+            if (recordDelayMs > 0) {
+                Thread.sleep(recordDelayMs);
+            }
             Long current = count.value();
             long next = (current == null ? 0L : current) + 1;
             count.update(next);
@@ -226,6 +233,7 @@ public final class CounterJob {
         int restartAttempts = 0;
         long restartDelayMs = 200;
         long snapshotDelayMs = 0;
+        long recordDelayMs = 0;
         String name = "flinkkit-counter";
         long records = 0; // unbounded
 
@@ -277,6 +285,9 @@ public final class CounterJob {
                         break;
                     case "--records":
                         o.records = nonNegativeLong(flag, value);
+                        break;
+                    case "--record-delay":
+                        o.recordDelayMs = nonNegativeLong(flag, value);
                         break;
                     case "--name":
                         o.name = value;
