@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,13 +59,16 @@ func TestMain(m *testing.M) {
 }
 
 // kubeVersion is the Kubernetes release whose staging modules this
-// module requires: k8s.io/api v0.37.2 is Kubernetes 1.37.2.
+// module requires, as scripts/kube-assets.sh reads it: k8s.io/api v0.37.2
+// is Kubernetes 1.37.2.
 func kubeVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "k8s.io/api" && strings.HasPrefix(d.Version, "v0.") {
-				return "1." + strings.TrimPrefix(d.Version, "v0.")
-			}
+	b, err := os.ReadFile(filepath.Join("..", "..", "go.mod"))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "k8s.io/api" && strings.HasPrefix(f[1], "v0.") {
+			return "1." + strings.TrimPrefix(f[1], "v0.")
 		}
 	}
 	return ""
@@ -106,6 +108,11 @@ func kube(t testing.TB) (*rest.Config, client.Client) {
 	apiServer.once.Do(func() {
 		dir, err := assetsDir()
 		if err != nil {
+			apiServer.err = err
+			return
+		}
+		// envtest reads the variable itself, before BinaryAssetsDirectory.
+		if err := os.Setenv("KUBEBUILDER_ASSETS", dir); err != nil {
 			apiServer.err = err
 			return
 		}
