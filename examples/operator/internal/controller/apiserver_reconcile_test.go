@@ -2,10 +2,8 @@ package controller
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -155,66 +153,13 @@ func TestAPIServerStatusSubresource(t *testing.T) {
 	}
 }
 
-// conflictClient makes every every-th status update lose a
-// resource-version conflict on the API server: just before it, another
-// writer changes the FlinkJob (an annotation), so that the update's
-// resourceVersion is stale and the API server refuses it with 409.
-type conflictClient struct {
-	client.Client
-	mu        sync.Mutex
-	every     int
-	updates   int
-	conflicts int
-}
-
-func (c *conflictClient) Status() client.SubResourceWriter {
-	return &conflictStatus{SubResourceWriter: c.Client.Status(), c: c}
-}
-
-type conflictStatus struct {
-	client.SubResourceWriter
-	c *conflictClient
-}
-
-func (w *conflictStatus) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	c := w.c
-	c.mu.Lock()
-	c.updates++
-	bump := c.every > 0 && c.updates%c.every == 0
-	c.mu.Unlock()
-	if bump {
-		var other v1alpha1.FlinkJob
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(obj), &other); err != nil {
-			return err
-		}
-		if other.Annotations == nil {
-			other.Annotations = map[string]string{}
-		}
-		other.Annotations["test.flinkkit.dev/bump"] = fmt.Sprint(c.updates)
-		if err := c.Client.Update(ctx, &other); err != nil {
-			return err
-		}
-	}
-	err := w.SubResourceWriter.Update(ctx, obj, opts...)
-	if bump {
-		if !apierrors.IsConflict(err) {
-			return fmt.Errorf("status update with a stale resourceVersion: %v, want a conflict", err)
-		}
-		c.mu.Lock()
-		c.conflicts++
-		c.mu.Unlock()
-	}
-	return err
-}
-
 // TestAPIServerConflictLosesNoProgress: status updates that lose a
 // resource-version conflict on the API server throughout a create and an
 // upgrade lose no progress: the next reconcile resumes from the stored
 // status, and the upgrade takes one savepoint and submits one job.
 func TestAPIServerConflictLosesNoProgress(t *testing.T) {
 	h := newKubeHarness(t)
-	cc := &conflictClient{Client: h.k8s, every: 2}
-	h.r.Client = &recordingClient{Client: cc, log: h.status}
+	h.status.conflictEvery, h.status.other = 2, h.k8s
 	h.create(h.spec())
 	first := h.running("create").Status.JobID
 	h.srv.Clock().Advance(10 * time.Second)
@@ -222,9 +167,9 @@ func TestAPIServerConflictLosesNoProgress(t *testing.T) {
 	job := h.running("update")
 	st := job.Status
 
-	cc.mu.Lock()
-	conflicts := cc.conflicts
-	cc.mu.Unlock()
+	h.status.mu.Lock()
+	conflicts, updates := h.status.conflicts, h.status.updates
+	h.status.mu.Unlock()
 	if conflicts < 3 {
 		t.Fatalf("%d conflicts, want several", conflicts)
 	}
@@ -243,7 +188,7 @@ func TestAPIServerConflictLosesNoProgress(t *testing.T) {
 	if live := h.live(); len(live) != 1 || live[0].ID != st.JobID || live[0].RestoredFrom != st.Latest.Location {
 		t.Errorf("live jobs %+v, want %s restored from %s", live, st.JobID, st.Latest.Location)
 	}
-	t.Logf("%d of %d status updates lost a conflict; %d jar run requests", conflicts, cc.updates, runs)
+	t.Logf("%d of %d status updates lost a conflict; %d jar run requests", conflicts, updates, runs)
 }
 
 // TestAPIServerDeleteDuringUpgrade: a FlinkJob deleted while its upgrade's

@@ -360,13 +360,19 @@ var errLost = errors.New("status update lost")
 
 // statusLog records the statuses the reconciler stored, and loses every
 // loseEvery-th update (0: none), as an update that loses a conflict: the
-// status is not written and the update fails.
+// status is not written and the update fails. With conflictEvery, every
+// conflictEvery-th update loses a real conflict on the API server: just
+// before it, other (a client of the API server) changes the FlinkJob's
+// annotations, so that the update's resourceVersion is stale.
 type statusLog struct {
-	mu        sync.Mutex
-	loseEvery int
-	updates   int
-	lost      int
-	last      *v1alpha1.FlinkJob
+	mu            sync.Mutex
+	loseEvery     int
+	conflictEvery int
+	other         client.Client
+	updates       int
+	lost          int
+	conflicts     int
+	last          *v1alpha1.FlinkJob
 }
 
 // recordingClient is a Kubernetes client whose status updates go through a
@@ -394,11 +400,35 @@ func (w *recordingStatus) Update(ctx context.Context, obj client.Object, opts ..
 		l.lost++
 		return errLost
 	}
+	if l.conflictEvery > 0 && l.updates%l.conflictEvery == 0 {
+		if err := l.bump(ctx, obj); err != nil {
+			return err
+		}
+		err := w.SubResourceWriter.Update(ctx, obj, opts...)
+		if !apierrors.IsConflict(err) {
+			return fmt.Errorf("status update with a stale resourceVersion: %v, want a conflict", err)
+		}
+		l.conflicts++
+		return err
+	}
 	if err := w.SubResourceWriter.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
 	l.last = obj.(*v1alpha1.FlinkJob).DeepCopy()
 	return nil
+}
+
+// bump changes obj's annotations on the API server through l.other.
+func (l *statusLog) bump(ctx context.Context, obj client.Object) error {
+	var job v1alpha1.FlinkJob
+	if err := l.other.Get(ctx, client.ObjectKeyFromObject(obj), &job); err != nil {
+		return err
+	}
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations["test.flinkkit.dev/bump"] = fmt.Sprint(l.updates)
+	return l.other.Update(ctx, &job)
 }
 
 // stored returns the status last stored, and how many updates were made
