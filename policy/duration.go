@@ -20,6 +20,7 @@ import (
 //
 // +kubebuilder:validation:Type=string
 // +kubebuilder:validation:Format=duration
+// +kubebuilder:validation:Pattern=`^(0|\+?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$`
 type Duration time.Duration
 
 // Std returns d as a time.Duration.

@@ -51,10 +51,12 @@ type HealthPolicy struct {
 	// +kubebuilder:validation:Minimum=0
 	FormatVersion int `json:"formatVersion,omitempty"`
 	// Action is Report or RestartFromLatestState. Default: Report.
+	// +kubebuilder:validation:Enum=Report;RestartFromLatestState
 	Action HealthAction `json:"action,omitempty"`
 	// MaxRestarts is how many restarts by Flink's own restart strategy
 	// (the job's numRestarts metric) are tolerated within Window; more make
 	// the job unhealthy. Default: 3.
+	// +kubebuilder:validation:Minimum=0
 	MaxRestarts int `json:"maxRestarts,omitempty"`
 	// Window is the period restarts are counted over. It is also the
 	// warm-up of the restart and savepoint rules: they judge a job only once
@@ -71,6 +73,7 @@ type HealthPolicy struct {
 	// MaxSavepointFailures is how many savepoints in a row may fail
 	// (HealthSample.SavepointFailures) before the job counts as unhealthy.
 	// Default: 3.
+	// +kubebuilder:validation:Minimum=0
 	MaxSavepointFailures int `json:"maxSavepointFailures,omitempty"`
 	// TransitionTimeout is how long a job may stay in a transitional state
 	// (CREATED, INITIALIZING, RESTARTING, CANCELLING, FAILING, RECONCILING)

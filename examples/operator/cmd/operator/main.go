@@ -11,6 +11,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	controllerruntime "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -42,6 +43,7 @@ func run(args []string) error {
 		metricsAddr   = fs.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 		probeAddr     = fs.String("health-probe-bind-address", ":8081", "address of the health probes")
 		leaderElect   = fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
+		concurrent    = fs.Int("max-concurrent-reconciles", 4, "how many FlinkJobs are reconciled at the same time")
 	)
 	config.RegisterFlags(fs) // --kubeconfig
 	opts := zap.Options{}
@@ -53,6 +55,9 @@ func run(args []string) error {
 
 	if *flinkURL == "" {
 		return errors.New("--flink-url is required")
+	}
+	if *concurrent < 1 {
+		return fmt.Errorf("--max-concurrent-reconciles: %d; want 1 or more", *concurrent)
 	}
 	// No retries inside a call: the operations retry through RequeueAfter.
 	flink, err := flinkapi.NewClient(*flinkURL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithTimeout(10*time.Second))
@@ -94,6 +99,7 @@ func run(args []string) error {
 		Store:         store,
 		PollInterval:  *poll,
 		RetryInterval: *retry,
+		Options:       controllerruntime.Options{MaxConcurrentReconciles: *concurrent},
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controller: %w", err)

@@ -15,8 +15,14 @@
 //	res, err := c.Reconcile(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
 //	  (c.Delete once the FlinkJob is being deleted)
 //	sets ObservedGeneration and the Ready condition
-//	r.Client.Status().Update(ctx, job) // whatever happened, before anything else
+//	r.Client.Status().Update(ctx, job) // whatever happened, if anything in it changed, before anything else
 //	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err
+//
+// A job at rest costs the API server no writes: the status is written only
+// when it differs from the one read. The controller watches FlinkJobs for
+// changes of their generation (a new spec, or the deletion), not for the
+// status writes it makes itself; everything else comes back through
+// RequeueAfter. FlinkJobReconciler.Options sets MaxConcurrentReconciles.
 //
 // In the Application mode (spec.mode: Application) the Controller also
 // gets the FlinkJob's appcluster.Deployer: every job runs in an
@@ -57,6 +63,17 @@
 // goes. A teardown that could not take a savepoint leaves a stateful job
 // running and the FlinkJob in place, tried again every RetryInterval,
 // until spec.allowCancelWithoutState allows cancelling it.
+//
+// # Metrics
+//
+// On controller-runtime's Prometheus registry (metrics.Registry), served at
+// the manager's metrics endpoint beside controller-runtime's own:
+//
+//	flinkkit_operations_started_total{operation}        Deploy, Upgrade, Restart, Teardown, TakeSavepoint, ...
+//	flinkkit_operations_ended_total{operation,outcome}  Succeeded, NotNeeded, TimedOut, LeftRunning, ...
+//	flinkkit_savepoint_duration_seconds{operation}      histogram: trigger until seen completed
+//	flinkkit_jobs{state}                                gauge: FlinkJobs by status.state
+//	flinkkit_job_restarts_total                         restarts of failed or lost jobs
 //
 // # Events
 //

@@ -1,20 +1,27 @@
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
 	"github.com/flinkkit/flinkkit/examples/operator/internal/appcluster"
@@ -68,11 +75,23 @@ type FlinkJobReconciler struct {
 	// be tried again (lifecycle.Controller's; zero: its defaults).
 	PollInterval  time.Duration
 	RetryInterval time.Duration
+	// Options configure the controller SetupWithManager registers, such
+	// as MaxConcurrentReconciles (default 1: one FlinkJob at a time).
+	Options controller.Options
 }
 
-// SetupWithManager registers the reconciler with mgr.
-func (r *FlinkJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&v1alpha1.FlinkJob{}).Named("flinkjob").Complete(r)
+// SetupWithManager registers the reconciler with mgr. A FlinkJob is
+// reconciled when its generation changes (a new spec, or the deletion
+// that sets its deletionTimestamp) and after each RequeueAfter; not when
+// only its status or other metadata changed, which the reconciler itself
+// wrote.
+func (r *FlinkJobReconciler) SetupWithManager(mgr ctrl.Manager) error { return r.setup(mgr, r) }
+
+// setup registers rec, r or a wrapper of it, as SetupWithManager says.
+func (r *FlinkJobReconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.FlinkJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("flinkjob").WithOptions(r.Options).Complete(rec)
 }
 
 // Reconcile moves one FlinkJob one step towards its spec, or, once it is
@@ -80,8 +99,12 @@ func (r *FlinkJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var job v1alpha1.FlinkJob
 	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
+		if apierrors.IsNotFound(err) {
+			jobStates.set(req.NamespacedName, "")
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	before := job.Status.DeepCopy()
 	deleting := !job.DeletionTimestamp.IsZero()
 	switch {
 	case deleting && !controllerutil.ContainsFinalizer(&job, Finalizer):
@@ -101,11 +124,20 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err // never written back: it is not this operator's to rewrite
 	}
 	// The status is what the next call resumes from: stored whatever
-	// happened, before anything else.
+	// happened, before anything else; not written when nothing in it
+	// changed, so that a job at rest costs the API server no writes.
+	now := r.now()
 	job.Status.ObservedGeneration = job.Generation
-	meta.SetStatusCondition(&job.Status.Conditions, ready(&job, r.now()))
-	if uerr := r.Client.Status().Update(ctx, &job); uerr != nil || err != nil {
-		return ctrl.Result{}, errors.Join(err, uerr)
+	meta.SetStatusCondition(&job.Status.Conditions, ready(&job, now))
+	if !sameJSON(before, &job.Status) {
+		if uerr := r.Client.Status().Update(ctx, &job); uerr != nil {
+			return ctrl.Result{}, errors.Join(err, uerr)
+		}
+		observeSavepoint(&before.Progress, &job.Status.Progress, now)
+	}
+	jobStates.set(req.NamespacedName, job.Status.State)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if deleting && res.Done {
 		if res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded {
@@ -113,7 +145,11 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 				"the FlinkJob goes, its job no longer runs: %s", job.Status.Message)
 		}
 		controllerutil.RemoveFinalizer(&job, Finalizer)
-		return ctrl.Result{}, r.Client.Update(ctx, &job)
+		if err := r.Client.Update(ctx, &job); err != nil {
+			return ctrl.Result{}, err
+		}
+		jobStates.set(req.NamespacedName, "")
+		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 }
@@ -162,6 +198,7 @@ func ready(job *v1alpha1.FlinkJob, now time.Time) metav1.Condition {
 // Succeeded or NotNeeded.
 func (r *FlinkJobReconciler) onTransition(job *v1alpha1.FlinkJob) func(lifecycle.Transition) {
 	return func(t lifecycle.Transition) {
+		countTransition(t)
 		if t.To != lifecycle.PhaseDone {
 			r.event(job, corev1.EventTypeNormal, t.Operation+string(t.To), t.Operation, "%s: %s -> %s (job %s)", t.Operation, phaseName(t.From), t.To, t.JobID)
 			return
@@ -185,6 +222,17 @@ func (r *FlinkJobReconciler) now() time.Time {
 		return r.Clock.Now()
 	}
 	return time.Now()
+}
+
+// sameJSON reports whether a and b are stored as the same JSON: what the
+// API server would keep of them is the same.
+func sameJSON(a, b *v1alpha1.FlinkJobStatus) bool {
+	ja, err := json.Marshal(a)
+	if err != nil {
+		return false
+	}
+	jb, err := json.Marshal(b)
+	return err == nil && bytes.Equal(ja, jb)
 }
 
 func phaseName(p lifecycle.Phase) string {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,10 +56,7 @@ func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jar := filepath.Join(t.TempDir(), "counter.jar")
-	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	jar := counterJar(t)
 	h := &harness{t: t, srv: srv, events: &eventLog{}, store: &lifecycle.MemoryStore{}, jar: jar,
 		key: types.NamespacedName{Namespace: "streaming", Name: "counter"}}
 	h.k8s = newFakeClient(t)
@@ -67,6 +66,16 @@ func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
 		Timing: lifecycle.Timing{Poll: time.Second}, PollInterval: 10 * time.Second, RetryInterval: time.Minute,
 	}
 	return h
+}
+
+// counterJar writes a jar of flinktest's counter job.
+func counterJar(t testing.TB) string {
+	t.Helper()
+	jar := filepath.Join(t.TempDir(), "counter.jar")
+	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return jar
 }
 
 func newFakeClient(t *testing.T) client.Client {
@@ -83,10 +92,13 @@ func newFakeClient(t *testing.T) client.Client {
 
 // spec is the counter job's spec, restarting from its latest state, with
 // checkpoints Flink retains (so they are restore points).
-func (h *harness) spec() v1alpha1.FlinkJobSpec {
+func (h *harness) spec() v1alpha1.FlinkJobSpec { return counterSpec(h.jar) }
+
+// counterSpec is the spec of the counter job in jar.
+func counterSpec(jar string) v1alpha1.FlinkJobSpec {
 	return v1alpha1.FlinkJobSpec{JobSpec: lifecycle.JobSpec{
 		Job: lifecycle.JobTemplate{
-			JarFile: h.jar,
+			JarFile: jar,
 			Args:    []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
 			FlinkConfiguration: map[string]string{
 				"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",
@@ -157,7 +169,7 @@ func (h *harness) until(what string, done func(*v1alpha1.FlinkJob) bool, check f
 	for range maxReconciles {
 		res, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
 		switch {
-		case errors.Is(err, errLost):
+		case errors.Is(err, errLost) || apierrors.IsConflict(err):
 			res.RequeueAfter = time.Second
 		case err != nil:
 			h.t.Fatalf("%s: Reconcile: %v\nstatus: %s", what, err, h.statusJSON())
@@ -226,9 +238,12 @@ func (h *harness) statusJSON() string {
 }
 
 // live returns the server's jobs that have not ended.
-func (h *harness) live() []flinktest.JobInfo {
+func (h *harness) live() []flinktest.JobInfo { return liveJobs(h.srv) }
+
+// liveJobs returns srv's jobs that have not ended.
+func liveJobs(srv *flinktest.Server) []flinktest.JobInfo {
 	var out []flinktest.JobInfo
-	for _, j := range h.srv.Jobs() {
+	for _, j := range srv.Jobs() {
 		if !j.State.IsGloballyTerminal() {
 			out = append(out, j)
 		}
@@ -248,9 +263,12 @@ func (h *harness) jobs(state flinkapi.JobState) []flinktest.JobInfo {
 }
 
 // count counts the requests of a route in the server's log.
-func (h *harness) count(route string) int {
+func (h *harness) count(route string) int { return countRoute(h.srv, route) }
+
+// countRoute counts the requests of a route in srv's log.
+func countRoute(srv *flinktest.Server, route string) int {
 	n := 0
-	for _, r := range h.srv.Requests() {
+	for _, r := range srv.Requests() {
 		if r.Route == route {
 			n++
 		}
@@ -260,11 +278,15 @@ func (h *harness) count(route string) int {
 
 // triggerIDs returns the distinct trigger ids of savepoint and stop
 // requests in the server's log.
-func (h *harness) triggerIDs() []string {
-	h.t.Helper()
+func (h *harness) triggerIDs() []string { return triggerIDs(h.t, h.srv) }
+
+// triggerIDs returns the distinct trigger ids of savepoint and stop
+// requests in srv's log.
+func triggerIDs(t testing.TB, srv *flinktest.Server) []string {
+	t.Helper()
 	seen := map[string]bool{}
 	var ids []string
-	for _, r := range h.srv.Requests() {
+	for _, r := range srv.Requests() {
 		if r.Route != "POST /jobs/:jobid/savepoints" && r.Route != "POST /jobs/:jobid/stop" {
 			continue
 		}
@@ -272,11 +294,32 @@ func (h *harness) triggerIDs() []string {
 			TriggerID string `json:"triggerId"`
 		}
 		if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
-			h.t.Fatalf("trigger body %q: %v", r.Body, err)
+			t.Fatalf("trigger body %q: %v", r.Body, err)
 		}
 		if !seen[body.TriggerID] {
 			seen[body.TriggerID] = true
 			ids = append(ids, body.TriggerID)
+		}
+	}
+	return ids
+}
+
+// jarRunJobIDs returns the distinct job ids of the jar runs in srv's log.
+func jarRunJobIDs(t testing.TB, srv *flinktest.Server) []string {
+	t.Helper()
+	var ids []string
+	for _, r := range srv.Requests() {
+		if r.Route != "POST /jars/:jarid/run" {
+			continue
+		}
+		var body struct {
+			JobID string `json:"jobId"`
+		}
+		if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
+			t.Fatalf("jar run body %q: %v", r.Body, err)
+		}
+		if !slices.Contains(ids, body.JobID) {
+			ids = append(ids, body.JobID)
 		}
 	}
 	return ids
@@ -317,13 +360,19 @@ var errLost = errors.New("status update lost")
 
 // statusLog records the statuses the reconciler stored, and loses every
 // loseEvery-th update (0: none), as an update that loses a conflict: the
-// status is not written and the update fails.
+// status is not written and the update fails. With conflictEvery, every
+// conflictEvery-th update loses a real conflict on the API server: just
+// before it, other (a client of the API server) changes the FlinkJob's
+// annotations, so that the update's resourceVersion is stale.
 type statusLog struct {
-	mu        sync.Mutex
-	loseEvery int
-	updates   int
-	lost      int
-	last      *v1alpha1.FlinkJob
+	mu            sync.Mutex
+	loseEvery     int
+	conflictEvery int
+	other         client.Client
+	updates       int
+	lost          int
+	conflicts     int
+	last          *v1alpha1.FlinkJob
 }
 
 // recordingClient is a Kubernetes client whose status updates go through a
@@ -351,11 +400,35 @@ func (w *recordingStatus) Update(ctx context.Context, obj client.Object, opts ..
 		l.lost++
 		return errLost
 	}
+	if l.conflictEvery > 0 && l.updates%l.conflictEvery == 0 {
+		if err := l.bump(ctx, obj); err != nil {
+			return err
+		}
+		err := w.SubResourceWriter.Update(ctx, obj, opts...)
+		if !apierrors.IsConflict(err) {
+			return fmt.Errorf("status update with a stale resourceVersion: %v, want a conflict", err)
+		}
+		l.conflicts++
+		return err
+	}
 	if err := w.SubResourceWriter.Update(ctx, obj, opts...); err != nil {
 		return err
 	}
 	l.last = obj.(*v1alpha1.FlinkJob).DeepCopy()
 	return nil
+}
+
+// bump changes obj's annotations on the API server through l.other.
+func (l *statusLog) bump(ctx context.Context, obj client.Object) error {
+	var job v1alpha1.FlinkJob
+	if err := l.other.Get(ctx, client.ObjectKeyFromObject(obj), &job); err != nil {
+		return err
+	}
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations["test.flinkkit.dev/bump"] = fmt.Sprint(l.updates)
+	return l.other.Update(ctx, &job)
 }
 
 // stored returns the status last stored, and how many updates were made

@@ -27,13 +27,13 @@ import (
 // countsTimeout bounds each wait for the test job's counts.
 const countsTimeout = 90 * time.Second
 
-// TestRealCluster runs the reconciler, with the fake Kubernetes client and
-// the wall clock, against a real Flink session cluster of FLINK_VERSION (or
-// the one at FLINK_URL): it creates a FlinkJob, updates it with a savepoint
+// TestRealCluster runs the reconciler, on the real API server (envtest,
+// KUBEBUILDER_ASSETS) and the wall clock, against a real Flink session
+// cluster of FLINK_VERSION (or the one at FLINK_URL): it creates a FlinkJob, updates it with a savepoint
 // and checks that the test job's counts continue, then deletes it and
 // checks the final savepoint:
 //
-//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -v ./internal/controller/
+//	KUBEBUILDER_ASSETS=$(../../scripts/kube-assets.sh) FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealCluster -v ./internal/controller/
 //
 // The Flink jars are those scripts/flink.sh VERSION prepared in the
 // repository's .cache/flink, or in FLINK_CACHE_DIR.
@@ -54,13 +54,14 @@ func TestRealCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k8s, status := newFakeClient(t), &statusLog{}
+	_, k8s := kube(t)
+	status := &statusLog{}
 	r := &FlinkJobReconciler{
 		Client: &recordingClient{Client: k8s, log: status}, Flink: flink, Recorder: events, Store: store,
 		Timing:       lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute},
 		PollInterval: time.Second, RetryInterval: 5 * time.Second,
 	}
-	key := types.NamespacedName{Namespace: "streaming", Name: "counter"}
+	key := types.NamespacedName{Namespace: namespace(t), Name: "counter"}
 	const keys = 3
 	args := func(out string) []string {
 		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1",
