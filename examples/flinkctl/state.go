@@ -40,16 +40,11 @@ type deployment struct {
 	Deleted bool `json:"deleted,omitempty"`
 }
 
-// defaultStateDir is $XDG_STATE_HOME/flinkctl, else ~/.local/state/flinkctl,
-// else flinkctl under the user's config directory.
+// defaultStateDir is $XDG_STATE_HOME/flinkctl when that is set, else
+// .flinkctl in the working directory: like a build tool's state, the
+// status of what was applied stays beside the job files it came from.
 func defaultStateDir() string {
 	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "flinkctl")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "state", "flinkctl")
-	}
-	if d, err := os.UserConfigDir(); err == nil {
 		return filepath.Join(d, "flinkctl")
 	}
 	return ".flinkctl"
