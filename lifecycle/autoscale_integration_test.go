@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/flinkfixture"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
@@ -30,12 +29,8 @@ import (
 func TestRealClusterAutoscale(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 4})
-	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}},
+	cluster, c := realSession(t, ctx, 4)
+	ctrl := &lifecycle.Controller{Env: realEnv(c),
 		Name: "app/autoscaled", PollInterval: time.Second, RetryInterval: 5 * time.Second}
 	const keys = 16
 	out := cluster.OutDir("autoscale")

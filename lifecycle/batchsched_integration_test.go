@@ -37,13 +37,9 @@ import (
 func TestRealClusterBatchAndSchedules(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
-	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, c := realSession(t, ctx, 2)
 	newCtrl := func(name string) *lifecycle.Controller {
-		return &lifecycle.Controller{Env: lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}},
+		return &lifecycle.Controller{Env: realEnv(c),
 			Name: name, PollInterval: time.Second, RetryInterval: 5 * time.Second}
 	}
 	call := func(ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus, del bool) lifecycle.Result {
@@ -208,7 +204,7 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 		}
 		store := &lifecycle.MemoryStore{}
 		var p lifecycle.Progress
-		res, err := lifecycle.Run(ctx, lifecycle.UnclaimedTeardown(lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}}, store, stray), &p, nil)
+		res, err := lifecycle.Run(ctx, lifecycle.UnclaimedTeardown(realEnv(c), store, stray), &p, nil)
 		rec, ok, _ := store.Get(ctx, lifecycle.UnclaimedName(stray))
 		if err != nil || res.Outcome != lifecycle.OutcomeSucceeded || !ok || !flinkfixture.LocationExists(rec.Location) {
 			t.Fatalf("teardown of the stray job: %+v, %v; recorded %+v (%v)", res, err, rec, ok)

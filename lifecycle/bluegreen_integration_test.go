@@ -76,11 +76,7 @@ func (d *downtime) end() time.Duration {
 func TestRealBlueGreen(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
-	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, c := realSession(t, ctx, 2)
 	const keys = 2
 	run := func(out string) flinkapi.RunJarRequest {
 		return flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass,

@@ -28,13 +28,9 @@ import (
 func TestRealClusterController(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
-	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cluster, c := realSession(t, ctx, 2)
 	store := &lifecycle.MemoryStore{}
-	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}},
+	ctrl := &lifecycle.Controller{Env: realEnv(c),
 		Store: store, Name: "app/counter", PollInterval: time.Second, RetryInterval: 5 * time.Second}
 	const keys = 2
 	args := func(out string, extra ...string) []string {

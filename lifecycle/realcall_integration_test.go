@@ -8,8 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/flinkfixture"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
+
+// realSession starts the test's session cluster with the given slots and
+// a client of it that does not retry: the tests see every answer Flink
+// gives.
+func realSession(t *testing.T, ctx context.Context, slots int) (*flinkfixture.Cluster, *flinkapi.Client) {
+	t.Helper()
+	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: slots})
+	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cluster, c
+}
+
+// realEnv is the Env of the real-cluster tests: the client, polled every
+// 200 ms.
+func realEnv(c *flinkapi.Client) lifecycle.Env {
+	return lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}}
+}
 
 // realCall runs one Reconcile (or Delete) of spec on a real cluster,
 // stores the status as JSON and reads it back, as a caller that restarts
