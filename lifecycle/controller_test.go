@@ -34,6 +34,8 @@ type cluster struct {
 	// deployer, if set, starts the jobs in application clusters; the
 	// Controller then has no Env.Client.
 	deployer *appDeployer
+	// noStore builds the Controller without a restore-point store.
+	noStore bool
 }
 
 func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
@@ -57,6 +59,9 @@ func (k *cluster) controller() *Controller {
 		RetryInterval: 20 * time.Second}
 	if k.deployer != nil {
 		c.Client, c.Deployer = nil, k.deployer
+	}
+	if k.noStore {
+		c.Store = nil
 	}
 	return c
 }
@@ -450,7 +455,8 @@ func TestControllerRollbackNeverFromOldState(t *testing.T) {
 	spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(3 * time.Minute)}
 	k.settle("create", spec)
 	bad := spec
-	bad.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "0"}
+	// Its checkpoints never complete: it never becomes stable.
+	bad.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--snapshot-delay", "3600000"}
 	k.until("rollback refused", bad, 2000, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
 	p, from := k.st.Progress, k.st.UpgradeFrom
 	if p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonRestoreRequestTooOld {

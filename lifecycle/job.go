@@ -52,26 +52,37 @@ type JobTemplate struct {
 	// such as execution.checkpointing.externalized-checkpoint-retention:
 	// RETAIN_ON_CANCELLATION, which makes checkpoints restore points.
 	FlinkConfiguration map[string]string `json:"flinkConfiguration,omitempty"`
+	// JarDigest is the SHA-256 of JarFile's content, which the Controller
+	// fills in when it reads the spec: a jar rebuilt under the same path
+	// is a new template, uploaded again and upgraded to. Leave it empty
+	// in a spec; a template without one is compared without it.
+	JarDigest string `json:"jarDigest,omitempty"`
 }
 
 // IsZero reports whether t names no job.
 func (t JobTemplate) IsZero() bool {
-	return t.JarFile == "" && t.JarID == "" && t.EntryClass == "" && len(t.Args) == 0 && t.Parallelism == 0 && len(t.FlinkConfiguration) == 0
+	return t.JarFile == "" && t.JarDigest == "" && t.JarID == "" && t.EntryClass == "" && len(t.Args) == 0 && t.Parallelism == 0 && len(t.FlinkConfiguration) == 0
 }
 
 // Fingerprint is a short stable digest of t: equal templates have equal
-// fingerprints (the order of FlinkConfiguration does not count).
+// fingerprints (the order of FlinkConfiguration does not count). It
+// leaves JarDigest out: a fingerprint names the template as the spec
+// writes it.
 func (t JobTemplate) Fingerprint() string {
 	if t.IsZero() {
 		return ""
 	}
+	t.JarDigest = ""
 	b, _ := json.Marshal(t) // maps marshal in key order
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
 
-// equal reports whether t and u run the same job.
-func (t JobTemplate) equal(u JobTemplate) bool { return t.Fingerprint() == u.Fingerprint() }
+// equal reports whether t and u run the same job: the same template, and
+// the same jar content where both know it.
+func (t JobTemplate) equal(u JobTemplate) bool {
+	return t.Fingerprint() == u.Fingerprint() && (t.JarDigest == u.JarDigest || t.JarDigest == "" || u.JarDigest == "")
+}
 
 // onlyParallelism reports whether t and u differ in their parallelism
 // alone.
@@ -236,6 +247,12 @@ type JobSpec struct {
 	// BlueGreen, if enabled, upgrades without a gap: the new job runs and
 	// is healthy before the old one stops.
 	BlueGreen BlueGreenPolicy `json:"blueGreen,omitzero"`
+	// Bounded says that the job ends on its own (a batch job, or a
+	// bounded stream): a FINISHED job is then its success even where
+	// Flink's checkpoint history cannot tell. Without it, a FINISHED job
+	// whose history shows the savepoint that stopped it is a stopped
+	// streaming job, started again from that savepoint.
+	Bounded bool `json:"bounded,omitempty"`
 	// AllowCancelWithoutState lets Delete cancel the job without a final
 	// savepoint when none could be taken in time: the caller's consent to
 	// losing its state. Without it such a delete leaves the job running
@@ -433,6 +450,32 @@ type JobStatus struct {
 	// Autoscale holds the samples and the last recommendation of
 	// JobSpec.Autoscale.
 	Autoscale AutoscaleStatus `json:"autoscale,omitzero"`
+	// ActionSpec is the spec Action started with: the action keeps its
+	// policies until it ends, whatever the spec says meanwhile.
+	ActionSpec *JobSpec `json:"actionSpec,omitempty"`
+	// JarDigest is the SHA-256 of JarFile's content when JarID was
+	// uploaded from it.
+	JarDigest string `json:"jarDigest,omitempty"`
+	// NoCheckpointing is the job that Flink reported running without
+	// periodic checkpoints: it counts as stable once its tasks run.
+	NoCheckpointing flinkapi.JobID `json:"noCheckpointing,omitempty"`
+	// Situation is where the job stood at the last call (Plan.Situation),
+	// and Settled whether it then ran the spec's job stably with nothing
+	// to do or to report (Plan.Settled).
+	Situation Situation `json:"situation,omitempty"`
+	Settled   bool      `json:"settled,omitempty"`
+	// Deleted is set once a Delete finished. A status reused after it
+	// deploys the job anew, from its newest state.
+	Deleted bool `json:"deleted,omitempty"`
+}
+
+// actionSpec is the spec the action in flight carries out: the one it
+// started with, or spec for a status that did not record one.
+func (s *JobStatus) actionSpec(spec JobSpec) JobSpec {
+	if s.ActionSpec != nil {
+		return *s.ActionSpec
+	}
+	return spec
 }
 
 // InFlight reports whether an action is under way.
@@ -452,11 +495,11 @@ func (s *JobStatus) Converged(spec JobSpec) bool {
 	case s.InFlight():
 		return false
 	case spec.State == DesiredSuspended:
-		return s.Suspended || s.JobID == ""
-	case finished(s) && !s.Suspended:
+		return s.Suspended || s.JobID == "" || s.Deleted
+	case finished(s) && !s.Suspended && !s.Deleted:
 		return s.Deployed.equal(spec.Job) && !spec.Restore.Pending(s.RestoreHandled)
 	}
-	return s.JobID != "" && !s.Suspended && s.State == policy.Running && s.Reason == string(policy.Running) &&
+	return s.JobID != "" && !s.Suspended && !s.Deleted && s.Settled && s.State == policy.Running &&
 		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled)
 }
 
@@ -510,6 +553,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Health.DeepCopyInto(&out.Health)
 	in.Result.DeepCopyInto(&out.Result)
 	in.Autoscale.DeepCopyInto(&out.Autoscale)
+	out.ActionSpec = in.ActionSpec.DeepCopy()
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.

@@ -42,6 +42,9 @@ const (
 	// RestartDisabled under Never; a spec change then lets EvaluateUpdate
 	// restore it from that state (RestoreFromState).
 	Lost DeploymentState = "Lost"
+	// Deleted: the caller deleted the deployment; nothing of it runs.
+	// DeploymentStateOf never derives it: the caller records it.
+	Deleted DeploymentState = "Deleted"
 	// Unknown: the state cannot be derived: the JobManager does not answer,
 	// nothing was deployed, or Flink reported a state this package does not
 	// know.

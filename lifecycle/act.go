@@ -1,0 +1,358 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// actionRow is one action of the Controller: the states it reports, the
+// operation that carries it out, and what its success and failure write
+// to the status. A new action is one row of actions.
+type actionRow struct {
+	// during is the deployment state while the action is in flight, done
+	// the one once it succeeded.
+	during, done policy.DeploymentState
+	// background: done beside the running job, which it leaves running
+	// whatever its outcome.
+	background bool
+	// replaces: the action starts a new job (Rescale and Autoscale only
+	// when they go through an upgrade).
+	replaces bool
+	// build is the operation of the action.
+	build func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper
+	// succeeded and failed apply the action's outcome; before is the
+	// template deployed when it ended.
+	succeeded func(c *Controller, spec JobSpec, st *JobStatus, before JobTemplate, now time.Time)
+	failed    func(c *Controller, st *JobStatus, o Outcome, now time.Time)
+}
+
+// opBase is what every operation of the Controller is built from.
+type opBase struct {
+	env Env // the Controller's, with the job's client
+	sp  Env // env with the update policy's savepoint deadline
+	cl  Cluster
+}
+
+// actions is the table of the Controller's actions.
+var actions = map[JobAction]actionRow{
+	ActionDeploy:        {during: policy.Deploying, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
+	ActionUpgrade:       {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
+	ActionHealthRestart: {during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
+	ActionRollback: {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater,
+		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, before JobTemplate, _ time.Time) {
+			st.FailedJob, st.Stable = before.Fingerprint(), st.Target
+		}},
+	ActionRescale:   {during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: retryLater},
+	ActionAutoscale: {during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: autoscaleFailed},
+	ActionRestart: {during: policy.Restarting, done: policy.Running, replaces: true, failed: retryLater,
+		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+			return &Restart{Env: b.env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
+				Latest: st.Latest, Store: c.storeFor(st), Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
+				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl}
+		},
+		succeeded: func(_ *Controller, spec JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
+			st.Restarts = spec.Restart.CountRestart(st.Restarts, st.LastRestart, now)
+			st.LastRestart = now
+		}},
+	ActionBlueGreen: {during: policy.Updating, done: policy.Running, replaces: true,
+		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+			bg := &BlueGreen{Env: b.sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(),
+				Window: spec.BlueGreen.Window.Std(), Deployer: c.Deployer, Cluster: b.cl}
+			if spec.BlueGreen.KeepSavepoint {
+				bg.StopOld = StopWithSavepoint
+			}
+			return bg
+		},
+		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) {
+			st.Stable = st.Target // healthy beside the old job before it stopped
+		},
+		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
+			st.RetryAt = now.Add(c.retry())
+			if o == OutcomeBlueGreenAborted {
+				// The old job runs on; the new one is not tried again
+				// until the spec changes.
+				st.FailedJob = st.Target.Fingerprint()
+			}
+		}},
+	ActionSavepoint: {during: policy.Running, done: policy.Running, background: true,
+		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
+		},
+		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { st.SavepointFailures = 0 },
+		// The job runs on; the schedule tries again one interval after
+		// the failed attempt.
+		failed: func(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) { st.SavepointFailures++ }},
+	ActionDispose: {during: policy.Running, done: policy.Running, background: true,
+		build: func(c *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &DisposeSavepoints{Env: b.env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
+		},
+		succeeded: func(c *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { c.forgetDisposed(st) },
+		failed:    func(c *Controller, st *JobStatus, _ Outcome, _ time.Time) { c.forgetDisposed(st) }},
+	ActionSuspend: {during: policy.Stopping, done: policy.Suspended, failed: retryLater,
+		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+			return &Teardown{Env: b.sp, Job: st.JobID, Mode: spec.Update.Mode, Deployer: c.Deployer, Cluster: b.cl}
+		},
+		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { st.Suspended = true }},
+	ActionTeardown: {during: policy.Stopping, done: policy.Deleted, failed: retryLater,
+		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+			return &Teardown{Env: b.sp, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
+				Store: c.Store, Name: c.Name, Deployer: c.Deployer, Cluster: b.cl}
+		}},
+}
+
+func buildUpgrade(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+	return c.upgrade(spec, st, b.env)
+}
+
+func buildRescale(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+	return &Rescale{Env: b.env, Job: st.JobID, Parallelism: st.Target.Parallelism, Policy: spec.Rescale, Upgrade: *c.upgrade(spec, st, b.env)}
+}
+
+func retryLater(c *Controller, st *JobStatus, _ Outcome, now time.Time) {
+	st.RetryAt = now.Add(c.retry())
+}
+
+// rescaled: the same job at another parallelism.
+func rescaled(_ *Controller, _ JobSpec, st *JobStatus, before JobTemplate, _ time.Time) {
+	if st.Stable.equal(before) {
+		st.Stable = st.Target
+	}
+	st.Deployed = st.Target
+}
+
+// autoscaleFailed: the job keeps the parallelism it runs at; the
+// cool-down counts from the attempt.
+func autoscaleFailed(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) {
+	st.Autoscale.Parallelism = st.Deployed.Parallelism
+}
+
+// start records a new action, with the spec it carries out, and takes
+// its first step, which sends no request: it records the trigger or job
+// id later requests use, and the caller stores it before the next step
+// sends them.
+func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a JobAction, target JobTemplate, now time.Time) (Result, error) {
+	st.Action, st.Progress, st.RetryAt = a, Progress{}, time.Time{}
+	target.DeepCopyInto(&st.Target)
+	if a == ActionDeploy {
+		st.Deleted = false // a status reused after a Delete: deployed anew
+	}
+	st.ActionSpec = spec.DeepCopy()
+	if a == ActionDispose {
+		st.Retention = spec.Savepoints
+	}
+	return c.step(ctx, spec, st, now)
+}
+
+// step steps the action in flight once, with the spec it started with,
+// and applies its outcome once it ended.
+func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now time.Time) (Result, error) {
+	spec = st.actionSpec(spec)
+	row := actions[st.Action]
+	op, err := c.operation(spec, st, row)
+	if err != nil {
+		return Result{RequeueAfter: c.retry()}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
+	}
+	res, err := op.Step(ctx, &st.Progress)
+	if err != nil {
+		return Result{RequeueAfter: max(res.RequeueAfter, soon)}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
+	}
+	if !res.Done {
+		msg := fmt.Sprintf("%s: phase %s", st.Action, st.Progress.Phase)
+		if st.Progress.LastError != "" {
+			msg += " " + st.Progress.LastError
+		}
+		if row.background {
+			// The job runs on: the deployment stays Running.
+			c.set(st, policy.Running, ReasonRunning, "job "+string(st.JobID)+" runs; "+msg)
+		} else {
+			c.set(st, row.during, ActionReason(st.Action, ""), msg)
+		}
+		return Result{RequeueAfter: max(res.RequeueAfter, soon)}, nil
+	}
+	if err := c.finish(ctx, spec, st, row, now); err != nil {
+		return Result{RequeueAfter: soon}, err
+	}
+	if st.Action == ActionTeardown && deleted(st) {
+		return Result{Done: true, Outcome: st.Progress.Outcome}, nil
+	}
+	return Result{RequeueAfter: soon, Outcome: st.Progress.Outcome}, nil
+}
+
+// operation builds the operation of st.Action. It holds no state of its
+// own: everything it needs to resume is in st.Progress.
+func (c *Controller) operation(spec JobSpec, st *JobStatus, row actionRow) (Stepper, error) {
+	if row.build == nil {
+		return nil, fmt.Errorf("%w: unknown action %q", ErrInvalidStatus, st.Action)
+	}
+	env := c.env(st)
+	api, err := c.jobAPI(st)
+	if err != nil {
+		return nil, err
+	}
+	env.Client = api
+	sp := env // for the operations that take savepoints: the policy's deadline
+	sp.Timing.Savepoint = spec.Update.WithDefaults().SavepointDeadline.Std()
+	// The job's cluster, when a Deployer started it: the operations that
+	// stop or replace the job delete it once it is of no more use.
+	cl := st.Cluster
+	if c.Deployer == nil {
+		cl = Cluster{}
+	}
+	return row.build(c, spec, st, opBase{env: env, sp: sp, cl: cl}), nil
+}
+
+// finish applies the outcome of the action that ended to st: the
+// savepoint it took, the job it started, the restart it made, and what
+// its row writes.
+func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, row actionRow, now time.Time) error {
+	p := &st.Progress
+	if rec, ok := p.Record(); ok && rec.Location != "" {
+		c.recordSavepoint(st, rec)
+	} else if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
+		// A job that had ended: its newest state, a savepoint it ended
+		// with or its retained checkpoint, is its restore point.
+		c.recordSavepoint(st, teardownRecord(p))
+	}
+	before := st.Deployed
+	if p.JarID != "" && st.Target.JarID == "" && st.Target.JarFile != "" {
+		st.JarID, st.JarFile, st.JarDigest = p.JarID, st.Target.JarFile, st.Target.JarDigest
+	}
+	if (row.replaces || p.RescalePath == policy.RescaleByUpgrade) && p.NewJobID != "" {
+		c.adopt(st, now)
+	}
+	if h := p.HandledRestore(); h != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
+		st.RestoreHandled = h
+	}
+	o := p.Outcome
+	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && c.Deployer != nil && (o == OutcomeSucceeded || p.Stopped()) {
+		st.Cluster = Cluster{} // deleted with the stopped job (PhaseDeleteCluster)
+	}
+	switch {
+	case o == OutcomeSucceeded:
+		if row.succeeded != nil {
+			row.succeeded(c, spec, st, before, now)
+		}
+		c.setDone(st, row, ActionReason(st.Action, o), p.Reason)
+	case o == OutcomeNotNeeded:
+		c.set(st, st.State, ActionReason(st.Action, o), p.Reason)
+	default:
+		if row.failed != nil {
+			row.failed(c, st, o, now)
+		}
+		c.setFailed(st, row, o)
+	}
+	if st.Action == ActionTeardown && deleted(st) {
+		return c.keepNewest(ctx, st)
+	}
+	return nil
+}
+
+// setDone reports an action that succeeded.
+func (c *Controller) setDone(st *JobStatus, row actionRow, reason, why string) {
+	if row.background {
+		c.set(st, policy.Running, ReasonRunning, "job "+string(st.JobID)+" runs; "+why)
+		return
+	}
+	c.set(st, row.done, reason, why)
+}
+
+// setFailed reports an action that did not succeed: the job runs on
+// beside a background action; a deploy whose job never ran failed.
+func (c *Controller) setFailed(st *JobStatus, row actionRow, o Outcome) {
+	p := &st.Progress
+	switch {
+	case row.background:
+		// The job runs on; the failure is in the message and the
+		// action's transition.
+		c.set(st, policy.Running, ReasonRunning, fmt.Sprintf("job %s runs; %s %s: %s", st.JobID, st.Action, o, p.Reason))
+	case st.Action == ActionTeardown && deleted(st):
+		c.set(st, policy.Deleted, ActionReason(st.Action, o), p.Reason)
+	case o == OutcomeSubmitFailed || o == OutcomeJobFailed || st.Action == ActionDeploy && o != OutcomeBlocked:
+		c.set(st, policy.DeployFailed, ActionReason(st.Action, o), p.Reason)
+	default:
+		c.set(st, st.State, ActionReason(st.Action, o), p.Reason)
+	}
+}
+
+// adopt makes the job the action submitted (or may have submitted, or
+// adopted) the deployment's job, so that a retry never starts a second
+// one, and records the state it started from.
+func (c *Controller) adopt(st *JobStatus, now time.Time) {
+	p := &st.Progress
+	if st.JobID != p.NewJobID {
+		st.Health, st.JobState = policy.HealthHistory{}, ""
+		if p.Outcome == OutcomeSucceeded {
+			st.JobState = "RUNNING" // the operation saw it RUNNING
+		}
+	}
+	st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.NewJobID, st.Target, now, false
+	if c.Deployer != nil {
+		st.Cluster = p.Cluster // the old one is deleted (PhaseDeleteCluster)
+	}
+	if p.Outcome != OutcomeSucceeded {
+		// A job that failed or was not seen running: the path it was
+		// given may be one Flink refused, never a restore point.
+		return
+	}
+	if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy || st.Action == ActionBlueGreen) {
+		// The state the template before wrote: what a rollback to it
+		// restores (never the state a new template wrote since).
+		st.UpgradeFrom = savepoint.Record{Location: p.RestoreFrom, Time: restoreTime(p), JobID: p.PreviousJobID}
+	}
+	rec := restoredRecord(p)
+	switch {
+	case rec.Location == "":
+	case p.RestoreFrom == p.Request.Path && !p.Request.IsZero():
+		// A restore the user asked for: its state is the job's newest,
+		// also when it is older than the savepoint it replaces.
+		st.Latest = rec
+	case st.Latest.Location == "" || rec.Time.After(st.Latest.Time):
+		// Until it completes a checkpoint, the new job's newest state
+		// is the state it started from: a restart of a job lost before
+		// then restores it.
+		st.Latest = rec
+	}
+}
+
+// keepNewest makes sure a finished Delete leaves the job's newest state
+// in the store: the teardown recorded what it took or found; when it
+// found nothing newer (the job had ended without state), the status's
+// latest savepoint is recorded. Without a store, the status says that
+// nothing keeps it.
+func (c *Controller) keepNewest(ctx context.Context, st *JobStatus) error {
+	if st.Latest.Location == "" {
+		return nil
+	}
+	if c.Store == nil || c.Name == "" {
+		st.Reason = ReasonDeletedStateNotKept
+		st.Message = "the job is deleted; no restore-point store keeps its newest state " + st.Latest.Location +
+			" (set Controller.Store and Name to start a later deploy from it)"
+		return nil
+	}
+	rec, ok, err := c.Store.Get(ctx, c.Name)
+	if err != nil {
+		return fmt.Errorf("lifecycle: reading the restore point of %q: %w", c.Name, err)
+	}
+	if ok && (rec.Location == st.Latest.Location || rec.Time.After(st.Latest.Time)) {
+		return nil
+	}
+	if err := c.Store.Put(ctx, c.Name, st.Latest); err != nil {
+		return fmt.Errorf("lifecycle: recording the savepoint of %q: %w", c.Name, err)
+	}
+	return nil
+}
+
+// storeFor is the restore-point store the operations of st read the
+// newest state from: none when the status's latest state is the one a
+// restore request chose, which wins over a newer one in the store.
+func (c *Controller) storeFor(st *JobStatus) RestorePointStore {
+	if as := st.ActionSpec; as != nil && as.Restore.Token != "" && as.Restore.Token == st.RestoreHandled &&
+		as.Restore.Path == st.Latest.Location {
+		return nil
+	}
+	return c.Store
+}

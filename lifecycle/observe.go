@@ -1,0 +1,171 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// overviewAPI is what the Controller needs to read the cluster's free
+// task slots; *flinkapi.Client has it.
+type overviewAPI interface {
+	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
+}
+
+// checkpointConfigAPI reads whether a job checkpoints periodically.
+type checkpointConfigAPI interface {
+	CheckpointConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
+}
+
+// needsObservation reports whether the plan needs the job read: a job is
+// recorded, no action is in flight, and it is neither suspended nor
+// deleted.
+func needsObservation(st *JobStatus) bool {
+	return st.JobID != "" && !st.InFlight() && !st.Suspended && !deleted(st)
+}
+
+// observe reads the job into one Observation: its details first, then
+// only what its state makes the plan need (checkpoint statistics,
+// exceptions, restarts, free slots, the checkpoint configuration), at
+// most MaxRequestsPerCall requests in all. It changes nothing.
+func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *JobStatus) (Observation, error) {
+	obs := Observation{Restarts: -1, FreeSlots: -1}
+	if !needsObservation(st) {
+		return obs, nil
+	}
+	obs.Read = true
+	d, err := api.Job(ctx, st.JobID)
+	switch {
+	case errors.Is(err, flinkapi.ErrMisconfigured):
+		return obs, err
+	case err != nil && !flinkapi.IsJobNotFound(err):
+		obs.Error = errMessage(err)
+		return obs, nil
+	}
+	obs.Reachable, obs.Job = true, d
+	if d == nil {
+		return obs, nil
+	}
+	if needsCheckpoints(spec, st, d) {
+		obs.CheckpointsRead = true
+		stats, err := api.Checkpoints(ctx, st.JobID)
+		switch {
+		case err == nil:
+			obs.Checkpoints = stats
+		case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
+			obs.CheckpointsAbsent = true
+		}
+	}
+	if err := c.observeMore(ctx, api, spec, st, &obs); err != nil {
+		return obs, err
+	}
+	return obs, misconfigured(ctx)
+}
+
+// observeMore reads what a job in d's state needs beyond its details and
+// checkpoints.
+func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs *Observation) error {
+	d := obs.Job
+	switch d.State {
+	case flinkapi.JobFailed:
+		obs.Failure = c.readFailure(ctx, api, st.JobID)
+		obs.FreeSlots = c.freeSlots(ctx, api)
+		return nil
+	case flinkapi.JobFailing, flinkapi.JobRestarting:
+		obs.Failure = c.readFailure(ctx, api, st.JobID)
+		return nil
+	case flinkapi.JobCreated, flinkapi.JobInitializing:
+		obs.FreeSlots = c.freeSlots(ctx, api)
+		return nil
+	case flinkapi.JobRunning:
+	default:
+		return nil
+	}
+	if spec.Health.Action != "" {
+		if n, ok, err := api.JobRestarts(ctx, st.JobID); noted(ctx, err) == nil && ok {
+			obs.Restarts = n
+		}
+	}
+	pending := !st.Deployed.equal(st.Stable)
+	switch {
+	case !tasksRunning(d):
+		obs.FreeSlots = c.freeSlots(ctx, api)
+	case pending && st.NoCheckpointing == st.JobID:
+		obs.NoCheckpointing = true
+	case pending && obs.Checkpoints != nil && latestCompletedTime(obs.Checkpoints).Before(d.StartTime):
+		if cc, ok := api.(checkpointConfigAPI); ok {
+			if cfg, err := cc.CheckpointConfig(ctx, st.JobID); noted(ctx, err) == nil {
+				obs.NoCheckpointing = cfg.Interval <= 0 || cfg.Interval >= noCheckpointInterval
+			}
+		}
+	}
+	return nil
+}
+
+// noCheckpointInterval: Flink reports the interval of a job without
+// periodic checkpoints as the largest long, in milliseconds; any
+// interval of a year or more is taken as off.
+const noCheckpointInterval = 365 * 24 * time.Hour
+
+// needsCheckpoints reports whether the plan needs the job's checkpoint
+// statistics: to tell a stop with savepoint from a bounded job's end, to
+// restart a failed job from its retained checkpoint, or to judge a
+// running job's stability and health.
+func needsCheckpoints(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails) bool {
+	switch d.State {
+	case flinkapi.JobFinished:
+		return !finished(st)
+	case flinkapi.JobFailed, flinkapi.JobSuspended, flinkapi.JobCanceled:
+		return true
+	case flinkapi.JobRunning:
+		return !st.Deployed.equal(st.Stable) || spec.Health.Action != "" || spec.Checkpoints.Interval > 0
+	}
+	return false
+}
+
+// misconfigured is the first answer of the call's requests that says
+// the client is set up wrong for the cluster, if any.
+func misconfigured(ctx context.Context) error {
+	if s, ok := ctx.Value(sinkKey{}).(*sink); ok {
+		return s.err
+	}
+	return nil
+}
+
+// readFailure reads the root cause of the job's newest exception.
+func (c *Controller) readFailure(ctx context.Context, api API, job flinkapi.JobID) string {
+	ex, err := api.JobExceptions(ctx, job, 1)
+	noted(ctx, err)
+	if err != nil || len(ex.Entries) == 0 {
+		return ""
+	}
+	e := ex.Entries[0]
+	cause := flinkapi.RootCause(e.StackTrace)
+	if cause == "" {
+		cause = e.Message
+	}
+	return truncateFailure(cause)
+}
+
+// slotsNeeded is the task slots job d needs (its largest vertex, with
+// Flink's default slot sharing) and those it holds.
+func slotsNeeded(d *flinkapi.JobDetails) (need, held int) {
+	for _, v := range d.Vertices {
+		need = max(need, v.Parallelism)
+		t := v.Tasks
+		held = max(held, t.Deploying+t.Initializing+t.Running)
+	}
+	return need, held
+}
+
+// freeSlots reads the cluster's free task slots; -1 if unknown.
+func (c *Controller) freeSlots(ctx context.Context, api API) int {
+	if o, ok := api.(overviewAPI); ok {
+		if ov, err := o.Overview(ctx); noted(ctx, err) == nil {
+			return ov.SlotsAvailable
+		}
+	}
+	return -1
+}
