@@ -210,13 +210,7 @@ func (c *Controller) operation(spec JobSpec, st *JobStatus, row actionRow) (Step
 // its row writes.
 func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, row actionRow, now time.Time) error {
 	p := &st.Progress
-	if rec, ok := p.Record(); ok && rec.Location != "" {
-		c.recordSavepoint(st, rec)
-	} else if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
-		// A job that had ended: its newest state, a savepoint it ended
-		// with or its retained checkpoint, is its restore point.
-		c.recordSavepoint(st, teardownRecord(p))
-	}
+	c.recordTaken(st)
 	before := st.Deployed
 	if p.JarID != "" && st.Target.JarID == "" && st.Target.JarFile != "" {
 		st.JarID, st.JarFile, st.JarDigest = p.JarID, st.Target.JarFile, st.Target.JarDigest
@@ -231,6 +225,31 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && c.Deployer != nil && (o == OutcomeSucceeded || p.Stopped()) {
 		st.Cluster = Cluster{} // deleted with the stopped job (PhaseDeleteCluster)
 	}
+	c.applyOutcome(spec, st, row, before, now)
+	if st.Action == ActionTeardown && deleted(st) {
+		return c.keepNewest(ctx, st)
+	}
+	return nil
+}
+
+// recordTaken records the savepoint the ended action took, or the
+// newest state of a job a suspend or teardown found ended.
+func (c *Controller) recordTaken(st *JobStatus) {
+	p := &st.Progress
+	if rec, ok := p.Record(); ok && rec.Location != "" {
+		c.recordSavepoint(st, rec)
+	} else if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
+		// A job that had ended: its newest state, a savepoint it ended
+		// with or its retained checkpoint, is its restore point.
+		c.recordSavepoint(st, teardownRecord(p))
+	}
+}
+
+// applyOutcome writes what the action's row says of its outcome, and
+// the state to report.
+func (c *Controller) applyOutcome(spec JobSpec, st *JobStatus, row actionRow, before JobTemplate, now time.Time) {
+	p := &st.Progress
+	o := p.Outcome
 	switch {
 	case o == OutcomeSucceeded:
 		if row.succeeded != nil {
@@ -245,10 +264,6 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 		}
 		c.setFailed(st, row, o)
 	}
-	if st.Action == ActionTeardown && deleted(st) {
-		return c.keepNewest(ctx, st)
-	}
-	return nil
 }
 
 // setDone reports an action that succeeded.

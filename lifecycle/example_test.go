@@ -79,7 +79,7 @@ func ExampleController() {
 			srv.Clock().Advance(res.RequeueAfter)
 		}
 	}
-	runs := func() bool { return !status.InFlight() && status.Reason == "Running" }
+	runs := func() bool { return !status.InFlight() && status.Converged(spec) }
 	reconcile(runs)
 	first := status.JobID
 	fmt.Println(status.Action, status.State, status.Reason)
@@ -96,6 +96,36 @@ func ExampleController() {
 // jar of an earlier version, which no spec uses any more, is deleted,
 // and a job that no spec claims is reported, then stopped with its
 // savepoint recorded under UnclaimedName.
+// ExampleController_Plan asks the Controller what it would do before
+// anything is sent: the job's situation, the action, and the state it
+// would start from.
+func ExampleController_Plan() {
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+	defer srv.Close()
+	c, _ := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	ctx := context.Background()
+	jar, _ := c.UploadJarReader(ctx, "job.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, Name: "app/counter"}
+	spec := lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: jar, Args: []string{"--out", "/out", "--keys", "2"}}}
+
+	var status lifecycle.JobStatus
+	plan, _ := ctrl.Plan(ctx, spec, status)
+	fmt.Println(plan.Situation, plan.Action)
+	for range 500 { // deploy it
+		res, _ := ctrl.Reconcile(ctx, spec, &status)
+		if status.Converged(spec) {
+			break
+		}
+		srv.Clock().Advance(res.RequeueAfter)
+	}
+	spec.Job.Args = append(spec.Job.Args, "--rate", "20") // a new version
+	plan, _ = ctrl.Plan(ctx, spec, status)
+	fmt.Println(plan.Situation, plan.Action, plan.NewSavepoint, plan.Mode)
+	// Output:
+	// NeverDeployed Deploy
+	// Running Upgrade true Savepoint
+}
+
 func ExampleCleanSession() {
 	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
 	defer srv.Close()

@@ -19,10 +19,10 @@ import (
 func (c *Controller) PlanFor(spec JobSpec, st JobStatus, obs Observation, now time.Time) Plan {
 	spec = spec.effective(&st)
 	sit := situationOf(spec, &st, obs)
-	p := Plan{Situation: sit, Mode: spec.Update.Mode}
+	p := Plan{Situation: sit, Mode: spec.Update.WithDefaults().Mode}
 	if sit == SituationInFlight {
 		as := st.actionSpec(spec)
-		p.Action, p.InFlight, p.Target, p.Mode = st.Action, true, st.Target, as.Update.Mode
+		p.Action, p.InFlight, p.Target, p.Mode = st.Action, true, st.Target, as.Update.WithDefaults().Mode
 		p.State, p.Reason = c.inFlightState(&st), ActionReason(st.Action, "")
 		return p
 	}
@@ -104,12 +104,12 @@ func (c *Controller) restorePoint(spec JobSpec, st *JobStatus, obs Observation, 
 	switch {
 	case spec.Restore.Pending(st.RestoreHandled) && (p.Action == ActionUpgrade || p.Action == ActionDeploy):
 		p.RestorePoint = savepoint.Record{Location: spec.Restore.Path, Time: spec.Restore.Time, Reason: savepoint.ReasonUser}
-	case running && p.Action != ActionDeploy && spec.Update.Mode != policy.UpgradeStateless:
-		p.NewSavepoint = spec.Update.Mode == policy.UpgradeSavepoint || p.Action == ActionBlueGreen
+	case running && p.Action != ActionDeploy && p.Mode != policy.UpgradeStateless:
+		p.NewSavepoint = p.Mode == policy.UpgradeSavepoint || p.Action == ActionBlueGreen
 		if !p.NewSavepoint {
 			p.RestorePoint = newest(st.Latest, checkpointRecord(obs))
 		}
-	case spec.Update.Mode == policy.UpgradeStateless && running:
+	case p.Mode == policy.UpgradeStateless && running:
 	default:
 		p.RestorePoint = newest(st.Latest, checkpointRecord(obs), terminating(obs))
 	}
@@ -243,22 +243,7 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 		c.restorePoint(spec, st, obs, now, &p)
 		return p
 	}
-	p.State, p.Reason, p.Message = policy.Running, ReasonRunning, "job "+string(st.JobID)+" runs the spec's job"
-	switch {
-	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionBlueGreen:
-		p.Reason = ReasonBlueGreenAborted
-		p.Message = fmt.Sprintf("job %s runs the previous job: the spec's job did not become healthy beside it (%s); change it to try again",
-			st.JobID, st.Progress.Reason)
-	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed):
-		p.Reason = ReasonRolledBack
-		p.Message = fmt.Sprintf("job %s runs the last stable job: the spec's job did not become stable and was rolled back; change it to try again", st.JobID)
-	case pending:
-		p.Reason = ReasonWaitingForStable
-		p.Message = "job " + string(st.JobID) + " runs; it counts as stable once all its tasks run and a checkpoint completed"
-		if obs.NoCheckpointing {
-			p.Message = "job " + string(st.JobID) + " runs without checkpointing; it counts as stable once all its tasks run"
-		}
-	}
+	c.runningReason(spec, st, obs, pending, &p)
 	if c.slotsShort(st, obs, &p) {
 		return p
 	}
@@ -276,6 +261,33 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 		return p
 	}
 	p.Settled = true
+	return c.planDue(spec, st, d, now, p)
+}
+
+// runningReason is the reason a running job reports: Running, or why it
+// does not run the spec's job stably.
+func (c *Controller) runningReason(spec JobSpec, st *JobStatus, obs Observation, pending bool, p *Plan) {
+	p.State, p.Reason, p.Message = policy.Running, ReasonRunning, "job "+string(st.JobID)+" runs the spec's job"
+	switch {
+	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionBlueGreen:
+		p.Reason = ReasonBlueGreenAborted
+		p.Message = fmt.Sprintf("job %s runs the previous job: the spec's job did not become healthy beside it (%s); change it to try again",
+			st.JobID, st.Progress.Reason)
+	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed):
+		p.Reason = ReasonRolledBack
+		p.Message = fmt.Sprintf("job %s runs the last stable job: the spec's job did not become stable and was rolled back; change it to try again", st.JobID)
+	case pending:
+		p.Reason = ReasonWaitingForStable
+		p.Message = "job " + string(st.JobID) + " runs; it counts as stable once all its tasks run and a checkpoint completed"
+		if obs.NoCheckpointing {
+			p.Message = "job " + string(st.JobID) + " runs without checkpointing; it counts as stable once all its tasks run"
+		}
+	}
+}
+
+// planDue plans the savepoint or disposal that is due beside the running
+// job, or when to look again for the next one.
+func (c *Controller) planDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, now time.Time, p Plan) Plan {
 	if due, next := c.savepointDue(spec, st, d, now); due {
 		p.Action, p.Target = ActionSavepoint, st.Deployed
 	} else if spec.Savepoints.disposes() && len(savepoint.ChooseDisposals(st.Savepoints.Records, c.retention(spec.Savepoints, st), now)) > 0 {
