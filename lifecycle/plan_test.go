@@ -35,7 +35,7 @@ func planCases() map[Situation]planCase {
 	details := func(state flinkapi.JobState) *flinkapi.JobDetails {
 		return &flinkapi.JobDetails{ID: id, State: state, StartTime: planNow.Add(-time.Hour),
 			Timestamps: map[flinkapi.JobState]time.Time{state: planNow.Add(-time.Minute)},
-			Vertices: []flinkapi.JobVertex{{ID: "v1", Parallelism: 2, Status: string(state), Tasks: flinkapi.TaskCounts{Running: 2, Total: 2}}}}
+			Vertices:   []flinkapi.JobVertex{{ID: "v1", Parallelism: 2, Status: string(state), Tasks: flinkapi.TaskCounts{Running: 2, Total: 2}}}}
 	}
 	seen := func(state flinkapi.JobState, stats *flinkapi.CheckpointStatistics) Observation {
 		return Observation{Read: true, Reachable: true, Job: details(state), Checkpoints: stats, CheckpointsRead: stats != nil, Restarts: -1, FreeSlots: -1}
