@@ -227,6 +227,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 	}
 	c.applyOutcome(spec, st, row, before, now)
 	if st.Action == ActionTeardown && deleted(st) {
+		st.Deleted = true
 		return c.keepNewest(ctx, st)
 	}
 	return nil

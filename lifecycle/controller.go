@@ -183,7 +183,41 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	case st.Action == ActionTeardown && st.Progress.Done() && now.Before(st.RetryAt):
 		return Result{RequeueAfter: c.bounded(st.RetryAt.Sub(now))}, nil
 	}
+	if c.neverRan(ctx, st) {
+		// Its state is the state it started from, which the status
+		// keeps: cancelled at once, no savepoint to wait for.
+		spec.Update.Mode = policy.UpgradeStateless
+	}
 	return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now)
+}
+
+// neverRan reports whether the job is up but cannot run: its tasks wait
+// for more task slots than the cluster has free, and no checkpoint
+// completed since it started. It holds no state beyond the one it
+// started from. Three requests at most.
+func (c *Controller) neverRan(ctx context.Context, st *JobStatus) bool {
+	api, err := c.jobAPI(st)
+	if err != nil {
+		return false
+	}
+	d, err := api.Job(ctx, st.JobID)
+	if err != nil || d == nil || d.State.IsGloballyTerminal() || len(d.Vertices) == 0 {
+		return false
+	}
+	for _, v := range d.Vertices {
+		if t := v.Tasks; t.Created+t.Scheduled < t.Total || t.Total == 0 {
+			return false // a task got further than waiting for a slot
+		}
+	}
+	need, held := slotsNeeded(d)
+	if free, _ := c.freeSlots(ctx, api); free < 0 || need-held <= free {
+		return false
+	}
+	stats, err := api.Checkpoints(ctx, st.JobID)
+	if err != nil {
+		return errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err) // no checkpointing at all
+	}
+	return stats.LatestCompleted == nil || stats.LatestCompleted.TriggerTime.Before(d.StartTime)
 }
 
 // deletedOutcome is the outcome a Delete of an already deleted job

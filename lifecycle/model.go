@@ -205,6 +205,10 @@ type Observation struct {
 	// answered; CheckpointsRead reports that they were asked for.
 	Checkpoints     *flinkapi.CheckpointStatistics `json:"checkpoints,omitempty"`
 	CheckpointsRead bool                           `json:"checkpointsRead,omitempty"`
+	// CheckpointsStale reports that the job ended less than Flink's cache
+	// duration (Timing.Cache) before the statistics were read: they may
+	// not show the savepoint that ended it yet.
+	CheckpointsStale bool `json:"checkpointsStale,omitempty"`
 	// CheckpointsAbsent reports that Flink answers the job has no
 	// checkpointing at all (a batch job).
 	CheckpointsAbsent bool `json:"checkpointsAbsent,omitempty"`
@@ -217,6 +221,8 @@ type Observation struct {
 	// FreeSlots is the cluster's free task slots, read while the job's
 	// tasks wait for slots; -1 if not read.
 	FreeSlots int `json:"freeSlots,omitempty"`
+	// TotalSlots is the cluster's task slots, read with FreeSlots.
+	TotalSlots int `json:"totalSlots,omitempty"`
 	// Failure is the root cause of a failing job's newest exception.
 	Failure string `json:"failure,omitempty"`
 }
@@ -289,7 +295,7 @@ func finishedSituation(spec JobSpec, st *JobStatus, obs Observation) Situation {
 		}
 		return SituationStoppedExternally
 	}
-	if finished(st) || spec.Bounded || (obs.CheckpointsRead && obs.Checkpoints != nil) || obs.CheckpointsAbsent {
+	if finished(st) || spec.Bounded || (obs.CheckpointsRead && obs.Checkpoints != nil && !obs.CheckpointsStale) || obs.CheckpointsAbsent {
 		return SituationFinished
 	}
 	return SituationFinishUnconfirmed

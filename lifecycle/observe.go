@@ -54,6 +54,7 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 		switch {
 		case err == nil:
 			obs.Checkpoints = stats
+			obs.CheckpointsStale = !d.EndTime.IsZero() && c.clock().Now().Before(d.EndTime.Add(c.Timing.cache()))
 		case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
 			obs.CheckpointsAbsent = true
 		}
@@ -71,13 +72,13 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 	switch d.State {
 	case flinkapi.JobFailed:
 		obs.Failure = c.readFailure(ctx, api, st.JobID)
-		obs.FreeSlots = c.freeSlots(ctx, api)
+		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
 		return nil
 	case flinkapi.JobFailing, flinkapi.JobRestarting:
 		obs.Failure = c.readFailure(ctx, api, st.JobID)
 		return nil
 	case flinkapi.JobCreated, flinkapi.JobInitializing:
-		obs.FreeSlots = c.freeSlots(ctx, api)
+		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
 		return nil
 	case flinkapi.JobRunning:
 	default:
@@ -91,7 +92,7 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 	pending := !st.Deployed.equal(st.Stable)
 	switch {
 	case !tasksRunning(d):
-		obs.FreeSlots = c.freeSlots(ctx, api)
+		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
 	case pending && st.NoCheckpointing == st.JobID:
 		obs.NoCheckpointing = true
 	case pending && obs.Checkpoints != nil && latestCompletedTime(obs.Checkpoints).Before(d.StartTime):
@@ -160,12 +161,13 @@ func slotsNeeded(d *flinkapi.JobDetails) (need, held int) {
 	return need, held
 }
 
-// freeSlots reads the cluster's free task slots; -1 if unknown.
-func (c *Controller) freeSlots(ctx context.Context, api API) int {
+// freeSlots reads the cluster's free and total task slots; -1 if
+// unknown.
+func (c *Controller) freeSlots(ctx context.Context, api API) (free, total int) {
 	if o, ok := api.(overviewAPI); ok {
 		if ov, err := o.Overview(ctx); noted(ctx, err) == nil {
-			return ov.SlotsAvailable
+			return ov.SlotsAvailable, ov.SlotsTotal
 		}
 	}
-	return -1
+	return -1, 0
 }

@@ -390,7 +390,7 @@ func (c *Controller) slotsShort(st *JobStatus, obs Observation, p *Plan) bool {
 		return false
 	}
 	p.Reason, p.State = ReasonNotEnoughSlots, policy.Deploying
-	p.Blocked = fmt.Sprintf("job %s needs %d task slots, %d free (it holds %d)", st.JobID, need, obs.FreeSlots, held)
+	p.Blocked = fmt.Sprintf("job %s needs %d task slots, %d free of the cluster's %d (it holds %d)", st.JobID, need, obs.FreeSlots, obs.TotalSlots, held)
 	p.Message = p.Blocked
 	return true
 }

@@ -304,6 +304,18 @@ func TestControllerNotEnoughSlots(t *testing.T) {
 	if want := "needs 8 task slots, 4 free"; !contains(k.st.Message, want) {
 		t.Fatalf("message %q, want it to say %q", k.st.Message, want)
 	}
+	// A job that cannot run holds no state of its own: the delete
+	// cancels it at once instead of waiting for a savepoint it cannot
+	// take.
+	begin := k.srv.Clock().Now()
+	for range 100 {
+		if res := k.call(spec, true); res.Done {
+			break
+		}
+	}
+	if took := k.srv.Clock().Now().Sub(begin); !k.st.Deleted || len(k.live()) != 0 || took > time.Minute {
+		t.Fatalf("delete: deleted %v after %v, live %v (%s)", k.st.Deleted, took, k.live(), k.st.Message)
+	}
 }
 
 // TestControllerSameJarPathRebuilt: a new build of the jar written to

@@ -103,6 +103,7 @@ func (a *app) open(name string) (*session, error) {
 func (a *app) applyCmd() *cobra.Command {
 	var file string
 	var unreachable time.Duration
+	var plan bool
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE",
 		Short: "Deploy or update a job as its YAML spec says, until it runs stably",
@@ -115,6 +116,11 @@ The job's status is written to --state-dir after every step, atomically, so
 apply again (after Ctrl-C, a crash or a change of the file) resumes the action
 in flight instead of starting another. A name that was deleted restores from
 its final savepoint.
+
+With --plan, apply sends no change: it reads the job, prints what it would
+do (the job's situation, the action with the state it would start from and
+that state's age, or the state it would report, and what blocks it), and
+exits; 3 when the plan is blocked.
 
 Example job file:
 
@@ -135,10 +141,14 @@ Example job file:
 			if file == "" {
 				return badInput("apply needs -f FILE, the job file (see `flinkctl apply --help`)")
 			}
+			if plan {
+				return a.plan(cmd.Context(), file)
+			}
 			return a.apply(cmd.Context(), file, unreachable)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the job file (YAML)")
+	cmd.Flags().BoolVar(&plan, "plan", false, "print what apply would do, and do nothing")
 	cmd.Flags().DurationVar(&unreachable, "unreachable-timeout", time.Minute, "give up (exit code 5) when the JobManager does not answer for this long")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml", "json")
 	return cmd
@@ -213,12 +223,46 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 	}
 }
 
+// plan prints what apply would do for the job file, changing nothing.
+func (a *app) plan(ctx context.Context, file string) error {
+	name, spec, err := readJobFile(file)
+	if err != nil {
+		return err
+	}
+	s, err := a.open(name)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	st := s.d.Status
+	if !s.found || s.d.Deleted {
+		st = lifecycle.JobStatus{}
+	}
+	ctx, cancel := a.withTimeout(ctx)
+	defer cancel()
+	p, err := s.ctrl.Plan(ctx, spec, st)
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		if err := a.emitJSON(p); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s: %s\n", name, p)
+	}
+	if p.Blocked != "" {
+		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
+	}
+	return nil
+}
+
 // stuckReason reports whether a job at rest with this reason will not
 // converge without a change of the spec or of the cluster.
 func stuckReason(r string) bool {
 	switch policy.Reason(r) {
 	case policy.ReasonRestartDisabled, policy.ReasonRestartBudgetExhausted, policy.ReasonJobFinished, policy.ReasonJobCancelled,
-		policy.ReasonNoRecentState, "RolledBack", policy.Reason(lifecycle.OutcomeBlueGreenAborted):
+		policy.ReasonNoRecentState, lifecycle.ReasonRolledBack, lifecycle.ReasonBlueGreenAborted, lifecycle.ReasonNotEnoughSlots:
 		return true
 	}
 	return false

@@ -602,3 +602,35 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestApplyPlan: apply --plan prints what apply would do, sends no
+// change and stores nothing; a blocked plan exits 3.
+func TestApplyPlan(t *testing.T) {
+	f := newFixture(t, flinktest.WithSlots(4))
+	file := f.jobFile("counter", "/out/v1", "")
+	r := f.run("apply", "--plan", "-f", file)
+	wantCode(t, r, exitOK, "")
+	if !strings.Contains(r.stdout, "situation NeverDeployed, start Deploy") || len(f.srv.Jobs()) != 0 {
+		t.Fatalf("plan of a new job: %q; jobs %d", r.stdout, len(f.srv.Jobs()))
+	}
+	_ = filepath.WalkDir(f.dir, func(path string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(path, ".json") {
+			t.Errorf("the plan stored %s", path)
+		}
+		return nil
+	})
+	wantCode(t, f.run("apply", "-f", file), exitOK, "")
+	before := len(f.srv.Requests())
+	r = f.run("apply", "--plan", "-f", f.jobFile("counter", "/out/v2", ""), "-o", "json")
+	wantCode(t, r, exitOK, "")
+	var p lifecycle.Plan
+	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.Situation != lifecycle.SituationRunning ||
+		p.Action != lifecycle.ActionUpgrade || !p.NewSavepoint {
+		t.Fatalf("plan of an upgrade: %q (%v)", r.stdout, err)
+	}
+	for _, req := range f.srv.Requests()[before:] {
+		if req.Method != "GET" {
+			t.Errorf("the plan sent %s %s", req.Method, req.Path)
+		}
+	}
+}
