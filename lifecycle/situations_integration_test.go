@@ -19,25 +19,18 @@ import (
 
 // TestRealControllerSituations drives the job controller through the
 // situations users run into on a real Flink session cluster of
-// FLINK_VERSION, the status stored as JSON after every call:
+// FLINK_VERSION, the status stored as JSON after every call. A job
+// stopped with a savepoint by someone else (as flink stop or the Flink
+// UI do): Flink records the SYNC_SAVEPOINT that ended it, the controller
+// never reports the spec converged while nothing runs, and starts the
+// job again from that savepoint. A job without checkpointing converges
+// once its tasks run. A job that needs more task slots than the cluster
+// has is reported NotEnoughSlots, naming the numbers, and deleted at
+// once. A status reused after a Delete deploys the job again from the
+// savepoint the Delete kept. A jar rebuilt under the same path is
+// uploaded again and upgraded to. Run it with
 //
-//   - a job stopped with a savepoint by someone else (as `flink stop` or
-//     the Flink UI do): Flink records the SYNC_SAVEPOINT that ended it,
-//     the controller never reports the spec converged while nothing
-//     runs, and starts the job again from that savepoint;
-//
-//   - a job without checkpointing converges once its tasks run;
-//
-//   - a job that needs more task slots than the cluster has is reported
-//     NotEnoughSlots, naming the numbers, and deleted;
-//
-//   - a status reused after a Delete deploys the job again from the
-//     savepoint the Delete kept;
-//
-//   - a jar rebuilt under the same path is uploaded again and upgraded
-//     to.
-//
-//     FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealControllerSituations -v ./lifecycle/
+//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealControllerSituations -v ./lifecycle/
 func TestRealControllerSituations(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
