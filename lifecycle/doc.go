@@ -52,6 +52,49 @@
 // succeed is tried again with the same spec after RetryInterval; a new
 // spec at once.
 //
+// # Observe, plan, act
+//
+// Each Reconcile is three steps a reader can follow. Observe reads only
+// what the plan needs into one Observation (the job's details; its
+// checkpoint statistics to tell a stop with savepoint from a bounded
+// job's end, to restart from a retained checkpoint or to judge
+// stability; its exceptions when it fails; the cluster's free slots when
+// its tasks wait for them). PlanFor, a pure function of the spec, the
+// status, the observation and the time, names the job's Situation from a
+// closed set (NeverDeployed, Deleted, Suspended, ActionInFlight,
+// Unreachable, Running, Starting, Restarting, StoppedWithSavepoint,
+// StoppedExternally, Finished, FinishUnconfirmed, Failed, Cancelled,
+// Halted, Lost) and returns a Plan: the action to start or step, the
+// state it would restore from and its age, or the state to report and
+// what blocks the spec. Act starts the action from one table of actions
+// (how each is built, what its success and failure write to the status)
+// or steps the one in flight. Controller.Plan runs observe and plan only:
+// a caller asks what would happen before anything is sent. No decision
+// reads text: JobStatus.Reason and Message are for people; the Reason*
+// constants and ActionReason name the values Reason takes.
+//
+// A few rules follow from the model. A streaming job that ended with a
+// savepoint (stopped by flink stop, the Flink UI or another tool: Flink's
+// checkpoint history names the SYNC_SAVEPOINT that ended it) is a
+// stopped job whose savepoint is its newest state: it is recorded, and
+// the job is started again from it (or counts as suspended when the spec
+// says Suspended); JobSpec.Bounded says a FINISHED job is a bounded job's
+// success where the history cannot tell. An action in flight keeps the
+// spec it started with (JobStatus.ActionSpec). A restore path whose job
+// failed never becomes the job's latest state; a restore the user asked
+// for does, also when it is older than the state it replaces. A job
+// without checkpointing is stable once its tasks run. A job whose tasks
+// wait for more slots than the cluster has free is reported
+// (ReasonNotEnoughSlots, naming the numbers), and a Delete cancels it at
+// once: it holds no state of its own. A Delete keeps the newest state the
+// status knows in the Store, or says that nothing keeps it
+// (ReasonDeletedStateNotKept); a status reused after a Delete deploys the
+// job anew. A jar rebuilt under the same path is a new template
+// (JobTemplate.JarDigest). A stored status that no Controller of this
+// release wrote is refused with ErrInvalidStatus before it is changed,
+// and no stored time makes a call wait longer than the Controller's
+// intervals.
+//
 // # Bounded jobs, schedules and triggered checkpoints
 //
 // A bounded job that FINISHED on its own is a success of its own kind:

@@ -50,6 +50,15 @@ func TestRealControllerSituations(t *testing.T) {
 		t.Helper()
 		realUntil(t, ctx, what, ctrl, spec, st, 3*time.Minute, func() bool { return st.Converged(*spec) })
 	}
+	// Every subtest cancels what it left running: the next one needs the
+	// slots.
+	cleanup := func(t *testing.T, st *lifecycle.JobStatus) {
+		t.Cleanup(func() {
+			if st.JobID != "" {
+				_ = c.CancelJob(context.Background(), st.JobID)
+			}
+		})
+	}
 	deleteAll := func(t *testing.T, ctrl *lifecycle.Controller, spec lifecycle.JobSpec, st *lifecycle.JobStatus) {
 		t.Helper()
 		for begin := time.Now(); time.Since(begin) < 3*time.Minute; {
@@ -63,9 +72,13 @@ func TestRealControllerSituations(t *testing.T) {
 	t.Run("external stop", func(t *testing.T) {
 		ctrl, spec := newCtrl("situations/stop"), specOf(cluster.TestJobJar, cluster.OutDir("situations-stop"))
 		var st lifecycle.JobStatus
+		cleanup(t, &st)
 		converge(t, "deployed", ctrl, &spec, &st)
 		stopped := st.JobID
 		loc := stopWithSavepoint(t, ctx, c, stopped)
+		// Flink answers job details from a cache (web.refresh-interval):
+		// once it expired, the job shows FINISHED.
+		time.Sleep(lifecycle.DefaultCacheDuration + time.Second)
 		realCall(t, ctx, ctrl, spec, &st, false)
 		if st.JobID == stopped && st.Converged(spec) || !st.Result.IsZero() {
 			t.Fatalf("the stopped job taken for done: %s %s (result %+v)", st.Reason, st.Message, st.Result)
@@ -99,6 +112,7 @@ func TestRealControllerSituations(t *testing.T) {
 		spec.Job.Args[len(spec.Job.Args)-1] = "0"
 		spec.Update.Mode = policy.UpgradeStateless
 		var st lifecycle.JobStatus
+		cleanup(t, &st)
 		converge(t, "converged without checkpoints", ctrl, &spec, &st)
 		if st.NoCheckpointing != st.JobID {
 			t.Fatalf("converged, but not through the job's checkpointing being off: %+v", st.NoCheckpointing)
@@ -112,6 +126,7 @@ func TestRealControllerSituations(t *testing.T) {
 		spec.Job.Parallelism = 8
 		spec.AllowCancelWithoutState = true
 		var st lifecycle.JobStatus
+		cleanup(t, &st)
 		realUntil(t, ctx, "reported", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.Reason == lifecycle.ReasonNotEnoughSlots })
 		if !strings.Contains(st.Message, "needs 8 task slots") {
 			t.Fatalf("message %q", st.Message)
@@ -122,6 +137,7 @@ func TestRealControllerSituations(t *testing.T) {
 	t.Run("status reused after delete", func(t *testing.T) {
 		ctrl, spec := newCtrl("situations/reuse"), specOf(cluster.TestJobJar, cluster.OutDir("situations-reuse"))
 		var st lifecycle.JobStatus
+		cleanup(t, &st)
 		converge(t, "deployed", ctrl, &spec, &st)
 		first := st.JobID
 		deleteAll(t, ctrl, spec, &st)
@@ -141,6 +157,7 @@ func TestRealControllerSituations(t *testing.T) {
 		copyJar(t, cluster.TestJobJar, jar, "")
 		ctrl, spec := newCtrl("situations/jar"), specOf(jar, cluster.OutDir("situations-jar"))
 		var st lifecycle.JobStatus
+		cleanup(t, &st)
 		converge(t, "deployed", ctrl, &spec, &st)
 		first, firstJar := st.JobID, st.JarID
 		copyJar(t, cluster.TestJobJar, jar, "build 2")

@@ -99,14 +99,21 @@ func TestControllerExternalStop(t *testing.T) {
 }
 
 // TestControllerRefusedRestorePath: a restore request names a path Flink
-// cannot restore; the job it started fails. The path never becomes the
-// job's newest state, and a restart does not use it.
+// cannot restore; the answer to the jar run that started the job is
+// lost, and the job is found FAILED. The path never becomes the job's
+// newest state, and a restart does not use it.
 func TestControllerRefusedRestorePath(t *testing.T) {
 	k := newCluster(t, true)
 	spec := k.spec("/out")
 	k.settle("create", spec)
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultReset, Route: "POST /jars/:jarid/run", After: true, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
 	before := k.st.Latest
-	spec.Restore = policy.RestoreRequest{Path: "file:/nowhere/savepoint-404", Token: "r1", Time: k.srv.Clock().Now()}
+	// A savepoint taken elsewhere a minute ago; the running job is
+	// cancelled for it.
+	spec.Restore = policy.RestoreRequest{Path: "file:/nowhere/savepoint-404", Token: "r1", Time: k.srv.Clock().Now().Add(-time.Minute),
+		CancelWithoutSavepoint: true}
 	k.until("the restore ended", spec, 300, func(st *JobStatus) bool {
 		return st.Action == ActionUpgrade && st.Progress.Done()
 	})
