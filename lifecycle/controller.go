@@ -315,12 +315,19 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 // autoscaler (which may start a rescale) and a step of the triggered
 // checkpoints.
 func (c *Controller) beside(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
-	if spec.Autoscale.Enabled && plan.Settled {
+	// Each sends one request at most, within MaxRequestsPerCall.
+	budget := MaxRequestsPerCall - obs.Requests
+	if spec.Autoscale.Enabled && plan.Settled && budget > 0 {
+		budget--
 		if r, ok := c.autoscale(ctx, api, spec, st, obs.Job, now); ok && r.Change() {
 			return c.startAutoscale(ctx, spec, st, r, now)
 		}
 	}
 	wait := plan.RequeueAfter
+	if budget <= 0 && spec.Checkpoints.Interval > 0 {
+		// The checkpoint step waits for the next call.
+		return Result{RequeueAfter: c.bounded(min(wait, c.Timing.poll()))}, nil
+	}
 	if cp := c.checkpointStep(ctx, api, spec, st, obs.Job, obs.Checkpoints, now); cp > 0 {
 		wait = min(wait, cp)
 	}

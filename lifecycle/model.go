@@ -225,6 +225,8 @@ type Observation struct {
 	TotalSlots int `json:"totalSlots,omitempty"`
 	// Failure is the root cause of a failing job's newest exception.
 	Failure string `json:"failure,omitempty"`
+	// Requests counts the requests the observation sent.
+	Requests int `json:"requests,omitempty"`
 }
 
 // terminatingSavepoint is the savepoint that ended a FINISHED job (a stop

@@ -35,7 +35,7 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 	if !needsObservation(st) {
 		return obs, nil
 	}
-	obs.Read = true
+	obs.Read, obs.Requests = true, 1
 	d, err := api.Job(ctx, st.JobID)
 	switch {
 	case errors.Is(err, flinkapi.ErrMisconfigured):
@@ -50,6 +50,7 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 	}
 	if needsCheckpoints(spec, st, d) {
 		obs.CheckpointsRead = true
+		obs.Requests++
 		stats, err := api.Checkpoints(ctx, st.JobID)
 		switch {
 		case err == nil:
@@ -73,18 +74,22 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 	case flinkapi.JobFailed:
 		obs.Failure = c.readFailure(ctx, api, st.JobID)
 		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
+		obs.Requests += 2
 		return nil
 	case flinkapi.JobFailing, flinkapi.JobRestarting:
 		obs.Failure = c.readFailure(ctx, api, st.JobID)
+		obs.Requests++
 		return nil
 	case flinkapi.JobCreated, flinkapi.JobInitializing:
 		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
+		obs.Requests++
 		return nil
 	case flinkapi.JobRunning:
 	default:
 		return nil
 	}
 	if spec.Health.Action != "" {
+		obs.Requests++
 		if n, ok, err := api.JobRestarts(ctx, st.JobID); noted(ctx, err) == nil && ok {
 			obs.Restarts = n
 		}
@@ -93,10 +98,12 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 	switch {
 	case !tasksRunning(d):
 		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
+		obs.Requests++
 	case pending && st.NoCheckpointing == st.JobID:
 		obs.NoCheckpointing = true
 	case pending && obs.Checkpoints != nil && latestCompletedTime(obs.Checkpoints).Before(d.StartTime):
 		if cc, ok := api.(checkpointConfigAPI); ok {
+			obs.Requests++
 			if cfg, err := cc.CheckpointConfig(ctx, st.JobID); noted(ctx, err) == nil {
 				obs.NoCheckpointing = cfg.Interval <= 0 || cfg.Interval >= noCheckpointInterval
 			}

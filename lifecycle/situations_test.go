@@ -401,3 +401,21 @@ func TestControllerBadStoredStatus(t *testing.T) {
 func (k *cluster) storeGet() (savepoint.Record, bool, error) {
 	return k.store.Get(context.Background(), "app/counter")
 }
+
+// TestControllerStatelessRollback: under stateless updates an upgraded
+// job that fails at start goes back to the last stable job, without
+// state: a rollback needs no restore point then.
+func TestControllerStatelessRollback(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Update = policy.UpdatePolicy{Mode: policy.UpgradeStateless}
+	spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)}
+	k.settle("create", spec)
+	stable := k.st.Deployed
+	bad := spec
+	bad.Job.Args = append(slices.Clone(spec.Job.Args), "--fail-at", "1")
+	k.until("rolled back", bad, 500, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
+	if k.st.Progress.Outcome != OutcomeSucceeded || !k.st.Deployed.equal(stable) || len(k.live()) != 1 {
+		t.Fatalf("rollback: %s (%s); deployed %v; live %v", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Deployed.Args, k.live())
+	}
+}
