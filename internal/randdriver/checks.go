@@ -200,11 +200,11 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 				state = j.State
 			}
 			switch {
-			case ok && j.State == flinkapi.JobFinished && d.userStopped[st.JobID]:
-				d.violateKey(ExternalStopMisread, string(st.JobID), "job %s, stopped with a savepoint from the Flink UI, is FINISHED and the status is converged (%s/%s: %s)",
-					st.JobID, st.State, st.Reason, st.Message)
 			case d.reused:
 				d.violateKey(StatusReuseSilent, string(st.JobID), "the status reused after Delete is converged while job %s is %s", st.JobID, state)
+			case ok && j.State == flinkapi.JobFinished && d.stoppedByUser(w, st.JobID):
+				d.violateKey(ExternalStopMisread, string(st.JobID), "job %s, stopped with a savepoint from the Flink UI, is FINISHED and the status is converged (%s/%s: %s)",
+					st.JobID, st.State, st.Reason, st.Message)
 			default:
 				d.violateKey(ConvergedNotRunning, string(st.JobID), "converged (%s/%s) while job %s is %s", st.State, st.Reason, st.JobID, state)
 			}
@@ -255,16 +255,24 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 			d.violateKey(RefusedRestoreBecameLatest, "run|"+path, "%s ran job %s from %s, a restore path Flink had refused before", st.Action, id, path)
 		}
 		d.refused[path] = true
+		d.res.Seen["restore paths refused"]++
 		return
 	}
 	if !took(q) || !known {
 		return
 	}
 	d.checkJar(st, q)
+	d.res.Seen["jobs started"]++
+	if d.baselinePath != "" {
+		d.res.Seen["jobs started after a restore"]++
+	}
 	restoring := path != "" && path == d.spec.Restore.Path && d.spec.Restore.Pending(before.RestoreHandled)
 	switch {
 	case restoring, st.Action == lifecycle.ActionRollback:
 		d.baseline, d.baselinePath = q.Time, path
+		if restoring {
+			d.res.Seen["restore requests carried out"]++
+		}
 		return
 	case path == "" && d.act.mode == policy.UpgradeStateless:
 		d.baseline, d.baselinePath = q.Time, ""
@@ -455,8 +463,14 @@ func (d *driver) checkEnded(st lifecycle.JobStatus, w *world) {
 				if d.userTriggers[string(s.TriggerID)] {
 					who = "the user"
 				}
-				d.violateKey(StaleSavepointTaken, p.Location+"|"+string(st.Action), "%s ended %s with savepoint %s, taken at %v by %s, before its own first trigger at %v",
-					st.Action, p.Outcome, p.Location, d.rel(s.Taken), who, d.rel(first))
+				newest := s
+				for _, x := range w.snapshots() {
+					if x.Job == s.Job && x.Taken.After(newest.Taken) {
+						newest = x
+					}
+				}
+				d.violateKey(StaleSavepointTaken, p.Location+"|"+string(st.Action), "%s ended %s with savepoint %s, taken at %v by %s, before its own first trigger at %v; the job's newest snapshot is %s taken at %v",
+					st.Action, p.Outcome, p.Location, d.rel(s.Taken), who, d.rel(first), newest.Location, d.rel(newest.Taken))
 			}
 		}
 	}
@@ -473,11 +487,11 @@ func (d *driver) checkProgress(st lifecycle.JobStatus, w *world, after time.Time
 	if t := d.holding("action|"+d.act.start.String(), st.InFlight()); t > ActionWithin {
 		d.violateKey(Stuck, "action|"+d.act.start.String(), "%s in flight for %v without the caller's absences (phase %s)", st.Action, t, st.Progress.Phase)
 	}
-	if t := d.holding("delete", d.deleting); t > ActionWithin {
+	if t := d.holding("delete|"+d.deleteSince.String(), d.deleting); t > ActionWithin {
 		d.violateKey(Stuck, "delete|"+d.deleteSince.String(), "Delete not done after %v without the caller's absences (%s/%s: %s)", t, st.State, st.Reason, st.Message)
 	}
 	over := d.spec.Job.Parallelism > d.slots
-	if t := d.holding("delete-over", d.deleting && over); t > DeleteWithin {
+	if t := d.holding("delete-over|"+d.deleteSince.String(), d.deleting && over); t > DeleteWithin {
 		d.violateKey(StuckUndeployable, "delete|"+d.deleteSince.String(), "the Delete of a job that cannot run (parallelism %d, %d slots) not done after %v without the caller's absences (%s/%s)",
 			d.spec.Job.Parallelism, d.slots, t, st.State, st.Reason)
 	}
@@ -505,6 +519,18 @@ func (d *driver) checkProgress(st lifecycle.JobStatus, w *world, after time.Time
 		d.violateKey(NeverStable, "stable|"+string(st.JobID), "job %s without checkpointing has run the spec's job for %v and is not converged (%s/%s: %s)",
 			st.JobID, t, st.State, st.Reason, st.Message)
 	}
+}
+
+// stoppedByUser reports whether the newest savepoint of job id, the one
+// a FINISHED job ended with, was taken by a user's stop.
+func (d *driver) stoppedByUser(w *world, id flinkapi.JobID) bool {
+	var last flinktest.Snapshot
+	for _, s := range w.snapshots() {
+		if s.Job == id && s.Savepoint && !s.Taken.Before(last.Taken) {
+			last = s
+		}
+	}
+	return last.TriggerID != "" && d.userTriggers[string(last.TriggerID)]
 }
 
 // liveJob is the one job that lives, if one does.

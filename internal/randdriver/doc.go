@@ -2,14 +2,16 @@
 // schedules against the fake JobManager of package flinktest, and counts
 // the invariants of the controller it sees broken, by class.
 //
-// A run starts a fake session cluster on a manual clock, writes the
+// A run starts a fake session cluster on a manual clock (one of
+// Versions, 2 or 4 slots), writes the
 // counter job's jar, draws a first JobSpec (update mode, restart policy,
 // periodic savepoints, checkpointing on or off, retained checkpoints,
 // blue/green, rollback) and then 50 to 200 events:
 //
 //   - a call of Reconcile, or of Delete once the schedule deletes, whose
 //     status the caller stores as JSON, and waits what it asked (at most
-//     30s);
+//     30s); two runs in five are calm: most disturbances below turn
+//     into calls, so that slow conditions show;
 //   - spec changes: new arguments (an upgrade), a new parallelism (a
 //     rescale, or one above the cluster's slots), a new update mode while
 //     an action is in flight, suspend and resume, a restore request to an
@@ -40,10 +42,14 @@
 //
 // # Running
 //
-// TestRandomDriver runs 100 seeds (FLINKKIT_FULL=1: 1,000), prints the
-// count of each class and the first seed that broke it, and fails when a
-// count is not zero; FLINKKIT_RANDOM_REPORT=1 only reports.
-// FLINKKIT_RANDOM_TRACE=1 logs every run's trace, for reading one seed:
+// TestRandomDriver runs the seeds 1 to 100 (FLINKKIT_FULL=1: 1,000;
+// FLINKKIT_RANDOM_RUNS=n: n), logs the count of each class and the first
+// seed that broke it, and fails when a count is not zero;
+// FLINKKIT_RANDOM_REPORT=1 only reports, and FLINKKIT_RANDOM_OUT=file
+// writes the table to file. A count is of distinct violations: one per
+// job started, action, delete or probe that broke the class, not one per
+// call that saw it. FLINKKIT_RANDOM_TRACE=1 logs every run's trace, for
+// reading one seed:
 //
 //	FLINKKIT_RANDOM_TRACE=1 go test ./internal/randdriver -run 'TestRandomDriver/seed=7$' -v
 //

@@ -57,6 +57,16 @@ type Result struct {
 	Violations map[Class][]string
 	// Trace is the run, one line per event and call.
 	Trace []string
+	// Seen counts what the run exercised, by name (Coverage lists the
+	// names): the situations a class of zero violations was tested in.
+	Seen map[string]int
+}
+
+// Coverage names the situations Result.Seen counts.
+var Coverage = []string{
+	"jobs started", "restore requests carried out", "jobs started after a restore", "restore paths refused", "user stops",
+	"actions started", "blue/green actions", "mode changes mid-action", "deletes done", "statuses reused after delete",
+	"jar rebuilds", "parallelism above the slots", "calls on a job without checkpointing", "JobManager restarts",
 }
 
 // Count is the number of violations of class c.
@@ -176,7 +186,7 @@ func newDriver(seed int64) (*driver, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x72616e64)) // "rand"
 	slots := 2 + 2*r.IntN(2)
 	srv := flinktest.NewServer(flinktest.WithVersion(Versions[r.IntN(len(Versions))]), flinktest.WithSeed(seed), flinktest.WithSlots(slots))
-	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}},
+	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
 		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, jarUploaded: map[flinkapi.JarID]time.Time{},
 		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, once: map[Class]bool{}, holds: map[string]held{}}
 	var err error
@@ -384,8 +394,8 @@ func (d *driver) call(ctx context.Context) {
 	if err != nil {
 		errText = " err=" + err.Error()
 	}
-	d.tracef("call %s: action %s phase %s outcome %s; %s/%s %s (%.80s); job %s %s; latest %s; done %v requeue %v%s; sent %v",
-		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.State, st.Reason, st.JobID, st.Message, st.JobID, st.JobState,
+	d.tracef("call %s: action %s phase %s outcome %s from %q; %s/%s (%.80s); job %s %s; latest %s; done %v requeue %v%s; sent %v",
+		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.Progress.RestoreFrom, st.State, st.Reason, st.Message, st.JobID, st.JobState,
 		st.Latest.Location, res.Done, res.RequeueAfter, errText, routesOf(sent))
 	lost := d.loseNext
 	d.loseNext = ""
@@ -400,8 +410,12 @@ func (d *driver) call(ctx context.Context) {
 		panic(fmt.Sprintf("randdriver: the status does not marshal: %v", merr))
 	}
 	d.stored = b
+	if argValue(d.spec.Job.Args, "--checkpoint-interval") == "0" && st.JobID != "" {
+		d.res.Seen["calls on a job without checkpointing"]++
+	}
 	if d.deleting && res.Done {
 		d.deleted = true
+		d.res.Seen["deletes done"]++
 		d.checkDeleted(ctx, st, res)
 		return
 	}
@@ -426,6 +440,10 @@ func (d *driver) track(before, st lifecycle.JobStatus, now time.Time, first int)
 			mode = policy.UpgradeSavepoint
 		}
 		d.act = actionTrack{key: key, start: now, startReq: first, mode: mode}
+		d.res.Seen["actions started"]++
+		if st.Action == lifecycle.ActionBlueGreen {
+			d.res.Seen["blue/green actions"]++
+		}
 	}
 	d.act.key = key
 }
@@ -467,6 +485,7 @@ func (d *driver) fault() {
 		f = flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: routes[r.IntN(len(routes))], Times: times}
 		d.fault404At = d.now()
 	case 4:
+		d.res.Seen["JobManager restarts"]++
 		f = flinktest.Fault{Kind: flinktest.FaultRestart, Times: 1, Restart: flinktest.RestartOptions{HA: r.IntN(2) == 0,
 			Downtime: time.Duration(r.IntN(20)) * time.Second}}
 	case 5:
@@ -517,6 +536,9 @@ func (d *driver) specChange() {
 		d.spec.Update.Mode = modes[r.IntN(len(modes))]
 		if d.spec.Update.Mode != old {
 			d.markPolicyChange()
+			if d.act.policyChanged {
+				d.res.Seen["mode changes mid-action"]++
+			}
 		}
 		d.tracef("event: spec: update mode %s -> %s (policy changed mid-action: %v)", old, d.spec.Update.Mode, d.act.policyChanged)
 	case 4, 5:
@@ -543,6 +565,7 @@ func (d *driver) specChange() {
 		} else {
 			d.spec.Job.Parallelism = d.slots + 1
 			d.overSince = d.now()
+			d.res.Seen["parallelism above the slots"]++
 			d.tracef("event: spec: parallelism %d, above the %d slots", d.spec.Job.Parallelism, d.slots)
 		}
 	case 10:
@@ -552,6 +575,7 @@ func (d *driver) specChange() {
 			panic(err)
 		}
 		d.rebuiltAt, d.rebuiltVersion = d.now(), d.version
+		d.res.Seen["jar rebuilds"]++
 		d.spec.Job.Args = withName(d.spec.Job.Args, d.version)
 		d.tracef("event: jar rebuilt at the same path (build %d), spec args %v", d.version, d.spec.Job.Args)
 	default:
@@ -602,6 +626,7 @@ func (d *driver) recreate() {
 	d.specSince = d.now()
 	if d.r.IntN(2) == 0 {
 		d.reused, d.reusedAt, d.runSinceReuse = true, d.now(), false
+		d.res.Seen["statuses reused after delete"]++
 		d.tracef("event: re-created under the same name, reusing the status stored before the delete")
 		return
 	}
@@ -625,6 +650,7 @@ func (d *driver) userAct(ctx context.Context) {
 		_, err := d.user.StopWithSavepoint(ctx, id, flinkapi.StopRequest{TriggerID: trig})
 		if err == nil {
 			d.userStopped[id] = true
+			d.res.Seen["user stops"]++
 		}
 		d.tracef("event: user: stop with savepoint of %s from the Flink UI (trigger %s): %v", id, trig, err)
 	case 2:
@@ -636,6 +662,7 @@ func (d *driver) userAct(ctx context.Context) {
 	default:
 		o := flinktest.RestartOptions{HA: d.r.IntN(2) == 0}
 		d.srv.RestartJobManager(o)
+		d.res.Seen["JobManager restarts"]++
 		d.tracef("event: the JobManager restarts (HA %v)", o.HA)
 	}
 	d.newRequests()

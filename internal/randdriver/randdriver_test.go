@@ -38,6 +38,7 @@ func TestRandomDriver(t *testing.T) {
 	firstSeed := map[Class]int64{}
 	firstMsg := map[Class]string{}
 	done, calls, events := 0, 0, 0
+	seen := map[string]int{}
 	start := time.Now()
 	for seed := int64(1); seed <= int64(runs); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -48,6 +49,9 @@ func TestRandomDriver(t *testing.T) {
 			done++
 			calls += res.Calls
 			events += res.Events
+			for k, v := range res.Seen {
+				seen[k] += v
+			}
 			var broken []string
 			for _, c := range Classes {
 				n := res.Count(c)
@@ -91,6 +95,11 @@ func TestRandomDriver(t *testing.T) {
 		}
 		b.WriteString(line + "\n")
 	}
+	b.WriteString("exercised:")
+	for _, k := range Coverage {
+		fmt.Fprintf(&b, " %s %d;", k, seen[k])
+	}
+	b.WriteString("\n")
 	t.Log("\n" + b.String())
 	if out := os.Getenv("FLINKKIT_RANDOM_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
