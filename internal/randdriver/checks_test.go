@@ -1,0 +1,298 @@
+package randdriver
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// The tests below play a controller that breaks one invariant, by
+// hand, through the controller's client, and check that the driver's
+// checks count it: every check can fail.
+
+// bench is a driver whose calls a test makes by hand.
+type bench struct {
+	t   *testing.T
+	d   *driver
+	ctx context.Context
+	jar flinkapi.JarID
+}
+
+func newBench(t *testing.T) *bench {
+	t.Helper()
+	d, err := newDriver(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.close)
+	b := &bench{t: t, d: d, ctx: context.Background()}
+	b.jar, err = d.ctrlC.UploadJarReader(b.ctx, "job.jar", bytes.NewReader(jarBytes(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.newRequests()
+	return b
+}
+
+// call plays one call of a controller: act sends its requests, and the
+// driver checks it as a call that turned before into st.
+func (b *bench) call(before, st lifecycle.JobStatus, act func()) {
+	b.t.Helper()
+	d := b.d
+	d.newRequests()
+	live := liveJobs(d.srv)
+	now := d.now()
+	act()
+	sent := withoutReplays(d.newRequests())
+	first := len(d.ctrlReqs)
+	d.ctrlReqs = append(d.ctrlReqs, sent...)
+	d.track(before, st, now, first)
+	d.checkCall(b.ctx, before, st, lifecycle.Result{RequeueAfter: time.Second}, now, sent, live)
+}
+
+// run starts a counter job from path ("" for none).
+func (b *bench) run(path string) flinkapi.JobID {
+	b.t.Helper()
+	id := flinkapi.NewJobID()
+	if _, err := b.d.ctrlC.RunJar(b.ctx, b.jar, flinkapi.RunJarRequest{JobID: id, ProgramArgs: b.d.spec.Job.Args, SavepointPath: path,
+		FlinkConfiguration: b.d.spec.Job.FlinkConfiguration}); err != nil {
+		b.t.Fatal(err)
+	}
+	return id
+}
+
+// savepoint takes a savepoint of id and returns its location.
+func (b *bench) savepoint(id flinkapi.JobID) string {
+	b.t.Helper()
+	if _, err := b.d.ctrlC.TriggerSavepoint(b.ctx, id, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()}); err != nil {
+		b.t.Fatal(err)
+	}
+	b.advance(5 * time.Second)
+	var loc string
+	for _, s := range b.d.srv.Snapshots() {
+		if s.Savepoint && s.Job == id {
+			loc = s.Location
+		}
+	}
+	if loc == "" {
+		b.t.Fatal("no savepoint completed")
+	}
+	return loc
+}
+
+func (b *bench) advance(d time.Duration) { b.d.srv.Clock().Advance(d) }
+
+func (b *bench) want(c Class) {
+	b.t.Helper()
+	if b.d.res.Count(c) == 0 {
+		b.t.Errorf("no %s counted; violations %v", c, b.d.res.Violations)
+	}
+}
+
+// running is a status of a job that runs the spec's job.
+func (b *bench) running(id flinkapi.JobID) lifecycle.JobStatus {
+	spec := b.d.spec
+	return lifecycle.JobStatus{FormatVersion: lifecycle.FormatVersion, Name: storeName, JobID: id, JobState: flinkapi.JobRunning,
+		State: policy.Running, Reason: string(policy.Running), Deployed: spec.Job, Stable: spec.Job}
+}
+
+func TestCheckTwoLiveJobs(t *testing.T) {
+	b := newBench(t)
+	var st lifecycle.JobStatus
+	b.call(st, st, func() {
+		b.run("")
+		b.run("")
+	})
+	b.want(TwoLiveJobs)
+}
+
+func TestCheckTooManyRequests(t *testing.T) {
+	b := newBench(t)
+	var st lifecycle.JobStatus
+	b.call(st, st, func() {
+		for range lifecycle.MaxRequestsPerCall + 1 {
+			_, _ = b.d.ctrlC.ListJars(b.ctx)
+		}
+	})
+	b.want(TooManyRequests)
+}
+
+func TestCheckStateLossStop(t *testing.T) {
+	b := newBench(t)
+	b.d.spec.Update.Mode = policy.UpgradeSavepoint
+	id := b.run("")
+	b.advance(10 * time.Second)
+	before := b.running(id)
+	st := before
+	st.Action, st.Progress = lifecycle.ActionUpgrade, lifecycle.Progress{Phase: lifecycle.PhaseCancel, Started: b.d.now()}
+	b.call(before, st, func() {
+		if err := b.d.ctrlC.CancelJob(b.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	})
+	b.want(StateLossStop)
+}
+
+// An upgrade that cancels a job and starts the next one from an older
+// savepoint while the cancelled job's retained checkpoint is newer.
+func TestCheckOlderStateRestored(t *testing.T) {
+	b := newBench(t)
+	b.d.spec.Update.Mode = policy.UpgradeLastState
+	b.d.spec.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"}
+	b.d.spec.Job.FlinkConfiguration = map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}
+	id := b.run("")
+	b.advance(10 * time.Second)
+	old := b.savepoint(id)
+	b.advance(30 * time.Second) // newer checkpoints
+	before := b.running(id)
+	before.Latest = savepoint.Record{Location: old, Time: b.d.now().Add(-time.Minute)}
+	st := before
+	st.Action, st.Progress = lifecycle.ActionUpgrade, lifecycle.Progress{Phase: lifecycle.PhaseSubmit, Started: b.d.now()}
+	b.call(before, st, func() {
+		if err := b.d.ctrlC.CancelJob(b.ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		b.advance(5 * time.Second)
+		b.run(old)
+	})
+	b.want(OlderStateRestored)
+}
+
+// After a restore request to an older savepoint, a restart goes back to
+// the newer one the request replaced.
+func TestCheckRestartToReplacedSavepoint(t *testing.T) {
+	b := newBench(t)
+	id := b.run("")
+	b.advance(10 * time.Second)
+	older := b.savepoint(id)
+	b.advance(10 * time.Second)
+	newer := b.savepoint(id)
+	b.advance(time.Second)
+	b.d.spec.Restore = policy.RestoreRequest{Path: older, Token: "t1"}
+	before := b.running(id)
+	st := before
+	st.Action = lifecycle.ActionUpgrade
+	var next flinkapi.JobID
+	b.call(before, st, func() {
+		_ = b.d.ctrlC.CancelJob(b.ctx, id)
+		b.advance(5 * time.Second)
+		next = b.run(older)
+	})
+	b.advance(10 * time.Second)
+	before = b.running(next)
+	before.RestoreHandled = "t1"
+	st = before
+	st.Action = lifecycle.ActionRestart
+	b.call(before, st, func() {
+		_ = b.d.ctrlC.CancelJob(b.ctx, next)
+		b.advance(5 * time.Second)
+		b.run(newer)
+	})
+	b.want(RestartToReplacedSavepoint)
+}
+
+func TestCheckConvergedNotRunning(t *testing.T) {
+	b := newBench(t)
+	id := b.run("")
+	b.advance(10 * time.Second)
+	if err := b.d.ctrlC.CancelJob(b.ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	b.advance(10 * time.Second)
+	st := b.running(id)
+	b.call(st, st, func() { _, _ = b.d.ctrlC.Job(b.ctx, id) })
+	b.want(ConvergedNotRunning)
+}
+
+func TestCheckLiveAfterDelete(t *testing.T) {
+	b := newBench(t)
+	id := b.run("")
+	b.advance(10 * time.Second)
+	st := b.running(id)
+	st.State = policy.Cancelled
+	b.d.checkDeleted(b.ctx, st, lifecycle.Result{Done: true, Outcome: lifecycle.OutcomeSucceeded})
+	b.want(LiveAfterDelete)
+}
+
+func TestCheckStuck(t *testing.T) {
+	b := newBench(t)
+	before := lifecycle.JobStatus{}
+	st := before
+	st.Action, st.Progress = lifecycle.ActionDeploy, lifecycle.Progress{Phase: lifecycle.PhaseWaitRunning, Started: b.d.now()}
+	for range 100 {
+		b.call(before, st, func() {})
+		before = st
+		b.advance(time.Minute)
+	}
+	b.want(Stuck)
+}
+
+func TestCheckNeverStable(t *testing.T) {
+	b := newBench(t)
+	b.d.spec.Job.Args = []string{"--out", "/out", "--checkpoint-interval", "0"}
+	id := b.run("")
+	st := b.running(id)
+	st.Stable = lifecycle.JobTemplate{} // never seen stable
+	st.Reason = "WaitingForStable"
+	for range 40 {
+		b.call(st, st, func() { _, _ = b.d.ctrlC.Job(b.ctx, id) })
+		b.advance(time.Minute)
+	}
+	b.want(NeverStable)
+}
+
+func TestCheckStuckBlueGreen(t *testing.T) {
+	b := newBench(t)
+	b.d.spec.BlueGreen.Enabled = true
+	b.d.spec.Job.Args = []string{"--out", "/out", "--restart-attempts", "0"}
+	b.d.spec.Restart = policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxRestarts: 3}
+	id := b.run("")
+	b.advance(10 * time.Second)
+	if err := b.d.srv.FailJob(id, "boom"); err != nil {
+		t.Fatal(err)
+	}
+	st := b.running(id)
+	st.Deployed.Args = []string{"--out", "/out", "--name", "older"} // a change pending
+	st.State, st.Reason = policy.Failed, "Waiting"
+	for range 40 {
+		b.call(st, st, func() {})
+		b.advance(time.Minute)
+	}
+	b.want(StuckBlueGreen)
+}
+
+func TestCheckStuckUndeployable(t *testing.T) {
+	b := newBench(t)
+	b.d.spec.Job.Parallelism = b.d.slots + 1
+	st := lifecycle.JobStatus{State: policy.Deploying, Reason: "DeployInProgress"}
+	for range 40 {
+		b.call(st, st, func() {})
+		b.advance(time.Minute)
+	}
+	b.want(StuckUndeployable)
+}
+
+// The fake the checks rely on keeps a snapshot's trigger id and state
+// time.
+func TestSnapshotsCarryTriggers(t *testing.T) {
+	b := newBench(t)
+	id := b.run("")
+	b.advance(10 * time.Second)
+	loc := b.savepoint(id)
+	var s flinktest.Snapshot
+	for _, x := range b.d.srv.Snapshots() {
+		if x.Location == loc {
+			s = x
+		}
+	}
+	if s.TriggerID == "" || s.Taken.IsZero() {
+		t.Fatalf("snapshot %+v", s)
+	}
+}
