@@ -92,7 +92,16 @@ var actions = map[JobAction]actionRow{
 		},
 		succeeded: func(c *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { c.forgetDisposed(st) },
 		failed:    func(c *Controller, st *JobStatus, _ Outcome, _ time.Time) { c.forgetDisposed(st) }},
-	ActionSuspend: {during: policy.Stopping, done: policy.Suspended, failed: retryLater,
+	ActionSuspend: {during: policy.Stopping, done: policy.Suspended,
+		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
+			if st.Progress.Stopped() {
+				// Nothing is left to stop: suspended with the newest
+				// state the status knows.
+				st.Suspended = true
+				return
+			}
+			retryLater(c, st, o, now)
+		},
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Teardown{Env: b.sp, Job: st.JobID, Mode: spec.Update.Mode, Deployer: c.Deployer, Cluster: b.cl}
 		},
@@ -222,8 +231,14 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 		st.RestoreHandled = h
 	}
 	o := p.Outcome
-	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && c.Deployer != nil && (o == OutcomeSucceeded || p.Stopped()) {
-		st.Cluster = Cluster{} // deleted with the stopped job (PhaseDeleteCluster)
+	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && (o == OutcomeSucceeded || p.Stopped()) {
+		st.JobState = "" // stopped: its state is read again when it is deployed
+		if p.Observed.State.IsGloballyTerminal() {
+			st.JobState = p.Observed.State
+		}
+		if c.Deployer != nil {
+			st.Cluster = Cluster{} // deleted with the stopped job (PhaseDeleteCluster)
+		}
 	}
 	c.applyOutcome(spec, st, row, before, now)
 	if st.Action == ActionTeardown && deleted(st) {
@@ -287,7 +302,9 @@ func (c *Controller) setFailed(st *JobStatus, row actionRow, o Outcome) {
 		c.set(st, policy.Running, ReasonRunning, fmt.Sprintf("job %s runs; %s %s: %s", st.JobID, st.Action, o, p.Reason))
 	case st.Action == ActionTeardown && deleted(st):
 		c.set(st, policy.Deleted, ActionReason(st.Action, o), p.Reason)
-	case o == OutcomeSubmitFailed || o == OutcomeJobFailed || st.Action == ActionDeploy && o != OutcomeBlocked:
+	case st.Action == ActionSuspend && st.Suspended:
+		c.set(st, policy.Suspended, ActionReason(st.Action, o), p.Reason)
+	case o == OutcomeSubmitFailed || o == OutcomeJobFailed || st.Action == ActionDeploy:
 		c.set(st, policy.DeployFailed, ActionReason(st.Action, o), p.Reason)
 	default:
 		c.set(st, st.State, ActionReason(st.Action, o), p.Reason)

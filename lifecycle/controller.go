@@ -263,6 +263,9 @@ func (c *Controller) begin(ctx context.Context, st *JobStatus) error {
 // checkStatus reports what in st no Controller of this release writes.
 func checkStatus(st *JobStatus) error {
 	p := &st.Progress
+	if err := format.Check("lifecycle.Progress", p.FormatVersion, FormatVersion); err != nil {
+		return err
+	}
 	if _, ok := actions[st.Action]; !ok && st.Action != "" {
 		return fmt.Errorf("%w: unknown action %q", ErrInvalidStatus, st.Action)
 	}

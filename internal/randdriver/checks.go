@@ -216,7 +216,11 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 	if ended {
 		d.checkEnded(st, w)
 	}
-	if !st.InFlight() && st.Action != "" && st.State == policy.Deploying {
+	// Deploying at rest is right for a job Flink shows starting
+	// (INITIALIZING after a failover, for example) and for one waiting
+	// for task slots; not for an action that ended without a job.
+	if !st.InFlight() && st.Action != "" && st.State == policy.Deploying && st.Situation != lifecycle.SituationStarting &&
+		st.Reason != lifecycle.ReasonNotEnoughSlots {
 		d.violateKey(StatusReuseSilent, "deploying|"+actionKey(st), "action %s ended (%s: %s) and the deployment still says Deploying", st.Action, st.Progress.Outcome, st.Progress.Reason)
 	}
 
