@@ -70,6 +70,9 @@ type ControllerScenario struct {
 	// Crash describes the crash point added to a cell's scenario by the
 	// exhaustive runs ("lost@4"); empty for none.
 	Crash string
+	// Attack is the attack of ordinary use the scenario makes besides its
+	// Events (a row of attackClasses); empty for none.
+	Attack Attack
 }
 
 // String describes the scenario on one line.
@@ -115,12 +118,14 @@ const (
 
 // ControllerClasses are the rows of the controller matrix: every fault
 // class of Classes, aimed at the routes of the operation the change's
-// action is built from, and the long absences of the controller's
-// caller.
-var ControllerClasses = append(append([]Class(nil), Classes...),
+// action is built from, the long absences of the controller's caller,
+// and the attacks of ordinary use (attackClasses), each on the spec
+// changes it applies to (Class.Applies). The attacks' rows run on the
+// session cluster only.
+var ControllerClasses = append(append(append([]Class(nil), Classes...),
 	Class{Name: ClassAwayAnswerLost, Events: func(Op) []Event { return []Event{{Step: 1, LoseAnswer: true, Away: AwayLong}} }},
 	Class{Name: ClassAwayMidAction, Events: func(Op) []Event { return awayThenFailedRead(2, AwayLong) }},
-)
+), attackClasses...)
 
 // awayThenFailedRead is a crash after call n with the status stored, an
 // absence of away, and one 503 answer to the first request after the
@@ -133,7 +138,7 @@ func awayThenFailedRead(n int, away time.Duration) []Event {
 // ControllerMatrixScenario is the scenario of one cell of the controller
 // matrix.
 func ControllerMatrixScenario(c Class, ch Change) ControllerScenario {
-	s := ControllerScenario{Seed: 1, Change: ch, Version: Versions[0], Events: c.Events(ch.op()), Class: c.Name}
+	s := ControllerScenario{Seed: 1, Change: ch, Version: Versions[0], Events: c.Events(ch.op()), Class: c.Name, Attack: c.Attack}
 	if c.Name == ClassAnswerLost {
 		s.StoreDuration = MatrixStoreDuration
 	}

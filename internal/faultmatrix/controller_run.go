@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +74,11 @@ type ControllerResult struct {
 	Routes []string
 	// Violations lists the broken invariants; empty if all held.
 	Violations []string
+	// Attacked reports that the scenario's Attack was made: the stop
+	// accepted, the jar rewritten, the mode changed mid-action, the
+	// status reused after the Delete, the fault at the cancel hit; always
+	// for the attacks of the spec alone.
+	Attacked bool
 }
 
 // traceCalls prints every call that moves a change on (CONTROLLER_TRACE=1).
@@ -94,6 +100,8 @@ type cenv struct {
 	// restarted is set once the JobManager restarted (by an event or a
 	// fault): Flink may then have forgotten what it knew.
 	restarted bool
+	// atk is what the run recorded of its attack (ControllerScenario.Attack).
+	atk attackState
 }
 
 func (e *cenv) controller() *lifecycle.Controller {
@@ -120,8 +128,12 @@ func (e *cenv) close() {
 // the counter job with retained checkpoints, upgrades with a savepoint,
 // restarts from the latest state; no policy starts without state.
 func (e *cenv) baseSpec() lifecycle.JobSpec {
+	args := jobArgs("/out", 0)
+	if e.s.Attack == AttackNoCheckpointing {
+		args[slices.Index(args, "--checkpoint-interval")+1] = "0"
+	}
 	return lifecycle.JobSpec{
-		Job: lifecycle.JobTemplate{JarFile: filepath.Join(e.dir, "job.jar"), Args: jobArgs("/out", 0),
+		Job: lifecycle.JobTemplate{JarFile: filepath.Join(e.dir, "job.jar"), Args: args,
 			FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}},
 		Update:  updatePolicy(policy.UpgradeSavepoint),
 		Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxStateAge: policy.Duration(restartMaxAge), Backoff: policy.Duration(time.Second)},
@@ -156,6 +168,7 @@ func ExecuteController(ctx context.Context, s ControllerScenario, resume bool) (
 		}
 	}
 	e.drive(ctx, spec, st, resume, res)
+	res.Attacked = e.attacked()
 	res.Routes = routesOf(e.srv.Requests())
 	res.Violations = e.v.list
 	return res, nil
@@ -236,6 +249,7 @@ func setupController(ctx context.Context, s ControllerScenario) (*cenv, lifecycl
 		srv.Clock().Advance(10 * time.Second)
 		spec.Restore = policy.RestoreRequest{Path: p.Location, Token: "r1", Time: p.Savepoint.TriggerTime}
 	}
+	e.attackSpec(&spec)
 	for _, j := range srv.Jobs() {
 		e.initial[j.ID] = true
 	}
@@ -266,6 +280,8 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			return
 		}
 		e.applyEvents(n, &st)
+		e.attackBefore(ctx, n, st)
+		wasDown := e.jobDown(st.JobID)
 		before := *st.DeepCopy()
 		logged := len(e.srv.Requests())
 		deletions := e.deletions()
@@ -284,6 +300,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			e.v.add("call %d returned an error: %v", n, err)
 		}
 		e.checkCall(n, spec, before, st, r, now, sent)
+		e.attackAfter(n, &spec, before, st, sent, wasDown, del)
 		if e.app != nil {
 			e.checkClusters(n, before, st, e.app.Deletions()[deletions:])
 		}
@@ -342,9 +359,16 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			if r.Outcome == lifecycle.OutcomeSucceeded {
 				res.Outcome = OutcomeDeleted
 			}
+			if e.attackDeleted(ctx, spec, st, res.Outcome) {
+				// The status of the deleted job, stored, is reconciled
+				// again.
+				del = false
+				clock.Advance(ctrlPoll)
+				continue
+			}
 			e.final(ctx, spec, st, res.Outcome)
 			return
-		case !del && st.Converged(spec):
+		case !del && st.Converged(spec) && !e.attackPending(spec):
 			res.Outcome = OutcomeConverged
 			e.final(ctx, spec, st, res.Outcome)
 			return
@@ -355,7 +379,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		case r.Outcome != "" && before.InFlight() && !st.InFlight() && st.Action != lifecycle.ActionSavepoint && st.Action != lifecycle.ActionDispose:
 			// An action ended in this call (not an ended one reported
 			// again).
-			if st.Reason == lastEnd {
+			if st.Reason == lastEnd && st.Progress.Outcome != lifecycle.OutcomeSucceeded {
 				res.Outcome = st.Reason
 				e.final(ctx, spec, st, res.Outcome)
 				return
@@ -466,7 +490,9 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 				}
 			case b.SavepointPath != bp.RestoreFrom:
 				e.v.add("state: call %d started a job from %q; the status stored before it recorded %q", n, b.SavepointPath, bp.RestoreFrom)
-			case !e.exists(b.SavepointPath):
+			case !e.exists(b.SavepointPath) && b.SavepointPath != spec.Restore.Path:
+				// (The path of the spec's restore request is sent as the
+				// user asked, whether it exists or not.)
 				e.v.add("state: call %d started a job from %q, which does not exist", n, b.SavepointPath)
 			}
 		case routeCancel:
@@ -519,6 +545,21 @@ func (e *cenv) stateWithin(now time.Time, maxAge time.Duration) (flinktest.Snaps
 	return flinktest.Snapshot{}, false
 }
 
+// restoreRequested reports whether job was submitted from the path of
+// the spec's restore request: Flink may have refused it (the job then
+// names no state), as the user asked.
+func (e *cenv) restoreRequested(job flinkapi.JobID, spec lifecycle.JobSpec) bool {
+	if spec.Restore.Path == "" {
+		return false
+	}
+	for _, q := range withoutReplays(e.srv.Requests()) {
+		if b := body(q); q.Route == routeRun && b.JobID == string(job) && b.SavepointPath == spec.Restore.Path {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *cenv) exists(loc string) bool {
 	ok, _ := e.srv.SavepointExists(loc)
 	return ok
@@ -538,6 +579,9 @@ func liveJobs(srv *flinktest.Server) []string {
 // final checks the end of a change: the outcome, the jobs and the
 // restore points.
 func (e *cenv) final(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.JobStatus, outcome string) {
+	if e.s.Attack != "" && (e.s.Attack != AttackReuseAfterDelete || e.atk.fired) {
+		defer e.attackFinal(ctx, spec, st, outcome)
+	}
 	if st.InFlight() {
 		e.v.add("ends named: the change ended with %s in flight (phase %s)", st.Action, st.Progress.Phase)
 	}
@@ -570,7 +614,7 @@ func (e *cenv) final(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 	}
 	delete(known, "")
 	for _, j := range e.srv.Jobs() {
-		if !e.initial[j.ID] && j.RestoredFrom == "" && e.s.Change != ChangeCreate {
+		if !e.initial[j.ID] && j.RestoredFrom == "" && e.s.Change != ChangeCreate && !e.restoreRequested(j.ID, spec) {
 			e.v.add("state: the new job %s started without state", j.ID)
 		}
 		if (j.State == flinkapi.JobCanceled || j.State == flinkapi.JobFinished) && len(known) == 0 && !e.restarted {

@@ -91,6 +91,25 @@
 // generated scenarios (GenerateController): one to four faults and, in
 // half of them, a crash with up to 10 minutes away.
 //
+// After them come the rows of the attacks of ordinary use
+// (attackClasses, Attack), each on the spec changes it applies to (the
+// other cells stay empty), on the session cluster only: the job stopped
+// with a savepoint through the REST API by someone else; a restore
+// request naming a path that does not exist; a JobManager failover (HA)
+// answering the cancel of a last-state upgrade; the update mode changed
+// from LastState to Savepoint after the action's first change of the
+// cluster; the status of a finished Delete reconciled again; a job with
+// --checkpoint-interval 0; a parallelism above the fake's task slots; and
+// the jar rewritten at its path with other content. Each checks what
+// matters after it (see the Attack constants): never Converged while the
+// job has ended (checked in every row), a job after an external stop
+// started from its savepoint or newer, a refused path never the status's
+// latest state, a job again from the state a Delete kept, NotEnoughSlots
+// reported, the new upload running; and that its attack was made. A cell
+// a known controller bug breaks is not run and says "known bug" with the
+// bug's name (knownCells); TestControllerKnownBugs -known-bugs
+// reproduces it.
+//
 // Checked after every call: at most lifecycle.MaxRequestsPerCall
 // requests; a trigger or jar run only with the ids the status stored
 // before the call recorded, a job started only from the restore point

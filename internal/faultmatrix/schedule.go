@@ -297,6 +297,12 @@ type Class struct {
 	Name string
 	// Events builds the faults for an operation.
 	Events func(op Op) []Event
+	// Attack, in a row of the controller matrix, is the attack of
+	// ordinary use the row makes (ControllerScenario.Attack).
+	Attack Attack
+	// Changes, if set, are the spec changes the row applies to in the
+	// controller matrix (Applies); nil: every one.
+	Changes []Change
 }
 
 func faultOn(routes []string, f flinktest.Fault) []Event {
