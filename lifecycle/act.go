@@ -144,6 +144,11 @@ func autoscaleFailed(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) {
 // id later requests use, and the caller stores it before the next step
 // sends them.
 func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a JobAction, target JobTemplate, now time.Time) (Result, error) {
+	if c.resumesChange(st, a, target) {
+		// The same change tried again after its job was stopped: it
+		// carries the job's state over as it started to.
+		spec.Update = st.ActionSpec.Update
+	}
 	st.Action, st.Progress, st.RetryAt = a, Progress{}, time.Time{}
 	target.DeepCopyInto(&st.Target)
 	if a == ActionDeploy {
@@ -154,6 +159,36 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 		st.Retention = spec.Savepoints
 	}
 	return c.step(ctx, spec, st, now)
+}
+
+// resumesChange reports whether starting a for target tries again the
+// change the last action, which did not succeed, made to the same
+// template after it stopped the job or chose the state to carry over
+// (recorded before its cancel).
+func (c *Controller) resumesChange(st *JobStatus, a JobAction, target JobTemplate) bool {
+	p := &st.Progress
+	return st.ActionSpec != nil && p.Done() && p.Outcome != OutcomeSucceeded && sameChange(st.Action, a) && st.Target.equal(target) &&
+		p.PreviousJobID != "" && p.PreviousJobID == st.JobID && (stoppedOld(p) || p.RestoreFrom != "")
+}
+
+// sameChange reports whether action a carries out the change the action
+// before did: the same action, or a deploy, upgrade or rescale of the
+// same template (an upgrade takes over a rescale whose job stopped).
+func sameChange(before, a JobAction) bool {
+	deploys := func(x JobAction) bool {
+		return x == ActionDeploy || x == ActionUpgrade || x == ActionRescale || x == ActionAutoscale
+	}
+	return before == a || deploys(before) && deploys(a)
+}
+
+// stoppedOld reports whether p is an Upgrade's or Restart's (also
+// within a Rescale) that saw the job it replaces ended.
+func stoppedOld(p *Progress) bool {
+	switch p.Operation {
+	case opUpgrade, opRestart, opRescale:
+		return p.Observed.State.IsGloballyTerminal()
+	}
+	return false
 }
 
 // step steps the action in flight once, with the spec it started with,
@@ -226,6 +261,10 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 	}
 	if (row.replaces || p.RescalePath == policy.RescaleByUpgrade) && p.NewJobID != "" {
 		c.adopt(st, now)
+	} else if stoppedOld(p) && p.PreviousJobID == st.JobID {
+		// The action stopped (or found ended) the job and started none:
+		// the job is known ended, whatever a cached answer says next.
+		st.JobState = p.Observed.State
 	}
 	if h := p.HandledRestore(); h != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
 		st.RestoreHandled = h

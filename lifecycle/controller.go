@@ -345,7 +345,13 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 		return
 	}
 	st.JobState = ""
-	if obs.Job != nil {
+	switch {
+	case plan.Situation == SituationFinishUnconfirmed && obs.Job != nil && !obs.Job.State.IsGloballyTerminal():
+		st.JobState = "" // a stale answer: the recorded end is read again
+		if p := st.Progress; p.Observed.State.IsGloballyTerminal() {
+			st.JobState = p.Observed.State
+		}
+	case obs.Job != nil:
 		st.JobState = obs.Job.State
 	}
 	if obs.Failure != "" {

@@ -52,8 +52,11 @@ const (
 	// history shows no savepoint that ended it, or the spec says the job
 	// is bounded.
 	SituationFinished Situation = "Finished"
-	// SituationFinishUnconfirmed: the job FINISHED, and whether a savepoint
-	// ended it could not be read yet; the next call reads again.
+	// SituationFinishUnconfirmed: the job ended, and Flink's answers do
+	// not show how yet: whether a savepoint ended a FINISHED job could not
+	// be read, or Flink answered from a cache filled before the job's end
+	// (a job the status recorded ended shows RUNNING); the next call reads
+	// again.
 	SituationFinishUnconfirmed Situation = "FinishUnconfirmed"
 	// SituationFailed: the job FAILED.
 	SituationFailed Situation = "Failed"
@@ -268,6 +271,11 @@ func situationOf(spec JobSpec, st *JobStatus, obs Observation) Situation {
 }
 
 func situationOfState(spec JobSpec, st *JobStatus, obs Observation) Situation {
+	if st.JobState.IsGloballyTerminal() && !obs.Job.State.IsGloballyTerminal() && obs.Job.ID == st.JobID {
+		// A job never leaves a globally terminal state: the answer was
+		// cached before the job ended.
+		return SituationFinishUnconfirmed
+	}
 	switch obs.Job.State {
 	case flinkapi.JobRunning:
 		return SituationRunning

@@ -90,7 +90,7 @@ func (c *Controller) waiting(spec JobSpec, st *JobStatus, a JobAction, now time.
 	if !st.Progress.Done() || st.Progress.Outcome == OutcomeSucceeded || !now.Before(st.RetryAt) {
 		return false
 	}
-	if st.Action != a && !(st.Action == ActionDeploy && a == ActionUpgrade) && !(st.Action == ActionUpgrade && a == ActionDeploy) {
+	if !sameChange(st.Action, a) {
 		return false
 	}
 	return c.retrying(spec, st)
