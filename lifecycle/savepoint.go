@@ -90,9 +90,94 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 	p.Savepoint = savepoint.Begin(kind, job, trigger, reason, now, deadline)
 }
 
+// unsent reports whether the trigger of p's savepoint was never answered:
+// recorded (savepoint.Begin) and not sent, or sent by a step whose
+// answer was lost with the Progress it changed.
+func unsent(p *Progress) bool {
+	st := p.Savepoint
+	return st.State == savepoint.Pending && st.Attempts == 0 && st.LastUpdate.Equal(st.TriggerTime) && !st.TriggerTime.IsZero()
+}
+
+// firstSend prepares the trigger of p's savepoint, never answered, to be
+// sent at now. Past its deadline nothing was sent before it (or nothing
+// that Flink answered): the time passed while the caller was away, not
+// waiting for Flink, and the deadline counts from this first request, as
+// does the trigger time. A savepoint in the checkpoint history counts as
+// this one only if it was triggered at or after the trigger time, so
+// one taken while the caller was away (by someone else, or by a
+// schedule) is never taken for it. A trigger sent again after the job's
+// tasks were not running (Requests > 0) keeps the phase's deadline.
+func firstSend(p *Progress, now time.Time) {
+	st := &p.Savepoint
+	if p.Requests > 0 || st.Deadline.IsZero() || now.Before(st.Deadline) {
+		return
+	}
+	st.Deadline, st.TriggerTime, st.LastUpdate = now.Add(st.Deadline.Sub(st.TriggerTime)), now, now
+	p.Deadline = st.Deadline
+}
+
+// recoverSince looks for the savepoint of the Lost status st in the
+// checkpoint statistics stats as savepoint.Recover does, counting only
+// savepoints triggered at or after since: one triggered earlier was
+// someone else's (or an earlier operation's), not this one.
+func recoverSince(st savepoint.Status, stats *flinkapi.CheckpointStatistics, since, now time.Time) savepoint.Status {
+	if stats == nil || since.IsZero() {
+		return savepoint.Recover(st, stats, now)
+	}
+	sent := st.TriggerTime
+	st.TriggerTime = since
+	next := savepoint.Recover(st, onlySince(stats, since), now)
+	next.TriggerTime = sent
+	return next
+}
+
+// onlySince returns a copy of stats in which savepoints triggered before
+// since are no candidates of savepoint.Recover: completed ones read as
+// discarded, those in progress as failed. Their trigger times stay, so
+// that the history still shows how far back it reaches.
+func onlySince(stats *flinkapi.CheckpointStatistics, since time.Time) *flinkapi.CheckpointStatistics {
+	early := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
+		if c.IsSavepoint && !c.TriggerTime.IsZero() && c.TriggerTime.Before(since) {
+			switch c.Status {
+			case flinkapi.CheckpointCompleted:
+				c.Discarded = true
+			case flinkapi.CheckpointInProgress:
+				c.Status = flinkapi.CheckpointFailed
+			}
+		}
+		return c
+	}
+	out := *stats
+	out.History = make([]flinkapi.CheckpointStats, len(stats.History))
+	for i, c := range stats.History {
+		out.History[i] = early(c)
+	}
+	if stats.LatestSavepoint != nil {
+		c := early(*stats.LatestSavepoint)
+		out.LatestSavepoint = &c
+	}
+	return &out
+}
+
+// recoveryFrom is the earliest trigger time of a savepoint in the
+// checkpoint history that counts as the one of p: its trigger time, or
+// for a job that ended as its stop would have ended it, the start of the
+// operation (a stop sent before the trigger time was moved by
+// firstSend, whose answer was lost, may have ended it: the savepoint
+// that ended a job is its newest state).
+func recoveryFrom(p *Progress) time.Time {
+	if ended(p) && stoppedBy(p) && !p.Started.IsZero() && p.Started.Before(p.Savepoint.TriggerTime) {
+		return p.Started
+	}
+	return p.Savepoint.TriggerTime
+}
+
 // savepointStep does the one request the savepoint status asks for and
 // derives the next status. It reports whether the status is final.
 func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
+	if unsent(p) {
+		firstSend(p, now)
+	}
 	st := savepoint.CheckDeadline(p.Savepoint, now)
 	switch {
 	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
@@ -146,7 +231,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 			// what it means for a poll: a transient error keeps it Lost.
 			st = savepoint.AfterPoll(st, nil, err, now)
 		default:
-			st = savepoint.Recover(st, stats, now)
+			st = recoverSince(st, stats, recoveryFrom(p), now)
 			if st.State == savepoint.Lost && ended(p) {
 				// Statistics read after the job ended are final: no
 				// savepoint of it will appear.
@@ -203,7 +288,7 @@ func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time)
 		if err == nil {
 			lost := prev
 			lost.State = savepoint.Lost
-			if found := savepoint.Recover(lost, stats, now); found.State == savepoint.Succeeded {
+			if found := recoverSince(lost, stats, recoveryFrom(p), now); found.State == savepoint.Succeeded {
 				next = found
 			}
 		} else {
