@@ -136,6 +136,8 @@ func recoverSince(st savepoint.Status, stats *flinkapi.CheckpointStatistics, sin
 // discarded, those in progress as failed. Their trigger times stay, so
 // that the history still shows how far back it reaches.
 func onlySince(stats *flinkapi.CheckpointStatistics, since time.Time) *flinkapi.CheckpointStatistics {
+	// Flink records trigger times in milliseconds.
+	since = since.Truncate(time.Millisecond)
 	early := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
 		if c.IsSavepoint && !c.TriggerTime.IsZero() && c.TriggerTime.Before(since) {
 			switch c.Status {
