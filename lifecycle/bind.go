@@ -19,8 +19,11 @@ import (
 // format 3 the results of bounded jobs (JobStatus.Result), cron schedules
 // of savepoints (SavepointPolicy.Schedule, TimeZone), triggered
 // checkpoints (JobSpec.Checkpoints, JobStatus.Checkpoint) and the
-// autoscaler (JobSpec.Autoscale, JobStatus.Autoscale).
-const FormatVersion = 3
+// autoscaler (JobSpec.Autoscale, JobStatus.Autoscale); format 4 typed
+// state that format 3 kept in the text of Progress.LastError
+// (Progress.Unconfirmed) and when a checkpoint was read
+// (Observed.CheckpointRead).
+const FormatVersion = 4
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a
@@ -84,6 +87,7 @@ func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, step
 	if err := check(p, op, job); err != nil {
 		return Result{}, err
 	}
+	migrate(p)
 	s := &sink{}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
 	if p.Phase != "" && p.Operation == "" {
@@ -148,4 +152,18 @@ func jobName(id flinkapi.JobID) string {
 		return "(none)"
 	}
 	return string(id)
+}
+
+// formatUnconfirmed is the first format that records Progress.Unconfirmed.
+const formatUnconfirmed = 4
+
+// migrate turns what a Progress of an older format recorded as text into
+// the typed fields this release decides on: up to format 3, a stop
+// waiting for its job to end (PhaseWaitStopped) after an answer that
+// Flink did not know the job, to be confirmed by its job list, started
+// LastError with notFound.
+func migrate(p *Progress) {
+	if p.FormatVersion < formatUnconfirmed && p.Phase == PhaseWaitStopped && strings.HasPrefix(p.LastError, notFound) {
+		p.Unconfirmed = true
+	}
 }

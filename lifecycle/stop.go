@@ -182,7 +182,7 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 		return finish(p, o, reason)
 	}
 	p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
-	p.LastError = ""
+	p.LastError, p.Unconfirmed = "", false
 	if p.Strategy == SavepointThenCancel {
 		p.Phase = PhaseCancel
 		return Result{}
@@ -218,7 +218,7 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 	case flinkapi.IsJobNotFound(err):
 		// Confirmed by Flink's job list (stepWait) before it counts: one
 		// such answer may be transient, and the job may still run.
-		p.LastError = notFound + errMessage(err)
+		p.LastError, p.Unconfirmed = notFound+errMessage(err), true
 	case errors.Is(err, flinkapi.ErrInvalidInput), errors.Is(err, flinkapi.ErrBadRequest):
 		return finish(p, OutcomeJobTerminal, "Flink refused to cancel the job: "+errMessage(err))
 	default:
@@ -251,7 +251,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	if past && p.LastError != "" {
 		return timedOut()
 	}
-	if strings.HasPrefix(p.LastError, notFound) {
+	if p.Unconfirmed {
 		// An answer said Flink does not know the job: its job list
 		// confirms it, or shows the job after all.
 		known, st, err := listJob(ctx, s.Client, p.JobID)
@@ -268,7 +268,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 			seenTerminal(p, st, now, s.Timing)
 			return s.stopped(p, "the job is "+string(st))
 		}
-		p.LastError = ""
+		p.LastError, p.Unconfirmed = "", false
 		return Result{RequeueAfter: s.Timing.poll()}
 	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
@@ -280,7 +280,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		return timedOut()
 	case flinkapi.IsJobNotFound(err):
 		// One such answer may be transient (see above).
-		p.LastError = notFound + errMessage(err)
+		p.LastError, p.Unconfirmed = notFound+errMessage(err), true
 		return Result{RequeueAfter: s.Timing.poll()}
 	default:
 		p.LastError = errMessage(err)
@@ -349,7 +349,7 @@ func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flin
 }
 
 func (s *Stop) stopped(p *Progress, why string) Result {
-	p.LastError = ""
+	p.LastError, p.Unconfirmed = "", false
 	if p.Location != "" {
 		return finish(p, OutcomeSucceeded, why+"; savepoint at "+p.Location)
 	}

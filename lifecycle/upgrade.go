@@ -411,6 +411,12 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		}
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
+		if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Requests == 0 && stale(p, now) {
+			// The caller was away between the decision and the cancel:
+			// the checkpoint recorded may have been discarded since.
+			p.Steps++
+			return r.reobserve(p, now), nil
+		}
 		res, err := r.stopOp(p).step(ctx, p)
 		if err != nil || !res.Done {
 			return res, err
@@ -520,10 +526,12 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
 	noted(ctx, err)
 	switch {
+	case err == nil && cancelledFor(p):
+		newestRetained(p, stats, now)
 	case err == nil:
 		dropDiscarded(p, stats)
-		if c := stats.LatestCompleted; c != nil && c.ExternalPath != "" && !c.Discarded && !c.IsSavepoint {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.ExternalPath, c.TriggerTime
+		if c := retainedCheckpoint(stats.LatestCompleted); c != nil {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.ExternalPath, c.TriggerTime, now
 			p.Phase, p.LastError = PhaseObserveRetention, ""
 			return Result{}, nil
 		}
@@ -535,6 +543,42 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// retainedCheckpoint returns c if it is a completed checkpoint (not a
+// savepoint) that Flink has not discarded, with an external path; else
+// nil.
+func retainedCheckpoint(c *flinkapi.CheckpointStats) *flinkapi.CheckpointStats {
+	if c == nil || c.ExternalPath == "" || c.Discarded || c.IsSavepoint {
+		return nil
+	}
+	return c
+}
+
+// cancelledFor reports whether the old job of p was cancelled for the
+// retained checkpoint recorded as its restore point (LastState, or the
+// fallback to it): the new job starts from that checkpoint or a newer one
+// of the same job, never from older state.
+func cancelledFor(p *Progress) bool {
+	return p.StopOutcome == OutcomeSucceeded && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Request.IsZero()
+}
+
+// newestRetained updates the observed checkpoint of a job cancelled for
+// it (cancelledFor) from the statistics read after the cancel: a newer
+// retained checkpoint replaces it (Flink keeps only the latest), one the
+// statistics show discarded is forgotten, keeping its time as the
+// lower bound of its successor. Statistics that show neither (a
+// JobManager that failed over answers an empty history) leave it: the
+// cancelled job's configuration retains it.
+func newestRetained(p *Progress, stats *flinkapi.CheckpointStatistics, now time.Time) {
+	for _, c := range stats.History {
+		if c.ExternalPath != "" && c.ExternalPath == p.Observed.Checkpoint && c.Discarded {
+			p.Observed.Checkpoint = ""
+		}
+	}
+	if c := retainedCheckpoint(stats.LatestCompleted); c != nil && (p.Observed.Checkpoint == "" || !c.TriggerTime.Before(p.Observed.CheckpointTime)) {
+		p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.ExternalPath, c.TriggerTime, now
+	}
 }
 
 // later returns the later of a and b.
@@ -602,18 +646,29 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 
 // readRetention reads the checkpointing configuration of p's previous job
 // and forgets the observed checkpoint unless Flink retains it (retains);
-// with the retention unknown (no such call, the job or the route unknown)
-// the checkpoint cannot be relied on either. It reports false after a
-// transient error, recorded in p.LastError: the read is to be repeated.
+// with the retention unknown (no such call, the route unknown, or a job
+// that Flink's job list does not show either) the checkpoint cannot be
+// relied on. An answer that Flink does not know the job may come from a
+// JobManager failing over while it knows the job: it is confirmed by
+// Flink's job list in the next read (Progress.Unconfirmed), and the
+// configuration read again if the list shows the job. It reports false
+// after a transient answer, recorded in p.LastError: the read is to be
+// repeated.
 func readRetention(ctx context.Context, c any, p *Progress) bool {
 	retained := false
 	if cr, ok := c.(checkpointConfigReader); ok {
+		if p.Unconfirmed {
+			return confirmRetention(ctx, c, p)
+		}
 		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
 		noted(ctx, err)
 		switch {
 		case err == nil:
 			retained = retains(cfg, p.Observed.State)
-		case !flinkapi.IsJobNotFound(err) && !permanent(err):
+		case flinkapi.IsJobNotFound(err):
+			p.LastError, p.Unconfirmed = notFound+errMessage(err), true
+			return false
+		case !permanent(err):
 			p.LastError = errMessage(err)
 			return false
 		}
@@ -622,6 +677,26 @@ func readRetention(ctx context.Context, c any, p *Progress) bool {
 		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	}
 	p.LastError = ""
+	return true
+}
+
+// confirmRetention asks Flink's job list about p's previous job after
+// an answer about its checkpointing configuration said Flink did not know
+// it: a job the list shows has its configuration read again; one it does
+// not show has no retention to rely on.
+func confirmRetention(ctx context.Context, c any, p *Progress) bool {
+	known, st, err := listJob(ctx, c, p.PreviousJobID)
+	switch {
+	case err != nil:
+		p.LastError = notFound + errMessage(err)
+		return false
+	case known:
+		p.Unconfirmed = false
+		p.LastError = "Flink lists the job (" + string(st) + ") whose checkpointing configuration it said it did not know"
+		return false
+	}
+	p.Unconfirmed, p.LastError = false, ""
+	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	return true
 }
 
@@ -650,6 +725,18 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 			p.Phase, p.Observed.Adopt = PhaseAdopt, id
 			return Result{}, nil
 		}
+	}
+	if cancelledFor(p) {
+		if p.Observed.Checkpoint != "" {
+			// The policy chose to restore from a retained checkpoint, and
+			// the job was cancelled for it: the newest one is the restore
+			// point, whatever its age now.
+			p.RestoreFrom, p.RestoreKind = p.Observed.Checkpoint, policy.KindCheckpoint
+			return r.startSubmit(ctx, p)
+		}
+		// The checkpoint recorded was discarded, and no newer one is
+		// known: the policy decides on what is.
+		p.RestoreFrom, p.RestoreKind = "", ""
 	}
 	obs := policy.Observations{
 		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
@@ -692,6 +779,9 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		}
 		return r.startStop(ctx, p, strategy, timing)
 	case policy.ActionCancelFirst:
+		if d.RestorePoint.Kind == policy.KindCheckpoint && stale(p, now) {
+			return r.reobserve(p, now), nil
+		}
 		if !setRestore(p, d.RestorePoint) || p.RestoreFrom == "" && !r.allowEmpty || r.stop.Client == nil {
 			return finish(p, OutcomeBlocked, fmt.Sprintf("%s: refusing to cancel the job without a restore point (%s)", d.Reason, d.Message())), nil
 		}
@@ -706,6 +796,29 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		return finish(p, OutcomeNotNeeded, string(d.Reason)+": "+d.Message()), nil
 	}
 	return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+}
+
+// checkpointReadAge bounds the age of the observation of a checkpoint a
+// job is cancelled for: Flink keeps only its latest checkpoints, and one
+// read longer ago may have been discarded since.
+const checkpointReadAge = 10 * time.Second
+
+// stale reports whether the checkpoint observed for p was read more than
+// checkpointReadAge before now (the caller was away). A Progress of an
+// older format does not know when it was read.
+func stale(p *Progress, now time.Time) bool {
+	return !p.Observed.CheckpointRead.IsZero() && now.Sub(p.Observed.CheckpointRead) > checkpointReadAge
+}
+
+// reobserve goes back to the observation of the old job, to decide on
+// what Flink shows now.
+func (r *replacer) reobserve(p *Progress, now time.Time) Result {
+	resetPhase(p)
+	p.Strategy, p.RestoreFrom, p.RestoreKind = "", "", ""
+	p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = "", time.Time{}, time.Time{}
+	p.Phase = PhaseObserve
+	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	return Result{}
 }
 
 // setRestore records the restore point; false if it names neither state
@@ -726,6 +839,7 @@ func setRestore(p *Progress, rp policy.RestorePoint) bool {
 // recorded (location, restore point, job ids, reason).
 func resetPhase(p *Progress) {
 	p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
+	p.Unconfirmed = false
 }
 
 // startStop runs the first Step of a Stop (which sends nothing) on p.
@@ -765,8 +879,13 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 			// before the cancel may have been subsumed by a later one
 			// since. Read the cancelled job's final retained checkpoint
 			// and decide again.
+			// The checkpoint recorded stays observed (cancelledFor): a
+			// read that shows no newer one (a JobManager that failed over
+			// answers an empty history) keeps it as the restore point.
 			resetPhase(p)
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+			if p.Observed.Checkpoint != p.RestoreFrom {
+				p.Observed.Checkpoint, p.Observed.CheckpointTime = p.RestoreFrom, time.Time{}
+			}
 			p.Phase = PhaseObserve
 			p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
 			return Result{}, nil
