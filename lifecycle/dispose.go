@@ -124,7 +124,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		if res.Failure != nil {
 			msg = savepoint.FailureMessage(res.Failure)
 		}
-		if strings.Contains(msg, "Cannot find") || strings.Contains(msg, "FileNotFound") {
+		if res.Failure.FilesNotFound() {
 			// Its files are gone: what a disposal is for. An earlier
 			// request whose answer was lost may have disposed of it, so
 			// this is no failure (the caller would keep a record of

@@ -202,9 +202,9 @@ func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, er
 	switch {
 	case err == nil:
 		p.Scheduler = policy.SchedulerAdaptive
-	case unsupportedByScheduler(err):
+	case flinkapi.IsUnsupportedByScheduler(err):
 		p.Scheduler = policy.SchedulerDefault
-	case flinkapi.IsJobNotFound(err), jobNotFoundInternal(err), permanent(err):
+	case flinkapi.IsJobNotFound(err), flinkapi.IsDispatcherJobNotFound(err), permanent(err):
 		// The job is looked at next; its scheduler stays unknown.
 		p.Scheduler = ""
 	default:
@@ -213,26 +213,6 @@ func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, er
 	}
 	p.Phase, p.LastError = PhaseObserveParallelism, ""
 	return Result{}, nil
-}
-
-// unsupportedByScheduler reports Flink's answer to the resource
-// requirements endpoints on a scheduler that has none (the default and the
-// adaptive batch scheduler): 500 with an UnsupportedOperationException.
-func unsupportedByScheduler(err error) bool {
-	var ae *flinkapi.APIError
-	if !errors.As(err, &ae) || ae.StatusCode != http.StatusInternalServerError {
-		return false
-	}
-	all := strings.Join(ae.Errors, "\n")
-	return strings.Contains(all, "UnsupportedOperationException") || strings.Contains(all, "does not support")
-}
-
-// jobNotFoundInternal reports the 500 that handlers asking the dispatcher
-// answer for an unknown job (FlinkJobNotFoundException).
-func jobNotFoundInternal(err error) bool {
-	var ae *flinkapi.APIError
-	return errors.As(err, &ae) && ae.StatusCode == http.StatusInternalServerError &&
-		strings.Contains(strings.Join(ae.Errors, "\n"), "FlinkJobNotFoundException")
 }
 
 // observeParallelism reads the job's vertices and decides.
@@ -306,7 +286,7 @@ func (r *Rescale) setRequirements(ctx context.Context, p *Progress, now time.Tim
 		p.Phase = PhaseConfirmParallelism
 		p.Deadline = now.Add(orDefault(r.Timeout, DefaultRescaleTimeout))
 		return Result{RequeueAfter: r.Timing.poll()}, nil
-	case flinkapi.IsJobNotFound(err), jobNotFoundInternal(err):
+	case flinkapi.IsJobNotFound(err), flinkapi.IsDispatcherJobNotFound(err):
 		return finish(p, OutcomeJobGone, "Flink does not know the job: "+errMessage(err)), nil
 	case permanent(err), isServerError(err):
 		return finish(p, OutcomeRescaleRejected, "Flink refused the resource requirements: "+errMessage(err)), nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -181,6 +180,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		firstSend(p, now)
 	}
 	st := savepoint.CheckDeadline(p.Savepoint, now)
+	notRunning := false // the poll's answer: the job's tasks were not all running
 	switch {
 	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
 		// The deadline passed (while answers failed, or while the caller
@@ -211,6 +211,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
 		noted(ctx, err)
+		notRunning = err == nil && res != nil && res.Failure.TasksNotRunning()
 		st = savepoint.AfterPoll(st, res, err, now)
 	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
 		// Wait until Flink's cache holds no statistics from before the
@@ -242,7 +243,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 			}
 		}
 	}
-	if st.State == savepoint.Failed && st.Location == "" && tasksNotRunning(st.Failure) && now.Before(st.Deadline) {
+	if st.State == savepoint.Failed && st.Location == "" && notRunning && now.Before(st.Deadline) {
 		// A job is RUNNING before all its tasks are: Flink refuses a
 		// savepoint until they run. Trigger again, with a new trigger id
 		// (this one failed), until the deadline.
@@ -352,13 +353,6 @@ func lostEnded(p *Progress, st savepoint.Status, why string) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-// tasksNotRunning reports whether a savepoint failed because not all of
-// the job's tasks were running yet (Flink's NOT_ALL_REQUIRED_TASKS_RUNNING),
-// which passes once they are deployed.
-func tasksNotRunning(failure string) bool {
-	return strings.Contains(failure, "Not all required tasks are currently running")
-}
 
 // newTriggerID returns a fresh trigger id, or none for a cluster that
 // chooses its own (the failed one had none).
