@@ -135,32 +135,30 @@ func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
 // error only for a canceled context.
 func (b *BlueGreen) Step(ctx context.Context, p *Progress) (Result, error) {
 	return bound(ctx, p, opBlueGreen, b.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		op := *b
-		old, err := jobEnv(b.Env, b.Deployer, b.Cluster)
-		if err != nil {
-			return Result{}, err
-		}
-		nw, err := jobEnv(b.Env, b.Deployer, p.Cluster)
-		if err != nil {
-			return Result{}, err
-		}
-		op.oldAPI, op.newAPI = old.Client, nw.Client
-		from, now := p.Phase, b.clock().Now()
-		var res Result
-		if p.Phase == PhaseDeleteCluster {
-			res = stepDeleteCluster(ctx, b.Deployer, b.retired(p), p, now, b.Timing)
-		} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && b.retires(p) {
-			res = retire(p, now, b.Timing)
-		}
-		report(ctx, opBlueGreen, b.OnTransition, b.Logger, from, p)
-		return res, err
+		return frame(ctx, p, opBlueGreen, b.OnTransition, b.Logger, func() (Result, error) { return b.step(ctx, p) })
 	})
+}
+
+// step is one Step of b on p, between the frame's checks and report.
+func (b *BlueGreen) step(ctx context.Context, p *Progress) (Result, error) {
+	op := *b
+	old, err := jobEnv(b.Env, b.Deployer, b.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
+	nw, err := jobEnv(b.Env, b.Deployer, p.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
+	op.oldAPI, op.newAPI = old.Client, nw.Client
+	now := b.clock().Now()
+	var res Result
+	if p.Phase == PhaseDeleteCluster {
+		res = stepDeleteCluster(ctx, b.Deployer, b.retired(p), p, now, b.Timing)
+	} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && b.retires(p) {
+		res = retire(p, now, b.Timing)
+	}
+	return res, err
 }
 
 // retires reports whether the operation, which just ended, deletes a

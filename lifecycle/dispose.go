@@ -60,16 +60,7 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 // left. Step returns an error only for a canceled context.
 func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, error) {
 	return bound(ctx, p, opDispose, "", func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		from := p.Phase
-		res := d.advance(ctx, p, d.clock().Now())
-		report(ctx, opDispose, d.OnTransition, d.Logger, from, p)
-		return res, nil
+		return frame(ctx, p, opDispose, d.OnTransition, d.Logger, func() (Result, error) { return d.advance(ctx, p, d.clock().Now()), nil })
 	})
 }
 

@@ -119,13 +119,7 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 		return Result{}, errors.New("lifecycle: Rescale.Job is empty; name the job to rescale")
 	}
 	return bound(ctx, p, opRescale, r.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		from := p.Phase
-		res, err := r.advance(ctx, p, r.clock().Now())
-		report(ctx, opRescale, r.OnTransition, r.Logger, from, p)
-		return res, err
+		return frame(ctx, p, opRescale, r.OnTransition, r.Logger, func() (Result, error) { return r.advance(ctx, p, r.clock().Now()) })
 	})
 }
 

@@ -37,16 +37,7 @@ func (t *TakeSavepoint) savepointAPI() SavepointAPI { return t.Client }
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
 	return bound(ctx, p, opTakeSavepoint, t.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		from := p.Phase
-		res, err := t.step(ctx, p)
-		report(ctx, opTakeSavepoint, t.OnTransition, t.Logger, from, p)
-		return res, err
+		return frame(ctx, p, opTakeSavepoint, t.OnTransition, t.Logger, func() (Result, error) { return t.step(ctx, p) })
 	})
 }
 

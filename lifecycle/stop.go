@@ -117,12 +117,11 @@ func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
 // step is Step without the check of p's binding: Teardown and Upgrade
 // stop jobs through it on their own Progress.
 func (s *Stop) step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
+	return frame(ctx, p, opStop, nil, nil, func() (Result, error) { return s.advance(ctx, p) })
+}
+
+// advance is one step of s on p, between the frame's checks.
+func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 	now := s.clock().Now()
 	if p.Phase == "" {
 		strategy, err := ChooseStopStrategy(flinkapi.Version{}, s.Mode, s.Strategy)

@@ -95,12 +95,11 @@ func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 // step is Step without the check of p's binding: Upgrade and Restart
 // submit through it on their own Progress.
 func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
+	return frame(ctx, p, opSubmit, nil, nil, func() (Result, error) { return s.advance(ctx, p) })
+}
+
+// advance is one step of s on p, between the frame's checks.
+func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
 	p.Steps++
 	now := s.clock().Now()
 	if p.Phase == "" {

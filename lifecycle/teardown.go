@@ -70,28 +70,26 @@ func (t *Teardown) savepointAPI() SavepointAPI { return t.Client }
 // Strategy of CancelWithoutState under a policy that keeps state.
 func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
 	return bound(ctx, p, opTeardown, t.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		env, err := jobEnv(t.Env, t.Deployer, t.Cluster)
-		if err != nil {
-			return Result{}, err
-		}
-		op := *t
-		op.Env = env
-		from, now := p.Phase, t.clock().Now()
-		var res Result
-		if p.Phase == PhaseDeleteCluster {
-			res = stepDeleteCluster(ctx, t.Deployer, t.Cluster, p, now, t.Timing)
-		} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && t.retires(p) {
-			res = retire(p, now, t.Timing)
-		}
-		report(ctx, opTeardown, t.OnTransition, t.Logger, from, p)
-		return res, err
+		return frame(ctx, p, opTeardown, t.OnTransition, t.Logger, func() (Result, error) { return t.step(ctx, p) })
 	})
+}
+
+// step is one Step of t on p, between the frame's checks and report.
+func (t *Teardown) step(ctx context.Context, p *Progress) (Result, error) {
+	env, err := jobEnv(t.Env, t.Deployer, t.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
+	op := *t
+	op.Env = env
+	now := t.clock().Now()
+	var res Result
+	if p.Phase == PhaseDeleteCluster {
+		res = stepDeleteCluster(ctx, t.Deployer, t.Cluster, p, now, t.Timing)
+	} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && t.retires(p) {
+		res = retire(p, now, t.Timing)
+	}
+	return res, err
 }
 
 // retires reports whether the teardown, which just ended, deletes the

@@ -340,20 +340,14 @@ func (r *replacer) adopted(ctx context.Context, p *Progress, id flinkapi.JobID, 
 }
 
 func (r *replacer) step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	from := p.Phase
-	now := r.clock.Now()
-	res, err := r.advance(ctx, p, now)
-	if err == nil && res.Done && from != PhaseDeleteCluster && r.retires(p) {
-		res = retire(p, now, r.timing)
-	}
-	report(ctx, r.op, r.hook, r.logger, from, p)
-	return res, err
+	return frame(ctx, p, r.op, r.hook, r.logger, func() (Result, error) {
+		from, now := p.Phase, r.clock.Now()
+		res, err := r.advance(ctx, p, now)
+		if err == nil && res.Done && from != PhaseDeleteCluster && r.retires(p) {
+			res = retire(p, now, r.timing)
+		}
+		return res, err
+	})
 }
 
 // retires reports whether the operation, which just ended, deletes the
