@@ -78,17 +78,22 @@ var knownOutcomes = map[Outcome]bool{
 
 // bound runs step, the body of the Step of operation op built for job, if
 // p may be stepped by it (check), and records op, job and the format in
-// p once it has started. An answer of the step's requests that says the
+// p once it has started. env is the operation's own copy of its Env,
+// whose client bound replaces with one that records every answer
+// (recorder): an answer of any of the step's requests that says the
 // client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
 // 403, a redirect, a TLS failure) is returned as Step's error: polling
 // until the deadline cannot change it. p keeps what the step recorded, so
 // that the caller resumes once the client is fixed.
-func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, step func(ctx context.Context) (Result, error)) (Result, error) {
+func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env *Env, step func(ctx context.Context) (Result, error)) (Result, error) {
 	if err := check(p, op, job); err != nil {
 		return Result{}, err
 	}
 	migrate(p)
 	s := &sink{}
+	if env != nil {
+		env.Client = record(env.Client, s)
+	}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
 	if p.Phase != "" && p.Operation == "" {
 		p.Operation, p.Target = op, job
@@ -109,7 +114,8 @@ type sink struct{ err error }
 type sinkKey struct{}
 
 // noted records err in the step's sink if it matches
-// flinkapi.ErrMisconfigured, and returns it.
+// flinkapi.ErrMisconfigured, and returns it: for calls that do not go
+// through an operation's client (a Deployer's, the Controller's own).
 func noted(ctx context.Context, err error) error {
 	if err != nil && errors.Is(err, flinkapi.ErrMisconfigured) {
 		if s, ok := ctx.Value(sinkKey{}).(*sink); ok && s.err == nil {

@@ -134,8 +134,9 @@ func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
 // timed out (p.NewJobID then names a job that may run). Step returns an
 // error only for a canceled context.
 func (b *BlueGreen) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opBlueGreen, b.Job, func(ctx context.Context) (Result, error) {
-		return frame(ctx, p, opBlueGreen, b.OnTransition, b.Logger, func() (Result, error) { return b.step(ctx, p) })
+	op := *b
+	return bound(ctx, p, opBlueGreen, b.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opBlueGreen, b.OnTransition, b.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }
 
@@ -291,7 +292,6 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 	switch p.Phase {
 	case PhaseObserve:
 		d, err := b.oldAPI.Job(ctx, b.Job)
-		noted(ctx, err)
 		if err != nil {
 			p.LastError = errMessage(err)
 			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -314,10 +314,9 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		p.Phase = PhaseCheckSlots
 		return Result{}, nil
 	case PhaseCheckSlots:
-		o, ok := b.oldAPI.(overviewReader)
+		o, ok := overview(b.oldAPI)
 		if ok && b.Deployer == nil { // a Deployer's new cluster brings its own slots
 			ov, err := o.Overview(ctx)
-			noted(ctx, err)
 			if err != nil {
 				p.LastError = errMessage(err)
 				return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -342,7 +341,6 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		return b.startSavepoint(ctx, p, now)
 	}
 	jobs, err := l.ListJobs(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -431,7 +429,6 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 	switch p.Phase {
 	case PhaseWaitHealthy:
 		d, err := b.newAPI.Job(ctx, id)
-		noted(ctx, err)
 		if err != nil {
 			return failedRead(err)
 		}
@@ -452,7 +449,6 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{}, nil
 	case PhaseHealthCheckpoint:
 		stats, err := b.newAPI.Checkpoints(ctx, id)
-		noted(ctx, err)
 		if err != nil {
 			return failedRead(err)
 		}
@@ -482,7 +478,6 @@ func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	// PhaseConfirmHealthy: the details are cached; the state is not.
 	st, err := b.newAPI.JobStatus(ctx, id)
-	noted(ctx, err)
 	if err != nil {
 		return failedRead(err)
 	}

@@ -118,8 +118,9 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 	if r.Job == "" {
 		return Result{}, errors.New("lifecycle: Rescale.Job is empty; name the job to rescale")
 	}
-	return bound(ctx, p, opRescale, r.Job, func(ctx context.Context) (Result, error) {
-		return frame(ctx, p, opRescale, r.OnTransition, r.Logger, func() (Result, error) { return r.advance(ctx, p, r.clock().Now()) })
+	op := *r
+	return bound(ctx, p, opRescale, r.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opRescale, r.OnTransition, r.Logger, func() (Result, error) { return op.advance(ctx, p, r.clock().Now()) })
 	})
 }
 
@@ -152,7 +153,6 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 		return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of Rescale", p.Phase)), nil
 	}
 	v, err := r.Client.Version(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
@@ -184,10 +184,8 @@ func (r *Rescale) upgrade(v flinkapi.Version) *Upgrade {
 // scheduler from its resource requirements.
 func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, error) {
 	v, err := r.Client.Version(ctx)
-	noted(ctx, err)
 	if err == nil && v.Supports(flinkapi.FeatureResourceRequirements) {
 		_, err = r.Client.ResourceRequirements(ctx, p.PreviousJobID)
-		noted(ctx, err)
 	} else if err == nil {
 		p.Scheduler = "" // no resource requirements before 1.18
 		p.Phase, p.LastError = PhaseObserveParallelism, ""
@@ -212,14 +210,12 @@ func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, er
 // observeParallelism reads the job's vertices and decides.
 func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	v, err := r.Client.Version(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
 	}
 	obs := policy.RescaleObservations{FlinkVersion: v, Scheduler: p.Scheduler}
 	d, err := r.Client.Job(ctx, p.PreviousJobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		obs.JobState = d.State
@@ -273,7 +269,6 @@ func (r *Rescale) setRequirements(ctx context.Context, p *Progress, now time.Tim
 		req[id] = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: p.Parallelism}
 	}
 	err := r.Client.SetResourceRequirements(ctx, p.PreviousJobID, req)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.LastError = ""
@@ -299,7 +294,6 @@ func isServerError(err error) bool {
 // parallelism, or the deadline passes.
 func (r *Rescale) confirm(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	d, err := r.Client.Job(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.LastError = ""

@@ -182,7 +182,6 @@ func savepointProgress(ctx context.Context, c SavepointAPI, p *Progress) (savepo
 		return savepoint.Progress{}, false
 	}
 	stats, err := c.Checkpoints(ctx, st.JobID)
-	noted(ctx, err)
 	if err != nil {
 		return savepoint.Progress{}, false
 	}

@@ -36,8 +36,9 @@ func (t *TakeSavepoint) savepointAPI() SavepointAPI { return t.Client }
 // Succeeded with p.Location set, or in another Outcome, at the latest at
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opTakeSavepoint, t.Job, func(ctx context.Context) (Result, error) {
-		return frame(ctx, p, opTakeSavepoint, t.OnTransition, t.Logger, func() (Result, error) { return t.step(ctx, p) })
+	op := *t
+	return bound(ctx, p, opTakeSavepoint, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opTakeSavepoint, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }
 
@@ -197,11 +198,9 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		st = savepoint.AfterJobList(st, known, js, err, now)
 	case st.NeedsTrigger():
 		op, err := send()
-		noted(ctx, err)
 		st = savepoint.AfterTrigger(st, op, err, now)
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
-		noted(ctx, err)
 		notRunning = err == nil && res != nil && res.Failure.TasksNotRunning()
 		st = savepoint.AfterPoll(st, res, err, now)
 	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
@@ -210,7 +209,6 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		return false
 	case st.NeedsRecovery():
 		stats, err := c.Checkpoints(ctx, st.JobID)
-		noted(ctx, err)
 		switch {
 		case flinkapi.IsJobNotFound(err):
 			// Unconfirmed, as after a poll: the job list is asked next.
@@ -271,14 +269,12 @@ func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time)
 	next, failed := timedOut, false
 	if p.Requests == 0 && prev.State == savepoint.InFlight {
 		res, err := c.OperationStatus(ctx, prev.Operation())
-		noted(ctx, err)
 		next = savepoint.AfterPoll(prev, res, err, now)
 		// A transient error, or a trigger id Flink forgot: the history
 		// may still show the savepoint.
 		failed = next.State == savepoint.TimedOut && (next.Attempts > prev.Attempts || next.Failure != timedOut.Failure)
 	} else {
 		stats, err := c.Checkpoints(ctx, prev.JobID)
-		noted(ctx, err)
 		if err == nil {
 			lost := prev
 			lost.State = savepoint.Lost

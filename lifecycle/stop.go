@@ -111,7 +111,8 @@ func (s *Stop) savepointAPI() SavepointAPI { return s.Client }
 // Step returns ErrStateRequired (before any request) when CancelWithoutState
 // is asked for a policy that keeps state, and a canceled context's error.
 func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opStop, s.Job, func(ctx context.Context) (Result, error) { return s.step(ctx, p) })
+	op := *s
+	return bound(ctx, p, opStop, s.Job, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Teardown and Upgrade
@@ -210,7 +211,6 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 	}
 	p.Requests++
 	err := s.Client.CancelJob(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil, flinkapi.IsTerminal(err):
 		p.Requests, p.LastError = 0, ""
@@ -271,7 +271,6 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		return Result{RequeueAfter: s.Timing.poll()}
 	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 	case past:
@@ -335,7 +334,6 @@ func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flin
 		return false, "", nil
 	}
 	jobs, err := l.ListJobs(ctx)
-	noted(ctx, err)
 	if err != nil {
 		return false, "", err
 	}

@@ -69,8 +69,9 @@ func (t *Teardown) savepointAPI() SavepointAPI { return t.Client }
 // Step returns an error for a canceled context and ErrStateRequired for a
 // Strategy of CancelWithoutState under a policy that keeps state.
 func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opTeardown, t.Job, func(ctx context.Context) (Result, error) {
-		return frame(ctx, p, opTeardown, t.OnTransition, t.Logger, func() (Result, error) { return t.step(ctx, p) })
+	op := *t
+	return bound(ctx, p, opTeardown, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opTeardown, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }
 
@@ -263,7 +264,6 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 	switch p.Phase {
 	case PhaseObserve:
 		st, err := t.Client.JobStatus(ctx, p.PreviousJobID)
-		noted(ctx, err)
 		switch {
 		case err == nil && st.IsGloballyTerminal():
 			seenTerminal(p, st, now, t.Timing)
@@ -289,7 +289,6 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {

@@ -109,7 +109,8 @@ func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
 // canceled context, ErrStateRequired if a cancel without a restore point
 // is asked for a policy that keeps state, and an error of the Store.
 func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opUpgrade, u.Job, func(ctx context.Context) (Result, error) { return u.step(ctx, p) })
+	op := *u
+	return bound(ctx, p, opUpgrade, u.Job, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Rescale upgrades through
@@ -187,11 +188,23 @@ func (s *Restart) savepointAPI() SavepointAPI { return s.Client }
 // submission. Step returns an error for a canceled context and an error
 // of the Store.
 func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
+	op := *s
+	return bound(ctx, p, opRestart, s.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		r, err := op.replacer()
+		if err != nil {
+			return Result{}, err
+		}
+		return r.step(ctx, p)
+	})
+}
+
+// replacer is the engine that carries s out.
+func (s *Restart) replacer() (*replacer, error) {
 	env, err := jobEnv(s.Env, s.Deployer, s.Cluster)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	r := &replacer{
+	return &replacer{
 		op: "Restart", client: env.Client, job: s.Job, latest: s.Latest, store: s.Store, name: s.Name, deployer: s.Deployer, cluster: s.Cluster,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			obs.SpecChanged = false
@@ -200,8 +213,7 @@ func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 		},
 		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
-	}
-	return bound(ctx, p, opRestart, s.Job, func(ctx context.Context) (Result, error) { return r.step(ctx, p) })
+	}, nil
 }
 
 // replacer is the engine of Upgrade and Restart.
@@ -283,7 +295,6 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		return r.decide(ctx, p, now)
 	}
 	jobs, err := l.ListJobs(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
@@ -457,7 +468,6 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 			return r.confirmGone(ctx, p, now)
 		}
 		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
-		noted(ctx, err)
 		switch {
 		case err == nil:
 			if st.IsGloballyTerminal() {
@@ -484,7 +494,6 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	case PhaseObserveDetails:
 		d, err := r.client.Job(ctx, p.PreviousJobID)
-		noted(ctx, err)
 		switch {
 		case err == nil:
 			// Details may lag the status by a few seconds; their
@@ -518,7 +527,6 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
-	noted(ctx, err)
 	switch {
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
@@ -655,7 +663,6 @@ func readRetention(ctx context.Context, c any, p *Progress) bool {
 			return confirmRetention(ctx, c, p)
 		}
 		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
-		noted(ctx, err)
 		switch {
 		case err == nil:
 			retained = retains(cfg, p.Observed.State)
