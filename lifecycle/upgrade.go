@@ -371,85 +371,120 @@ func (r *replacer) retires(p *Progress) bool {
 func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case "":
-		latest := r.latest
-		if r.store != nil && r.name != "" {
-			rec, ok, err := r.store.Get(ctx, r.name)
-			if err != nil {
-				return Result{}, fmt.Errorf("lifecycle: restore point %q: %w", r.name, err)
-			}
-			if ok && rec.Location != "" && rec.Time.After(latest.Time) {
-				latest = rec
-			}
-		}
-		p.Steps++
-		p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
-		p.Observed = Observed{Latest: latest}
-		if r.restore.Pending(r.restoreHandled) {
-			p.Request = r.restore
-		}
-		p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
-		if r.job == "" {
-			p.Observed.Missing = true
-			return r.decide(ctx, p, now)
-		}
-		p.Phase = PhaseObserve
-		return Result{}, nil
+		return r.begin(ctx, p, now)
 	case PhaseObserve, PhaseObserveDetails, PhaseObserveCheckpoints, PhaseObserveRetention, PhaseAdopt:
-		p.Steps++
-		if !now.Before(p.Deadline) && p.LastError != "" {
-			// Reads failed until the deadline (or the policy waited
-			// until it): past it with none failed, the time passed while
-			// the caller was away, and the reads go on.
-			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
-		}
-		phase, deadline := p.Phase, p.Deadline
-		var res Result
-		var err error
-		if p.Phase == PhaseAdopt {
-			res, err = r.adopt(ctx, p, now)
-		} else {
-			res, err = r.observe(ctx, p, now)
-		}
-		if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
-			// The one more read past the deadline failed too.
-			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
-		}
-		return res, err
+		return r.stepObserve(ctx, p, now)
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Requests == 0 && stale(p, now) {
-			// The caller was away between the decision and the cancel:
-			// the checkpoint recorded may have been discarded since.
-			p.Steps++
-			return r.reobserve(p, now), nil
-		}
-		res, err := r.stopOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		return r.afterStop(ctx, p, now)
+		return r.stepStop(ctx, p, now)
 	case PhaseDeleteCluster:
 		return stepDeleteCluster(ctx, r.deployer, r.cluster, p, now, r.timing), nil
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
-		res, err := r.submitOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		switch {
-		case p.Outcome == OutcomeSucceeded && p.Adopted:
-			p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.PreviousJobID))
-		case p.Outcome == OutcomeSucceeded:
-			from := "without state"
-			if p.RestoreFrom != "" {
-				from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
-			}
-			p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
-		default:
-			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason
-		}
-		return res, nil
+		return r.stepSubmit(ctx, p)
 	}
 	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, r.op)), nil
+}
+
+// begin records what the operation starts from (the newest savepoint
+// known, the restore request, the old job) and goes on to observe the
+// old job, or to the decision when there is none.
+func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	latest, err := r.latestRecord(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	p.Steps++
+	p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
+	p.Observed = Observed{Latest: latest}
+	if r.restore.Pending(r.restoreHandled) {
+		p.Request = r.restore
+	}
+	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	if r.job == "" {
+		p.Observed.Missing = true
+		return r.decide(ctx, p, now)
+	}
+	p.Phase = PhaseObserve
+	return Result{}, nil
+}
+
+// latestRecord is the newest savepoint known: the caller's, or the one
+// stored under the name, whichever is newer.
+func (r *replacer) latestRecord(ctx context.Context) (savepoint.Record, error) {
+	latest := r.latest
+	if r.store == nil || r.name == "" {
+		return latest, nil
+	}
+	rec, ok, err := r.store.Get(ctx, r.name)
+	if err != nil {
+		return latest, fmt.Errorf("lifecycle: restore point %q: %w", r.name, err)
+	}
+	if ok && rec.Location != "" && rec.Time.After(latest.Time) {
+		latest = rec
+	}
+	return latest, nil
+}
+
+// stepObserve does one read of the observation (or of the adoption) of
+// the old job, within the phase's deadline.
+func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
+	if !now.Before(p.Deadline) && p.LastError != "" {
+		// Reads failed until the deadline (or the policy waited
+		// until it): past it with none failed, the time passed while
+		// the caller was away, and the reads go on.
+		return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+	}
+	phase, deadline := p.Phase, p.Deadline
+	var res Result
+	var err error
+	if p.Phase == PhaseAdopt {
+		res, err = r.adopt(ctx, p, now)
+	} else {
+		res, err = r.observe(ctx, p, now)
+	}
+	if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
+		// The one more read past the deadline failed too.
+		return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+	}
+	return res, err
+}
+
+// stepStop steps the stop of the old job, and goes on once it ended.
+func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Requests == 0 && stale(p, now) {
+		// The caller was away between the decision and the cancel:
+		// the checkpoint recorded may have been discarded since.
+		p.Steps++
+		return r.reobserve(p, now), nil
+	}
+	res, err := r.stopOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	return r.afterStop(ctx, p, now)
+}
+
+// stepSubmit steps the submission of the new job, and names it in the
+// Reason once it ended.
+func (r *replacer) stepSubmit(ctx context.Context, p *Progress) (Result, error) {
+	res, err := r.submitOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	switch {
+	case p.Outcome == OutcomeSucceeded && p.Adopted:
+		p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.PreviousJobID))
+	case p.Outcome == OutcomeSucceeded:
+		from := "without state"
+		if p.RestoreFrom != "" {
+			from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
+		}
+		p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
+	default:
+		p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason
+	}
+	return res, nil
 }
 
 // observe reads the old job's state, for a job that does not run its
@@ -464,62 +499,78 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
-		if p.Requests > 0 {
-			return r.confirmGone(ctx, p, now)
-		}
-		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
-		switch {
-		case err == nil:
-			if st.IsGloballyTerminal() {
-				seenTerminal(p, st, now, r.timing)
-			} else {
-				p.Observed.State, p.Observed.StatsAfter = st, time.Time{}
-			}
-			p.Observed.Missing, p.LastError = false, ""
-			p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
-			if st != flinkapi.JobRunning {
-				p.Phase = PhaseObserveDetails
-				return Result{}, nil
-			}
-			return r.observed(ctx, p, now)
-		case flinkapi.IsJobNotFound(err):
-			// One answer that Flink does not know the job may be
-			// transient; deciding on it could start a second job while
-			// the old one runs. Flink's job list confirms it first.
-			p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
-			p.Requests = 1
-			return Result{RequeueAfter: r.timing.poll()}, nil
-		}
-		p.LastError = errMessage(err)
-		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+		return r.observeState(ctx, p, now)
 	case PhaseObserveDetails:
-		d, err := r.client.Job(ctx, p.PreviousJobID)
-		switch {
-		case err == nil:
-			// Details may lag the status by a few seconds; their
-			// timestamps count only when they show the same state.
-			if d.State == p.Observed.State {
-				p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
-				// A job that ended long ago has no statistics in the cache
-				// from before its end.
-				if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Observed.StatsAfter) {
-					p.Observed.StatsAfter = at
-				}
-			}
-			p.LastError = ""
-			return r.observed(ctx, p, now)
-		case flinkapi.IsJobNotFound(err):
-			// Confirmed by Flink's job list first, as above.
-			p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
-			p.Phase, p.Requests = PhaseObserve, 1
-			return Result{RequeueAfter: r.timing.poll()}, nil
-		}
-		p.LastError = errMessage(err)
-		return Result{RequeueAfter: r.timing.backoff(2)}, nil
-	}
-	if p.Phase == PhaseObserveRetention {
+		return r.observeDetails(ctx, p, now)
+	case PhaseObserveRetention:
 		return r.observeRetention(ctx, p, now)
 	}
+	return r.observeCheckpoints(ctx, p, now)
+}
+
+// observeState reads the old job's state (after an answer that Flink did
+// not know it, its job list).
+func (r *replacer) observeState(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Requests > 0 {
+		return r.confirmGone(ctx, p, now)
+	}
+	st, err := r.client.JobStatus(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		if st.IsGloballyTerminal() {
+			seenTerminal(p, st, now, r.timing)
+		} else {
+			p.Observed.State, p.Observed.StatsAfter = st, time.Time{}
+		}
+		p.Observed.Missing, p.LastError = false, ""
+		p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
+		if st != flinkapi.JobRunning {
+			p.Phase = PhaseObserveDetails
+			return Result{}, nil
+		}
+		return r.observed(ctx, p, now)
+	case flinkapi.IsJobNotFound(err):
+		// One answer that Flink does not know the job may be
+		// transient; deciding on it could start a second job while
+		// the old one runs. Flink's job list confirms it first.
+		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Requests = 1
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: r.timing.backoff(2)}, nil
+}
+
+// observeDetails reads when a job that does not run entered its state and
+// ended.
+func (r *replacer) observeDetails(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	d, err := r.client.Job(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		// Details may lag the status by a few seconds; their
+		// timestamps count only when they show the same state.
+		if d.State == p.Observed.State {
+			p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
+			// A job that ended long ago has no statistics in the cache
+			// from before its end.
+			if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Observed.StatsAfter) {
+				p.Observed.StatsAfter = at
+			}
+		}
+		p.LastError = ""
+		return r.observed(ctx, p, now)
+	case flinkapi.IsJobNotFound(err):
+		// Confirmed by Flink's job list first, as above.
+		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Phase, p.Requests = PhaseObserve, 1
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: r.timing.backoff(2)}, nil
+}
+
+// observeCheckpoints reads the old job's latest retained checkpoint.
+func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	if ended(p) && now.Before(p.Observed.StatsAfter) {
 		// The statistics Flink has cached may be from before the job
 		// ended: they can name a checkpoint its end discarded.
@@ -717,15 +768,9 @@ func retains(cfg *flinkapi.CheckpointConfig, state flinkapi.JobState) bool {
 
 // decide asks the policy and starts what it decided, without a request.
 func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Observed.Lookups == 0 && p.NewJobID == "" && r.deployer == nil && !runsAgain(p.Observed.State) && p.Observed.State != flinkapi.JobCancelling {
-		// (With a Deployer the new job would run in a cluster of its
-		// own: Deploy, idempotent for the job id, finds it instead.)
-		// The old job no longer runs (or never did): an earlier
-		// operation may have started the new one already.
-		if id, _ := r.firstJobID(p); id != "" {
-			p.Phase, p.Observed.Adopt = PhaseAdopt, id
-			return Result{}, nil
-		}
+	if id := r.toAdopt(p); id != "" {
+		p.Phase, p.Observed.Adopt = PhaseAdopt, id
+		return Result{}, nil
 	}
 	if cancelledFor(p) {
 		if p.Observed.Checkpoint != "" {
@@ -739,6 +784,27 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		// known: the policy decides on what is.
 		p.RestoreFrom, p.RestoreKind = "", ""
 	}
+	d := r.evaluate(r.observations(p, now), now)
+	p.Decision = d.Reason
+	return r.act(ctx, p, d, now)
+}
+
+// toAdopt is the id of a new job an earlier operation may have started
+// already, to be looked up in Flink's job list before deciding: once, for
+// an old job that no longer runs (or never did). With a Deployer the new
+// job would run in a cluster of its own: Deploy, idempotent for the job
+// id, finds it instead. Empty: nothing to look up.
+func (r *replacer) toAdopt(p *Progress) flinkapi.JobID {
+	if p.Observed.Lookups != 0 || p.NewJobID != "" || r.deployer != nil || runsAgain(p.Observed.State) || p.Observed.State == flinkapi.JobCancelling {
+		return ""
+	}
+	id, _ := r.firstJobID(p)
+	return id
+}
+
+// observations is what the policy decides on: what p observed of the old
+// job, its state and the savepoints tried.
+func (r *replacer) observations(p *Progress, now time.Time) policy.Observations {
 	obs := policy.Observations{
 		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
 		SavepointAttempts: p.Attempts, LatestSavepoint: p.Observed.Latest,
@@ -754,8 +820,11 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 	if !p.Observed.Missing && p.PreviousJobID != "" {
 		obs.Job = &policy.Job{ID: p.PreviousJobID, State: p.Observed.State, StateSince: p.Observed.Since, EndTime: p.Observed.End}
 	}
-	d := r.evaluate(obs, now)
-	p.Decision = d.Reason
+	return obs
+}
+
+// act starts what the policy decided (d), without a request.
+func (r *replacer) act(ctx context.Context, p *Progress, d policy.Decision, now time.Time) (Result, error) {
 	switch d.Action {
 	case policy.ActionProceed, policy.ActionRestart:
 		if !setRestore(p, d.RestorePoint) {
@@ -763,22 +832,7 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		}
 		return r.startSubmit(ctx, p)
 	case policy.ActionStopWithSavepoint:
-		if p.PreviousJobID == "" || r.stop.Client == nil {
-			return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
-		}
-		strategy, err := ChooseStopStrategy(flinkapi.Version{}, r.stop.Mode, r.stop.Strategy)
-		if err != nil {
-			return Result{}, err
-		}
-		if strategy == CancelWithoutState {
-			return Result{}, fmt.Errorf("%w: the policy asks for a savepoint", ErrStateRequired)
-		}
-		p.Attempts++
-		timing := r.stop.Timing
-		if d.Deadline.After(now) {
-			timing.Savepoint = d.Deadline.Sub(now)
-		}
-		return r.startStop(ctx, p, strategy, timing)
+		return r.stopWithSavepoint(ctx, p, d, now)
 	case policy.ActionCancelFirst:
 		if d.RestorePoint.Kind == policy.KindCheckpoint && stale(p, now) {
 			return r.reobserve(p, now), nil
@@ -797,6 +851,27 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		return finish(p, OutcomeNotNeeded, string(d.Reason)+": "+d.Message()), nil
 	}
 	return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+}
+
+// stopWithSavepoint starts the stop of the old job with a savepoint, by
+// the policy's deadline (d).
+func (r *replacer) stopWithSavepoint(ctx context.Context, p *Progress, d policy.Decision, now time.Time) (Result, error) {
+	if p.PreviousJobID == "" || r.stop.Client == nil {
+		return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+	}
+	strategy, err := ChooseStopStrategy(flinkapi.Version{}, r.stop.Mode, r.stop.Strategy)
+	if err != nil {
+		return Result{}, err
+	}
+	if strategy == CancelWithoutState {
+		return Result{}, fmt.Errorf("%w: the policy asks for a savepoint", ErrStateRequired)
+	}
+	p.Attempts++
+	timing := r.stop.Timing
+	if d.Deadline.After(now) {
+		timing.Savepoint = d.Deadline.Sub(now)
+	}
+	return r.startStop(ctx, p, strategy, timing)
 }
 
 // checkpointReadAge bounds the age of the observation of a checkpoint a
