@@ -171,66 +171,9 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 	if unsent(p) {
 		firstSend(p, now)
 	}
-	st := savepoint.CheckDeadline(p.Savepoint, now)
-	notRunning := false // the poll's answer: the job's tasks were not all running
-	switch {
-	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
-		// The deadline passed (while answers failed, or while the caller
-		// was away) before anything said what became of a savepoint that
-		// may have been taken: find out before calling it timed out
-		// (invariant 2).
-		var final bool
-		if st, final = lateLookup(ctx, c, p, now); !final {
-			return false
-		}
-	case st.NeedsJobList():
-		// An answer said Flink does not know the job (a 404, or an
-		// operation that completed with FlinkJobNotFoundException, as
-		// Flink answers for a job that ended, too, when a trigger it
-		// forgot starts a new operation): its job list confirms it
-		// (JobGone), or shows the job after all. A job that ended is
-		// recorded: its checkpoint statistics count from a cache
-		// duration later.
-		known, js, err := listJob(ctx, c, st.JobID)
-		if err == nil && known && js.IsGloballyTerminal() {
-			seenTerminal(p, js, now, t)
-		}
-		st = savepoint.AfterJobList(st, known, js, err, now)
-	case st.NeedsTrigger():
-		op, err := send()
-		st = savepoint.AfterTrigger(st, op, err, now)
-	case st.NeedsPoll():
-		res, err := c.OperationStatus(ctx, st.Operation())
-		notRunning = err == nil && res != nil && res.Failure.TasksNotRunning()
-		st = savepoint.AfterPoll(st, res, err, now)
-	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
-		// Wait until Flink's cache holds no statistics from before the
-		// job ended (see savepointDelay).
+	st, notRunning, moved := savepointRequest(ctx, c, p, send, now, t)
+	if !moved {
 		return false
-	case st.NeedsRecovery():
-		stats, err := c.Checkpoints(ctx, st.JobID)
-		switch {
-		case flinkapi.IsJobNotFound(err):
-			// Unconfirmed, as after a poll: the job list is asked next.
-			st = savepoint.AfterPoll(st, nil, err, now)
-		case err != nil && ended(p) && errors.Is(err, flinkapi.ErrNotFound):
-			// An ended job without checkpoint statistics (checkpointing
-			// off): nothing will show the savepoint.
-			st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "Flink has no checkpoint statistics of it ("+errMessage(err)+")")
-			st.LastError, st.Attempts, st.LastUpdate = "", 0, now
-		case err != nil:
-			// The error of the statistics call means for the savepoint
-			// what it means for a poll: a transient error keeps it Lost.
-			st = savepoint.AfterPoll(st, nil, err, now)
-		default:
-			st = recoverSince(st, stats, recoveryFrom(p), now)
-			if st.State == savepoint.Lost && ended(p) {
-				// Statistics read after the job ended are final: no
-				// savepoint of it will appear.
-				st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "its checkpoint history, read after it ended, holds no savepoint triggered at or after "+stamp(st.TriggerTime))
-				st.LastUpdate = now
-			}
-		}
 	}
 	if st.State == savepoint.Failed && st.Location == "" && notRunning && now.Before(st.Deadline) {
 		// A job is RUNNING before all its tasks are: Flink refuses a
@@ -248,6 +191,82 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		p.Requests = 0
 	}
 	return st.Final()
+}
+
+// savepointRequest does the one request the savepoint status of p asks
+// for and returns the status it leads to; notRunning reports that Flink
+// failed the savepoint because the job's tasks were not all running.
+// moved is false when p is to be left as it is (a read past the deadline
+// failed and is to be repeated, or Flink's cache is waited for).
+func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) (st savepoint.Status, notRunning, moved bool) {
+	st = savepoint.CheckDeadline(p.Savepoint, now)
+	switch {
+	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
+		// The deadline passed (while answers failed, or while the caller
+		// was away) before anything said what became of a savepoint that
+		// may have been taken: find out before calling it timed out
+		// (invariant 2).
+		st, moved = lateLookup(ctx, c, p, now)
+		return st, false, moved
+	case st.NeedsJobList():
+		return confirmJob(ctx, c, p, st, now, t), false, true
+	case st.NeedsTrigger():
+		op, err := send()
+		return savepoint.AfterTrigger(st, op, err, now), false, true
+	case st.NeedsPoll():
+		res, err := c.OperationStatus(ctx, st.Operation())
+		return savepoint.AfterPoll(st, res, err, now), err == nil && res != nil && res.Failure.TasksNotRunning(), true
+	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
+		// Wait until Flink's cache holds no statistics from before the
+		// job ended (see savepointDelay).
+		return st, false, false
+	case st.NeedsRecovery():
+		return recoverSavepoint(ctx, c, p, st, now), false, true
+	}
+	return st, false, true
+}
+
+// confirmJob asks Flink's job list about the job of st after an answer
+// said Flink does not know it (a 404, or an operation that completed with
+// FlinkJobNotFoundException, as Flink answers for a job that ended, too,
+// when a trigger it forgot starts a new operation): the list confirms it
+// (JobGone), or shows the job after all. A job that ended is recorded:
+// its checkpoint statistics count from a cache duration later.
+func confirmJob(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time, t Timing) savepoint.Status {
+	known, js, err := listJob(ctx, c, st.JobID)
+	if err == nil && known && js.IsGloballyTerminal() {
+		seenTerminal(p, js, now, t)
+	}
+	return savepoint.AfterJobList(st, known, js, err, now)
+}
+
+// recoverSavepoint looks the savepoint of st, whose trigger id Flink
+// forgot, up in the job's checkpoint history.
+func recoverSavepoint(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
+	stats, err := c.Checkpoints(ctx, st.JobID)
+	switch {
+	case flinkapi.IsJobNotFound(err):
+		// Unconfirmed, as after a poll: the job list is asked next.
+		return savepoint.AfterPoll(st, nil, err, now)
+	case err != nil && ended(p) && errors.Is(err, flinkapi.ErrNotFound):
+		// An ended job without checkpoint statistics (checkpointing
+		// off): nothing will show the savepoint.
+		st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "Flink has no checkpoint statistics of it ("+errMessage(err)+")")
+		st.LastError, st.Attempts, st.LastUpdate = "", 0, now
+		return st
+	case err != nil:
+		// The error of the statistics call means for the savepoint
+		// what it means for a poll: a transient error keeps it Lost.
+		return savepoint.AfterPoll(st, nil, err, now)
+	}
+	st = recoverSince(st, stats, recoveryFrom(p), now)
+	if st.State == savepoint.Lost && ended(p) {
+		// Statistics read after the job ended are final: no
+		// savepoint of it will appear.
+		st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "its checkpoint history, read after it ended, holds no savepoint triggered at or after "+stamp(st.TriggerTime))
+		st.LastUpdate = now
+	}
+	return st
 }
 
 // lateReads bounds the reads past a savepoint's deadline that find out
