@@ -240,17 +240,7 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	}
 	switch p.Phase {
 	case "":
-		p.Steps++
-		p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
-		p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
-		if b.Job == "" {
-			return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade"), nil
-		}
-		if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
-			return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job)), nil
-		}
-		p.Phase = PhaseObserve
-		return Result{}, nil
+		return b.begin(p, now), nil
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
 		p.Steps++
 		res, err := b.observe(ctx, p, now)
@@ -264,26 +254,47 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 		}
 		return b.stopOld(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
-		res, err := b.submitOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		switch {
-		case p.Outcome == OutcomeSucceeded:
-			resetPhase(p)
-			p.Phase, p.Deadline = PhaseWaitHealthy, now.Add(b.window())
-			return Result{}, nil
-		case p.NewJobID == "":
-			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.PreviousJobID) + " runs on"
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		return b.abort(ctx, p, "the new job "+string(p.JobID)+" did not start: "+p.Reason)
+		return b.stepSubmit(ctx, p, now)
 	case PhaseWaitHealthy, PhaseHealthCheckpoint, PhaseReadiness, PhaseConfirmHealthy:
 		p.Steps++
 		return b.health(ctx, p, now)
 	}
 	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
+}
+
+// begin records the old job and goes on to observe it.
+func (b *BlueGreen) begin(p *Progress, now time.Time) Result {
+	p.Steps++
+	p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
+	p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
+	if b.Job == "" {
+		return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade")
+	}
+	if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
+		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job))
+	}
+	p.Phase = PhaseObserve
+	return Result{}
+}
+
+// stepSubmit steps the submission of the new job; once it runs, its
+// health is waited for within the window.
+func (b *BlueGreen) stepSubmit(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	res, err := b.submitOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	switch {
+	case p.Outcome == OutcomeSucceeded:
+		resetPhase(p)
+		p.Phase, p.Deadline = PhaseWaitHealthy, now.Add(b.window())
+		return Result{}, nil
+	case p.NewJobID == "":
+		p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.PreviousJobID) + " runs on"
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	return b.abort(ctx, p, "the new job "+string(p.JobID)+" did not start: "+p.Reason)
 }
 
 // observe reads the old job (it must run, and names the slots needed),
