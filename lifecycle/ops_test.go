@@ -23,18 +23,7 @@ func TestSavepointDeadlineFromFirstSend(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			store := &MemoryStore{}
-			mk := func() Stepper {
-				env := Env{Client: e.c, Clock: e.srv.Clock()}
-				switch name {
-				case "Teardown":
-					return &Teardown{Env: env, Job: e.job, Store: store, Name: "app/counter"}
-				case "Upgrade":
-					return &Upgrade{Env: env, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
-				case "TakeSavepoint":
-					return &TakeSavepoint{Env: env, Job: e.job}
-				}
-				return &Stop{Env: env, Job: e.job}
-			}
+			mk := func() Stepper { return savingOp(e, store, name) }
 			var p Progress
 			for p.Savepoint.State != savepoint.Pending {
 				res, err := mk().Step(context.Background(), &p)
@@ -45,12 +34,10 @@ func TestSavepointDeadlineFromFirstSend(t *testing.T) {
 			// Someone else's savepoint, a few seconds after the trigger id
 			// was recorded.
 			e.srv.Clock().Advance(3 * time.Second)
-			other, err := e.c.TriggerSavepoint(context.Background(), e.job, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()})
-			if err != nil {
+			if _, err := e.c.TriggerSavepoint(context.Background(), e.job, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()}); err != nil {
 				t.Fatal(err)
 			}
 			e.srv.Clock().Advance(11 * time.Minute)
-			_ = other
 			var theirs string
 			for _, s := range e.srv.Snapshots() {
 				if s.Savepoint && s.Job == e.job && s.Location != "" {
@@ -70,22 +57,45 @@ func TestSavepointDeadlineFromFirstSend(t *testing.T) {
 			if n := count(e.srv, "PATCH /jobs/:jobid"); n != 0 {
 				t.Errorf("%d cancels: the job was cancelled instead of stopped", n)
 			}
-			switch name {
-			case "Stop", "Teardown":
-				if info, _ := e.srv.Job(e.job); info.State != flinkapi.JobFinished {
-					t.Errorf("job %s, want FINISHED by the stop", info.State)
-				}
-			case "Upgrade":
-				if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != p.Location {
-					t.Errorf("new job restored from %q, want the stop's savepoint %q", info.RestoredFrom, p.Location)
-				}
-			}
-			if name == "Teardown" {
-				if rec, _, _ := store.Get(context.Background(), "app/counter"); rec.Location != p.Location {
-					t.Errorf("stored %q, want %q", rec.Location, p.Location)
-				}
-			}
+			checkSaved(t, e, store, name, &p)
 		})
+	}
+}
+
+// savingOp builds the operation name (Stop, Teardown, Upgrade or
+// TakeSavepoint) of e's job, which takes a savepoint.
+func savingOp(e *env, store RestorePointStore, name string) Stepper {
+	env := Env{Client: e.c, Clock: e.srv.Clock()}
+	switch name {
+	case "Teardown":
+		return &Teardown{Env: env, Job: e.job, Store: store, Name: "app/counter"}
+	case "Upgrade":
+		return &Upgrade{Env: env, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+	case "TakeSavepoint":
+		return &TakeSavepoint{Env: env, Job: e.job}
+	}
+	return &Stop{Env: env, Job: e.job}
+}
+
+// checkSaved checks what the operation name left once it succeeded with
+// p.Location: a job stopped by it, a new job started from it, a store
+// that holds it.
+func checkSaved(t *testing.T, e *env, store RestorePointStore, name string, p *Progress) {
+	t.Helper()
+	switch name {
+	case "Stop", "Teardown":
+		if info, _ := e.srv.Job(e.job); info.State != flinkapi.JobFinished {
+			t.Errorf("job %s, want FINISHED by the stop", info.State)
+		}
+	case "Upgrade":
+		if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != p.Location {
+			t.Errorf("new job restored from %q, want the stop's savepoint %q", info.RestoredFrom, p.Location)
+		}
+	}
+	if name == "Teardown" {
+		if rec, _, _ := store.Get(context.Background(), "app/counter"); rec.Location != p.Location {
+			t.Errorf("stored %q, want %q", rec.Location, p.Location)
+		}
 	}
 }
 
