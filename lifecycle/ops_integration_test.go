@@ -101,9 +101,19 @@ func TestRealLastStateStaleObservation(t *testing.T) {
 	first := p.Observed.Checkpoint
 	time.Sleep(12 * time.Second) // away: Flink discards the checkpoint read
 
-	res, err := lifecycle.Run(ctx, op, &p, nil)
-	if err != nil || res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
-		t.Fatalf("%+v, %v (%s)", res, err, p.Reason)
+	var res lifecycle.Result
+	for !res.Done {
+		if p.Phase == lifecycle.PhaseCancel && p.RestoreFrom == first {
+			t.Fatalf("the job is about to be cancelled for the checkpoint %s, read 12 s before", first)
+		}
+		var err error
+		if res, err = op.Step(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(res.RequeueAfter)
+	}
+	if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
+		t.Fatalf("%+v (%s)", res, p.Reason)
 	}
 	if p.RestoreFrom == first {
 		t.Errorf("the new job started from %s, the checkpoint read before the caller was away", first)
