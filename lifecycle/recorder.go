@@ -17,34 +17,50 @@ type recorder struct {
 	s *sink
 }
 
-// record returns c wrapped so that its answers are recorded in s; a
-// client that is already a recorder keeps its sink.
+// record returns c wrapped so that its answers are recorded in s. A
+// client that is a recorder already (a caller's, recording for itself) is
+// wrapped again: each records in its own sink.
 func record(c API, s *sink) API {
 	if c == nil {
 		return nil
 	}
-	if _, ok := c.(*recorder); ok {
-		return c
-	}
 	return &recorder{API: c, s: s}
 }
 
-// rewrap returns c recorded in the sink of like, if like is a recorder,
-// and c as it is otherwise: for the client of a Deployer's cluster that
-// replaces a recorded one.
+// rewrap returns c recorded in the sinks of like, if like is a recorder
+// (of recorders), and c as it is otherwise: for the client of a
+// Deployer's cluster that replaces a recorded one.
 func rewrap(like, c API) API {
-	if r, ok := like.(*recorder); ok {
-		return record(c, r.s)
+	r, ok := like.(*recorder)
+	if !ok {
+		return c
 	}
-	return c
+	return &recorder{API: rewrap(r.API, c), s: r.s}
 }
 
-// unrecorded returns the client c records, or c.
+// unrecorded returns the client that c records (through any number of
+// recorders), or c.
 func unrecorded(c API) API {
-	if r, ok := c.(*recorder); ok {
-		return r.API
+	for {
+		r, ok := c.(*recorder)
+		if !ok {
+			return c
+		}
+		c = r.API
 	}
-	return c
+}
+
+// noteAll records err in the sinks of c and of every recorder it wraps:
+// for a call that goes to the client they record directly.
+func noteAll(c API, err error) {
+	for {
+		r, ok := c.(*recorder)
+		if !ok {
+			return
+		}
+		r.note(err)
+		c = r.API
+	}
 }
 
 func (r *recorder) note(err error) {
@@ -162,19 +178,19 @@ func overview(c API) (overviewReader, bool) {
 	if !ok {
 		return nil, false
 	}
-	if r, ok := c.(*recorder); ok {
-		return recordedOverview{o, r}, true
+	if _, ok := c.(*recorder); ok {
+		return recordedOverview{o, c}, true
 	}
 	return o, true
 }
 
 type recordedOverview struct {
 	o overviewReader
-	r *recorder
+	c API
 }
 
 func (ro recordedOverview) Overview(ctx context.Context) (*flinkapi.ClusterOverview, error) {
 	ov, err := ro.o.Overview(ctx)
-	ro.r.note(err)
+	noteAll(ro.c, err)
 	return ov, err
 }

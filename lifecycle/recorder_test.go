@@ -67,3 +67,36 @@ func TestRecorderRecordsEveryCall(t *testing.T) {
 		})
 	}
 }
+
+// TestRecorderNested: an operation given a client that records for its
+// caller (the Controller's) records in its own sink too, and so does the
+// client of a Deployer's cluster that replaces it.
+func TestRecorderNested(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer srv.Close()
+	c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer, inner := &sink{}, &sink{}
+	api := record(record(c, outer), inner)
+	if unrecorded(api) != API(c) {
+		t.Fatal("unrecorded does not reach the client")
+	}
+	if _, err := api.ListJobs(context.Background()); !errors.Is(err, flinkapi.ErrMisconfigured) {
+		t.Fatalf("ListJobs: %v", err)
+	}
+	if outer.err == nil || inner.err == nil {
+		t.Errorf("recorded: outer %v, inner %v", outer.err, inner.err)
+	}
+	outer2, inner2 := &sink{}, &sink{}
+	other := rewrap(record(record(c, outer2), inner2), c)
+	if _, err := other.JobStatus(context.Background(), "a1b2c3d4e5f60718293a4b5c6d7e8f90"); !errors.Is(err, flinkapi.ErrMisconfigured) {
+		t.Fatalf("JobStatus: %v", err)
+	}
+	if outer2.err == nil || inner2.err == nil {
+		t.Errorf("rewrapped: outer %v, inner %v", outer2.err, inner2.err)
+	}
+}
