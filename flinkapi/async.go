@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/flinkkit/flinkkit/internal/wait"
 )
 
 // OperationKind names the kind of an asynchronous operation, which decides
@@ -180,16 +182,8 @@ type WaiterOptions struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // Poll describes one poll of a Waiter.
 type Poll struct {

@@ -548,3 +548,94 @@ func IsJavaClassName(s string) bool {
 	}
 	return 'A' <= s[start] && s[start] <= 'Z'
 }
+
+// IsUnsupportedByScheduler reports whether err is Flink's answer to the
+// resource requirements endpoints (GET and PUT
+// /jobs/:jobid/resource-requirements, 1.18+) on a job whose scheduler has
+// none, the default and the adaptive batch scheduler: 500 with
+// "java.lang.UnsupportedOperationException: The DefaultScheduler does not
+// support changing the parallelism without a job restart." The job's
+// parallelism changes only with a restart (an upgrade) there.
+func IsUnsupportedByScheduler(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusInternalServerError {
+		return false
+	}
+	for _, m := range append(ae.Errors[:len(ae.Errors):len(ae.Errors)], ae.StackTrace) {
+		if containsFold(m, "unsupportedoperationexception") || containsFold(m, "does not support") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsDispatcherJobNotFound reports whether err is the 500 that handlers
+// asking the dispatcher about a job answer for a job it does not know:
+// Flink's FlinkJobNotFoundException ("Could not find Flink job (<id>)")
+// inside an internal server error, as the resource requirements and
+// rescaling endpoints answer. IsJobNotFound recognises the same answer
+// of the status call by its message.
+func IsDispatcherJobNotFound(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusInternalServerError {
+		return false
+	}
+	for _, m := range append(ae.Errors[:len(ae.Errors):len(ae.Errors)], ae.StackTrace) {
+		if containsFold(m, "flinkjobnotfoundexception") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsJarNotFound reports whether err is Flink's answer for a jar id it does
+// not know (the jar was deleted, or the JobManager restarted and lost its
+// upload directory): 400 "Jar file <dir>/<id> does not exist" for a jar
+// run, or a 404 naming the jar. Upload the jar again.
+func IsJarNotFound(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || !strings.HasPrefix(ae.Path, "/jars/") {
+		return false
+	}
+	switch ae.StatusCode {
+	case http.StatusBadRequest, http.StatusNotFound:
+		for _, m := range ae.Errors {
+			if containsFold(m, "does not exist") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TasksNotRunning reports whether the operation failed because not all of
+// the job's tasks were running (Flink's NOT_ALL_REQUIRED_TASKS_RUNNING:
+// "Checkpoint triggering task ... is not being executed at the moment.
+// Aborting checkpoint. Failure reason: Not all required tasks are
+// currently running."): a job is RUNNING before all its tasks are, and a
+// savepoint triggered again once they run may succeed.
+func (f *FailureCause) TasksNotRunning() bool {
+	return f != nil && f.causedBy("not all required tasks are currently running")
+}
+
+// FilesNotFound reports whether the operation failed because the files it
+// was about were not found: a savepoint disposal whose savepoint is gone
+// (java.io.FileNotFoundException, "Cannot find checkpoint or savepoint
+// file/directory").
+func (f *FailureCause) FilesNotFound() bool {
+	return f != nil && (f.causedBy("filenotfoundexception") || f.causedBy("cannot find checkpoint or savepoint"))
+}
+
+// causedBy reports whether the lower-case substr is in the class of f or
+// in any line of its chain of causes.
+func (f *FailureCause) causedBy(substr string) bool {
+	if containsFold(f.Class, substr) {
+		return true
+	}
+	for c := range CauseChain(f.StackTrace) {
+		if containsFold(c.Line, substr) {
+			return true
+		}
+	}
+	return false
+}

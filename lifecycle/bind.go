@@ -19,8 +19,11 @@ import (
 // format 3 the results of bounded jobs (JobStatus.Result), cron schedules
 // of savepoints (SavepointPolicy.Schedule, TimeZone), triggered
 // checkpoints (JobSpec.Checkpoints, JobStatus.Checkpoint) and the
-// autoscaler (JobSpec.Autoscale, JobStatus.Autoscale).
-const FormatVersion = 3
+// autoscaler (JobSpec.Autoscale, JobStatus.Autoscale); format 4 typed
+// state that format 3 kept in the text of Progress.LastError
+// (Progress.Unconfirmed) and when a checkpoint was read
+// (Observed.CheckpointRead).
+const FormatVersion = 4
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a
@@ -75,16 +78,22 @@ var knownOutcomes = map[Outcome]bool{
 
 // bound runs step, the body of the Step of operation op built for job, if
 // p may be stepped by it (check), and records op, job and the format in
-// p once it has started. An answer of the step's requests that says the
+// p once it has started. env is the operation's own copy of its Env,
+// whose client bound replaces with one that records every answer
+// (recorder): an answer of any of the step's requests that says the
 // client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
 // 403, a redirect, a TLS failure) is returned as Step's error: polling
 // until the deadline cannot change it. p keeps what the step recorded, so
 // that the caller resumes once the client is fixed.
-func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, step func(ctx context.Context) (Result, error)) (Result, error) {
+func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env *Env, step func(ctx context.Context) (Result, error)) (Result, error) {
 	if err := check(p, op, job); err != nil {
 		return Result{}, err
 	}
+	migrate(p)
 	s := &sink{}
+	if env != nil {
+		env.Client = record(env.Client, s)
+	}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
 	if p.Phase != "" && p.Operation == "" {
 		p.Operation, p.Target = op, job
@@ -105,7 +114,8 @@ type sink struct{ err error }
 type sinkKey struct{}
 
 // noted records err in the step's sink if it matches
-// flinkapi.ErrMisconfigured, and returns it.
+// flinkapi.ErrMisconfigured, and returns it: for calls that do not go
+// through an operation's client (a Deployer's, the Controller's own).
 func noted(ctx context.Context, err error) error {
 	if err != nil && errors.Is(err, flinkapi.ErrMisconfigured) {
 		if s, ok := ctx.Value(sinkKey{}).(*sink); ok && s.err == nil {
@@ -148,4 +158,18 @@ func jobName(id flinkapi.JobID) string {
 		return "(none)"
 	}
 	return string(id)
+}
+
+// formatUnconfirmed is the first format that records Progress.Unconfirmed.
+const formatUnconfirmed = 4
+
+// migrate turns what a Progress of an older format recorded as text into
+// the typed fields this release decides on: up to format 3, a stop
+// waiting for its job to end (PhaseWaitStopped) after an answer that
+// Flink did not know the job, to be confirmed by its job list, started
+// LastError with notFound.
+func migrate(p *Progress) {
+	if p.FormatVersion < formatUnconfirmed && p.Phase == PhaseWaitStopped && strings.HasPrefix(p.LastError, notFound) {
+		p.Unconfirmed = true
+	}
 }

@@ -134,33 +134,32 @@ func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
 // timed out (p.NewJobID then names a job that may run). Step returns an
 // error only for a canceled context.
 func (b *BlueGreen) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opBlueGreen, b.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		op := *b
-		old, err := jobEnv(b.Env, b.Deployer, b.Cluster)
-		if err != nil {
-			return Result{}, err
-		}
-		nw, err := jobEnv(b.Env, b.Deployer, p.Cluster)
-		if err != nil {
-			return Result{}, err
-		}
-		op.oldAPI, op.newAPI = old.Client, nw.Client
-		from, now := p.Phase, b.clock().Now()
-		var res Result
-		if p.Phase == PhaseDeleteCluster {
-			res = stepDeleteCluster(ctx, b.Deployer, b.retired(p), p, now, b.Timing)
-		} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && b.retires(p) {
-			res = retire(p, now, b.Timing)
-		}
-		report(ctx, opBlueGreen, b.OnTransition, b.Logger, from, p)
-		return res, err
+	op := *b
+	return bound(ctx, p, opBlueGreen, b.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opBlueGreen, b.OnTransition, b.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
+}
+
+// step is one Step of b on p, between the frame's checks and report.
+func (b *BlueGreen) step(ctx context.Context, p *Progress) (Result, error) {
+	op := *b
+	old, err := jobEnv(b.Env, b.Deployer, b.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
+	nw, err := jobEnv(b.Env, b.Deployer, p.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
+	op.oldAPI, op.newAPI = old.Client, nw.Client
+	now := b.clock().Now()
+	var res Result
+	if p.Phase == PhaseDeleteCluster {
+		res = stepDeleteCluster(ctx, b.Deployer, b.retired(p), p, now, b.Timing)
+	} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && b.retires(p) {
+		res = retire(p, now, b.Timing)
+	}
+	return res, err
 }
 
 // retires reports whether the operation, which just ended, deletes a
@@ -241,17 +240,7 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	}
 	switch p.Phase {
 	case "":
-		p.Steps++
-		p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
-		p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
-		if b.Job == "" {
-			return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade"), nil
-		}
-		if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
-			return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job)), nil
-		}
-		p.Phase = PhaseObserve
-		return Result{}, nil
+		return b.begin(p, now), nil
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
 		p.Steps++
 		res, err := b.observe(ctx, p, now)
@@ -265,20 +254,7 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 		}
 		return b.stopOld(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
-		res, err := b.submitOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		switch {
-		case p.Outcome == OutcomeSucceeded:
-			resetPhase(p)
-			p.Phase, p.Deadline = PhaseWaitHealthy, now.Add(b.window())
-			return Result{}, nil
-		case p.NewJobID == "":
-			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.PreviousJobID) + " runs on"
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		return b.abort(ctx, p, "the new job "+string(p.JobID)+" did not start: "+p.Reason)
+		return b.stepSubmit(ctx, p, now)
 	case PhaseWaitHealthy, PhaseHealthCheckpoint, PhaseReadiness, PhaseConfirmHealthy:
 		p.Steps++
 		return b.health(ctx, p, now)
@@ -287,13 +263,46 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
 }
 
+// begin records the old job and goes on to observe it.
+func (b *BlueGreen) begin(p *Progress, now time.Time) Result {
+	p.Steps++
+	p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
+	p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
+	if b.Job == "" {
+		return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade")
+	}
+	if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
+		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job))
+	}
+	p.Phase = PhaseObserve
+	return Result{}
+}
+
+// stepSubmit steps the submission of the new job; once it runs, its
+// health is waited for within the window.
+func (b *BlueGreen) stepSubmit(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	res, err := b.submitOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	switch {
+	case p.Outcome == OutcomeSucceeded:
+		resetPhase(p)
+		p.Phase, p.Deadline = PhaseWaitHealthy, now.Add(b.window())
+		return Result{}, nil
+	case p.NewJobID == "":
+		p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.PreviousJobID) + " runs on"
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	return b.abort(ctx, p, "the new job "+string(p.JobID)+" did not start: "+p.Reason)
+}
+
 // observe reads the old job (it must run, and names the slots needed),
 // the free slots, and Flink's job list for the new job's id.
 func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
 		d, err := b.oldAPI.Job(ctx, b.Job)
-		noted(ctx, err)
 		if err != nil {
 			p.LastError = errMessage(err)
 			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -316,10 +325,9 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		p.Phase = PhaseCheckSlots
 		return Result{}, nil
 	case PhaseCheckSlots:
-		o, ok := b.oldAPI.(overviewReader)
+		o, ok := overview(b.oldAPI)
 		if ok && b.Deployer == nil { // a Deployer's new cluster brings its own slots
 			ov, err := o.Overview(ctx)
-			noted(ctx, err)
 			if err != nil {
 				p.LastError = errMessage(err)
 				return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -344,7 +352,6 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		return b.startSavepoint(ctx, p, now)
 	}
 	jobs, err := l.ListJobs(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -411,98 +418,134 @@ func (b *BlueGreen) afterSavepoint(ctx context.Context, p *Progress) (Result, er
 // health judges the new job: its details, its checkpoints, the caller's
 // readiness check, and its state once more, within the window.
 func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	past := !now.Before(p.Deadline)
-	id := p.NewJobID
-	notYet := func(why string) (Result, error) {
-		if past {
-			return b.abort(ctx, p, fmt.Sprintf("the new job %s was not healthy within the window (%v): %s", id, b.window(), why))
-		}
-		p.Phase = PhaseWaitHealthy
-		return Result{RequeueAfter: b.Timing.pollSince(p.Deadline.Add(-b.window()), now)}, nil
-	}
-	failedRead := func(err error) (Result, error) {
-		p.LastError = errMessage(err)
-		if past {
-			return notYet(p.LastError)
-		}
-		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
-	}
-	ill := func(st flinkapi.JobState) bool {
-		return st != flinkapi.JobRunning && st != flinkapi.JobCreated && st != flinkapi.JobInitializing && st != flinkapi.JobReconciling
-	}
+	h := healthRead{b: b, p: p, now: now, id: p.NewJobID, past: !now.Before(p.Deadline)}
 	switch p.Phase {
 	case PhaseWaitHealthy:
-		d, err := b.newAPI.Job(ctx, id)
-		noted(ctx, err)
-		if err != nil {
-			return failedRead(err)
-		}
-		p.LastError = ""
-		if ill(d.State) {
-			return b.abort(ctx, p, fmt.Sprintf("the new job %s is %s before it was healthy", id, d.State))
-		}
-		if d.State != flinkapi.JobRunning {
-			return notYet("it is " + string(d.State))
-		}
-		for _, v := range d.Vertices {
-			if v.Status != string(flinkapi.JobRunning) {
-				return notYet("its task " + v.Name + " is " + v.Status)
-			}
-		}
-		p.NewJobStart = d.StartTime
-		p.Phase = PhaseHealthCheckpoint
-		return Result{}, nil
+		return h.running(ctx)
 	case PhaseHealthCheckpoint:
-		stats, err := b.newAPI.Checkpoints(ctx, id)
+		return h.checkpointed(ctx)
+	case PhaseReadiness:
+		return h.ready(ctx)
+	}
+	return h.confirm(ctx)
+}
+
+// healthRead is one read of the new job's health by b on p at now: id is
+// the new job, past whether the window's deadline has passed.
+type healthRead struct {
+	b    *BlueGreen
+	p    *Progress
+	now  time.Time
+	id   flinkapi.JobID
+	past bool
+}
+
+// notYet waits for the new job's health, or past the window aborts.
+func (h healthRead) notYet(ctx context.Context, why string) (Result, error) {
+	if h.past {
+		return h.b.abort(ctx, h.p, fmt.Sprintf("the new job %s was not healthy within the window (%v): %s", h.id, h.b.window(), why))
+	}
+	h.p.Phase = PhaseWaitHealthy
+	return Result{RequeueAfter: h.b.Timing.pollSince(h.p.Deadline.Add(-h.b.window()), h.now)}, nil
+}
+
+// failed records a read that failed: read again after a backoff, or past
+// the window, the job was not seen healthy in it.
+func (h healthRead) failed(ctx context.Context, err error) (Result, error) {
+	h.p.LastError = errMessage(err)
+	if h.past {
+		return h.notYet(ctx, h.p.LastError)
+	}
+	return Result{RequeueAfter: h.b.Timing.backoff(2)}, nil
+}
+
+// ill reports whether a new job in state st will not become healthy.
+func ill(st flinkapi.JobState) bool {
+	return st != flinkapi.JobRunning && st != flinkapi.JobCreated && st != flinkapi.JobInitializing && st != flinkapi.JobReconciling
+}
+
+// running reads whether the new job and all its tasks run.
+func (h healthRead) running(ctx context.Context) (Result, error) {
+	d, err := h.b.newAPI.Job(ctx, h.id)
+	if err != nil {
+		return h.failed(ctx, err)
+	}
+	h.p.LastError = ""
+	if ill(d.State) {
+		return h.b.abort(ctx, h.p, fmt.Sprintf("the new job %s is %s before it was healthy", h.id, d.State))
+	}
+	if d.State != flinkapi.JobRunning {
+		return h.notYet(ctx, "it is "+string(d.State))
+	}
+	for _, v := range d.Vertices {
+		if v.Status != string(flinkapi.JobRunning) {
+			return h.notYet(ctx, "its task "+v.Name+" is "+v.Status)
+		}
+	}
+	h.p.NewJobStart = d.StartTime
+	h.p.Phase = PhaseHealthCheckpoint
+	return Result{}, nil
+}
+
+// checkpointed reads whether the new job completed a checkpoint since it
+// started.
+func (h healthRead) checkpointed(ctx context.Context) (Result, error) {
+	stats, err := h.b.newAPI.Checkpoints(ctx, h.id)
+	if err != nil {
+		return h.failed(ctx, err)
+	}
+	h.p.LastError = ""
+	if c := stats.LatestCompleted; c == nil || c.TriggerTime.Before(h.p.NewJobStart) {
+		return h.notYet(ctx, "no checkpoint completed since it started at "+stamp(h.p.NewJobStart))
+	}
+	h.p.Phase = PhaseConfirmHealthy
+	if h.b.Ready != nil {
+		h.p.Phase = PhaseReadiness
+	}
+	return Result{}, nil
+}
+
+// ready asks the caller's readiness check, if any.
+func (h healthRead) ready(ctx context.Context) (Result, error) {
+	if h.b.Ready != nil {
+		ok, err := h.b.Ready(ctx, h.b.newAPI, h.id)
 		noted(ctx, err)
 		if err != nil {
-			return failedRead(err)
+			return h.failed(ctx, err)
 		}
-		p.LastError = ""
-		if c := stats.LatestCompleted; c == nil || c.TriggerTime.Before(p.NewJobStart) {
-			return notYet("no checkpoint completed since it started at " + stamp(p.NewJobStart))
+		h.p.LastError = ""
+		if !ok {
+			return h.notYet(ctx, "the readiness check says it is not ready")
 		}
-		p.Phase = PhaseConfirmHealthy
-		if b.Ready != nil {
-			p.Phase = PhaseReadiness
-		}
-		return Result{}, nil
-	case PhaseReadiness:
-		if b.Ready != nil {
-			ok, err := b.Ready(ctx, b.newAPI, id)
-			noted(ctx, err)
-			if err != nil {
-				return failedRead(err)
-			}
-			p.LastError = ""
-			if !ok {
-				return notYet("the readiness check says it is not ready")
-			}
-		}
-		p.Phase = PhaseConfirmHealthy
-		return Result{}, nil
 	}
-	// PhaseConfirmHealthy: the details are cached; the state is not.
-	st, err := b.newAPI.JobStatus(ctx, id)
-	noted(ctx, err)
+	h.p.Phase = PhaseConfirmHealthy
+	return Result{}, nil
+}
+
+// confirm reads the new job's state once more (the details are cached;
+// the state is not) and, if it still runs, records it healthy and starts
+// the stop of the old job.
+func (h healthRead) confirm(ctx context.Context) (Result, error) {
+	st, err := h.b.newAPI.JobStatus(ctx, h.id)
 	if err != nil {
-		return failedRead(err)
+		return h.failed(ctx, err)
 	}
-	p.LastError = ""
+	h.p.LastError = ""
 	if st != flinkapi.JobRunning {
 		if ill(st) {
-			return b.abort(ctx, p, fmt.Sprintf("the new job %s is %s after it was seen healthy", id, st))
+			return h.b.abort(ctx, h.p, fmt.Sprintf("the new job %s is %s after it was seen healthy", h.id, st))
 		}
-		return notYet("it is " + string(st))
+		return h.notYet(ctx, "it is "+string(st))
 	}
-	p.Healthy = now
-	strategy := b.StopOld
+	p := h.p
+	p.Healthy = h.now
+	strategy := h.b.StopOld
 	if strategy == "" {
 		strategy = CancelWithoutState
 	}
 	p.Strategy = strategy
 	p.JobID = p.PreviousJobID
-	return subStep(ctx, p, b.stopOp(p))
+	return subStep(ctx, p, h.b.stopOp(p))
 }
 
 // stopOld steps the stop of the old job once the new one is healthy. A

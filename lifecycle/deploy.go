@@ -305,14 +305,14 @@ func jobEnv(env Env, d Deployer, c Cluster) (Env, error) {
 	if d == nil || c.IsZero() {
 		return env, nil
 	}
-	if a, ok := env.Client.(*clusterAPI); ok && a.c == c {
+	if a, ok := unrecorded(env.Client).(*clusterAPI); ok && a.c == c {
 		return env, nil // the Controller gave the operation that client
 	}
 	api, err := clusterClient(d, c)
 	if err != nil {
 		return env, err
 	}
-	env.Client = api
+	env.Client = rewrap(env.Client, api)
 	return env, nil
 }
 

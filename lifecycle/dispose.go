@@ -59,17 +59,9 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 // one follows. It ends Succeeded, or DisposeFailed naming the savepoints
 // left. Step returns an error only for a canceled context.
 func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opDispose, "", func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		from := p.Phase
-		res := d.advance(ctx, p, d.clock().Now())
-		report(ctx, opDispose, d.OnTransition, d.Logger, from, p)
-		return res, nil
+	op := *d
+	return bound(ctx, p, opDispose, "", &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opDispose, d.OnTransition, d.Logger, func() (Result, error) { return op.advance(ctx, p, d.clock().Now()), nil })
 	})
 }
 
@@ -92,7 +84,6 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 	case PhaseDispose:
 		p.Requests++
 		op, err := d.Client.DisposeSavepoint(ctx, loc)
-		noted(ctx, err)
 		switch {
 		case err == nil:
 			p.Disposal, p.Phase, p.LastError = op.TriggerID, PhaseWaitDisposed, ""
@@ -104,7 +95,6 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		return Result{RequeueAfter: d.Timing.backoff(p.Requests)}
 	case PhaseWaitDisposed:
 		res, err := d.Client.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepointDisposal, TriggerID: p.Disposal})
-		noted(ctx, err)
 		switch {
 		case err == nil:
 		case flinkapi.IsTriggerNotFound(err):
@@ -124,7 +114,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		if res.Failure != nil {
 			msg = savepoint.FailureMessage(res.Failure)
 		}
-		if strings.Contains(msg, "Cannot find") || strings.Contains(msg, "FileNotFound") {
+		if res.Failure.FilesNotFound() {
 			// Its files are gone: what a disposal is for. An earlier
 			// request whose answer was lost may have disposed of it, so
 			// this is no failure (the caller would keep a record of

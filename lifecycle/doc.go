@@ -201,7 +201,13 @@
 // reads (its trigger id, then the checkpoint history after a read that
 // failed): a savepoint that completed while the caller was away is
 // recorded; one that did not, or whose reads all failed, ends
-// OutcomeTimedOut.
+// OutcomeTimedOut. A trigger that was never answered (recorded, and the
+// caller away before it was sent or with its answer) does not count as
+// waited for: past the deadline it is sent, and the deadline and the
+// trigger time count from then. A savepoint found in the history counts
+// as the operation's only if it was triggered at or after the trigger
+// time (to Flink's milliseconds): one taken meanwhile by someone else,
+// or by a schedule, never stands in for it.
 //
 // An answer that Flink does not know the job, also a savepoint that
 // completes with FlinkJobNotFoundException, is checked against Flink's
@@ -303,6 +309,17 @@
 // the job's checkpointing configuration keeps it once the job is
 // cancelled (or, for a FAILED job, at all): Flink deletes the others with
 // the job (execution.checkpointing.externalized-checkpoint-retention).
+// An answer that Flink does not know the job to that configuration read
+// is confirmed by its job list first: a job the list shows has its
+// configuration read again within the deadline.
+//
+// A job is cancelled for a retained checkpoint only if it was read
+// shortly before (10 s; else the job is observed again: Flink may have
+// discarded it since). After the cancel the new job starts from the
+// newest retained checkpoint of the cancelled job: a newer one that the
+// statistics show, else the one recorded before the cancel (a JobManager
+// that failed over answers an empty history), never older state, and
+// without asking the policy again about an age it already accepted.
 //
 // # Blue/green upgrades
 //

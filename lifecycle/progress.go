@@ -161,7 +161,15 @@ type Progress struct {
 	// Reason explains the Outcome for people.
 	Reason string `json:"reason,omitempty"`
 	// LastError is the last transient error, cleared by a definite answer.
+	// It is for people: no step decides on its text.
 	LastError string `json:"lastError,omitempty"`
+	// Unconfirmed reports that an answer about the job said Flink does not
+	// know it: Flink's job list is asked in the next step, and confirms it
+	// or shows the job after all (one such answer can come from a
+	// JobManager failing over). Format 4; a Progress of an older format
+	// recorded it as the start of LastError, which the first Step turns
+	// into this field.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 	// Steps counts the calls of Step.
 	Steps int `json:"steps,omitempty"`
 
@@ -270,6 +278,13 @@ type Observed struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
 	CheckpointTime time.Time `json:"checkpointTime,omitzero"`
+	// CheckpointRead is when Checkpoint was read from Flink (format 4):
+	// a job is cancelled for a checkpoint read shortly before, never for
+	// one read so long ago that Flink may have discarded it since.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	CheckpointRead time.Time `json:"checkpointRead,omitzero"`
 	// Latest is the newest savepoint known: the caller's, or the one in
 	// the RestorePointStore, whichever is newer.
 	Latest savepoint.Record `json:"latest,omitzero"`

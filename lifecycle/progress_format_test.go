@@ -56,6 +56,7 @@ func TestProgressFormats(t *testing.T) {
 			{File: "progress-v1.json", Version: 1, Want: goldenProgress},
 			{File: "progress-v2.json", Version: 2, Want: goldenProgress2},
 			{File: "progress-v3.json", Version: 3, Want: goldenProgress3},
+			{File: "progress-v4.json", Version: 4, Want: goldenProgress4},
 		},
 	})
 }
@@ -177,6 +178,32 @@ var goldenSpec3 = func() JobSpec {
 	return s
 }()
 
+// goldenProgress4 is the Progress of the format-version-4 fixture, which
+// added Unconfirmed and Observed.CheckpointRead: every field set.
+var goldenProgress4 = func() Progress {
+	p := goldenProgress3
+	p.FormatVersion = 4
+	p.Unconfirmed = true
+	p.Observed.CheckpointRead = time.Date(2026, 3, 1, 12, 59, 58, 0, time.UTC)
+	return p
+}()
+
+// goldenStatus4 is the JobStatus of the format-version-4 fixture (the
+// fields of its Progress added).
+var goldenStatus4 = func() JobStatus {
+	s := goldenStatus3
+	s.FormatVersion, s.Progress = 4, goldenProgress4
+	return s
+}()
+
+// goldenSpec4 is the JobSpec of the format-version-4 fixture (no field
+// added).
+var goldenSpec4 = func() JobSpec {
+	s := goldenSpec3
+	s.FormatVersion = 4
+	return s
+}()
+
 // goldenStatus is the JobStatus of the format-version-1 fixture: every
 // field set. It is as fixed as the file.
 var goldenStatus = func() JobStatus {
@@ -223,6 +250,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobstatus-v1.json", Version: 1, Want: goldenStatus},
 			{File: "jobstatus-v2.json", Version: 2, Want: goldenStatus2},
 			{File: "jobstatus-v3.json", Version: 3, Want: goldenStatus3},
+			{File: "jobstatus-v4.json", Version: 4, Want: goldenStatus4},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -238,6 +266,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobspec-v1.json", Version: 1, Want: goldenSpec},
 			{File: "jobspec-v2.json", Version: 2, Want: goldenSpec2},
 			{File: "jobspec-v3.json", Version: 3, Want: goldenSpec3},
+			{File: "jobspec-v4.json", Version: 4, Want: goldenSpec4},
 		},
 	})
 }

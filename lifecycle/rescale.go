@@ -118,14 +118,9 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 	if r.Job == "" {
 		return Result{}, errors.New("lifecycle: Rescale.Job is empty; name the job to rescale")
 	}
-	return bound(ctx, p, opRescale, r.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		from := p.Phase
-		res, err := r.advance(ctx, p, r.clock().Now())
-		report(ctx, opRescale, r.OnTransition, r.Logger, from, p)
-		return res, err
+	op := *r
+	return bound(ctx, p, opRescale, r.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opRescale, r.OnTransition, r.Logger, func() (Result, error) { return op.advance(ctx, p, r.clock().Now()) })
 	})
 }
 
@@ -158,7 +153,6 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 		return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of Rescale", p.Phase)), nil
 	}
 	v, err := r.Client.Version(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
@@ -190,10 +184,8 @@ func (r *Rescale) upgrade(v flinkapi.Version) *Upgrade {
 // scheduler from its resource requirements.
 func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, error) {
 	v, err := r.Client.Version(ctx)
-	noted(ctx, err)
 	if err == nil && v.Supports(flinkapi.FeatureResourceRequirements) {
 		_, err = r.Client.ResourceRequirements(ctx, p.PreviousJobID)
-		noted(ctx, err)
 	} else if err == nil {
 		p.Scheduler = "" // no resource requirements before 1.18
 		p.Phase, p.LastError = PhaseObserveParallelism, ""
@@ -202,9 +194,9 @@ func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, er
 	switch {
 	case err == nil:
 		p.Scheduler = policy.SchedulerAdaptive
-	case unsupportedByScheduler(err):
+	case flinkapi.IsUnsupportedByScheduler(err):
 		p.Scheduler = policy.SchedulerDefault
-	case flinkapi.IsJobNotFound(err), jobNotFoundInternal(err), permanent(err):
+	case flinkapi.IsJobNotFound(err), flinkapi.IsDispatcherJobNotFound(err), permanent(err):
 		// The job is looked at next; its scheduler stays unknown.
 		p.Scheduler = ""
 	default:
@@ -215,37 +207,15 @@ func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, er
 	return Result{}, nil
 }
 
-// unsupportedByScheduler reports Flink's answer to the resource
-// requirements endpoints on a scheduler that has none (the default and the
-// adaptive batch scheduler): 500 with an UnsupportedOperationException.
-func unsupportedByScheduler(err error) bool {
-	var ae *flinkapi.APIError
-	if !errors.As(err, &ae) || ae.StatusCode != http.StatusInternalServerError {
-		return false
-	}
-	all := strings.Join(ae.Errors, "\n")
-	return strings.Contains(all, "UnsupportedOperationException") || strings.Contains(all, "does not support")
-}
-
-// jobNotFoundInternal reports the 500 that handlers asking the dispatcher
-// answer for an unknown job (FlinkJobNotFoundException).
-func jobNotFoundInternal(err error) bool {
-	var ae *flinkapi.APIError
-	return errors.As(err, &ae) && ae.StatusCode == http.StatusInternalServerError &&
-		strings.Contains(strings.Join(ae.Errors, "\n"), "FlinkJobNotFoundException")
-}
-
 // observeParallelism reads the job's vertices and decides.
 func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	v, err := r.Client.Version(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
 	}
 	obs := policy.RescaleObservations{FlinkVersion: v, Scheduler: p.Scheduler}
 	d, err := r.Client.Job(ctx, p.PreviousJobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		obs.JobState = d.State
@@ -299,14 +269,13 @@ func (r *Rescale) setRequirements(ctx context.Context, p *Progress, now time.Tim
 		req[id] = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: p.Parallelism}
 	}
 	err := r.Client.SetResourceRequirements(ctx, p.PreviousJobID, req)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.LastError = ""
 		p.Phase = PhaseConfirmParallelism
 		p.Deadline = now.Add(orDefault(r.Timeout, DefaultRescaleTimeout))
 		return Result{RequeueAfter: r.Timing.poll()}, nil
-	case flinkapi.IsJobNotFound(err), jobNotFoundInternal(err):
+	case flinkapi.IsJobNotFound(err), flinkapi.IsDispatcherJobNotFound(err):
 		return finish(p, OutcomeJobGone, "Flink does not know the job: "+errMessage(err)), nil
 	case permanent(err), isServerError(err):
 		return finish(p, OutcomeRescaleRejected, "Flink refused the resource requirements: "+errMessage(err)), nil
@@ -325,7 +294,6 @@ func isServerError(err error) bool {
 // parallelism, or the deadline passes.
 func (r *Rescale) confirm(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	d, err := r.Client.Job(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.LastError = ""

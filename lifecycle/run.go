@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
@@ -19,19 +20,7 @@ type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
 
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 func clockOr(c Clock) Clock {
 	if c == nil {
@@ -193,7 +182,6 @@ func savepointProgress(ctx context.Context, c SavepointAPI, p *Progress) (savepo
 		return savepoint.Progress{}, false
 	}
 	stats, err := c.Checkpoints(ctx, st.JobID)
-	noted(ctx, err)
 	if err != nil {
 		return savepoint.Progress{}, false
 	}

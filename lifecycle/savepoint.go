@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -37,17 +36,9 @@ func (t *TakeSavepoint) savepointAPI() SavepointAPI { return t.Client }
 // Succeeded with p.Location set, or in another Outcome, at the latest at
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opTakeSavepoint, t.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		from := p.Phase
-		res, err := t.step(ctx, p)
-		report(ctx, opTakeSavepoint, t.OnTransition, t.Logger, from, p)
-		return res, err
+	op := *t
+	return bound(ctx, p, opTakeSavepoint, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opTakeSavepoint, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }
 
@@ -90,72 +81,101 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 	p.Savepoint = savepoint.Begin(kind, job, trigger, reason, now, deadline)
 }
 
+// unsent reports whether the trigger of p's savepoint was never answered:
+// recorded (savepoint.Begin) and not sent, or sent by a step whose
+// answer was lost with the Progress it changed.
+func unsent(p *Progress) bool {
+	st := p.Savepoint
+	return st.State == savepoint.Pending && st.Attempts == 0 && st.LastUpdate.Equal(st.TriggerTime) && !st.TriggerTime.IsZero()
+}
+
+// firstSend prepares the trigger of p's savepoint, never answered, to be
+// sent at now. Past its deadline nothing was sent before it (or nothing
+// that Flink answered): the time passed while the caller was away, not
+// waiting for Flink, and the deadline counts from this first request, as
+// does the trigger time. A savepoint in the checkpoint history counts as
+// this one only if it was triggered at or after the trigger time, so
+// one taken while the caller was away (by someone else, or by a
+// schedule) is never taken for it. A trigger sent again after the job's
+// tasks were not running (Requests > 0) keeps the phase's deadline.
+func firstSend(p *Progress, now time.Time) {
+	st := &p.Savepoint
+	if p.Requests > 0 || st.Deadline.IsZero() || now.Before(st.Deadline) {
+		return
+	}
+	st.Deadline, st.TriggerTime, st.LastUpdate = now.Add(st.Deadline.Sub(st.TriggerTime)), now, now
+	p.Deadline = st.Deadline
+}
+
+// recoverSince looks for the savepoint of the Lost status st in the
+// checkpoint statistics stats as savepoint.Recover does, counting only
+// savepoints triggered at or after since: one triggered earlier was
+// someone else's (or an earlier operation's), not this one.
+func recoverSince(st savepoint.Status, stats *flinkapi.CheckpointStatistics, since, now time.Time) savepoint.Status {
+	if stats == nil || since.IsZero() {
+		return savepoint.Recover(st, stats, now)
+	}
+	sent := st.TriggerTime
+	st.TriggerTime = since
+	next := savepoint.Recover(st, onlySince(stats, since), now)
+	next.TriggerTime = sent
+	return next
+}
+
+// onlySince returns a copy of stats in which savepoints triggered before
+// since are no candidates of savepoint.Recover: completed ones read as
+// discarded, those in progress as failed. Their trigger times stay, so
+// that the history still shows how far back it reaches.
+func onlySince(stats *flinkapi.CheckpointStatistics, since time.Time) *flinkapi.CheckpointStatistics {
+	// Flink records trigger times in milliseconds.
+	since = since.Truncate(time.Millisecond)
+	early := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
+		if c.IsSavepoint && !c.TriggerTime.IsZero() && c.TriggerTime.Before(since) {
+			switch c.Status {
+			case flinkapi.CheckpointCompleted:
+				c.Discarded = true
+			case flinkapi.CheckpointInProgress:
+				c.Status = flinkapi.CheckpointFailed
+			}
+		}
+		return c
+	}
+	out := *stats
+	out.History = make([]flinkapi.CheckpointStats, len(stats.History))
+	for i, c := range stats.History {
+		out.History[i] = early(c)
+	}
+	if stats.LatestSavepoint != nil {
+		c := early(*stats.LatestSavepoint)
+		out.LatestSavepoint = &c
+	}
+	return &out
+}
+
+// recoveryFrom is the earliest trigger time of a savepoint in the
+// checkpoint history that counts as the one of p: its trigger time, or
+// for a job that ended as its stop would have ended it, the start of the
+// operation (a stop sent before the trigger time was moved by
+// firstSend, whose answer was lost, may have ended it: the savepoint
+// that ended a job is its newest state).
+func recoveryFrom(p *Progress) time.Time {
+	if ended(p) && stoppedBy(p) && !p.Started.IsZero() && p.Started.Before(p.Savepoint.TriggerTime) {
+		return p.Started
+	}
+	return p.Savepoint.TriggerTime
+}
+
 // savepointStep does the one request the savepoint status asks for and
 // derives the next status. It reports whether the status is final.
 func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
-	st := savepoint.CheckDeadline(p.Savepoint, now)
-	switch {
-	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
-		// The deadline passed (while answers failed, or while the caller
-		// was away) before anything said what became of a savepoint that
-		// may have been taken: find out before calling it timed out
-		// (invariant 2).
-		var final bool
-		if st, final = lateLookup(ctx, c, p, now); !final {
-			return false
-		}
-	case st.NeedsJobList():
-		// An answer said Flink does not know the job (a 404, or an
-		// operation that completed with FlinkJobNotFoundException, as
-		// Flink answers for a job that ended, too, when a trigger it
-		// forgot starts a new operation): its job list confirms it
-		// (JobGone), or shows the job after all. A job that ended is
-		// recorded: its checkpoint statistics count from a cache
-		// duration later.
-		known, js, err := listJob(ctx, c, st.JobID)
-		if err == nil && known && js.IsGloballyTerminal() {
-			seenTerminal(p, js, now, t)
-		}
-		st = savepoint.AfterJobList(st, known, js, err, now)
-	case st.NeedsTrigger():
-		op, err := send()
-		noted(ctx, err)
-		st = savepoint.AfterTrigger(st, op, err, now)
-	case st.NeedsPoll():
-		res, err := c.OperationStatus(ctx, st.Operation())
-		noted(ctx, err)
-		st = savepoint.AfterPoll(st, res, err, now)
-	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
-		// Wait until Flink's cache holds no statistics from before the
-		// job ended (see savepointDelay).
-		return false
-	case st.NeedsRecovery():
-		stats, err := c.Checkpoints(ctx, st.JobID)
-		noted(ctx, err)
-		switch {
-		case flinkapi.IsJobNotFound(err):
-			// Unconfirmed, as after a poll: the job list is asked next.
-			st = savepoint.AfterPoll(st, nil, err, now)
-		case err != nil && ended(p) && errors.Is(err, flinkapi.ErrNotFound):
-			// An ended job without checkpoint statistics (checkpointing
-			// off): nothing will show the savepoint.
-			st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "Flink has no checkpoint statistics of it ("+errMessage(err)+")")
-			st.LastError, st.Attempts, st.LastUpdate = "", 0, now
-		case err != nil:
-			// The error of the statistics call means for the savepoint
-			// what it means for a poll: a transient error keeps it Lost.
-			st = savepoint.AfterPoll(st, nil, err, now)
-		default:
-			st = savepoint.Recover(st, stats, now)
-			if st.State == savepoint.Lost && ended(p) {
-				// Statistics read after the job ended are final: no
-				// savepoint of it will appear.
-				st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "its checkpoint history, read after it ended, holds no savepoint triggered at or after "+stamp(st.TriggerTime))
-				st.LastUpdate = now
-			}
-		}
+	if unsent(p) {
+		firstSend(p, now)
 	}
-	if st.State == savepoint.Failed && st.Location == "" && tasksNotRunning(st.Failure) && now.Before(st.Deadline) {
+	st, notRunning, moved := savepointRequest(ctx, c, p, send, now, t)
+	if !moved {
+		return false
+	}
+	if st.State == savepoint.Failed && st.Location == "" && notRunning && now.Before(st.Deadline) {
 		// A job is RUNNING before all its tasks are: Flink refuses a
 		// savepoint until they run. Trigger again, with a new trigger id
 		// (this one failed), until the deadline.
@@ -171,6 +191,82 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		p.Requests = 0
 	}
 	return st.Final()
+}
+
+// savepointRequest does the one request the savepoint status of p asks
+// for and returns the status it leads to; notRunning reports that Flink
+// failed the savepoint because the job's tasks were not all running.
+// moved is false when p is to be left as it is (a read past the deadline
+// failed and is to be repeated, or Flink's cache is waited for).
+func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) (st savepoint.Status, notRunning, moved bool) {
+	st = savepoint.CheckDeadline(p.Savepoint, now)
+	switch {
+	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
+		// The deadline passed (while answers failed, or while the caller
+		// was away) before anything said what became of a savepoint that
+		// may have been taken: find out before calling it timed out
+		// (invariant 2).
+		st, moved = lateLookup(ctx, c, p, now)
+		return st, false, moved
+	case st.NeedsJobList():
+		return confirmJob(ctx, c, p, st, now, t), false, true
+	case st.NeedsTrigger():
+		op, err := send()
+		return savepoint.AfterTrigger(st, op, err, now), false, true
+	case st.NeedsPoll():
+		res, err := c.OperationStatus(ctx, st.Operation())
+		return savepoint.AfterPoll(st, res, err, now), err == nil && res != nil && res.Failure.TasksNotRunning(), true
+	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
+		// Wait until Flink's cache holds no statistics from before the
+		// job ended (see savepointDelay).
+		return st, false, false
+	case st.NeedsRecovery():
+		return recoverSavepoint(ctx, c, p, st, now), false, true
+	}
+	return st, false, true
+}
+
+// confirmJob asks Flink's job list about the job of st after an answer
+// said Flink does not know it (a 404, or an operation that completed with
+// FlinkJobNotFoundException, as Flink answers for a job that ended, too,
+// when a trigger it forgot starts a new operation): the list confirms it
+// (JobGone), or shows the job after all. A job that ended is recorded:
+// its checkpoint statistics count from a cache duration later.
+func confirmJob(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time, t Timing) savepoint.Status {
+	known, js, err := listJob(ctx, c, st.JobID)
+	if err == nil && known && js.IsGloballyTerminal() {
+		seenTerminal(p, js, now, t)
+	}
+	return savepoint.AfterJobList(st, known, js, err, now)
+}
+
+// recoverSavepoint looks the savepoint of st, whose trigger id Flink
+// forgot, up in the job's checkpoint history.
+func recoverSavepoint(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
+	stats, err := c.Checkpoints(ctx, st.JobID)
+	switch {
+	case flinkapi.IsJobNotFound(err):
+		// Unconfirmed, as after a poll: the job list is asked next.
+		return savepoint.AfterPoll(st, nil, err, now)
+	case err != nil && ended(p) && errors.Is(err, flinkapi.ErrNotFound):
+		// An ended job without checkpoint statistics (checkpointing
+		// off): nothing will show the savepoint.
+		st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "Flink has no checkpoint statistics of it ("+errMessage(err)+")")
+		st.LastError, st.Attempts, st.LastUpdate = "", 0, now
+		return st
+	case err != nil:
+		// The error of the statistics call means for the savepoint
+		// what it means for a poll: a transient error keeps it Lost.
+		return savepoint.AfterPoll(st, nil, err, now)
+	}
+	st = recoverSince(st, stats, recoveryFrom(p), now)
+	if st.State == savepoint.Lost && ended(p) {
+		// Statistics read after the job ended are final: no
+		// savepoint of it will appear.
+		st.State, st.Failure = savepoint.LostForGood, lostEnded(p, st, "its checkpoint history, read after it ended, holds no savepoint triggered at or after "+stamp(st.TriggerTime))
+		st.LastUpdate = now
+	}
+	return st
 }
 
 // lateReads bounds the reads past a savepoint's deadline that find out
@@ -192,18 +288,16 @@ func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time)
 	next, failed := timedOut, false
 	if p.Requests == 0 && prev.State == savepoint.InFlight {
 		res, err := c.OperationStatus(ctx, prev.Operation())
-		noted(ctx, err)
 		next = savepoint.AfterPoll(prev, res, err, now)
 		// A transient error, or a trigger id Flink forgot: the history
 		// may still show the savepoint.
 		failed = next.State == savepoint.TimedOut && (next.Attempts > prev.Attempts || next.Failure != timedOut.Failure)
 	} else {
 		stats, err := c.Checkpoints(ctx, prev.JobID)
-		noted(ctx, err)
 		if err == nil {
 			lost := prev
 			lost.State = savepoint.Lost
-			if found := savepoint.Recover(lost, stats, now); found.State == savepoint.Succeeded {
+			if found := recoverSince(lost, stats, recoveryFrom(p), now); found.State == savepoint.Succeeded {
 				next = found
 			}
 		} else {
@@ -265,13 +359,6 @@ func lostEnded(p *Progress, st savepoint.Status, why string) string {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-// tasksNotRunning reports whether a savepoint failed because not all of
-// the job's tasks were running yet (Flink's NOT_ALL_REQUIRED_TASKS_RUNNING),
-// which passes once they are deployed.
-func tasksNotRunning(failure string) bool {
-	return strings.Contains(failure, "Not all required tasks are currently running")
-}
 
 // newTriggerID returns a fresh trigger id, or none for a cluster that
 // chooses its own (the failed one had none).

@@ -2,11 +2,8 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -133,27 +130,12 @@ func CleanSession(ctx context.Context, c SessionAPI, claims []Claim, opts Sessio
 	}
 	r := SessionPlan(jars, jobs, claims, opts, now)
 	for _, j := range r.UnusedJars {
-		if err := c.DeleteJar(ctx, j.ID); err != nil && !jarGone(err) {
+		if err := c.DeleteJar(ctx, j.ID); err != nil && !flinkapi.IsJarNotFound(err) {
 			return r, fmt.Errorf("lifecycle: session housekeeping: deleting jar %s: %w", j.ID, err)
 		}
 		r.Deleted = append(r.Deleted, j.ID)
 	}
 	return r, nil
-}
-
-// jarGone reports Flink's answer for a jar it does not know: 400 with
-// "... does not exist".
-func jarGone(err error) bool {
-	var ae *flinkapi.APIError
-	if !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
-		return false
-	}
-	for _, m := range ae.Errors {
-		if strings.Contains(m, "does not exist") {
-			return true
-		}
-	}
-	return false
 }
 
 // UnclaimedName is the name under which UnclaimedTeardown records the

@@ -111,18 +111,18 @@ func (s *Stop) savepointAPI() SavepointAPI { return s.Client }
 // Step returns ErrStateRequired (before any request) when CancelWithoutState
 // is asked for a policy that keeps state, and a canceled context's error.
 func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opStop, s.Job, func(ctx context.Context) (Result, error) { return s.step(ctx, p) })
+	op := *s
+	return bound(ctx, p, opStop, s.Job, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Teardown and Upgrade
 // stop jobs through it on their own Progress.
 func (s *Stop) step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
+	return frame(ctx, p, opStop, nil, nil, func() (Result, error) { return s.advance(ctx, p) })
+}
+
+// advance is one step of s on p, between the frame's checks.
+func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 	now := s.clock().Now()
 	if p.Phase == "" {
 		strategy, err := ChooseStopStrategy(flinkapi.Version{}, s.Mode, s.Strategy)
@@ -182,7 +182,7 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 		return finish(p, o, reason)
 	}
 	p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
-	p.LastError = ""
+	p.LastError, p.Unconfirmed = "", false
 	if p.Strategy == SavepointThenCancel {
 		p.Phase = PhaseCancel
 		return Result{}
@@ -211,14 +211,13 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 	}
 	p.Requests++
 	err := s.Client.CancelJob(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil, flinkapi.IsTerminal(err):
 		p.Requests, p.LastError = 0, ""
 	case flinkapi.IsJobNotFound(err):
 		// Confirmed by Flink's job list (stepWait) before it counts: one
 		// such answer may be transient, and the job may still run.
-		p.LastError = notFound + errMessage(err)
+		p.LastError, p.Unconfirmed = notFound+errMessage(err), true
 	case errors.Is(err, flinkapi.ErrInvalidInput), errors.Is(err, flinkapi.ErrBadRequest):
 		return finish(p, OutcomeJobTerminal, "Flink refused to cancel the job: "+errMessage(err))
 	default:
@@ -251,7 +250,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	if past && p.LastError != "" {
 		return timedOut()
 	}
-	if strings.HasPrefix(p.LastError, notFound) {
+	if p.Unconfirmed {
 		// An answer said Flink does not know the job: its job list
 		// confirms it, or shows the job after all.
 		known, st, err := listJob(ctx, s.Client, p.JobID)
@@ -268,11 +267,10 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 			seenTerminal(p, st, now, s.Timing)
 			return s.stopped(p, "the job is "+string(st))
 		}
-		p.LastError = ""
+		p.LastError, p.Unconfirmed = "", false
 		return Result{RequeueAfter: s.Timing.poll()}
 	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 	case past:
@@ -280,7 +278,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		return timedOut()
 	case flinkapi.IsJobNotFound(err):
 		// One such answer may be transient (see above).
-		p.LastError = notFound + errMessage(err)
+		p.LastError, p.Unconfirmed = notFound+errMessage(err), true
 		return Result{RequeueAfter: s.Timing.poll()}
 	default:
 		p.LastError = errMessage(err)
@@ -336,7 +334,6 @@ func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flin
 		return false, "", nil
 	}
 	jobs, err := l.ListJobs(ctx)
-	noted(ctx, err)
 	if err != nil {
 		return false, "", err
 	}
@@ -349,7 +346,7 @@ func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flin
 }
 
 func (s *Stop) stopped(p *Progress, why string) Result {
-	p.LastError = ""
+	p.LastError, p.Unconfirmed = "", false
 	if p.Location != "" {
 		return finish(p, OutcomeSucceeded, why+"; savepoint at "+p.Location)
 	}

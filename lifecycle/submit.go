@@ -89,18 +89,18 @@ func refused(p *Progress, reason string) Result {
 // message says why), or TimedOut at the deadline. Step returns an error
 // only for a canceled context.
 func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opSubmit, s.JobID, func(ctx context.Context) (Result, error) { return s.step(ctx, p) })
+	op := *s
+	return bound(ctx, p, opSubmit, s.JobID, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Upgrade and Restart
 // submit through it on their own Progress.
 func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
+	return frame(ctx, p, opSubmit, nil, nil, func() (Result, error) { return s.advance(ctx, p) })
+}
+
+// advance is one step of s on p, between the frame's checks.
+func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
 	p.Steps++
 	now := s.clock().Now()
 	if p.Phase == "" {
@@ -162,7 +162,6 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 
 func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
 	jar, err := s.Client.UploadJar(ctx, s.JarFile)
-	noted(ctx, err)
 	if err != nil {
 		if permanent(err) {
 			return finish(p, OutcomeSubmitFailed, "jar upload failed: "+errMessage(err))
@@ -179,7 +178,6 @@ func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
 // answer was lost.
 func (s *Submit) stepLookup(ctx context.Context, p *Progress) Result {
 	_, err := s.Client.Job(ctx, p.JobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		p.Phase, p.LastError = PhaseWaitRunning, ""
@@ -198,7 +196,6 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	p.Requests++
 	p.NewJobID = p.JobID // a job of this id may run from now on
 	_, err := s.Client.RunJar(ctx, p.JarID, req)
-	noted(ctx, err)
 	switch {
 	case err == nil, flinkapi.IsDuplicateJob(err):
 		// Flink answers a jar run once the job is submitted, and often
@@ -232,7 +229,6 @@ func (s *Submit) reader(p *Progress) (SubmitAPI, error) {
 
 func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now time.Time) Result {
 	state, err := api.JobStatus(ctx, p.JobID)
-	noted(ctx, err)
 	past := !now.Before(p.Deadline)
 	switch {
 	case err == nil:
@@ -291,7 +287,7 @@ type exceptionReader interface {
 func (s *Submit) stepFailureCause(ctx context.Context, api SubmitAPI, p *Progress) Result {
 	reason := p.Reason
 	if er, ok := api.(exceptionReader); ok {
-		if ex, err := er.JobExceptions(ctx, p.JobID, 1); noted(ctx, err) == nil && len(ex.Entries) > 0 {
+		if ex, err := er.JobExceptions(ctx, p.JobID, 1); err == nil && len(ex.Entries) > 0 {
 			e := ex.Entries[0]
 			cause := flinkapi.RootCause(e.StackTrace)
 			if cause == "" {

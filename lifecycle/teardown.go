@@ -69,29 +69,54 @@ func (t *Teardown) savepointAPI() SavepointAPI { return t.Client }
 // Step returns an error for a canceled context and ErrStateRequired for a
 // Strategy of CancelWithoutState under a policy that keeps state.
 func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opTeardown, t.Job, func(ctx context.Context) (Result, error) {
-		if p.Done() {
-			return Result{Done: true, Outcome: p.Outcome}, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		env, err := jobEnv(t.Env, t.Deployer, t.Cluster)
-		if err != nil {
-			return Result{}, err
-		}
-		op := *t
-		op.Env = env
-		from, now := p.Phase, t.clock().Now()
-		var res Result
-		if p.Phase == PhaseDeleteCluster {
-			res = stepDeleteCluster(ctx, t.Deployer, t.Cluster, p, now, t.Timing)
-		} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && t.retires(p) {
-			res = retire(p, now, t.Timing)
-		}
-		report(ctx, opTeardown, t.OnTransition, t.Logger, from, p)
-		return res, err
+	op := *t
+	return bound(ctx, p, opTeardown, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opTeardown, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
+}
+
+// step is one Step of t on p, between the frame's checks and report.
+func (t *Teardown) step(ctx context.Context, p *Progress) (Result, error) {
+	env, err := jobEnv(t.Env, t.Deployer, t.Cluster)
+	if err != nil {
+		return Result{}, err
+	}
+	op := *t
+	op.Env = env
+	now := t.clock().Now()
+	var res Result
+	if p.Phase == PhaseDeleteCluster {
+		res = stepDeleteCluster(ctx, t.Deployer, t.Cluster, p, now, t.Timing)
+	} else if res, err = op.advance(ctx, p, now); err == nil && res.Done && t.retires(p) {
+		res = retire(p, now, t.Timing)
+	}
+	return res, err
+}
+
+// endedBefore reports whether the stop of p, which did not succeed,
+// found the job ended without a savepoint of it: its newest state is to
+// be read instead.
+func endedBefore(p *Progress) bool {
+	switch p.StopOutcome {
+	case OutcomeJobTerminal, OutcomeSavepointFailed, OutcomeSavepointLost, OutcomeTimedOut:
+		return p.Location == "" && (ended(p) || p.StopOutcome == OutcomeJobTerminal)
+	}
+	return false
+}
+
+// retries reports whether the job of p, whose savepoint failed or was
+// lost, is stopped with another: while Timing.Savepoint, counted from the
+// start (end), has time left and attempts remain.
+func (t *Teardown) retries(p *Progress, now time.Time) (end time.Time, ok bool) {
+	if p.StopOutcome != OutcomeSavepointFailed && p.StopOutcome != OutcomeSavepointLost || p.Location != "" {
+		return time.Time{}, false
+	}
+	end = p.Started.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
+	tries := t.SavepointAttempts
+	if tries <= 0 {
+		tries = policy.DefaultSavepointAttempts
+	}
+	return end, now.Before(end) && p.Attempts < tries
 }
 
 // retires reports whether the teardown, which just ended, deletes the
@@ -121,52 +146,69 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		}
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		res, err := t.stopOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		if p.StopOutcome != "" {
-			// The cancel ended.
-			if p.Outcome != OutcomeSucceeded {
-				return finish(p, p.Outcome, "cancelling the job after "+string(p.StopOutcome)+": "+p.Reason), nil
-			}
-			return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
-		}
-		p.StopOutcome = p.Outcome
-		return t.next(ctx, p, now)
+		return t.stepStop(ctx, p, now)
 	case PhaseObserve, PhaseObserveCheckpoints, PhaseObserveRetention:
-		p.Steps++
-		timedOut := func() (Result, error) {
-			return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.StopOutcome)+": "+p.Reason+
-				"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
-		}
-		if !now.Before(p.Deadline) && p.LastError != "" {
-			return timedOut()
-		}
-		phase, deadline := p.Phase, p.Deadline
-		res, err := t.observeEnded(ctx, p, now)
-		if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
-			return timedOut() // the one more read past the deadline failed too
-		}
-		return res, err
+		return t.stepObserve(ctx, p, now)
 	case PhaseRecord:
-		p.Steps++
-		if !now.Before(p.Deadline) && p.LastError != "" {
-			return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the restore point %s under %q: %s", restorePoint(p), t.Name, p.LastError)), nil
-		}
-		if err := t.Store.Put(ctx, t.Name, teardownRecord(p)); err != nil {
-			p.Requests++
-			p.LastError = err.Error()
-			return Result{RequeueAfter: t.Timing.backoff(p.Requests)}, nil
-		}
-		p.Recorded, p.Requests, p.LastError = true, 0, ""
-		if p.Location == "" && ended(p) {
-			return t.endedResult(p), nil
-		}
-		return t.next(ctx, p, now)
+		return t.stepRecord(ctx, p, now)
 	}
 	p.Steps++
 	return finish(p, OutcomeTimedOut, fmt.Sprintf("unknown phase %q of a teardown", p.Phase)), nil
+}
+
+// stepStop steps the stop (or the cancel that follows it) and goes on
+// once it ended.
+func (t *Teardown) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	res, err := t.stopOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	if p.StopOutcome != "" {
+		// The cancel ended.
+		if p.Outcome != OutcomeSucceeded {
+			return finish(p, p.Outcome, "cancelling the job after "+string(p.StopOutcome)+": "+p.Reason), nil
+		}
+		return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
+	}
+	p.StopOutcome = p.Outcome
+	return t.next(ctx, p, now)
+}
+
+// stepObserve does one read of the state and checkpoints of a job that
+// had ended, within the phase's deadline.
+func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
+	timedOut := func() (Result, error) {
+		return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.StopOutcome)+": "+p.Reason+
+			"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
+	}
+	if !now.Before(p.Deadline) && p.LastError != "" {
+		return timedOut()
+	}
+	phase, deadline := p.Phase, p.Deadline
+	res, err := t.observeEnded(ctx, p, now)
+	if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
+		return timedOut() // the one more read past the deadline failed too
+	}
+	return res, err
+}
+
+// stepRecord records the restore point in the Store under the name.
+func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
+	if !now.Before(p.Deadline) && p.LastError != "" {
+		return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the restore point %s under %q: %s", restorePoint(p), t.Name, p.LastError)), nil
+	}
+	if err := t.Store.Put(ctx, t.Name, teardownRecord(p)); err != nil {
+		p.Requests++
+		p.LastError = err.Error()
+		return Result{RequeueAfter: t.Timing.backoff(p.Requests)}, nil
+	}
+	p.Recorded, p.Requests, p.LastError = true, 0, ""
+	if p.Location == "" && ended(p) {
+		return t.endedResult(p), nil
+	}
+	return t.next(ctx, p, now)
 }
 
 // restorePoint is the restore point the teardown found: its savepoint, or
@@ -203,33 +245,24 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 		return t.done(p, why), nil
 	case OutcomeJobGone:
 		return t.gone(p, why), nil
-	case OutcomeJobTerminal, OutcomeSavepointFailed, OutcomeSavepointLost, OutcomeTimedOut:
-		if p.Location == "" && (ended(p) || p.StopOutcome == OutcomeJobTerminal) {
-			// The job had ended (or ended while Flink forgot the
-			// trigger): nothing to stop or retry; its newest state is
-			// its retained checkpoint, if Flink kept one.
-			resetPhase(p)
-			p.Reason = why
-			p.Phase, p.Deadline = PhaseObserve, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
-			if ended(p) {
-				p.Phase = PhaseObserveCheckpoints
-			}
-			return Result{}, nil
-		}
 	}
-	switch p.StopOutcome {
-	case OutcomeSavepointFailed, OutcomeSavepointLost:
+	if endedBefore(p) {
+		// The job had ended (or ended while Flink forgot the trigger):
+		// nothing to stop or retry; its newest state is its retained
+		// checkpoint, if Flink kept one.
+		resetPhase(p)
+		p.Reason = why
+		p.Phase, p.Deadline = PhaseObserve, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		if ended(p) {
+			p.Phase = PhaseObserveCheckpoints
+		}
+		return Result{}, nil
+	}
+	if end, ok := t.retries(p, now); ok {
 		// The job still runs without a savepoint (a checkpoint declined,
 		// a JobManager failover): stop it with a new one while
 		// Timing.Savepoint, counted from the start, has time left.
-		end := p.Started.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
-		tries := t.SavepointAttempts
-		if tries <= 0 {
-			tries = policy.DefaultSavepointAttempts
-		}
-		if p.Location == "" && now.Before(end) && p.Attempts < tries {
-			return t.retry(ctx, p, now, end, why)
-		}
+		return t.retry(ctx, p, now, end, why)
 	}
 	// With a savepoint (the job failed while stopping, or the savepoint
 	// completed after its deadline) the job may be cancelled; without one
@@ -265,7 +298,6 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 	switch p.Phase {
 	case PhaseObserve:
 		st, err := t.Client.JobStatus(ctx, p.PreviousJobID)
-		noted(ctx, err)
 		switch {
 		case err == nil && st.IsGloballyTerminal():
 			seenTerminal(p, st, now, t.Timing)
@@ -291,7 +323,6 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)
-	noted(ctx, err)
 	switch {
 	case err == nil:
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {

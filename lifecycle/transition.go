@@ -52,3 +52,20 @@ func report(ctx context.Context, op string, hook func(Transition), logger *slog.
 		logger.LogAttrs(ctx, level, "lifecycle transition", attrs...)
 	}
 }
+
+// frame runs step, one Step of the operation op on p: an operation that
+// has ended returns its outcome, and a canceled context its error, before
+// anything is done; a change of phase step makes is reported to hook and
+// logger (nil: not reported).
+func frame(ctx context.Context, p *Progress, op string, hook func(Transition), logger *slog.Logger, step func() (Result, error)) (Result, error) {
+	if p.Done() {
+		return Result{Done: true, Outcome: p.Outcome}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	from := p.Phase
+	res, err := step()
+	report(ctx, op, hook, logger, from, p)
+	return res, err
+}

@@ -109,7 +109,8 @@ func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
 // canceled context, ErrStateRequired if a cancel without a restore point
 // is asked for a policy that keeps state, and an error of the Store.
 func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
-	return bound(ctx, p, opUpgrade, u.Job, func(ctx context.Context) (Result, error) { return u.step(ctx, p) })
+	op := *u
+	return bound(ctx, p, opUpgrade, u.Job, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Rescale upgrades through
@@ -187,11 +188,23 @@ func (s *Restart) savepointAPI() SavepointAPI { return s.Client }
 // submission. Step returns an error for a canceled context and an error
 // of the Store.
 func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
+	op := *s
+	return bound(ctx, p, opRestart, s.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		r, err := op.replacer()
+		if err != nil {
+			return Result{}, err
+		}
+		return r.step(ctx, p)
+	})
+}
+
+// replacer is the engine that carries s out.
+func (s *Restart) replacer() (*replacer, error) {
 	env, err := jobEnv(s.Env, s.Deployer, s.Cluster)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	r := &replacer{
+	return &replacer{
 		op: "Restart", client: env.Client, job: s.Job, latest: s.Latest, store: s.Store, name: s.Name, deployer: s.Deployer, cluster: s.Cluster,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			obs.SpecChanged = false
@@ -200,8 +213,7 @@ func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 		},
 		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
-	}
-	return bound(ctx, p, opRestart, s.Job, func(ctx context.Context) (Result, error) { return r.step(ctx, p) })
+	}, nil
 }
 
 // replacer is the engine of Upgrade and Restart.
@@ -283,7 +295,6 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		return r.decide(ctx, p, now)
 	}
 	jobs, err := l.ListJobs(ctx)
-	noted(ctx, err)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
@@ -340,20 +351,14 @@ func (r *replacer) adopted(ctx context.Context, p *Progress, id flinkapi.JobID, 
 }
 
 func (r *replacer) step(ctx context.Context, p *Progress) (Result, error) {
-	if p.Done() {
-		return Result{Done: true, Outcome: p.Outcome}, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	from := p.Phase
-	now := r.clock.Now()
-	res, err := r.advance(ctx, p, now)
-	if err == nil && res.Done && from != PhaseDeleteCluster && r.retires(p) {
-		res = retire(p, now, r.timing)
-	}
-	report(ctx, r.op, r.hook, r.logger, from, p)
-	return res, err
+	return frame(ctx, p, r.op, r.hook, r.logger, func() (Result, error) {
+		from, now := p.Phase, r.clock.Now()
+		res, err := r.advance(ctx, p, now)
+		if err == nil && res.Done && from != PhaseDeleteCluster && r.retires(p) {
+			res = retire(p, now, r.timing)
+		}
+		return res, err
+	})
 }
 
 // retires reports whether the operation, which just ended, deletes the
@@ -366,79 +371,120 @@ func (r *replacer) retires(p *Progress) bool {
 func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case "":
-		latest := r.latest
-		if r.store != nil && r.name != "" {
-			rec, ok, err := r.store.Get(ctx, r.name)
-			if err != nil {
-				return Result{}, fmt.Errorf("lifecycle: restore point %q: %w", r.name, err)
-			}
-			if ok && rec.Location != "" && rec.Time.After(latest.Time) {
-				latest = rec
-			}
-		}
-		p.Steps++
-		p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
-		p.Observed = Observed{Latest: latest}
-		if r.restore.Pending(r.restoreHandled) {
-			p.Request = r.restore
-		}
-		p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
-		if r.job == "" {
-			p.Observed.Missing = true
-			return r.decide(ctx, p, now)
-		}
-		p.Phase = PhaseObserve
-		return Result{}, nil
+		return r.begin(ctx, p, now)
 	case PhaseObserve, PhaseObserveDetails, PhaseObserveCheckpoints, PhaseObserveRetention, PhaseAdopt:
-		p.Steps++
-		if !now.Before(p.Deadline) && p.LastError != "" {
-			// Reads failed until the deadline (or the policy waited
-			// until it): past it with none failed, the time passed while
-			// the caller was away, and the reads go on.
-			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
-		}
-		phase, deadline := p.Phase, p.Deadline
-		var res Result
-		var err error
-		if p.Phase == PhaseAdopt {
-			res, err = r.adopt(ctx, p, now)
-		} else {
-			res, err = r.observe(ctx, p, now)
-		}
-		if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
-			// The one more read past the deadline failed too.
-			return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
-		}
-		return res, err
+		return r.stepObserve(ctx, p, now)
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		res, err := r.stopOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		return r.afterStop(ctx, p, now)
+		return r.stepStop(ctx, p, now)
 	case PhaseDeleteCluster:
 		return stepDeleteCluster(ctx, r.deployer, r.cluster, p, now, r.timing), nil
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
-		res, err := r.submitOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		switch {
-		case p.Outcome == OutcomeSucceeded && p.Adopted:
-			p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.PreviousJobID))
-		case p.Outcome == OutcomeSucceeded:
-			from := "without state"
-			if p.RestoreFrom != "" {
-				from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
-			}
-			p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
-		default:
-			p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason
-		}
-		return res, nil
+		return r.stepSubmit(ctx, p)
 	}
 	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, r.op)), nil
+}
+
+// begin records what the operation starts from (the newest savepoint
+// known, the restore request, the old job) and goes on to observe the
+// old job, or to the decision when there is none.
+func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	latest, err := r.latestRecord(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	p.Steps++
+	p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
+	p.Observed = Observed{Latest: latest}
+	if r.restore.Pending(r.restoreHandled) {
+		p.Request = r.restore
+	}
+	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	if r.job == "" {
+		p.Observed.Missing = true
+		return r.decide(ctx, p, now)
+	}
+	p.Phase = PhaseObserve
+	return Result{}, nil
+}
+
+// latestRecord is the newest savepoint known: the caller's, or the one
+// stored under the name, whichever is newer.
+func (r *replacer) latestRecord(ctx context.Context) (savepoint.Record, error) {
+	latest := r.latest
+	if r.store == nil || r.name == "" {
+		return latest, nil
+	}
+	rec, ok, err := r.store.Get(ctx, r.name)
+	if err != nil {
+		return latest, fmt.Errorf("lifecycle: restore point %q: %w", r.name, err)
+	}
+	if ok && rec.Location != "" && rec.Time.After(latest.Time) {
+		latest = rec
+	}
+	return latest, nil
+}
+
+// stepObserve does one read of the observation (or of the adoption) of
+// the old job, within the phase's deadline.
+func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
+	if !now.Before(p.Deadline) && p.LastError != "" {
+		// Reads failed until the deadline (or the policy waited
+		// until it): past it with none failed, the time passed while
+		// the caller was away, and the reads go on.
+		return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+	}
+	phase, deadline := p.Phase, p.Deadline
+	var res Result
+	var err error
+	if p.Phase == PhaseAdopt {
+		res, err = r.adopt(ctx, p, now)
+	} else {
+		res, err = r.observe(ctx, p, now)
+	}
+	if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
+		// The one more read past the deadline failed too.
+		return finish(p, OutcomeTimedOut, "the deadline passed while reading the job's state: "+p.LastError), nil
+	}
+	return res, err
+}
+
+// stepStop steps the stop of the old job, and goes on once it ended.
+func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Requests == 0 && stale(p, now) {
+		// The caller was away between the decision and the cancel:
+		// the checkpoint recorded may have been discarded since.
+		p.Steps++
+		return r.reobserve(p, now), nil
+	}
+	res, err := r.stopOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	return r.afterStop(ctx, p, now)
+}
+
+// stepSubmit steps the submission of the new job, and names it in the
+// Reason once it ended.
+func (r *replacer) stepSubmit(ctx context.Context, p *Progress) (Result, error) {
+	res, err := r.submitOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	switch {
+	case p.Outcome == OutcomeSucceeded && p.Adopted:
+		p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.PreviousJobID))
+	case p.Outcome == OutcomeSucceeded:
+		from := "without state"
+		if p.RestoreFrom != "" {
+			from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
+		}
+		p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
+	default:
+		p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason
+	}
+	return res, nil
 }
 
 // observe reads the old job's state, for a job that does not run its
@@ -453,64 +499,78 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
-		if p.Requests > 0 {
-			return r.confirmGone(ctx, p, now)
-		}
-		st, err := r.client.JobStatus(ctx, p.PreviousJobID)
-		noted(ctx, err)
-		switch {
-		case err == nil:
-			if st.IsGloballyTerminal() {
-				seenTerminal(p, st, now, r.timing)
-			} else {
-				p.Observed.State, p.Observed.StatsAfter = st, time.Time{}
-			}
-			p.Observed.Missing, p.LastError = false, ""
-			p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
-			if st != flinkapi.JobRunning {
-				p.Phase = PhaseObserveDetails
-				return Result{}, nil
-			}
-			return r.observed(ctx, p, now)
-		case flinkapi.IsJobNotFound(err):
-			// One answer that Flink does not know the job may be
-			// transient; deciding on it could start a second job while
-			// the old one runs. Flink's job list confirms it first.
-			p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
-			p.Requests = 1
-			return Result{RequeueAfter: r.timing.poll()}, nil
-		}
-		p.LastError = errMessage(err)
-		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+		return r.observeState(ctx, p, now)
 	case PhaseObserveDetails:
-		d, err := r.client.Job(ctx, p.PreviousJobID)
-		noted(ctx, err)
-		switch {
-		case err == nil:
-			// Details may lag the status by a few seconds; their
-			// timestamps count only when they show the same state.
-			if d.State == p.Observed.State {
-				p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
-				// A job that ended long ago has no statistics in the cache
-				// from before its end.
-				if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Observed.StatsAfter) {
-					p.Observed.StatsAfter = at
-				}
-			}
-			p.LastError = ""
-			return r.observed(ctx, p, now)
-		case flinkapi.IsJobNotFound(err):
-			// Confirmed by Flink's job list first, as above.
-			p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
-			p.Phase, p.Requests = PhaseObserve, 1
-			return Result{RequeueAfter: r.timing.poll()}, nil
-		}
-		p.LastError = errMessage(err)
-		return Result{RequeueAfter: r.timing.backoff(2)}, nil
-	}
-	if p.Phase == PhaseObserveRetention {
+		return r.observeDetails(ctx, p, now)
+	case PhaseObserveRetention:
 		return r.observeRetention(ctx, p, now)
 	}
+	return r.observeCheckpoints(ctx, p, now)
+}
+
+// observeState reads the old job's state (after an answer that Flink did
+// not know it, its job list).
+func (r *replacer) observeState(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Requests > 0 {
+		return r.confirmGone(ctx, p, now)
+	}
+	st, err := r.client.JobStatus(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		if st.IsGloballyTerminal() {
+			seenTerminal(p, st, now, r.timing)
+		} else {
+			p.Observed.State, p.Observed.StatsAfter = st, time.Time{}
+		}
+		p.Observed.Missing, p.LastError = false, ""
+		p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
+		if st != flinkapi.JobRunning {
+			p.Phase = PhaseObserveDetails
+			return Result{}, nil
+		}
+		return r.observed(ctx, p, now)
+	case flinkapi.IsJobNotFound(err):
+		// One answer that Flink does not know the job may be
+		// transient; deciding on it could start a second job while
+		// the old one runs. Flink's job list confirms it first.
+		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Requests = 1
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: r.timing.backoff(2)}, nil
+}
+
+// observeDetails reads when a job that does not run entered its state and
+// ended.
+func (r *replacer) observeDetails(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	d, err := r.client.Job(ctx, p.PreviousJobID)
+	switch {
+	case err == nil:
+		// Details may lag the status by a few seconds; their
+		// timestamps count only when they show the same state.
+		if d.State == p.Observed.State {
+			p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
+			// A job that ended long ago has no statistics in the cache
+			// from before its end.
+			if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Observed.StatsAfter) {
+				p.Observed.StatsAfter = at
+			}
+		}
+		p.LastError = ""
+		return r.observed(ctx, p, now)
+	case flinkapi.IsJobNotFound(err):
+		// Confirmed by Flink's job list first, as above.
+		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Phase, p.Requests = PhaseObserve, 1
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: r.timing.backoff(2)}, nil
+}
+
+// observeCheckpoints reads the old job's latest retained checkpoint.
+func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	if ended(p) && now.Before(p.Observed.StatsAfter) {
 		// The statistics Flink has cached may be from before the job
 		// ended: they can name a checkpoint its end discarded.
@@ -518,12 +578,13 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
-	noted(ctx, err)
 	switch {
+	case err == nil && cancelledFor(p):
+		newestRetained(p, stats, now)
 	case err == nil:
 		dropDiscarded(p, stats)
-		if c := stats.LatestCompleted; c != nil && c.ExternalPath != "" && !c.Discarded && !c.IsSavepoint {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.ExternalPath, c.TriggerTime
+		if c := retainedCheckpoint(stats.LatestCompleted); c != nil {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.ExternalPath, c.TriggerTime, now
 			p.Phase, p.LastError = PhaseObserveRetention, ""
 			return Result{}, nil
 		}
@@ -535,6 +596,42 @@ func (r *replacer) observe(ctx context.Context, p *Progress, now time.Time) (Res
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// retainedCheckpoint returns c if it is a completed checkpoint (not a
+// savepoint) that Flink has not discarded, with an external path; else
+// nil.
+func retainedCheckpoint(c *flinkapi.CheckpointStats) *flinkapi.CheckpointStats {
+	if c == nil || c.ExternalPath == "" || c.Discarded || c.IsSavepoint {
+		return nil
+	}
+	return c
+}
+
+// cancelledFor reports whether the old job of p was cancelled for the
+// retained checkpoint recorded as its restore point (LastState, or the
+// fallback to it): the new job starts from that checkpoint or a newer one
+// of the same job, never from older state.
+func cancelledFor(p *Progress) bool {
+	return p.StopOutcome == OutcomeSucceeded && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Request.IsZero()
+}
+
+// newestRetained updates the observed checkpoint of a job cancelled for
+// it (cancelledFor) from the statistics read after the cancel: a newer
+// retained checkpoint replaces it (Flink keeps only the latest), one the
+// statistics show discarded is forgotten, keeping its time as the
+// lower bound of its successor. Statistics that show neither (a
+// JobManager that failed over answers an empty history) leave it: the
+// cancelled job's configuration retains it.
+func newestRetained(p *Progress, stats *flinkapi.CheckpointStatistics, now time.Time) {
+	for _, c := range stats.History {
+		if c.ExternalPath != "" && c.ExternalPath == p.Observed.Checkpoint && c.Discarded {
+			p.Observed.Checkpoint = ""
+		}
+	}
+	if c := retainedCheckpoint(stats.LatestCompleted); c != nil && (p.Observed.Checkpoint == "" || !c.TriggerTime.Before(p.Observed.CheckpointTime)) {
+		p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.ExternalPath, c.TriggerTime, now
+	}
 }
 
 // later returns the later of a and b.
@@ -602,18 +699,28 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 
 // readRetention reads the checkpointing configuration of p's previous job
 // and forgets the observed checkpoint unless Flink retains it (retains);
-// with the retention unknown (no such call, the job or the route unknown)
-// the checkpoint cannot be relied on either. It reports false after a
-// transient error, recorded in p.LastError: the read is to be repeated.
+// with the retention unknown (no such call, the route unknown, or a job
+// that Flink's job list does not show either) the checkpoint cannot be
+// relied on. An answer that Flink does not know the job may come from a
+// JobManager failing over while it knows the job: it is confirmed by
+// Flink's job list in the next read (Progress.Unconfirmed), and the
+// configuration read again if the list shows the job. It reports false
+// after a transient answer, recorded in p.LastError: the read is to be
+// repeated.
 func readRetention(ctx context.Context, c any, p *Progress) bool {
 	retained := false
 	if cr, ok := c.(checkpointConfigReader); ok {
+		if p.Unconfirmed {
+			return confirmRetention(ctx, c, p)
+		}
 		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
-		noted(ctx, err)
 		switch {
 		case err == nil:
 			retained = retains(cfg, p.Observed.State)
-		case !flinkapi.IsJobNotFound(err) && !permanent(err):
+		case flinkapi.IsJobNotFound(err):
+			p.LastError, p.Unconfirmed = notFound+errMessage(err), true
+			return false
+		case !permanent(err):
 			p.LastError = errMessage(err)
 			return false
 		}
@@ -622,6 +729,26 @@ func readRetention(ctx context.Context, c any, p *Progress) bool {
 		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	}
 	p.LastError = ""
+	return true
+}
+
+// confirmRetention asks Flink's job list about p's previous job after
+// an answer about its checkpointing configuration said Flink did not know
+// it: a job the list shows has its configuration read again; one it does
+// not show has no retention to rely on.
+func confirmRetention(ctx context.Context, c any, p *Progress) bool {
+	known, st, err := listJob(ctx, c, p.PreviousJobID)
+	switch {
+	case err != nil:
+		p.LastError = notFound + errMessage(err)
+		return false
+	case known:
+		p.Unconfirmed = false
+		p.LastError = "Flink lists the job (" + string(st) + ") whose checkpointing configuration it said it did not know"
+		return false
+	}
+	p.Unconfirmed, p.LastError = false, ""
+	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	return true
 }
 
@@ -641,16 +768,43 @@ func retains(cfg *flinkapi.CheckpointConfig, state flinkapi.JobState) bool {
 
 // decide asks the policy and starts what it decided, without a request.
 func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Observed.Lookups == 0 && p.NewJobID == "" && r.deployer == nil && !runsAgain(p.Observed.State) && p.Observed.State != flinkapi.JobCancelling {
-		// (With a Deployer the new job would run in a cluster of its
-		// own: Deploy, idempotent for the job id, finds it instead.)
-		// The old job no longer runs (or never did): an earlier
-		// operation may have started the new one already.
-		if id, _ := r.firstJobID(p); id != "" {
-			p.Phase, p.Observed.Adopt = PhaseAdopt, id
-			return Result{}, nil
-		}
+	if id := r.toAdopt(p); id != "" {
+		p.Phase, p.Observed.Adopt = PhaseAdopt, id
+		return Result{}, nil
 	}
+	if cancelledFor(p) {
+		if p.Observed.Checkpoint != "" {
+			// The policy chose to restore from a retained checkpoint, and
+			// the job was cancelled for it: the newest one is the restore
+			// point, whatever its age now.
+			p.RestoreFrom, p.RestoreKind = p.Observed.Checkpoint, policy.KindCheckpoint
+			return r.startSubmit(ctx, p)
+		}
+		// The checkpoint recorded was discarded, and no newer one is
+		// known: the policy decides on what is.
+		p.RestoreFrom, p.RestoreKind = "", ""
+	}
+	d := r.evaluate(r.observations(p, now), now)
+	p.Decision = d.Reason
+	return r.act(ctx, p, d, now)
+}
+
+// toAdopt is the id of a new job an earlier operation may have started
+// already, to be looked up in Flink's job list before deciding: once, for
+// an old job that no longer runs (or never did). With a Deployer the new
+// job would run in a cluster of its own: Deploy, idempotent for the job
+// id, finds it instead. Empty: nothing to look up.
+func (r *replacer) toAdopt(p *Progress) flinkapi.JobID {
+	if p.Observed.Lookups != 0 || p.NewJobID != "" || r.deployer != nil || runsAgain(p.Observed.State) || p.Observed.State == flinkapi.JobCancelling {
+		return ""
+	}
+	id, _ := r.firstJobID(p)
+	return id
+}
+
+// observations is what the policy decides on: what p observed of the old
+// job, its state and the savepoints tried.
+func (r *replacer) observations(p *Progress, now time.Time) policy.Observations {
 	obs := policy.Observations{
 		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
 		SavepointAttempts: p.Attempts, LatestSavepoint: p.Observed.Latest,
@@ -666,8 +820,11 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 	if !p.Observed.Missing && p.PreviousJobID != "" {
 		obs.Job = &policy.Job{ID: p.PreviousJobID, State: p.Observed.State, StateSince: p.Observed.Since, EndTime: p.Observed.End}
 	}
-	d := r.evaluate(obs, now)
-	p.Decision = d.Reason
+	return obs
+}
+
+// act starts what the policy decided (d), without a request.
+func (r *replacer) act(ctx context.Context, p *Progress, d policy.Decision, now time.Time) (Result, error) {
 	switch d.Action {
 	case policy.ActionProceed, policy.ActionRestart:
 		if !setRestore(p, d.RestorePoint) {
@@ -675,23 +832,11 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		}
 		return r.startSubmit(ctx, p)
 	case policy.ActionStopWithSavepoint:
-		if p.PreviousJobID == "" || r.stop.Client == nil {
-			return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
-		}
-		strategy, err := ChooseStopStrategy(flinkapi.Version{}, r.stop.Mode, r.stop.Strategy)
-		if err != nil {
-			return Result{}, err
-		}
-		if strategy == CancelWithoutState {
-			return Result{}, fmt.Errorf("%w: the policy asks for a savepoint", ErrStateRequired)
-		}
-		p.Attempts++
-		timing := r.stop.Timing
-		if d.Deadline.After(now) {
-			timing.Savepoint = d.Deadline.Sub(now)
-		}
-		return r.startStop(ctx, p, strategy, timing)
+		return r.stopWithSavepoint(ctx, p, d, now)
 	case policy.ActionCancelFirst:
+		if d.RestorePoint.Kind == policy.KindCheckpoint && stale(p, now) {
+			return r.reobserve(p, now), nil
+		}
 		if !setRestore(p, d.RestorePoint) || p.RestoreFrom == "" && !r.allowEmpty || r.stop.Client == nil {
 			return finish(p, OutcomeBlocked, fmt.Sprintf("%s: refusing to cancel the job without a restore point (%s)", d.Reason, d.Message())), nil
 		}
@@ -706,6 +851,50 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		return finish(p, OutcomeNotNeeded, string(d.Reason)+": "+d.Message()), nil
 	}
 	return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+}
+
+// stopWithSavepoint starts the stop of the old job with a savepoint, by
+// the policy's deadline (d).
+func (r *replacer) stopWithSavepoint(ctx context.Context, p *Progress, d policy.Decision, now time.Time) (Result, error) {
+	if p.PreviousJobID == "" || r.stop.Client == nil {
+		return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
+	}
+	strategy, err := ChooseStopStrategy(flinkapi.Version{}, r.stop.Mode, r.stop.Strategy)
+	if err != nil {
+		return Result{}, err
+	}
+	if strategy == CancelWithoutState {
+		return Result{}, fmt.Errorf("%w: the policy asks for a savepoint", ErrStateRequired)
+	}
+	p.Attempts++
+	timing := r.stop.Timing
+	if d.Deadline.After(now) {
+		timing.Savepoint = d.Deadline.Sub(now)
+	}
+	return r.startStop(ctx, p, strategy, timing)
+}
+
+// checkpointReadAge bounds the age of the observation of a checkpoint a
+// job is cancelled for: Flink keeps only its latest checkpoints, and one
+// read longer ago may have been discarded since.
+const checkpointReadAge = 10 * time.Second
+
+// stale reports whether the checkpoint observed for p was read more than
+// checkpointReadAge before now (the caller was away). A Progress of an
+// older format does not know when it was read.
+func stale(p *Progress, now time.Time) bool {
+	return !p.Observed.CheckpointRead.IsZero() && now.Sub(p.Observed.CheckpointRead) > checkpointReadAge
+}
+
+// reobserve goes back to the observation of the old job, to decide on
+// what Flink shows now.
+func (r *replacer) reobserve(p *Progress, now time.Time) Result {
+	resetPhase(p)
+	p.Strategy, p.RestoreFrom, p.RestoreKind = "", "", ""
+	p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = "", time.Time{}, time.Time{}
+	p.Phase = PhaseObserve
+	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	return Result{}
 }
 
 // setRestore records the restore point; false if it names neither state
@@ -726,6 +915,7 @@ func setRestore(p *Progress, rp policy.RestorePoint) bool {
 // recorded (location, restore point, job ids, reason).
 func resetPhase(p *Progress) {
 	p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
+	p.Unconfirmed = false
 }
 
 // startStop runs the first Step of a Stop (which sends nothing) on p.
@@ -765,8 +955,13 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 			// before the cancel may have been subsumed by a later one
 			// since. Read the cancelled job's final retained checkpoint
 			// and decide again.
+			// The checkpoint recorded stays observed (cancelledFor): a
+			// read that shows no newer one (a JobManager that failed over
+			// answers an empty history) keeps it as the restore point.
 			resetPhase(p)
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+			if p.Observed.Checkpoint != p.RestoreFrom {
+				p.Observed.Checkpoint, p.Observed.CheckpointTime = p.RestoreFrom, time.Time{}
+			}
 			p.Phase = PhaseObserve
 			p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
 			return Result{}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
@@ -195,14 +196,7 @@ func (a *app) sleep(ctx context.Context, d time.Duration) error {
 	if a.clock != nil {
 		return a.clock.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return wait.Sleep(ctx, d)
 }
 
 // withTimeout bounds ctx by --timeout.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -348,13 +349,5 @@ func writeJSON(path string, v any) error {
 	return d.Sync()
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/flinkkit/flinkkit/internal/wait"
 )
 
 // Target is the JobManager the suite runs against, with what the suite needs
@@ -119,16 +121,8 @@ func (tg Target) withDefaults(outBase func() string) (Target, error) {
 	return tg, nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // LocationPath turns a location Flink reports ("file:/a/b", "file:///a/b"
 // or a plain absolute path) into a local path. Locations of other file

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
@@ -399,16 +400,8 @@ func Short(id flinkapi.JobID) string {
 	return string(id)
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 func orDefault(s, def string) string {
 	if s == "" {

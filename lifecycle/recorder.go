@@ -1,0 +1,196 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// recorder is the client an operation acts through during one Step (see
+// bound): every call goes to API, and the first answer that says the
+// client is set up wrong for the cluster (flinkapi.ErrMisconfigured) is
+// kept in the Step's sink, to be returned as Step's error. No call of an
+// operation can leave it out: the operation holds no other client.
+type recorder struct {
+	API
+	s *sink
+}
+
+// record returns c wrapped so that its answers are recorded in s. A
+// client that is a recorder already (a caller's, recording for itself) is
+// wrapped again: each records in its own sink.
+func record(c API, s *sink) API {
+	if c == nil {
+		return nil
+	}
+	return &recorder{API: c, s: s}
+}
+
+// rewrap returns c recorded in the sinks of like, if like is a recorder
+// (of recorders), and c as it is otherwise: for the client of a
+// Deployer's cluster that replaces a recorded one.
+func rewrap(like, c API) API {
+	r, ok := like.(*recorder)
+	if !ok {
+		return c
+	}
+	return &recorder{API: rewrap(r.API, c), s: r.s}
+}
+
+// unrecorded returns the client that c records (through any number of
+// recorders), or c.
+func unrecorded(c API) API {
+	for {
+		r, ok := c.(*recorder)
+		if !ok {
+			return c
+		}
+		c = r.API
+	}
+}
+
+// noteAll records err in the sinks of c and of every recorder it wraps:
+// for a call that goes to the client they record directly.
+func noteAll(c API, err error) {
+	for {
+		r, ok := c.(*recorder)
+		if !ok {
+			return
+		}
+		r.note(err)
+		c = r.API
+	}
+}
+
+func (r *recorder) note(err error) {
+	if err != nil && r.s != nil && r.s.err == nil && errors.Is(err, flinkapi.ErrMisconfigured) {
+		r.s.err = err
+	}
+}
+
+func (r *recorder) TriggerSavepoint(ctx context.Context, job flinkapi.JobID, req flinkapi.SavepointRequest) (flinkapi.Operation, error) {
+	op, err := r.API.TriggerSavepoint(ctx, job, req)
+	r.note(err)
+	return op, err
+}
+
+func (r *recorder) StopWithSavepoint(ctx context.Context, job flinkapi.JobID, req flinkapi.StopRequest) (flinkapi.Operation, error) {
+	op, err := r.API.StopWithSavepoint(ctx, job, req)
+	r.note(err)
+	return op, err
+}
+
+func (r *recorder) OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error) {
+	res, err := r.API.OperationStatus(ctx, op)
+	r.note(err)
+	return res, err
+}
+
+func (r *recorder) Checkpoints(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointStatistics, error) {
+	st, err := r.API.Checkpoints(ctx, job)
+	r.note(err)
+	return st, err
+}
+
+func (r *recorder) JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error) {
+	st, err := r.API.JobStatus(ctx, id)
+	r.note(err)
+	return st, err
+}
+
+func (r *recorder) CancelJob(ctx context.Context, id flinkapi.JobID) error {
+	err := r.API.CancelJob(ctx, id)
+	r.note(err)
+	return err
+}
+
+func (r *recorder) UploadJar(ctx context.Context, file string) (flinkapi.JarID, error) {
+	id, err := r.API.UploadJar(ctx, file)
+	r.note(err)
+	return id, err
+}
+
+func (r *recorder) RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error) {
+	id, err := r.API.RunJar(ctx, jar, req)
+	r.note(err)
+	return id, err
+}
+
+func (r *recorder) Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error) {
+	d, err := r.API.Job(ctx, id)
+	r.note(err)
+	return d, err
+}
+
+func (r *recorder) CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error) {
+	c, err := r.API.CheckpointConfig(ctx, job)
+	r.note(err)
+	return c, err
+}
+
+func (r *recorder) Version(ctx context.Context) (flinkapi.Version, error) {
+	v, err := r.API.Version(ctx)
+	r.note(err)
+	return v, err
+}
+
+func (r *recorder) ResourceRequirements(ctx context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error) {
+	req, err := r.API.ResourceRequirements(ctx, id)
+	r.note(err)
+	return req, err
+}
+
+func (r *recorder) SetResourceRequirements(ctx context.Context, id flinkapi.JobID, req flinkapi.ResourceRequirements) error {
+	err := r.API.SetResourceRequirements(ctx, id, req)
+	r.note(err)
+	return err
+}
+
+func (r *recorder) DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error) {
+	op, err := r.API.DisposeSavepoint(ctx, savepointPath)
+	r.note(err)
+	return op, err
+}
+
+func (r *recorder) JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error) {
+	e, err := r.API.JobExceptions(ctx, id, maxExceptions)
+	r.note(err)
+	return e, err
+}
+
+func (r *recorder) JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error) {
+	n, ok, err := r.API.JobRestarts(ctx, id)
+	r.note(err)
+	return n, ok, err
+}
+
+func (r *recorder) ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error) {
+	jobs, err := r.API.ListJobs(ctx)
+	r.note(err)
+	return jobs, err
+}
+
+// overview returns the cluster overview reader of c (recorded, if c is a
+// recorder), if the client c records has one.
+func overview(c API) (overviewReader, bool) {
+	o, ok := unrecorded(c).(overviewReader)
+	if !ok {
+		return nil, false
+	}
+	if _, ok := c.(*recorder); ok {
+		return recordedOverview{o, c}, true
+	}
+	return o, true
+}
+
+type recordedOverview struct {
+	o overviewReader
+	c API
+}
+
+func (ro recordedOverview) Overview(ctx context.Context) (*flinkapi.ClusterOverview, error) {
+	ov, err := ro.o.Overview(ctx)
+	noteAll(ro.c, err)
+	return ov, err
+}
