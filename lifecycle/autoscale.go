@@ -96,8 +96,7 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 	if a.JobID != st.JobID {
 		*a = AutoscaleStatus{JobID: st.JobID, LastScale: a.LastScale, Parallelism: a.Parallelism, SpecParallelism: a.SpecParallelism}
 	}
-	aapi, ok := api.(AutoscaleAPI)
-	if !ok {
+	if !supports[AutoscaleAPI](api) {
 		a.Reason, a.Message = "AutoscaleUnsupported", "the client cannot read the vertices' metrics"
 		return policy.ScaleRecommendation{}, false
 	}
@@ -105,8 +104,7 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 	c.syncVertices(a, d)
 	switch {
 	case len(a.Vertices) == 0:
-		plan, err := aapi.JobPlan(ctx, st.JobID)
-		noted(ctx, err)
+		plan, err := api.(AutoscaleAPI).JobPlan(ctx, st.JobID)
 		if err == nil {
 			a.Vertices = planVertices(plan, d)
 		}
@@ -114,14 +112,12 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 		a.Next %= len(a.Vertices)
 		v := &a.Vertices[a.Next]
 		if !v.Listed {
-			names, err := aapi.VertexMetricNames(ctx, st.JobID, v.ID)
-			noted(ctx, err)
+			names, err := api.(AutoscaleAPI).VertexMetricNames(ctx, st.JobID, v.ID)
 			if err == nil && len(names) > 0 {
 				v.Listed, v.PendingMetric = true, flinkapi.PendingRecordsMetric(names)
 			}
 		} else {
-			l, err := aapi.VertexLoad(ctx, st.JobID, v.ID, v.PendingMetric)
-			noted(ctx, err)
+			l, err := api.(AutoscaleAPI).VertexLoad(ctx, st.JobID, v.ID, v.PendingMetric)
 			switch {
 			case err == nil && l.Complete():
 				v.Samples = append(v.Samples, sampleOf(l, now))

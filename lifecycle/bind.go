@@ -22,7 +22,12 @@ import (
 // autoscaler (JobSpec.Autoscale, JobStatus.Autoscale); format 4 typed
 // state that format 3 kept in the text of Progress.LastError
 // (Progress.Unconfirmed) and when a checkpoint was read
-// (Observed.CheckpointRead).
+// (Observed.CheckpointRead), the spec an action started with
+// (JobStatus.ActionSpec), the jar's digest (JobTemplate.JarDigest,
+// JobStatus.JarDigest), bounded jobs (JobSpec.Bounded), jobs without
+// checkpointing (JobStatus.NoCheckpointing), the situation of the last
+// call (JobStatus.Situation, Settled) and deleted statuses
+// (JobStatus.Deleted).
 const FormatVersion = 4
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format

@@ -60,9 +60,9 @@ func finished(st *JobStatus) bool { return st.JobID != "" && st.Result.JobID == 
 // result unrecorded, to be read again at the next observation.
 func (c *Controller) recordResult(ctx context.Context, api API, st *JobStatus, d *flinkapi.JobDetails) {
 	r := JobResult{JobID: st.JobID, EndTime: d.EndTime}
-	if rr, ok := api.(resultReader); ok {
+	if supports[resultReader](api) {
+		rr := api.(resultReader)
 		res, err := rr.JobExecutionResult(ctx, st.JobID)
-		noted(ctx, err)
 		switch {
 		case err == nil && res.Completed():
 			r.NetRuntime = policy.Duration(res.NetRuntime)
@@ -70,7 +70,6 @@ func (c *Controller) recordResult(ctx context.Context, api API, st *JobStatus, d
 			return
 		}
 		accs, err := rr.JobAccumulators(ctx, st.JobID)
-		noted(ctx, err)
 		if err != nil && !flinkapi.IsJobNotFound(err) {
 			return
 		}

@@ -75,10 +75,10 @@ func (c *Controller) checkpointStep(ctx context.Context, api API, spec JobSpec, 
 	stats *flinkapi.CheckpointStatistics, now time.Time) time.Duration {
 	every := spec.Checkpoints.Interval.Std()
 	cp := &st.Checkpoint
-	trig, ok := api.(checkpointTriggerAPI)
-	if every <= 0 || !ok {
+	if every <= 0 || !supports[checkpointTriggerAPI](api) {
 		return 0
 	}
+	trig := api.(checkpointTriggerAPI)
 	if cp.JobID != st.JobID {
 		*cp = CheckpointTrigger{JobID: st.JobID} // a new job: its own count
 	}
@@ -91,7 +91,7 @@ func (c *Controller) checkpointStep(ctx context.Context, api API, spec JobSpec, 
 	case cp.TriggerID != "" && !cp.Sent:
 		_, err := trig.TriggerCheckpoint(ctx, st.JobID, flinkapi.CheckpointRequest{TriggerID: cp.TriggerID})
 		switch {
-		case noted(ctx, err) == nil:
+		case err == nil:
 			cp.Sent = true
 		case flinkapi.IsRetryable(err):
 			// Sent again with the same id at the next call.
@@ -106,7 +106,7 @@ func (c *Controller) checkpointStep(ctx context.Context, api API, spec JobSpec, 
 		case flinkapi.IsTriggerNotFound(err):
 			fail("Flink forgot the checkpoint trigger " + string(cp.TriggerID))
 			return every
-		case noted(ctx, err) != nil:
+		case err != nil:
 			return c.Timing.poll()
 		case !res.Completed():
 			return c.Timing.poll()

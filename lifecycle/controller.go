@@ -97,8 +97,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		return Result{RequeueAfter: c.poll()}, nil
 	}
 	spec = c.withDigest(spec.effective(st), st)
-	ctx = context.WithValue(ctx, sinkKey{}, &sink{})
-	api, err := c.jobAPI(st)
+	api, s, err := c.recordedAPI(st)
 	if err != nil {
 		return Result{RequeueAfter: c.retry()}, err
 	}
@@ -107,7 +106,23 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		return Result{RequeueAfter: c.poll()}, err
 	}
 	plan := c.PlanFor(spec, *st, obs, now)
-	return c.act(ctx, api, spec, st, obs, plan, now)
+	res, err := c.act(ctx, api, spec, st, obs, plan, now)
+	if err == nil && s.err != nil {
+		err = fmt.Errorf("lifecycle: observing job %s: %w", jobName(st.JobID), s.err)
+	}
+	return res, err
+}
+
+// recordedAPI is the client of the deployment's job (jobAPI), recording
+// the first answer of any call that says it is set up wrong for the
+// cluster: Reconcile returns it as its error.
+func (c *Controller) recordedAPI(st *JobStatus) (API, *sink, error) {
+	api, err := c.jobAPI(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &sink{}
+	return record(api, s), s, nil
 }
 
 // Plan observes the job as Reconcile would (read-only requests) and
@@ -127,11 +142,14 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 			Blocked: err.Error(), Message: err.Error()}, nil
 	}
 	spec = c.withDigest(spec.effective(&st), &st)
-	api, err := c.jobAPI(&st)
+	api, s, err := c.recordedAPI(&st)
 	if err != nil {
 		return Plan{}, err
 	}
-	obs, err := c.observe(context.WithValue(ctx, sinkKey{}, &sink{}), api, spec, &st)
+	obs, err := c.observe(ctx, api, spec, &st)
+	if err == nil && s.err != nil {
+		err = fmt.Errorf("lifecycle: observing job %s: %w", jobName(st.JobID), s.err)
+	}
 	if err != nil {
 		return Plan{}, err
 	}
@@ -196,7 +214,7 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 // completed since it started. It holds no state beyond the one it
 // started from. Three requests at most.
 func (c *Controller) neverRan(ctx context.Context, st *JobStatus) bool {
-	api, err := c.jobAPI(st)
+	api, _, err := c.recordedAPI(st)
 	if err != nil {
 		return false
 	}

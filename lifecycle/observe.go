@@ -60,37 +60,35 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 			obs.CheckpointsAbsent = true
 		}
 	}
-	if err := c.observeMore(ctx, api, spec, st, &obs); err != nil {
-		return obs, err
-	}
-	return obs, misconfigured(ctx)
+	c.observeMore(ctx, api, spec, st, &obs)
+	return obs, nil
 }
 
 // observeMore reads what a job in d's state needs beyond its details and
 // checkpoints.
-func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs *Observation) error {
+func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs *Observation) {
 	d := obs.Job
 	switch d.State {
 	case flinkapi.JobFailed:
 		obs.Failure = c.readFailure(ctx, api, st.JobID)
 		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
 		obs.Requests += 2
-		return nil
+		return
 	case flinkapi.JobFailing, flinkapi.JobRestarting:
 		obs.Failure = c.readFailure(ctx, api, st.JobID)
 		obs.Requests++
-		return nil
+		return
 	case flinkapi.JobCreated, flinkapi.JobInitializing:
 		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
 		obs.Requests++
-		return nil
+		return
 	case flinkapi.JobRunning:
 	default:
-		return nil
+		return
 	}
 	if spec.Health.Action != "" {
 		obs.Requests++
-		if n, ok, err := api.JobRestarts(ctx, st.JobID); noted(ctx, err) == nil && ok {
+		if n, ok, err := api.JobRestarts(ctx, st.JobID); err == nil && ok {
 			obs.Restarts = n
 		}
 	}
@@ -102,14 +100,13 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 	case pending && st.NoCheckpointing == st.JobID:
 		obs.NoCheckpointing = true
 	case pending && obs.Checkpoints != nil && latestCompletedTime(obs.Checkpoints).Before(d.StartTime):
-		if cc, ok := api.(checkpointConfigAPI); ok {
+		if supports[checkpointConfigAPI](api) {
 			obs.Requests++
-			if cfg, err := cc.CheckpointConfig(ctx, st.JobID); noted(ctx, err) == nil {
+			if cfg, err := api.(checkpointConfigAPI).CheckpointConfig(ctx, st.JobID); err == nil {
 				obs.NoCheckpointing = cfg.Interval <= 0 || cfg.Interval >= noCheckpointInterval
 			}
 		}
 	}
-	return nil
 }
 
 // noCheckpointInterval: Flink reports the interval of a job without
@@ -133,19 +130,9 @@ func needsCheckpoints(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails) bool 
 	return false
 }
 
-// misconfigured is the first answer of the call's requests that says
-// the client is set up wrong for the cluster, if any.
-func misconfigured(ctx context.Context) error {
-	if s, ok := ctx.Value(sinkKey{}).(*sink); ok {
-		return s.err
-	}
-	return nil
-}
-
 // readFailure reads the root cause of the job's newest exception.
 func (c *Controller) readFailure(ctx context.Context, api API, job flinkapi.JobID) string {
 	ex, err := api.JobExceptions(ctx, job, 1)
-	noted(ctx, err)
 	if err != nil || len(ex.Entries) == 0 {
 		return ""
 	}
@@ -171,8 +158,8 @@ func slotsNeeded(d *flinkapi.JobDetails) (need, held int) {
 // freeSlots reads the cluster's free and total task slots; -1 if
 // unknown.
 func (c *Controller) freeSlots(ctx context.Context, api API) (free, total int) {
-	if o, ok := api.(overviewAPI); ok {
-		if ov, err := o.Overview(ctx); noted(ctx, err) == nil {
+	if supports[overviewAPI](api) {
+		if ov, err := api.(overviewAPI).Overview(ctx); err == nil {
 			return ov.SlotsAvailable, ov.SlotsTotal
 		}
 	}

@@ -188,19 +188,30 @@ var goldenProgress4 = func() Progress {
 	return p
 }()
 
-// goldenStatus4 is the JobStatus of the format-version-4 fixture (the
-// fields of its Progress added).
+// goldenStatus4 is the JobStatus of the format-version-4 fixture, which
+// added the fields of its Progress, the spec the action started with
+// (ActionSpec), the jar's digest (JarDigest, and in each template), the
+// job without checkpointing (NoCheckpointing), the situation of the
+// last call (Situation, Settled) and Deleted.
 var goldenStatus4 = func() JobStatus {
 	s := goldenStatus3
 	s.FormatVersion, s.Progress = 4, goldenProgress4
+	const digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	s.Deployed.JarDigest, s.Stable.JarDigest, s.Target.JarDigest, s.JarDigest = digest, digest, digest, digest
+	spec := goldenSpec4
+	s.ActionSpec = &spec
+	s.NoCheckpointing = s.JobID
+	s.Situation, s.Settled, s.Deleted = SituationRunning, true, true
 	return s
 }()
 
-// goldenSpec4 is the JobSpec of the format-version-4 fixture (no field
-// added).
+// goldenSpec4 is the JobSpec of the format-version-4 fixture, which added
+// Bounded and the template's JarDigest.
 var goldenSpec4 = func() JobSpec {
 	s := goldenSpec3
 	s.FormatVersion = 4
+	s.Job.JarDigest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	s.Bounded = true
 	return s
 }()
 
