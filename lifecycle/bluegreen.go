@@ -495,7 +495,7 @@ func (h healthRead) checkpointed(ctx context.Context) (Result, error) {
 		return h.failed(ctx, err)
 	}
 	h.p.LastError = ""
-	if c := stats.LatestCompleted; c == nil || c.TriggerTime.Before(h.p.NewJobStart) {
+	if c := stats.LatestCompleted; (c == nil || c.TriggerTime.Before(h.p.NewJobStart)) && !h.uncheckpointed(ctx, stats) {
 		return h.notYet(ctx, "no checkpoint completed since it started at "+stamp(h.p.NewJobStart))
 	}
 	h.p.Phase = PhaseConfirmHealthy
@@ -503,6 +503,19 @@ func (h healthRead) checkpointed(ctx context.Context) (Result, error) {
 		h.p.Phase = PhaseReadiness
 	}
 	return Result{}, nil
+}
+
+// uncheckpointed reports whether the new job, which completed no
+// checkpoint yet, runs with periodic checkpointing off: then it is
+// healthy once its tasks run. It reads the job's checkpoint
+// configuration (a second request of the step) only while it has taken
+// no checkpoint at all.
+func (h healthRead) uncheckpointed(ctx context.Context, stats *flinkapi.CheckpointStatistics) bool {
+	if stats.Counts.Total > 0 {
+		return false
+	}
+	cfg, err := h.b.newAPI.CheckpointConfig(ctx, h.id)
+	return err == nil && (cfg.Interval <= 0 || cfg.Interval >= noCheckpointInterval)
 }
 
 // ready asks the caller's readiness check, if any.

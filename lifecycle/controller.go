@@ -390,6 +390,8 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 		if !finished(st) && obs.Job != nil {
 			c.recordResult(ctx, api, st, obs.Job)
 		}
+	case SituationCancelled, SituationFailed, SituationLost, SituationHalted:
+		c.keepChosenCheckpoint(st)
 	case SituationStoppedExternally, SituationStoppedWithSavepoint:
 		if rec := terminating(obs); !hasLocation(st.Savepoints.Records, rec.Location) || rec.Time.After(st.Latest.Time) {
 			c.recordSavepoint(st, rec)
@@ -397,6 +399,23 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 		if spec.State == DesiredSuspended {
 			st.Suspended = true // stopped with a savepoint already
 		}
+	}
+}
+
+// keepChosenCheckpoint records, once the job has ended, the retained
+// checkpoint the last action chose to carry its state over before it
+// cancelled the job and that it did not start from (it ended before,
+// its deadline passed): the state the job ended with, which Flink may no
+// longer list after a failover. A retry of the action restores it.
+func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
+	p := &st.Progress
+	if !p.Done() || p.Outcome == OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" ||
+		p.PreviousJobID != st.JobID || p.Observed.Checkpoint != p.RestoreFrom || p.Observed.CheckpointTime.IsZero() || p.NewJobID != "" {
+		return
+	}
+	rec := savepoint.Record{Location: p.RestoreFrom, Time: p.Observed.CheckpointTime, JobID: p.PreviousJobID}
+	if rec.Time.After(st.Latest.Time) {
+		c.recordSavepoint(st, rec)
 	}
 }
 

@@ -90,20 +90,22 @@ func unsent(p *Progress) bool {
 }
 
 // firstSend prepares the trigger of p's savepoint, never answered, to be
-// sent at now. Past its deadline nothing was sent before it (or nothing
-// that Flink answered): the time passed while the caller was away, not
-// waiting for Flink, and the deadline counts from this first request, as
-// does the trigger time. A savepoint in the checkpoint history counts as
-// this one only if it was triggered at or after the trigger time, so
-// one taken while the caller was away (by someone else, or by a
-// schedule) is never taken for it. A trigger sent again after the job's
-// tasks were not running (Requests > 0) keeps the phase's deadline.
+// sent at now. Past its deadline nothing was answered before it: the
+// time passed while the caller was away, not waiting for Flink, and the
+// deadline counts from this request. The trigger time stays when the
+// trigger id was recorded: a request sent with it before (whose answer
+// was lost with the Progress) may have started the savepoint then, and
+// a savepoint in the checkpoint history counts as this one only if it
+// was triggered at or after that time, so one taken earlier (by someone
+// else, or by a schedule) is never taken for it. A trigger sent again
+// after the job's tasks were not running (Requests > 0) keeps the
+// phase's deadline.
 func firstSend(p *Progress, now time.Time) {
 	st := &p.Savepoint
 	if p.Requests > 0 || st.Deadline.IsZero() || now.Before(st.Deadline) {
 		return
 	}
-	st.Deadline, st.TriggerTime, st.LastUpdate = now.Add(st.Deadline.Sub(st.TriggerTime)), now, now
+	st.Deadline = now.Add(st.Deadline.Sub(st.TriggerTime))
 	p.Deadline = st.Deadline
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -318,8 +319,13 @@ func (e *cenv) attackDeleted(ctx context.Context, spec lifecycle.JobSpec, st lif
 func (e *cenv) attackFinal(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.JobStatus, outcome string) {
 	a := &e.atk
 	running := spec.State != lifecycle.DesiredSuspended && (e.s.Change != ChangeDelete || e.s.Attack == AttackReuseAfterDelete)
+	// A caller away past a blue/green window (a crash point "away")
+	// ends the upgrade BlueGreenAborted by design: the old job runs on,
+	// untouched, and the spec is tried again once it changes.
+	awayAborted := strings.HasPrefix(e.s.Crash, string(CrashAway)) && outcome == string(lifecycle.OutcomeBlueGreenAborted)
 	want := func(why string) {
 		switch {
+		case awayAborted:
 		case running && outcome != OutcomeConverged:
 			e.v.add("%s: the change ended %s (%s), want Converged", why, outcome, st.Message)
 		case !running && outcome != OutcomeConverged && outcome != OutcomeDeleted:

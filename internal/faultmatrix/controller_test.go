@@ -470,11 +470,7 @@ const (
 // breaks: class/change -> the bug. They are not run by
 // TestControllerMatrix until package lifecycle fixes the bug (then the
 // entry goes, and the cell's outcome is regenerated).
-var knownCells = map[string]string{
-	ClassNoCheckpointing + "/" + string(ChangeBlueGreen): bugBlueGreenNoCheckpointing,
-	ClassFailoverAtCancel + "/" + string(ChangeUpdate):   bugFailoverForgetsState,
-	ClassFailoverAtCancel + "/" + string(ChangeRescale):  bugFailoverForgetsState,
-}
+var knownCells = map[string]string{}
 
 // knownBugText describes the known bugs.
 var knownBugText = map[string]string{
@@ -500,7 +496,13 @@ var regressions = func() []knownBug {
 			"(Progress.HandledRestore needs a jar id, which a Deployer's submission has not): the controller upgrades from the requested savepoint again, and again",
 		scenario: ControllerScenario{Seed: 1, Change: ChangeRestore, Version: Versions[0], Class: Classes[0].Name, App: true}, want: OutcomeConverged},
 		{name: bugRefusedPathConverged, description: knownBugText[bugRefusedPathConverged],
-			scenario: ControllerMatrixScenario(classNamed(ClassRefusedPath), ChangeRestore), want: OutcomeConverged}}
+			scenario: ControllerMatrixScenario(classNamed(ClassRefusedPath), ChangeRestore), want: OutcomeConverged},
+		{name: bugBlueGreenNoCheckpointing + "/" + subtestName(string(ChangeBlueGreen)), description: knownBugText[bugBlueGreenNoCheckpointing],
+			scenario: ControllerMatrixScenario(classNamed(ClassNoCheckpointing), ChangeBlueGreen), want: OutcomeConverged},
+		{name: bugFailoverForgetsState + "/" + subtestName(string(ChangeUpdate)), description: knownBugText[bugFailoverForgetsState],
+			scenario: ControllerMatrixScenario(classNamed(ClassFailoverAtCancel), ChangeUpdate), want: OutcomeConverged},
+		{name: bugFailoverForgetsState + "/" + subtestName(string(ChangeRescale)), description: knownBugText[bugFailoverForgetsState],
+			scenario: ControllerMatrixScenario(classNamed(ClassFailoverAtCancel), ChangeRescale), want: OutcomeConverged}}
 	for _, c := range []struct {
 		change Change
 		at     int

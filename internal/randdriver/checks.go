@@ -167,12 +167,16 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 		case q.Route == routeCancel && took(q):
 			d.checkCancel(before, st, q, liveBefore)
 			d.act.stops = append(d.act.stops, pathJob(q.Path))
+			if d.act.cancels == nil {
+				d.act.cancels = map[flinkapi.JobID]bool{}
+			}
+			d.act.cancels[pathJob(q.Path)] = true
 		case (q.Route == routeStop || q.Route == routeSavepoint && body(q).CancelJob) && took(q):
 			d.act.stops = append(d.act.stops, pathJob(q.Path))
 		}
 	}
 	for _, id := range d.act.stops {
-		if j, ok := w.jobs[id]; ok && (j.State == flinkapi.JobFinished || j.State == flinkapi.JobCanceled) {
+		if j, ok := w.jobs[id]; ok && (j.State == flinkapi.JobFinished || j.State == flinkapi.JobCanceled && d.act.cancels[id]) {
 			d.act.stopped = true
 		}
 	}
@@ -295,7 +299,7 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 			return
 		}
 	}
-	newest, ok := d.newestRestorePoint(ctx, before, st, w, q.Time, id)
+	newest, ok := d.newestRestorePoint(ctx, before, st, w, q.Time, id, d.acceptsCheckpoints(st))
 	if !ok || path != "" && !got.Taken.Before(newest.Taken) {
 		return
 	}
@@ -352,7 +356,21 @@ func (d *driver) exists(loc string) bool {
 // deliberate restore, and known to the controller: the status or the
 // store names the location, or it is in the checkpoint history of a job
 // the status names and Flink still knows.
-func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.JobStatus, w *world, t time.Time, started flinkapi.JobID) (flinktest.Snapshot, bool) {
+// acceptsCheckpoints reports whether the action that ended in st may
+// restore a retained checkpoint: a restart, or an update in LastState
+// mode or with FallbackToLastState (of the spec the action started
+// with). Savepoint mode without the fallback restores savepoints only,
+// by the user's choice.
+func (d *driver) acceptsCheckpoints(st lifecycle.JobStatus) bool {
+	up := d.spec.Update
+	if st.ActionSpec != nil {
+		up = st.ActionSpec.Update
+	}
+	return st.Action == lifecycle.ActionRestart || up.Mode == policy.UpgradeLastState || up.FallbackToLastState
+}
+
+func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.JobStatus, w *world, t time.Time, started flinkapi.JobID,
+	checkpoints bool) (flinktest.Snapshot, bool) {
 	named := map[string]bool{before.Latest.Location: true, st.Latest.Location: true, before.Progress.Location: true, before.Progress.RestoreFrom: true,
 		st.Progress.Location: true}
 	for _, r := range before.Savepoints.Records {
@@ -371,7 +389,7 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 	var best flinktest.Snapshot
 	found := false
 	for _, s := range w.snapshots() {
-		if s.Removed || s.Completed.After(t) || s.Job == started {
+		if s.Removed || s.Completed.After(t) || s.Job == started || !s.Savepoint && !checkpoints {
 			continue
 		}
 		if !d.baseline.IsZero() && s.Completed.Before(d.baseline) && s.Location != d.baselinePath {
@@ -580,7 +598,7 @@ func (d *driver) checkDeleted(ctx context.Context, st lifecycle.JobStatus, res l
 		d.violate(DeleteLostState, "Delete done; the status's Latest is %s (taken %v) and the store holds %q (taken %v)",
 			st.Latest.Location, d.rel(latest.Taken), rec.Location, d.rel(kept))
 	default:
-		newest, found := d.newestRestorePoint(ctx, st, st, w, d.now(), "")
+		newest, found := d.newestRestorePoint(ctx, st, st, w, d.now(), "", true)
 		if found && older(newest.Location, newest.Taken) {
 			c := DeleteLostState
 			if d.userTriggers[string(newest.TriggerID)] {

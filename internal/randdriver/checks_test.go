@@ -100,7 +100,8 @@ func (b *bench) want(c Class) {
 func (b *bench) running(id flinkapi.JobID) lifecycle.JobStatus {
 	spec := b.d.spec
 	return lifecycle.JobStatus{FormatVersion: lifecycle.FormatVersion, Name: storeName, JobID: id, JobState: flinkapi.JobRunning,
-		State: policy.Running, Reason: string(policy.Running), Deployed: spec.Job, Stable: spec.Job}
+		State: policy.Running, Reason: string(policy.Running), Deployed: spec.Job, Stable: spec.Job,
+		Situation: lifecycle.SituationRunning, Settled: true}
 }
 
 func TestCheckTwoLiveJobs(t *testing.T) {

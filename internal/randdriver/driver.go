@@ -179,6 +179,9 @@ type actionTrack struct {
 	mode          policy.UpgradeMode
 	policyChanged bool
 	stops         []flinkapi.JobID // the jobs it cancelled or stopped
+	// cancels are those of stops it cancelled; a job it only stopped with
+	// a savepoint and that ended CANCELED was cancelled by someone else.
+	cancels map[flinkapi.JobID]bool
 	stopped       bool             // one of them ended
 }
 
