@@ -182,7 +182,7 @@ type actionTrack struct {
 	// cancels are those of stops it cancelled; a job it only stopped with
 	// a savepoint and that ended CANCELED was cancelled by someone else.
 	cancels map[flinkapi.JobID]bool
-	stopped       bool             // one of them ended
+	stopped bool // one of them ended
 }
 
 func newDriver(seed int64) (*driver, error) {
