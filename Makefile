@@ -21,13 +21,20 @@ BENCHCOUNT ?= 8
 .PHONY: test unit lint fuzz operator flinkctl integration flink kube-assets bench generate clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, the
-## example operator's module, and the real-Flink suites for every version
-## in FLINK_VERSIONS.
-test: lint unit fuzz operator flinkctl integration
+## example operator's and flinkctl's modules, and the real-Flink suites for
+## every version in FLINK_VERSIONS; one phase after the other, each with
+## the time it took and the load average at its end.
+TEST_PHASES := lint unit fuzz operator flinkctl integration
+test:
+	@for phase in $(TEST_PHASES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$phase; \
+		echo "=== make $$phase: $$(( $$(date +%s) - start ))s, load average $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"; \
+	done
 
 ## unit: unit tests with the race detector; no network, no Java.
 unit:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 
 ## lint: go.mod and go.sum tidy, gofmt check, go vet, staticcheck.
 lint:
@@ -71,17 +78,17 @@ flink:
 kube-assets:
 	scripts/kube-assets.sh
 
-## integration: the real-Flink suites, once per version in FLINK_VERSIONS; the
-## operator's on a real kube-apiserver and etcd (scripts/kube-assets.sh).
-integration:
-	@assets=$$(scripts/kube-assets.sh); \
-	for v in $(FLINK_VERSIONS); do \
-		echo "=== real Flink $$v"; \
-		scripts/flink.sh $$v; \
-		FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 ./...; \
-		(cd examples/operator && KUBEBUILDER_ASSETS="$$assets" FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 -run '^TestReal' ./...); \
-		(cd examples/flinkctl && FLINK_VERSION=$$v $(GO) test -tags integration -count=1 -timeout 20m -p 1 -run '^TestReal' ./...); \
-	done
+## integration: the real-Flink suites, once per version in FLINK_VERSIONS
+## (integration-VERSION: scripts/integration.sh VERSION): the root
+## module's integration tests, the operator's on a real kube-apiserver and
+## etcd (scripts/kube-assets.sh) and flinkctl's, the tests that need only a
+## plain session cluster sharing one per version. The versions run one
+## after the other; `make -j2 --output-sync=target integration` runs them
+## side by side.
+integration: $(addprefix integration-,$(FLINK_VERSIONS))
+
+integration-%: kube-assets
+	GO="$(GO)" scripts/integration.sh $*
 
 ## bench: benchmarks with their baselines, summarised by benchstat.
 bench:

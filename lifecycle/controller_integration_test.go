@@ -28,7 +28,8 @@ import (
 func TestRealClusterController(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cluster, c := realSession(t, ctx, 2)
+	// A cluster of its own: the test kills its TaskManager.
+	cluster, c := ownSession(t, ctx, 2)
 	store := &lifecycle.MemoryStore{}
 	ctrl := &lifecycle.Controller{Env: realEnv(c),
 		Store: store, Name: "app/counter", PollInterval: time.Second, RetryInterval: 5 * time.Second}

@@ -29,7 +29,7 @@ func TestRealCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -103,9 +103,15 @@ func TestRealCluster(t *testing.T) {
 	if err != nil || p.Phase != lifecycle.PhaseWaitRunning {
 		t.Errorf("resubmit look-up: %+v, %v; progress %+v", res, err, p)
 	}
-	jobs, err := c.ListJobs(ctx)
+	all, err := c.ListJobs(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var jobs []flinkapi.JobIDStatus
+	for _, j := range all {
+		if !cluster.ExistedBefore(string(j.ID)) { // the jobs of this test
+			jobs = append(jobs, j)
+		}
 	}
 	if len(jobs) != 2 {
 		t.Errorf("jobs %+v, want the stopped one and the restored one", jobs)
@@ -226,7 +232,7 @@ func logUpgradeTiming(t *testing.T, ctx context.Context, c *flinkapi.Client, ver
 func TestRealClusterUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -13,12 +13,24 @@ import (
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
-// realSession starts the test's session cluster with the given slots and
-// a client of it that does not retry: the tests see every answer Flink
+// realSession gets the test a plain session cluster with the given slots,
+// the shared one of `make integration` if set (flinkfixture.SharedForTest),
+// and a client of it that does not retry: the tests see every answer Flink
 // gives.
 func realSession(t *testing.T, ctx context.Context, slots int) (*flinkfixture.Cluster, *flinkapi.Client) {
 	t.Helper()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: slots})
+	return sessionClient(t, flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: slots}))
+}
+
+// ownSession is realSession with a session cluster of the test's own, for
+// a test that kills or restarts the cluster's processes.
+func ownSession(t *testing.T, ctx context.Context, slots int) (*flinkfixture.Cluster, *flinkapi.Client) {
+	t.Helper()
+	return sessionClient(t, flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: slots}))
+}
+
+func sessionClient(t *testing.T, cluster *flinkfixture.Cluster) (*flinkfixture.Cluster, *flinkapi.Client) {
+	t.Helper()
 	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 	if err != nil {
 		t.Fatal(err)

@@ -129,11 +129,12 @@ func TestRealClusterRescale(t *testing.T) {
 	}
 }
 
-// startCluster starts a cluster of FLINK_VERSION with cfg, stopped when the
-// test ends.
+// startCluster gets a cluster of FLINK_VERSION with cfg: the shared one of
+// `make integration` for a plain session cluster, else one of the test's
+// own (the adaptive scheduler's), stopped when the test ends.
 func startCluster(t *testing.T, ctx context.Context, cfg flinkfixture.Config) *flinkfixture.Cluster {
 	t.Helper()
-	cluster := flinkfixture.StartForTest(t, ctx, cfg)
+	cluster := flinkfixture.SharedForTest(t, ctx, cfg)
 	t.Logf("configuration: %v", cfg.Extra)
 	return cluster
 }

@@ -23,7 +23,7 @@ import (
 func TestRealClusterHealth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func TestRealFlink(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	begin := time.Now()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 4, CacheDir: os.Getenv("FLINK_CACHE_DIR")})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 4, CacheDir: os.Getenv("FLINK_CACHE_DIR")})
 	flink, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ update:
 		}
 		var out []flinkapi.JobID
 		for _, j := range jobs {
-			if !j.Status.IsGloballyTerminal() {
+			if !j.Status.IsGloballyTerminal() && !cluster.ExistedBefore(string(j.ID)) {
 				out = append(out, j.ID)
 			}
 		}

@@ -25,7 +25,7 @@ import (
 func TestRuntimeOnRealFlink(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	out := cluster.OutDir("runtime-demo")
 
 	// Watch every job's count files while the demo runs.

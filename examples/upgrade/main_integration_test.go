@@ -26,7 +26,7 @@ import (
 func TestDemoOnRealFlink(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	out := cluster.OutDir("upgrade-demo")
 
 	// Watch the count files of each job while the demo runs: the first

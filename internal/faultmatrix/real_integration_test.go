@@ -124,7 +124,7 @@ func TestRealClusterFindings(t *testing.T) {
 	}
 	running := 0
 	for _, j := range jobs {
-		if !j.Status.IsGloballyTerminal() {
+		if !j.Status.IsGloballyTerminal() && !cluster.ExistedBefore(string(j.ID)) {
 			running++
 		}
 	}
@@ -133,11 +133,13 @@ func TestRealClusterFindings(t *testing.T) {
 	}
 }
 
-// startCluster starts a cluster for t, and returns it with a client, the
-// cluster's version and the test job's jar uploaded to it.
+// startCluster gets a cluster for t, the shared one of `make integration`
+// when cfg is a plain session cluster (TestRealClusterNothingLost needs a
+// configuration of its own), and returns it with a client, the cluster's
+// version and the test job's jar uploaded to it.
 func startCluster(t *testing.T, ctx context.Context, cfg flinkfixture.Config) (*flinkfixture.Cluster, *flinkapi.Client, flinkapi.Version, flinkapi.JarID) {
 	t.Helper()
-	cluster := flinkfixture.StartForTest(t, ctx, cfg)
+	cluster := flinkfixture.SharedForTest(t, ctx, cfg)
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)

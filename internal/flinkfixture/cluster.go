@@ -76,7 +76,8 @@ type Cluster struct {
 	Slots         int
 	Ports         Ports
 	// External is true when the cluster was not started by this process
-	// (StartFromEnv with FLINK_URL): process control methods then fail.
+	// (StartFromEnv with FLINK_URL, or the shared cluster of SharedEnv):
+	// process control methods then fail.
 	External bool
 	// Application is the job of an application cluster, with its defaults
 	// filled in (its JobID in particular); nil for a session cluster.
@@ -84,6 +85,8 @@ type Cluster struct {
 
 	cfg        Config
 	layout     layout
+	shared     bool            // the cluster of SharedEnv
+	before     map[string]bool // with shared: the jobs known when the test got it
 	java       string
 	regDir     string
 	ownWorkDir bool
@@ -592,9 +595,10 @@ func (c *Cluster) Processes() []ProcessInfo {
 }
 
 // Logs returns the last 200 lines of each process's log and console output,
-// each under a labelled header, for printing when a test fails.
+// each under a labelled header, for printing when a test fails (nothing for
+// a cluster at FLINK_URL, whose logs are elsewhere).
 func (c *Cluster) Logs() string {
-	if c == nil || c.External || c.LogDir == "" {
+	if c == nil || c.External && !c.shared || c.LogDir == "" {
 		return ""
 	}
 	var b strings.Builder

@@ -390,3 +390,63 @@ func TestApplicationProgramArgs(t *testing.T) {
 		t.Errorf("command line: %s", j)
 	}
 }
+
+// A shared cluster's description, written by the process that started it,
+// gives the tests of another process its URL, folders, jar and slots; the
+// cluster is External there, so that no test stops or kills it.
+func TestSharedDescription(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.json")
+	c := &Cluster{URL: "http://127.0.0.1:8081", Version: "1.20.5", FlinkVersion: "1.20.5", WorkDir: "/w",
+		SavepointDir: "/w/savepoints", CheckpointDir: "/w/checkpoints", ConfDir: "/w/conf", LogDir: "/w/logs", LibDir: "/l",
+		TestJobJar: "/j.jar", TestJobClass: TestJobClass, Slots: 8, Ports: Ports{REST: 8081, JobManagerRPC: 6123, Blob: 6124}}
+	if err := c.WriteDescription(path); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(SharedEnv, "")
+	if got, err := Shared(); got != nil || err != nil {
+		t.Fatalf("Shared() without %s = %v, %v", SharedEnv, got, err)
+	}
+	t.Setenv(SharedEnv, path)
+	got, err := Shared()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.External || got.URL != c.URL || got.WorkDir != c.WorkDir || got.SavepointDir != c.SavepointDir || got.TestJobJar != c.TestJobJar ||
+		got.Slots != 8 || got.Ports != c.Ports || got.LogDir != c.LogDir || got.FlinkVersion != c.FlinkVersion {
+		t.Errorf("Shared() = %+v, want %+v as External", got, c)
+	}
+	if err := got.Stop(); err != nil {
+		t.Errorf("Stop of the shared cluster: %v", err)
+	}
+	if err := got.KillTaskManager(); err != ErrExternal {
+		t.Errorf("KillTaskManager of the shared cluster: %v, want ErrExternal", err)
+	}
+	if got.ExistedBefore("any") {
+		t.Error("a job existed before the test got the cluster")
+	}
+	if err := os.WriteFile(path, []byte(`{"url": ""}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Shared(); err == nil {
+		t.Error("a description without a URL was taken")
+	}
+}
+
+func TestShareable(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{Slots: 2}, true},
+		{Config{}, true},
+		{Config{Slots: 8, CacheDir: "/c"}, true},
+		{Config{Slots: 9}, false},
+		{Config{Slots: 2, Extra: map[string]string{"jobmanager.scheduler": "adaptive"}}, false},
+		{Config{Slots: 1, Application: &Application{}}, false},
+		{Config{Slots: 1, WorkDir: "/w"}, false},
+	} {
+		if got := Shareable(tc.cfg, 8); got != tc.want {
+			t.Errorf("Shareable(%+v, 8) = %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+}

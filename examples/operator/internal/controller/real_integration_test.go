@@ -44,7 +44,7 @@ func TestRealCluster(t *testing.T) {
 	// flinkfixture finds the repository root above this module and
 	// prepares the jars in its .cache/flink, or in FLINK_CACHE_DIR if set
 	// (as scripts/flink.sh takes it).
-	cluster := flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 2, CacheDir: os.Getenv("FLINK_CACHE_DIR")})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2, CacheDir: os.Getenv("FLINK_CACHE_DIR")})
 	flink, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 	if err != nil {
 		t.Fatal(err)
