@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -251,16 +252,16 @@ func (e *cenv) attackAfter(n int, spec *lifecycle.JobSpec, before, st lifecycle.
 			a.slots = true
 		}
 	case AttackFailoverAtCancel:
-		for _, q := range withoutReplays(sent) {
+		for _, q := range reqlog.WithoutReplays(sent) {
 			switch q.Route {
 			case routeCancel:
 				if t := e.snapshotTime(before.Progress.RestoreFrom); t.After(a.cancelFrom) {
 					a.cancelFrom = t
 				}
 			case routeRun:
-				if t := e.snapshotTime(body(q).SavepointPath); !a.cancelFrom.IsZero() && t.Before(a.cancelFrom) {
+				if t := e.snapshotTime(reqlog.BodyOf(q).SavepointPath); !a.cancelFrom.IsZero() && t.Before(a.cancelFrom) {
 					e.v.add("failover: call %d started a job from %s (of %v), older than the restore point recorded at the cancel (of %v)", n,
-						body(q).SavepointPath, t, a.cancelFrom)
+						reqlog.BodyOf(q).SavepointPath, t, a.cancelFrom)
 				}
 			}
 		}
@@ -340,8 +341,8 @@ func (e *cenv) attackFinal(ctx context.Context, spec lifecycle.JobSpec, st lifec
 		}
 	case AttackRefusedPath:
 		runs := 0
-		for _, q := range withoutReplays(e.srv.Requests()) {
-			if q.Route == routeRun && body(q).SavepointPath == refusedPath {
+		for _, q := range reqlog.WithoutReplays(e.srv.Requests()) {
+			if q.Route == routeRun && reqlog.BodyOf(q).SavepointPath == refusedPath {
 				runs++
 			}
 		}
@@ -392,12 +393,12 @@ func (e *cenv) externalStopFinal(ctx context.Context, spec lifecycle.JobSpec, ou
 	if ext.Location == "" {
 		return // the stop did not complete: the job ran on, or the controller's own stop won
 	}
-	for _, q := range withoutReplays(e.srv.Requests()) {
+	for _, q := range reqlog.WithoutReplays(e.srv.Requests()) {
 		if q.Route != routeRun || q.Time.Before(ext.Completed) {
 			continue
 		}
 		// (A restore request names the state the user chose, older or not.)
-		if p := body(q).SavepointPath; p != ext.Location && p != spec.Restore.Path && e.snapshotTime(p).Before(ext.Taken) {
+		if p := reqlog.BodyOf(q).SavepointPath; p != ext.Location && p != spec.Restore.Path && e.snapshotTime(p).Before(ext.Taken) {
 			e.v.add("external stop: a job started at %v from %q, older than the external stop's savepoint %s", q.Time, p, ext.Location)
 		}
 	}

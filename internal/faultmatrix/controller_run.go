@@ -14,6 +14,7 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/internal/appfake"
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
@@ -318,7 +319,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 				res.Mutating = append(res.Mutating, n)
 			}
 		}
-		res.PerCall = append(res.PerCall, len(withoutReplays(sent)))
+		res.PerCall = append(res.PerCall, len(reqlog.WithoutReplays(sent)))
 		res.Active = append(res.Active, before.InFlight() || st.InFlight())
 		switch {
 		case !st.InFlight():
@@ -468,18 +469,18 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 			e.restarted = true
 		}
 	}
-	if k := len(withoutReplays(sent)); k > lifecycle.MaxRequestsPerCall {
+	if k := len(reqlog.WithoutReplays(sent)); k > lifecycle.MaxRequestsPerCall {
 		e.v.add("requests: call %d sent %d requests, more than lifecycle.MaxRequestsPerCall (%d): %v", n, k, lifecycle.MaxRequestsPerCall, routesOf(sent))
 	}
 	bp := before.Progress
-	for _, q := range withoutReplays(sent) {
+	for _, q := range reqlog.WithoutReplays(sent) {
 		switch q.Route {
 		case routeSavepoint, routeStop:
-			if id := body(q).TriggerID; id == "" || id != string(bp.Savepoint.TriggerID) {
+			if id := reqlog.BodyOf(q).TriggerID; id == "" || id != string(bp.Savepoint.TriggerID) {
 				e.v.add("ids: call %d sent a trigger with id %q; the status stored before it recorded %q", n, id, bp.Savepoint.TriggerID)
 			}
 		case routeRun:
-			b := body(q)
+			b := reqlog.BodyOf(q)
 			if b.JobID == "" || b.JobID != string(bp.JobID) && b.JobID != string(bp.NewJobID) {
 				e.v.add("ids: call %d ran a jar with job id %q; the status stored before it recorded %q / %q", n, b.JobID, bp.JobID, bp.NewJobID)
 			}
@@ -517,8 +518,8 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 	if st.Action == lifecycle.ActionBlueGreen && st.Progress.Healthy.IsZero() && before.JobID != "" {
 		// The old job is never stopped (or cancelled) before the new one
 		// is recorded healthy.
-		for _, q := range withoutReplays(sent) {
-			stops := q.Route == routeStop || q.Route == routeCancel || q.Route == routeSavepoint && body(q).CancelJob
+		for _, q := range reqlog.WithoutReplays(sent) {
+			stops := q.Route == routeStop || q.Route == routeCancel || q.Route == routeSavepoint && reqlog.BodyOf(q).CancelJob
 			if stops && strings.Contains(q.Path, string(before.JobID)) {
 				e.v.add("blue/green: call %d sent %s %s, a stop of the old job %s, before the new one was healthy", n, q.Method, q.Path, before.JobID)
 			}
@@ -552,8 +553,8 @@ func (e *cenv) restoreRequested(job flinkapi.JobID, spec lifecycle.JobSpec) bool
 	if spec.Restore.Path == "" {
 		return false
 	}
-	for _, q := range withoutReplays(e.srv.Requests()) {
-		if b := body(q); q.Route == routeRun && b.JobID == string(job) && b.SavepointPath == spec.Restore.Path {
+	for _, q := range reqlog.WithoutReplays(e.srv.Requests()) {
+		if b := reqlog.BodyOf(q); q.Route == routeRun && b.JobID == string(job) && b.SavepointPath == spec.Restore.Path {
 			return true
 		}
 	}

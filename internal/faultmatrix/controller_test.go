@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
@@ -404,7 +405,7 @@ func atRest(t *testing.T, health bool) (perPoll float64, most, polls int) {
 			t.Fatal(err)
 		}
 		clock.Advance(r.RequeueAfter)
-		return len(withoutReplays(e.srv.Requests()[logged:]))
+		return len(reqlog.WithoutReplays(e.srv.Requests()[logged:]))
 	}
 	for i := 0; !st.Converged(spec) || i < 10; i++ {
 		if i > 400 {

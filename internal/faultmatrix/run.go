@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -236,29 +237,11 @@ func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
 	return res, nil
 }
 
-// withoutReplays returns reqs without the transport's replays: Go's HTTP
-// transport sends an idempotent request once more, at once, when the
-// reused connection it went out on broke; whether the connection was
-// reused is up to timing, not to the operation, so such replays are left
-// out.
-func withoutReplays(reqs []flinktest.Request) []flinktest.Request {
-	out := make([]flinktest.Request, 0, len(reqs))
-	var prev flinktest.Request
-	for i, r := range reqs {
-		replay := i > 0 && prev.Status == 0 && r.Method == prev.Method && r.Path == prev.Path && r.Body == prev.Body && r.Time.Equal(prev.Time)
-		prev = r
-		if !replay {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 // routesOf names the requests of reqs, without replays, by route and the
 // fault injected into them.
 func routesOf(reqs []flinktest.Request) []string {
 	var out []string
-	for _, r := range withoutReplays(reqs) {
+	for _, r := range reqlog.WithoutReplays(reqs) {
 		name := r.Route
 		if r.Fault != "" {
 			name += " [" + r.Fault + "]"
@@ -595,20 +578,6 @@ func (e *env) refuseForeign(ctx context.Context, res *Result) {
 	res.Steps = 1 + len(cases)
 }
 
-// requestBody holds the fields of request bodies the checks read.
-type requestBody struct {
-	TriggerID     string `json:"triggerId"`
-	JobID         string `json:"jobId"`
-	SavepointPath string `json:"savepointPath"`
-	CancelJob     bool   `json:"cancel-job"`
-}
-
-func body(r flinktest.Request) requestBody {
-	var b requestBody
-	_ = json.Unmarshal([]byte(r.Body), &b)
-	return b
-}
-
 // checkStep checks the invariants that hold after every step: before is
 // the Progress the caller stored before it, now the time it began, and
 // reqs the requests it sent.
@@ -620,14 +589,14 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 	for _, r := range reqs {
 		// 7: a blue/green upgrade stops the old job only once the new
 		// one was confirmed healthy.
-		if e.s.Op == OpBlueGreen && (r.Route == routeCancel || r.Route == routeStop || r.Route == routeSavepoint && body(r).CancelJob) &&
+		if e.s.Op == OpBlueGreen && (r.Route == routeCancel || r.Route == routeStop || r.Route == routeSavepoint && reqlog.BodyOf(r).CancelJob) &&
 			strings.Contains(r.Path, string(mainJob)) && before.Healthy.IsZero() {
 			e.v.add("invariant 7: %s stopped the old job before the new one was healthy (phase %s)", name, before.Phase)
 		}
 		switch r.Route {
 		case routeSavepoint, routeStop:
 			// 6: the trigger id is recorded before the request using it.
-			id := body(r).TriggerID
+			id := reqlog.BodyOf(r).TriggerID
 			if id == "" || id != string(before.Savepoint.TriggerID) {
 				e.v.add("invariant 6: %s sent a trigger with id %q; the stored progress recorded %q", name, id, before.Savepoint.TriggerID)
 			}
@@ -646,12 +615,12 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 		case routeRun:
 			// 7: a blue/green upgrade records the savepoint it starts the
 			// new job from before the submission.
-			if e.s.Op == OpBlueGreen && (before.Location == "" || before.RestoreFrom != before.Location || body(r).SavepointPath != before.RestoreFrom) {
+			if e.s.Op == OpBlueGreen && (before.Location == "" || before.RestoreFrom != before.Location || reqlog.BodyOf(r).SavepointPath != before.RestoreFrom) {
 				e.v.add("invariant 7: %s submitted the new job from %q; the stored progress recorded the savepoint %q, restore point %q",
-					name, body(r).SavepointPath, before.Location, before.RestoreFrom)
+					name, reqlog.BodyOf(r).SavepointPath, before.Location, before.RestoreFrom)
 			}
 			// 5: the job id is recorded before the submission.
-			b := body(r)
+			b := reqlog.BodyOf(r)
 			if b.JobID == "" || b.JobID != string(before.JobID) {
 				e.v.add("invariant 5: %s ran a jar with job id %q; the stored progress recorded %q", name, b.JobID, before.JobID)
 			}
@@ -855,7 +824,7 @@ func (e *env) final(ctx context.Context, res *Result) {
 	triggers := map[string]bool{}
 	for _, r := range e.srv.Requests() {
 		if r.Route == routeSavepoint || r.Route == routeStop {
-			triggers[body(r).TriggerID] = true
+			triggers[reqlog.BodyOf(r).TriggerID] = true
 		}
 	}
 	for _, s := range snaps {

@@ -2,13 +2,13 @@ package randdriver
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
@@ -28,20 +28,6 @@ const (
 // refreshInterval is how long the fake serves job details from its
 // cache (flinktest's default, Flink's web.refresh-interval).
 const refreshInterval = 3 * time.Second
-
-// requestBody holds the fields of the request bodies the checks read.
-type requestBody struct {
-	TriggerID     string `json:"triggerId"`
-	JobID         string `json:"jobId"`
-	SavepointPath string `json:"savepointPath"`
-	CancelJob     bool   `json:"cancel-job"`
-}
-
-func body(r flinktest.Request) requestBody {
-	var b requestBody
-	_ = json.Unmarshal([]byte(r.Body), &b)
-	return b
-}
 
 // pathJob is the job id of a /jobs/:jobid/... path.
 func pathJob(path string) flinkapi.JobID {
@@ -171,7 +157,7 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 				d.act.cancels = map[flinkapi.JobID]bool{}
 			}
 			d.act.cancels[pathJob(q.Path)] = true
-		case (q.Route == routeStop || q.Route == routeSavepoint && body(q).CancelJob) && took(q):
+		case (q.Route == routeStop || q.Route == routeSavepoint && reqlog.BodyOf(q).CancelJob) && took(q):
 			d.act.stops = append(d.act.stops, pathJob(q.Path))
 		}
 	}
@@ -251,7 +237,7 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 // checkRun checks a jar run of the controller: the state it starts the
 // new job from.
 func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q flinktest.Request, w *world) {
-	b := body(q)
+	b := reqlog.BodyOf(q)
 	id, path := flinkapi.JobID(b.JobID), b.SavepointPath
 	info, known := w.jobs[id]
 	if d.reused {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -50,7 +51,7 @@ func (b *bench) call(before, st lifecycle.JobStatus, act func()) {
 	live := liveJobs(d.srv)
 	now := d.now()
 	act()
-	sent := withoutReplays(d.newRequests())
+	sent := reqlog.WithoutReplays(d.newRequests())
 	first := len(d.ctrlReqs)
 	d.ctrlReqs = append(d.ctrlReqs, sent...)
 	d.track(before, st, now, first)

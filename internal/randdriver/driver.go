@@ -16,6 +16,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
@@ -386,7 +387,7 @@ func (d *driver) call(ctx context.Context) {
 		res, err = ctrl.Reconcile(ctx, d.spec, &st)
 	}
 	d.res.Calls++
-	sent := withoutReplays(d.newRequests())
+	sent := reqlog.WithoutReplays(d.newRequests())
 	first := len(d.ctrlReqs)
 	d.ctrlReqs = append(d.ctrlReqs, sent...)
 	name := "Reconcile"
@@ -669,22 +670,6 @@ func (d *driver) userAct(ctx context.Context) {
 		d.tracef("event: the JobManager restarts (HA %v)", o.HA)
 	}
 	d.newRequests()
-}
-
-// withoutReplays drops the requests the HTTP transport replayed after a
-// connection reset: same method, path, body and time as the one before,
-// which got no answer.
-func withoutReplays(reqs []flinktest.Request) []flinktest.Request {
-	out := make([]flinktest.Request, 0, len(reqs))
-	var prev flinktest.Request
-	for i, r := range reqs {
-		replay := i > 0 && prev.Status == 0 && r.Method == prev.Method && r.Path == prev.Path && r.Body == prev.Body && r.Time.Equal(prev.Time)
-		prev = r
-		if !replay {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func routesOf(reqs []flinktest.Request) []string {

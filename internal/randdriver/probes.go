@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
@@ -73,7 +74,7 @@ func (d *driver) probeForged(ctx context.Context) {
 		d.newRequests()
 		res, err := ctrl.Reconcile(ctx, spec, &st)
 		d.res.Calls++
-		sent := withoutReplays(d.newRequests())
+		sent := reqlog.WithoutReplays(d.newRequests())
 		after, _ := json.Marshal(st)
 		mut := 0
 		for _, q := range sent {
