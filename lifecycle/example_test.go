@@ -92,10 +92,6 @@ func ExampleController() {
 	// Upgrade Running true
 }
 
-// Housekeeping of a session cluster shared by several deployments: the
-// jar of an earlier version, which no spec uses any more, is deleted,
-// and a job that no spec claims is reported, then stopped with its
-// savepoint recorded under UnclaimedName.
 // ExampleController_Plan asks the Controller what it would do before
 // anything is sent: the job's situation, the action, and the state it
 // would start from.
@@ -126,6 +122,10 @@ func ExampleController_Plan() {
 	// Running Upgrade true Savepoint
 }
 
+// Housekeeping of a session cluster shared by several deployments: the
+// jar of an earlier version, which no spec uses any more, is deleted,
+// and a job that no spec claims is reported, then stopped with its
+// savepoint recorded under UnclaimedName.
 func ExampleCleanSession() {
 	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
 	defer srv.Close()
