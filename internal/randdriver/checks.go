@@ -107,10 +107,10 @@ func (d *driver) world() *world {
 // violateKey records a violation of class c once per key.
 func (d *driver) violateKey(c Class, key string, format string, args ...any) {
 	k := string(c) + "|" + key
-	if d.once[Class(k)] {
+	if d.reported[k] {
 		return
 	}
-	d.once[Class(k)] = true
+	d.reported[k] = true
 	d.violate(c, format, args...)
 }
 

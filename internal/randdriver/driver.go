@@ -142,12 +142,13 @@ type driver struct {
 	seenRunning    map[flinkapi.JobID]time.Time // when a check last saw each job RUNNING
 	specSince      time.Time                    // when the spec last changed
 	fault404At     time.Time                    // when a 404 on a checkpoint route was last injected
-	once           map[Class]bool
 	twoLive        bool
 	// away is the caller's absences so far; holds when each condition
 	// of the stuck checks began to hold, and the absences then.
 	away  time.Duration
 	holds map[string]held
+	// reported is the keys of violations reported once.
+	reported map[string]bool
 }
 
 // held is when a condition began to hold.
@@ -192,7 +193,7 @@ func newDriver(seed int64) (*driver, error) {
 	srv := flinktest.NewServer(flinktest.WithVersion(Versions[r.IntN(len(Versions))]), flinktest.WithSeed(seed), flinktest.WithSlots(slots))
 	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
 		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, jarUploaded: map[flinkapi.JarID]time.Time{},
-		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, once: map[Class]bool{}, holds: map[string]held{}}
+		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{}}
 	var err error
 	if d.ctrlC, err = flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry)); err != nil {
 		d.close()
@@ -302,15 +303,6 @@ func (d *driver) violate(c Class, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	d.res.Violations[c] = append(d.res.Violations[c], msg)
 	d.tracef("VIOLATION %s: %s", c, msg)
-}
-
-// violateOnce records a violation of class c once per run.
-func (d *driver) violateOnce(c Class, format string, args ...any) {
-	if d.once[c] {
-		return
-	}
-	d.once[c] = true
-	d.violate(c, format, args...)
 }
 
 // event draws and carries out event i of the schedule.
