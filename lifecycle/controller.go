@@ -469,16 +469,10 @@ func jobStateName(d *flinkapi.JobDetails) string {
 	return string(d.State)
 }
 
-// latestCheckpoint is the newest completed retained checkpoint in stats.
+// latestCheckpoint is the newest retained checkpoint in stats
+// (retainedState).
 func latestCheckpoint(stats *flinkapi.CheckpointStatistics) policy.Checkpoint {
-	if stats == nil || stats.LatestCompleted == nil {
-		return policy.Checkpoint{}
-	}
-	c := stats.LatestCompleted
-	if c.ExternalPath == "" || c.Discarded || c.IsSavepoint {
-		return policy.Checkpoint{}
-	}
-	return policy.Checkpoint{Path: c.ExternalPath, Time: c.TriggerTime}
+	return retainedState(stats)
 }
 
 // stable reports whether a job runs stably: RUNNING, all its vertices

@@ -328,8 +328,8 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {
 			p.Observed.Latest = savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.PreviousJobID}
 		}
-		if c := stats.LatestCompleted; c != nil && c.ExternalPath != "" && !c.Discarded && !c.IsSavepoint {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.ExternalPath, c.TriggerTime
+		if c := retainedState(stats); c.Path != "" {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.Path, c.Time
 			p.Phase, p.LastError = PhaseObserveRetention, ""
 			return Result{}, nil
 		}

@@ -583,8 +583,8 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 		newestRetained(p, stats, now)
 	case err == nil:
 		dropDiscarded(p, stats)
-		if c := retainedCheckpoint(stats.LatestCompleted); c != nil {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.ExternalPath, c.TriggerTime, now
+		if c := retainedState(stats); c.Path != "" {
+			p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.Path, c.Time, now
 			p.Phase, p.LastError = PhaseObserveRetention, ""
 			return Result{}, nil
 		}
@@ -596,16 +596,6 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
-}
-
-// retainedCheckpoint returns c if it is a completed checkpoint (not a
-// savepoint) that Flink has not discarded, with an external path; else
-// nil.
-func retainedCheckpoint(c *flinkapi.CheckpointStats) *flinkapi.CheckpointStats {
-	if c == nil || c.ExternalPath == "" || c.Discarded || c.IsSavepoint {
-		return nil
-	}
-	return c
 }
 
 // cancelledFor reports whether the old job of p was cancelled for the
@@ -620,17 +610,16 @@ func cancelledFor(p *Progress) bool {
 // it (cancelledFor) from the statistics read after the cancel: a newer
 // retained checkpoint replaces it (Flink keeps only the latest), one the
 // statistics show discarded is forgotten, keeping its time as the
-// lower bound of its successor. Statistics that show neither (a
-// JobManager that failed over answers an empty history) leave it: the
-// cancelled job's configuration retains it.
+// lower bound of its successor. Statistics that show neither leave it:
+// the cancelled job's configuration retains it.
 func newestRetained(p *Progress, stats *flinkapi.CheckpointStatistics, now time.Time) {
 	for _, c := range stats.History {
 		if c.ExternalPath != "" && c.ExternalPath == p.Observed.Checkpoint && c.Discarded {
 			p.Observed.Checkpoint = ""
 		}
 	}
-	if c := retainedCheckpoint(stats.LatestCompleted); c != nil && (p.Observed.Checkpoint == "" || !c.TriggerTime.Before(p.Observed.CheckpointTime)) {
-		p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.ExternalPath, c.TriggerTime, now
+	if c := retainedState(stats); c.Path != "" && (p.Observed.Checkpoint == "" || !c.Time.Before(p.Observed.CheckpointTime)) {
+		p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.Path, c.Time, now
 	}
 }
 
