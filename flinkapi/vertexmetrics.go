@@ -364,7 +364,7 @@ func orLevel(a, b BackpressureLevel) BackpressureLevel {
 // fetched them, and for a vertex the job does not have, the answer has
 // status deprecated and no levels.
 //
-// Flink REST: GET /jobs/:jobid/vertices/:vertexid/backpressure (1.0+; levels from the task metrics since 1.13)
+// Flink REST: GET /jobs/:jobid/vertices/:vertexid/backpressure (levels from the task metrics in every supported version)
 func (c *Client) VertexBackpressure(ctx context.Context, job JobID, vertex string) (*Backpressure, error) {
 	path, err := vertexPath(job, vertex, "/backpressure")
 	if err != nil {

@@ -18,12 +18,12 @@ type StopStrategy string
 // Stop strategies.
 const (
 	// StopWithSavepoint stops the job with Flink's stop call (POST
-	// /jobs/:jobid/stop, Flink 1.9+): a savepoint, then the job ends
+	// /jobs/:jobid/stop): a savepoint, then the job ends
 	// FINISHED. With Drain, MAX_WATERMARK fires all event-time timers first.
 	StopWithSavepoint StopStrategy = "StopWithSavepoint"
 	// CancelWithSavepoint takes a savepoint with cancel-job set: Flink
-	// cancels the job once it completes. For clusters before 1.9, and as a
-	// fallback.
+	// cancels the job once it completes. A fallback, chosen only when
+	// forced, or for a cluster older than any flinkkit supports.
 	CancelWithSavepoint StopStrategy = "CancelWithSavepoint"
 	// SavepointThenCancel takes a savepoint, waits for it, then cancels the
 	// job: for jobs that must not see the end of their input.
@@ -46,8 +46,9 @@ var ErrUnknownStrategy = errors.New("lifecycle: unknown stop strategy")
 // policy.DefaultUpgradeMode). force, if set, is used as it is, except that
 // CancelWithoutState requires the Stateless mode (ErrStateRequired).
 // Without force: a Stateless job is cancelled without state; others are
-// stopped with a savepoint from Flink 1.9 on, else cancelled with a
-// savepoint.
+// stopped with Flink's stop with a savepoint (StopWithSavepoint, on every
+// version flinkkit supports; a version older than those, which has no
+// stop call, is cancelled with a savepoint).
 func ChooseStopStrategy(v flinkapi.Version, mode policy.UpgradeMode, force StopStrategy) (StopStrategy, error) {
 	if mode == "" {
 		mode = policy.DefaultUpgradeMode

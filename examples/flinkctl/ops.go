@@ -241,7 +241,7 @@ func (a *app) stopCmd() *cobra.Command {
 		Short: "Stop a job with a savepoint (strategy chosen by the cluster's version, or forced)",
 		Long: `stop stops JOB (a job id, or the name of an applied job) keeping its state:
 the strategy is chosen by the cluster's Flink version (Flink's stop with a
-savepoint from 1.9 on, else a savepoint with cancel), or forced with
+savepoint on every version flinkkit supports, 1.15 on), or forced with
 --strategy. A job is never cancelled after its savepoint failed: it keeps
 running, and stop exits 1. CancelWithoutState needs --mode Stateless.
 The savepoint is added to JOB's history in --state-dir. Interrupted, the

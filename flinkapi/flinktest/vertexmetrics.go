@@ -182,7 +182,7 @@ func handleVertexMetrics(q *request, w http.ResponseWriter) *restError {
 	return nil
 }
 
-// handleBackpressure answers GET .../backpressure like Flink 1.13+, from
+// handleBackpressure answers GET .../backpressure like every supported Flink, from
 // the task metrics: deprecated while there are none, else every subtask's
 // ratios and levels (ratio up to 0.1 ok, up to 0.5 low, above high).
 func handleBackpressure(q *request, w http.ResponseWriter) *restError {

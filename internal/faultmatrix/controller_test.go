@@ -18,12 +18,12 @@ import (
 )
 
 var (
-	ctrlSeedsFlag  = flag.Int("controller-seeds", 250, "number of generated controller scenarios TestControllerSchedules runs (seeds 1 to N)")
+	ctrlSeedsFlag  = flag.Int("controller-seeds", -1, "number of generated controller scenarios TestControllerSchedules runs (seeds 1 to N; default 60, 250 with FLINKKIT_FULL=1)")
 	ctrlSeedFlag   = flag.Int64("controller-seed", 0, "run only the generated controller scenario of this seed (TestControllerSchedules)")
 	allCrashesFlag = flag.Bool("controller-all-crashes", false, "TestControllerMatrix: crash at every call that moved a change on, not only at the decisive ones")
 	ctrlCrashFlag  = flag.String("controller-crash", "", "run only this crash point (lost@4, away@7) in the cells of TestControllerMatrix")
 	knownBugsFlag  = flag.Bool("known-bugs", false, "run the reproductions of known, unfixed controller bugs (TestControllerKnownBugs)")
-	appSeedsFlag   = flag.Int("controller-app-seeds", 60, "number of generated controller scenarios TestControllerSchedules runs in application clusters too (seeds 1 to N)")
+	appSeedsFlag   = flag.Int("controller-app-seeds", -1, "number of generated controller scenarios TestControllerSchedules runs in application clusters too (seeds 1 to N; default 20, 60 with FLINKKIT_FULL=1)")
 	appCrashesFlag = flag.Bool("controller-app-decisive", false, "TestControllerMatrix: in application clusters, crash at every decisive call, not only at those that changed the cluster")
 )
 
@@ -223,7 +223,10 @@ func crashRuns(t *testing.T, s ControllerScenario, r *ControllerResult, name str
 	case s.App && !*appCrashesFlag:
 		at = r.Mutating // in application clusters, a share: the calls that changed the cluster
 	}
-	for _, n := range at {
+	for i, n := range at {
+		if i%crashStride() != 0 && *ctrlCrashFlag == "" {
+			continue // by default one decisive point in two (FLINKKIT_FULL=1: all)
+		}
 		points++
 		for _, p := range CrashPoints {
 			if *ctrlCrashFlag != "" && *ctrlCrashFlag != fmt.Sprintf("%s@%d", p, n) {
@@ -300,10 +303,10 @@ func TestControllerSchedules(t *testing.T) {
 	seeds, appSeeds := []int64{*ctrlSeedFlag}, []int64{*ctrlSeedFlag}
 	if *ctrlSeedFlag == 0 {
 		seeds, appSeeds = seeds[:0], appSeeds[:0]
-		for i := 1; i <= *ctrlSeedsFlag; i++ {
+		for i := 1; i <= sized(*ctrlSeedsFlag, 60, 250); i++ {
 			seeds = append(seeds, int64(i))
 		}
-		for i := 1; i <= *appSeedsFlag; i++ {
+		for i := 1; i <= sized(*appSeedsFlag, 20, 60); i++ {
 			appSeeds = append(appSeeds, int64(i))
 		}
 	}

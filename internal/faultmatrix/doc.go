@@ -22,7 +22,7 @@
 //
 // TestMatrix runs every operation under every fault class; TestSchedules
 // runs randomised schedules (Generate) drawn from the seeds 1 to
-// -schedules (default 1000): one to four faults at random routes, steps
+// -schedules (250; 1000 with FLINKKIT_FULL=1): one to four faults at random routes, steps
 // and times, on Flink versions 1.18, 1.20 and 2.3. Each schedule runs
 // twice: uninterrupted, and with the Progress sent through JSON and a
 // fresh operation built after every step; both runs must keep the
@@ -87,7 +87,10 @@
 // answer; after every call that changed the cluster it also crashes with
 // its status stored, stays away 6 minutes, and its first request after
 // fails once (-controller-all-crashes: both ways at every call that moved
-// the change on). TestControllerSchedules adds -controller-seeds (250)
+// the change on). By default one decisive call in two is a crash point,
+// the first included; FLINKKIT_FULL=1 crashes at every one.
+// TestControllerSchedules adds -controller-seeds (60; 250 with
+// FLINKKIT_FULL=1)
 // generated scenarios (GenerateController): one to four faults and, in
 // half of them, a crash with up to 10 minutes away.
 //

@@ -13,7 +13,7 @@ import (
 
 var (
 	seedFlag      = flag.Int64("seed", 0, "run only the generated schedule of this seed (TestSchedules)")
-	schedulesFlag = flag.Int("schedules", 1000, "number of generated schedules TestSchedules runs (seeds 1 to N)")
+	schedulesFlag = flag.Int("schedules", -1, "number of generated schedules TestSchedules runs (seeds 1 to N; default 250, 1000 with FLINKKIT_FULL=1)")
 	updateFlag    = flag.Bool("update", false, "write the fault-matrix table into ../../README.md")
 )
 
@@ -115,7 +115,7 @@ func subtestName(name string) string { return strings.ReplaceAll(name, " ", "_")
 func TestSchedules(t *testing.T) {
 	outcomes := map[string]int{}
 	failed := 0
-	n := runSeeds(t, *schedulesFlag, Generate, "TestSchedules", func(s Schedule, r *Result, v []string) {
+	n := runSeeds(t, sized(*schedulesFlag, 250, 1000), Generate, "TestSchedules", func(s Schedule, r *Result, v []string) {
 		outcomes[string(r.Schedule.Op)+" "+r.Outcome]++
 		if len(v) > 0 {
 			failed++
@@ -164,7 +164,7 @@ func runSeeds(t *testing.T, n int, generate func(int64) Schedule, test string, t
 	return len(seeds)
 }
 
-var crashesFlag = flag.Int("crashes", 1000, "number of crash-and-absence schedules TestCrashAndAbsence runs (seeds 1 to N)")
+var crashesFlag = flag.Int("crashes", -1, "number of crash-and-absence schedules TestCrashAndAbsence runs (seeds 1 to N; default 250, 1000 with FLINKKIT_FULL=1)")
 
 // TestCrashAndAbsence runs seeded schedules in which the caller of an
 // Upgrade (savepoint and last-state), a Restart or a Teardown crashes
@@ -177,7 +177,7 @@ var crashesFlag = flag.Int("crashes", 1000, "number of crash-and-absence schedul
 func TestCrashAndAbsence(t *testing.T) {
 	outcomes := map[string]int{}
 	var lost, twoJobs, stuck, broken, lostAnswers, absentPastStore int
-	n := runSeeds(t, *crashesFlag, GenerateCrashes, "TestCrashAndAbsence", func(s Schedule, r *Result, v []string) {
+	n := runSeeds(t, sized(*crashesFlag, 250, 1000), GenerateCrashes, "TestCrashAndAbsence", func(s Schedule, r *Result, v []string) {
 		outcomes[string(s.Op)+" "+r.Outcome]++
 		for _, ev := range s.Events {
 			if ev.LoseAnswer {
