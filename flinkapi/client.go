@@ -35,8 +35,15 @@ type Client struct {
 	fixedVersion  Version
 	red           *redactor // the credentials to keep out of messages
 
-	versionMu sync.Mutex
-	version   Version
+	// ver is the version learnt from the cluster, shared with the
+	// clients WithoutRetries derives from this one.
+	ver *versionCache
+}
+
+// versionCache holds the cluster's version once it is known.
+type versionCache struct {
+	mu sync.Mutex
+	v  Version
 }
 
 // NewClient returns a client for the JobManager at baseURL, such as
@@ -112,8 +119,22 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		maxBody:       s.maxResponseSize,
 		fixedVersion:  s.version,
 		red:           newRedactor(s),
-		version:       s.version,
+		ver:           &versionCache{v: s.version},
 	}, nil
+}
+
+// WithoutRetries returns a client like c that sends every request once
+// (NoRetry), sharing c's connections and the version it learnt: for a
+// caller that retries by coming back later, such as lifecycle.Controller,
+// whose calls send a bounded number of requests and never wait in a
+// retry. A client without retries is returned as it is.
+func (c *Client) WithoutRetries() *Client {
+	if c.retry.MaxAttempts == 1 {
+		return c
+	}
+	n := *c // the fields are set once, at NewClient, and never change
+	n.retry = NoRetry
+	return &n
 }
 
 // BaseURL returns the JobManager URL the client talks to.

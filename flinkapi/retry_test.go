@@ -316,3 +316,41 @@ func TestRetriesEndByMaxElapsed(t *testing.T) {
 		t.Errorf("%d attempts; none may start once MaxElapsed has passed", n)
 	}
 }
+
+// TestWithoutRetries: the derived client sends a failed GET once, the
+// original still retries it, and both share the version either learnt.
+func TestWithoutRetries(t *testing.T) {
+	var configs, overviews atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/config":
+			configs.Add(1)
+			w.Write([]byte(`{"flink-version":"1.20.1"}`))
+		default:
+			overviews.Add(1)
+			w.WriteHeader(503)
+			w.Write([]byte(flinkError(leaderElection)))
+		}
+	}))
+	defer srv.Close()
+	c, err := NewClient(srv.URL, WithRetryPolicy(RetryPolicy{MaxAttempts: 3, InitialInterval: time.Millisecond, MaxInterval: time.Millisecond}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := c.WithoutRetries()
+	if once == c || once.WithoutRetries() != once {
+		t.Fatal("WithoutRetries returned the retrying client, or derived again from a client without retries")
+	}
+	ctx := context.Background()
+	if _, err := once.Overview(ctx); err == nil || overviews.Load() != 1 {
+		t.Errorf("without retries: %v after %d requests; want an error after 1", err, overviews.Load())
+	}
+	if _, err := c.Overview(ctx); err == nil || overviews.Load() != 4 {
+		t.Errorf("with retries: %v after %d requests in all; want 3 more", err, overviews.Load())
+	}
+	v1, err1 := once.Version(ctx)
+	v2, err2 := c.Version(ctx)
+	if err1 != nil || err2 != nil || v1 != v2 || configs.Load() != 1 {
+		t.Errorf("versions %v (%v), %v (%v) after %d GET /config; want one shared answer", v1, err1, v2, err2, configs.Load())
+	}
+}

@@ -171,9 +171,9 @@ func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupport
 // example). A version fixed with WithFlinkVersion is returned without a
 // request.
 func (c *Client) Version(ctx context.Context) (Version, error) {
-	c.versionMu.Lock()
-	v := c.version
-	c.versionMu.Unlock()
+	c.ver.mu.Lock()
+	v := c.ver.v
+	c.ver.mu.Unlock()
 	if !v.IsZero() {
 		return v, nil
 	}
@@ -194,9 +194,9 @@ func (c *Client) RefreshVersion(ctx context.Context) (Version, error) {
 	if err != nil {
 		return Version{}, c.decodeError(http.MethodGet, "/config", errors.New("unreadable flink-version: "+inputMessage(err)))
 	}
-	c.versionMu.Lock()
-	c.version = v
-	c.versionMu.Unlock()
+	c.ver.mu.Lock()
+	c.ver.v = v
+	c.ver.mu.Unlock()
 	return v, nil
 }
 

@@ -31,9 +31,12 @@ var _ API = (*flinkapi.Client)(nil)
 // they need it; flinkkit speaks to Flink 1.15 and later, which all take
 // client trigger ids and the stop with savepoint.
 type Env struct {
-	// Client is the Flink REST client, typically a *flinkapi.Client; with
-	// flinkapi.NoRetry in a controller, whose steps retry with backoff
-	// through Result.RequeueAfter.
+	// Client is the Flink REST client, typically a *flinkapi.Client. The
+	// Controller sends each request of a *flinkapi.Client once
+	// (Client.WithoutRetries), whatever its retry policy: it retries by
+	// being called again (Result.RequeueAfter), never waits in a call, and
+	// sends at most MaxRequestsPerCall requests per call. The operations
+	// run on their own (Run) use the client's retry policy.
 	Client API
 	// Timing sets the deadlines and the poll interval; zero fields take
 	// the defaults.

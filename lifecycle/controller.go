@@ -80,7 +80,9 @@ func (c *Controller) retry() time.Duration { return orDefault(c.RetryInterval, D
 // which an action ended: st.Action says which, st.Progress.Reason why).
 // JobStatus.Converged tells when the spec is carried out.
 // Store st before anything else, whatever the result. An invalid spec
-// is reported in st (Reason InvalidSpec) and acted on not at all.
+// is acted on not at all: it is reported in st (Reason InvalidSpec), and
+// Reconcile returns Validate's error (matching ErrInvalidSpec); calling
+// again helps only once the spec changed.
 // Reconcile returns an error for a canceled context, a status of a newer
 // format (ErrUnknownFormat), one this release did not write
 // (ErrInvalidStatus) or of another deployment (ErrForeignStatus), the
@@ -94,7 +96,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	if err := spec.Validate(); err != nil {
 		c.set(st, st.State, ReasonInvalidSpec, err.Error())
 		st.Settled = false
-		return Result{RequeueAfter: c.poll()}, nil
+		return Result{RequeueAfter: c.poll()}, err
 	}
 	spec = c.withDigest(spec.effective(st), st)
 	api, s, err := c.recordedAPI(st)
@@ -527,13 +529,30 @@ func healthRequest(rp savepoint.Record, now time.Time) policy.RestoreRequest {
 func (c *Controller) jobAPI(st *JobStatus) (API, error) {
 	switch {
 	case c.Deployer == nil:
-		return c.Client, nil
+		return withoutRetries(c.Client), nil
 	case !st.Cluster.IsZero():
-		return clusterClient(c.Deployer, st.Cluster)
+		api, err := clusterClient(c.Deployer, st.Cluster)
+		return withoutRetries(api), err
 	case st.JobID != "":
 		return absentAPI{}, nil
 	}
-	return c.Client, nil
+	return withoutRetries(c.Client), nil
+}
+
+// withoutRetries is api sending every request once when it is a
+// *flinkapi.Client: the Controller retries by being called again, and a
+// call never waits in a retry nor sends more than MaxRequestsPerCall
+// requests.
+func withoutRetries(api API) API {
+	switch a := api.(type) {
+	case *flinkapi.Client:
+		if a != nil {
+			return a.WithoutRetries()
+		}
+	case *clusterAPI:
+		return &clusterAPI{API: withoutRetries(a.API), d: a.d, c: a.c}
+	}
+	return api
 }
 
 // upgrade is the Upgrade of the Deploy, Upgrade, HealthRestart and

@@ -316,13 +316,16 @@ func TestControllerLifecycle(t *testing.T) {
 }
 
 // TestControllerInvalidSpec: a spec the controller cannot act on is
-// reported in the status and nothing is sent.
+// reported in the status and as Reconcile's error, and nothing is sent.
 func TestControllerInvalidSpec(t *testing.T) {
 	k := newCluster(t, false)
 	spec := k.spec("/out")
 	spec.Job.JarFile = ""
 	spec.Update.Mode = "Sometimes"
-	k.call(spec, false)
+	_, err := k.controller().Reconcile(context.Background(), spec, &k.st)
+	if !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "jarFile") {
+		t.Errorf("Reconcile = %v, want an error matching ErrInvalidSpec naming jarFile", err)
+	}
 	if k.st.Reason != "InvalidSpec" || !strings.Contains(k.st.Message, "jarFile") || !strings.Contains(k.st.Message, "update") {
 		t.Errorf("status %s: %s", k.st.Reason, k.st.Message)
 	}

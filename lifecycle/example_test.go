@@ -3,7 +3,10 @@ package lifecycle_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -90,6 +93,45 @@ func ExampleController() {
 	// Output:
 	// Deploy Running Running
 	// Upgrade Running true
+}
+
+// ExampleController_Converge runs the Controller until the spec is
+// carried out, keeping the status in a file that is replaced atomically
+// after every call and locked against a second process.
+func ExampleController_Converge() {
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+	defer srv.Close()
+	c, _ := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	ctx := context.Background()
+	jar, _ := c.UploadJarReader(ctx, "job.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, Name: "app/counter"}
+	spec := lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: jar, Args: []string{"--out", "/out", "--keys", "2"}}}
+
+	dir, _ := os.MkdirTemp("", "statuses")
+	defer os.RemoveAll(dir)
+	file, err := lifecycle.OpenStatusFile(filepath.Join(dir, "app~counter.json"))
+	if err != nil {
+		fmt.Println(err) // another process acts on the job (ErrStatusLocked)
+		return
+	}
+	defer file.Close()
+	status, _, _ := file.Load() // a zero status: nothing deployed yet
+
+	err = ctrl.Converge(ctx, spec, &status, file.Save)
+	var failed *lifecycle.ActionError
+	switch {
+	case errors.Is(err, lifecycle.ErrInvalidSpec):
+		fmt.Println("fix the spec:", err)
+	case errors.As(err, &failed):
+		fmt.Println(failed.Action, "ended", failed.Outcome, "because", failed.Reason)
+	case err != nil:
+		fmt.Println(err)
+	default:
+		stored, _, _ := file.Load()
+		fmt.Println(stored.Situation, stored.State, stored.Reason == lifecycle.ReasonRunning)
+	}
+	// Output:
+	// Running Running true
 }
 
 // ExampleController_Plan asks the Controller what it would do before

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/flinkkit/flinkkit/internal/atomicfile"
 	"github.com/flinkkit/flinkkit/internal/format"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
@@ -201,23 +202,7 @@ func (f *FileStore) Put(ctx context.Context, name string, rec savepoint.Record) 
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	tmp, err := os.CreateTemp(f.dir, ".put-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	return atomicfile.Write(p, b)
 }
 
 // Delete implements RestorePointStore.

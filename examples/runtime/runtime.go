@@ -249,14 +249,12 @@ func (rt *Runtime) controller(name string) *lifecycle.Controller {
 		Store: rt.Store, Name: name, PollInterval: cl.Timing.Poll, RetryInterval: retryInterval}
 }
 
-// failed returns an error for a spec the Controller cannot act on, and for
-// an action that ended in the call (res) without success: the deployment
-// does not go ahead without someone looking.
+// failed returns an error for an action that ended in the call (res)
+// without success: the deployment does not go ahead without someone
+// looking. (A spec the Controller cannot act on is Reconcile's error.)
 func failed(st *lifecycle.JobStatus, res lifecycle.Result) error {
 	p := &st.Progress
 	switch {
-	case st.Reason == "InvalidSpec":
-		return errors.New(st.Message)
 	case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded:
 		msg := fmt.Sprintf("%s ended %s", st.Action, p.Outcome)
 		if p.Decision != "" {

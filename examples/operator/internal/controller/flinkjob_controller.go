@@ -136,6 +136,11 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		observeSavepoint(&before.Progress, &job.Status.Progress, now)
 	}
 	jobStates.set(req.NamespacedName, job.Status.State)
+	if errors.Is(err, lifecycle.ErrInvalidSpec) {
+		// Recorded in the status (Ready: InvalidSpec); nothing changes
+		// until the spec does, which the watch of the generation brings.
+		return ctrl.Result{}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -502,7 +502,9 @@ func TestInvalidSpec(t *testing.T) {
 	h.create(spec)
 	job := h.until("invalid", func(j *v1alpha1.FlinkJob) bool { return findReady(j) != nil }, nil)
 	for range 3 {
-		h.srv.Clock().Advance(h.reconcile().RequeueAfter)
+		if r := h.reconcile(); r.RequeueAfter != 0 {
+			t.Errorf("an invalid spec is requeued after %v; it waits for the spec to change", r.RequeueAfter)
+		}
 	}
 	c := findReady(job)
 	if c.Status != metav1.ConditionFalse || c.Reason != "InvalidSpec" || !strings.Contains(c.Message, "update") ||

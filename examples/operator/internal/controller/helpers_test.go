@@ -153,10 +153,21 @@ func (h *harness) reconcile() ctrl.Result {
 	if err != nil {
 		h.t.Fatalf("Reconcile: %v\nstatus: %s", err, h.statusJSON())
 	}
-	if res.RequeueAfter <= 0 {
+	if res.RequeueAfter <= 0 && !h.invalid() {
 		h.t.Fatalf("Reconcile asked for no requeue: %+v\nstatus: %s", res, h.statusJSON())
 	}
 	return res
+}
+
+// invalid reports whether the FlinkJob's spec is one the controller
+// cannot act on: its reconcile waits for the next spec, with no requeue.
+func (h *harness) invalid() bool {
+	job := h.get()
+	if job == nil {
+		return false
+	}
+	c := findReady(job)
+	return c != nil && c.Reason == lifecycle.ReasonInvalidSpec
 }
 
 // until reconciles, moving the fake clock by each RequeueAfter as the

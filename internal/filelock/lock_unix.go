@@ -1,0 +1,19 @@
+//go:build unix
+
+package filelock
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+var errWouldBlock = syscall.EWOULDBLOCK
+
+func lock(f *os.File) error {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return errWouldBlock
+	}
+	return err
+}
