@@ -10,10 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -177,6 +179,7 @@ func buildHTTPClient(s settings) (*http.Client, error) {
 	if hc.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 16
+		t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 		hc.Transport = t
 	}
 	if s.tlsConfig != nil {
@@ -191,6 +194,13 @@ func buildHTTPClient(s settings) (*http.Client, error) {
 	hc.Transport = noRedirects{hc.Transport}
 	return &hc, nil
 }
+
+// MaxResponseHeaderBytes bounds the headers of an answer the client
+// reads with its own transport (not one given with WithHTTPClient):
+// Flink's are a few hundred bytes; a server that sends more is not read
+// further, and the error (a *TransportError matching ErrDecode) is not
+// retried.
+const MaxResponseHeaderBytes = 64 << 10
 
 // locationKey is where noRedirects moves the Location header of a redirect.
 const locationKey = "Flinkapi-Redirect-Location"
@@ -324,12 +334,17 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 	actx, cancel := context.WithTimeout(callCtx, timeout)
 	defer cancel()
 
-	resp, err := c.send(actx, cl, body)
+	var answered atomic.Bool // the server sent the first byte of an answer
+	resp, err := c.send(httptrace.WithClientTrace(actx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}), cl, body)
 	if resp != nil && resp.Body != nil {
 		defer resp.Body.Close()
 	}
 	if err != nil {
-		return 0, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
+		err := c.transportError(ctx, callCtx, actx, timeout, cl, err)
+		if te, ok := err.(*TransportError); ok && answered.Load() && actx.Err() == nil {
+			te.Unreadable = true
+		}
+		return 0, 0, err
 	}
 	status = resp.StatusCode
 	if status >= 300 && status < 400 {

@@ -208,6 +208,12 @@ type TransportError struct {
 	Method string // HTTP method of the request
 	Path   string // request path, without host, query or credentials
 	Err    error  // the cause: a net.Error, a TLS or DNS error, context.DeadlineExceeded
+	// Unreadable reports that the server began to answer but its answer
+	// was no HTTP response the client reads: headers over
+	// MaxResponseHeaderBytes, or bytes that are not HTTP. Such an error
+	// matches ErrDecode and is not retried: the same server sends the
+	// same answer again.
+	Unreadable bool
 }
 
 // Error names the request and the cause, without credentials; for a TLS
@@ -215,6 +221,9 @@ type TransportError struct {
 func (e *TransportError) Error() string {
 	if a := tlsAdvice(e.Err); a != "" {
 		return fmt.Sprintf("flinkapi: %s %s: TLS with the JobManager failed: %v; %s", e.Method, e.Path, e.Err, a)
+	}
+	if e.Unreadable {
+		return fmt.Sprintf("flinkapi: %s %s: the answer is not an HTTP response the client reads: %v", e.Method, e.Path, e.Err)
 	}
 	return fmt.Sprintf("flinkapi: %s %s: no answer from the JobManager: %v", e.Method, e.Path, e.Err)
 }
@@ -231,6 +240,8 @@ func (e *TransportError) Is(target error) bool {
 		return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout()
 	case ErrTLS, ErrMisconfigured:
 		return tlsAdvice(e.Err) != ""
+	case ErrDecode:
+		return e.Unreadable
 	}
 	return false
 }
@@ -448,7 +459,7 @@ func IsRetryable(err error) bool {
 	}
 	var te *TransportError
 	if errors.As(err, &te) {
-		return !errors.Is(te.Err, context.Canceled)
+		return !te.Unreadable && !errors.Is(te.Err, context.Canceled)
 	}
 	var ae *APIError
 	if errors.As(err, &ae) {
@@ -465,9 +476,19 @@ func newAPIError(method, path string, status int, body []byte) *APIError {
 	return e
 }
 
+// Bounds of what an error body puts into an APIError: a server may send
+// megabytes, and the error's message ends up in logs and statuses.
+const (
+	maxErrorMessage  = 1024     // bytes of one message
+	maxErrorMessages = 8        // messages; the rest are counted
+	maxStackTrace    = 16 << 10 // bytes of the stack trace
+)
+
 // parseErrorBody extracts messages and a stack trace from an error body. It
 // never fails: a body that is not Flink's error JSON becomes one message
-// (truncated) so that a proxy's HTML page still says something.
+// (truncated) so that a proxy's HTML page still says something. Each
+// message, their number and the stack trace are bounded (maxErrorMessage,
+// maxErrorMessages, maxStackTrace).
 func parseErrorBody(body []byte) (msgs []string, trace string) {
 	var eb struct {
 		Errors []string `json:"errors"`
@@ -478,16 +499,24 @@ func parseErrorBody(body []byte) (msgs []string, trace string) {
 			return nil, ""
 		}
 		msg, tr := SplitJavaError(s)
-		return []string{truncate(msg, 512)}, tr
+		return []string{truncate(msg, 512)}, truncate(tr, maxStackTrace)
 	}
+	more := 0
 	for _, raw := range eb.Errors {
 		msg, tr := SplitJavaError(raw)
 		if tr != "" && trace == "" {
-			trace = tr
+			trace = truncate(tr, maxStackTrace)
 		}
-		if msg != "" {
-			msgs = append(msgs, msg)
+		switch {
+		case msg == "":
+		case len(msgs) == maxErrorMessages:
+			more++
+		default:
+			msgs = append(msgs, truncate(msg, maxErrorMessage))
 		}
+	}
+	if more > 0 {
+		msgs = append(msgs, fmt.Sprintf("(%d more)", more))
 	}
 	return msgs, trace
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // JobID identifies a Flink job: 32 lower-case hexadecimal characters, as
@@ -98,6 +99,9 @@ func checkHex32(what, s string) error {
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never half a character
 	}
 	return s[:n] + "..."
 }

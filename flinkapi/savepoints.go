@@ -145,11 +145,35 @@ func (c *Client) triggerID(ctx context.Context, id TriggerID, format FormatType)
 }
 
 func checkTargetDirectory(dir string) error {
-	if dir != "" && strings.TrimSpace(dir) == "" {
+	if dir == "" {
+		return nil
+	}
+	if strings.TrimSpace(dir) == "" {
 		return invalidInput("target directory is blank; leave it empty to use the cluster's default")
 	}
-	if strings.ContainsAny(dir, "\x00\n\r") {
-		return invalidInput("target directory %q contains a control character", truncate(dir, 100))
+	return checkStoragePath("target directory", dir)
+}
+
+// MaxStoragePath is the longest savepoint path or target directory the
+// client sends, in bytes: file systems and object stores take far less
+// (4,096 is Linux's PATH_MAX), and a longer one is a mistake.
+const MaxStoragePath = 4096
+
+// checkStoragePath refuses a savepoint path or target directory before
+// it is sent: one over MaxStoragePath bytes, with a control character, or
+// with a ".." segment, which would name a directory other than the one
+// written.
+func checkStoragePath(what, p string) error {
+	if len(p) > MaxStoragePath {
+		return invalidInput("%s is %d bytes long, over the %d the client sends: %q", what, len(p), MaxStoragePath, truncate(p, 100))
+	}
+	if i := strings.IndexFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }); i >= 0 {
+		return invalidInput("%s %q contains a control character (byte %d)", what, truncate(p, 100), i)
+	}
+	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return invalidInput("%s %q has a \"..\" segment: give the directory itself", what, truncate(p, 100))
+		}
 	}
 	return nil
 }
@@ -161,13 +185,16 @@ type disposalRequestWire struct {
 // DisposeSavepoint deletes a savepoint's files through the JobManager. It is
 // not retried: Flink's disposal request has no client trigger id.
 //
-// Flink REST: POST /savepoint-disposal (1.5+)
+// A path over MaxStoragePath bytes, with a control character or a ".."
+// segment is refused before anything is sent (ErrInvalidInput).
+//
+// Flink REST: POST /savepoint-disposal
 func (c *Client) DisposeSavepoint(ctx context.Context, savepointPath string) (Operation, error) {
 	if strings.TrimSpace(savepointPath) == "" {
 		return Operation{}, invalidInput("savepoint path is empty")
 	}
-	if strings.ContainsAny(savepointPath, "\x00\n\r") {
-		return Operation{}, invalidInput("savepoint path %q contains a control character", truncate(savepointPath, 100))
+	if err := checkStoragePath("savepoint path", savepointPath); err != nil {
+		return Operation{}, err
 	}
 	body := disposalRequestWire{Path: savepointPath}
 	return c.trigger(ctx, OpSavepointDisposal, "", "/savepoint-disposal", body, false)
