@@ -302,6 +302,12 @@ type Observed struct {
 	// Lookups how many they looked up.
 	Adopt   flinkapi.JobID `json:"adopt,omitempty"`
 	Lookups int            `json:"lookups,omitempty"`
+	// Reread is set when the job, read RUNNING, showed checkpoint
+	// statistics without a completed checkpoint or a restore, and its
+	// state is read again before deciding (format 4): a JobManager that
+	// failed over in between answers such statistics while it restores
+	// the job from its latest checkpoint. Cleared once decided.
+	Reread bool `json:"reread,omitempty"`
 }
 
 // Done reports whether the operation has ended.
