@@ -110,3 +110,54 @@ func TestUpgradeFailedWhileStoppingRestoresNewerSavepoint(t *testing.T) {
 		t.Errorf("new job RUNNING from %q (%s %s), want from the savepoint %q, newer than every checkpoint", info.RestoredFrom, p.RestoreKind, info.State, p.Location)
 	}
 }
+
+// TestUpgradeLastStateStaleDecisionWithoutCheckpoint: a last-state
+// upgrade of a job started a second before from a savepoint: it has no
+// checkpoint yet, and the policy chooses the savepoint. The caller is
+// away for 4 minutes before the cancel; the job has checkpointed every
+// 5 s since. The decision is taken again on what Flink shows now: the
+// new job starts from the job's newest checkpoint, not from the
+// savepoint 4 minutes older.
+func TestUpgradeLastStateStaleDecisionWithoutCheckpoint(t *testing.T) {
+	e := newEnv(t)
+	first := retainedJob(t, e)
+	latest := userSavepoint(t, e, first)
+	if err := e.c.CancelJob(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(5 * time.Second)
+	old := flinkapi.JobID("00000000000000000000000000000def")
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: old, SavepointPath: latest.Location,
+		ProgramArgs:        []string{"--out", "/out2", "--keys", "2", "--rate", "10", "--checkpoint-interval", "5000"},
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(time.Second)
+	mk := func() Stepper {
+		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Latest: latest, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
+			JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+	}
+	var p Progress
+	for p.Phase != PhaseCancel {
+		if res, err := mk().Step(context.Background(), &p); err != nil || res.Done {
+			t.Fatalf("before the cancel: %v %+v", err, p)
+		}
+	}
+	if p.RestoreFrom != latest.Location {
+		t.Fatalf("chose %s %q, want the savepoint the job started from (no checkpoint yet)", p.RestoreKind, p.RestoreFrom)
+	}
+	e.srv.Clock().Advance(4 * time.Minute)
+	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
+		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
+	}
+	var newest flinktest.Snapshot
+	for _, s := range e.srv.Snapshots() {
+		if s.Job == old && !s.Savepoint && !s.Removed && s.Taken.After(newest.Taken) {
+			newest = s
+		}
+	}
+	info, _ := e.srv.Job(p.NewJobID)
+	if newest.Location == "" || info.RestoredFrom != newest.Location || info.State != flinkapi.JobRunning {
+		t.Errorf("new job RUNNING from %q (%s), want from the old job's newest checkpoint %q", info.RestoredFrom, info.State, newest.Location)
+	}
+}

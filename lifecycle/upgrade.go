@@ -452,9 +452,10 @@ func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepStop steps the stop of the old job, and goes on once it ended.
 func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Requests == 0 && stale(p, now) {
+	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && p.Requests == 0 && stale(p, now) {
 		// The caller was away between the decision and the cancel:
-		// the checkpoint recorded may have been discarded since.
+		// the checkpoint recorded may have been discarded since, and
+		// the job has checkpointed on, past the state recorded.
 		p.Steps++
 		return r.reobserve(p, now), nil
 	}
@@ -582,6 +583,7 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
 	case err == nil:
+		p.Observed.CheckpointRead = now
 		dropDiscarded(p, stats)
 		newerSavepoint(p, stats)
 		if c := retainedState(stats); c.Path != "" {
@@ -901,14 +903,16 @@ func (r *replacer) stopWithSavepoint(ctx context.Context, p *Progress, d policy.
 	return r.startStop(ctx, p, strategy, timing)
 }
 
-// checkpointReadAge bounds the age of the observation of a checkpoint a
-// job is cancelled for: Flink keeps only its latest checkpoints, and one
-// read longer ago may have been discarded since.
+// checkpointReadAge bounds the age of the checkpoint statistics a
+// running job is cancelled on: Flink keeps only its latest checkpoints,
+// and one read longer ago may have been discarded since; and the job
+// checkpoints on, so that state chosen longer ago (a savepoint, while the
+// job had no checkpoint yet) may be older than its newest by then.
 const checkpointReadAge = 10 * time.Second
 
-// stale reports whether the checkpoint observed for p was read more than
-// checkpointReadAge before now (the caller was away). A Progress of an
-// older format does not know when it was read.
+// stale reports whether the checkpoint statistics the decision of p took
+// were read more than checkpointReadAge before now (the caller was away).
+// A Progress of an older format does not know when they were read.
 func stale(p *Progress, now time.Time) bool {
 	return !p.Observed.CheckpointRead.IsZero() && now.Sub(p.Observed.CheckpointRead) > checkpointReadAge
 }
