@@ -21,8 +21,9 @@ import (
 // checkpoints (JobSpec.Checkpoints, JobStatus.Checkpoint) and the
 // autoscaler (JobSpec.Autoscale, JobStatus.Autoscale); format 4 typed
 // state that format 3 kept in the text of Progress.LastError
-// (Progress.Unconfirmed) and when a checkpoint was read
-// (Observed.CheckpointRead), the spec an action started with
+// (Progress.Unconfirmed), when the checkpoint statistics were read
+// (Observed.CheckpointRead), a state read again after statistics a
+// failed-over JobManager may have answered (Observed.Reread), the spec an action started with
 // (JobStatus.ActionSpec), the jar's digest (JobTemplate.JarDigest,
 // JobStatus.JarDigest), bounded jobs (JobSpec.Bounded), jobs without
 // checkpointing (JobStatus.NoCheckpointing), the situation of the last

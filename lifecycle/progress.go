@@ -278,9 +278,12 @@ type Observed struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
 	CheckpointTime time.Time `json:"checkpointTime,omitzero"`
-	// CheckpointRead is when Checkpoint was read from Flink (format 4):
-	// a job is cancelled for a checkpoint read shortly before, never for
-	// one read so long ago that Flink may have discarded it since.
+	// CheckpointRead is when the job's checkpoint statistics, and
+	// Checkpoint from them, were read from Flink (format 4): a running
+	// job is cancelled for state chosen on statistics read shortly
+	// before, never on ones read so long ago that Flink may have
+	// discarded the checkpoint since, or the job checkpointed past the
+	// state chosen.
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
@@ -302,6 +305,12 @@ type Observed struct {
 	// Lookups how many they looked up.
 	Adopt   flinkapi.JobID `json:"adopt,omitempty"`
 	Lookups int            `json:"lookups,omitempty"`
+	// Reread is set when the job, read RUNNING, showed checkpoint
+	// statistics without a completed checkpoint or a restore, and its
+	// state is read again before deciding (format 4): a JobManager that
+	// failed over in between answers such statistics while it restores
+	// the job from its latest checkpoint. Cleared once decided.
+	Reread bool `json:"reread,omitempty"`
 }
 
 // Done reports whether the operation has ended.

@@ -179,12 +179,14 @@ var goldenSpec3 = func() JobSpec {
 }()
 
 // goldenProgress4 is the Progress of the format-version-4 fixture, which
-// added Unconfirmed and Observed.CheckpointRead: every field set.
+// added Unconfirmed, Observed.CheckpointRead and Observed.Reread: every
+// field set.
 var goldenProgress4 = func() Progress {
 	p := goldenProgress3
 	p.FormatVersion = 4
 	p.Unconfirmed = true
 	p.Observed.CheckpointRead = time.Date(2026, 3, 1, 12, 59, 58, 0, time.UTC)
+	p.Observed.Reread = true
 	return p
 }()
 

@@ -452,9 +452,10 @@ func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepStop steps the stop of the old job, and goes on once it ended.
 func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Requests == 0 && stale(p, now) {
+	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && p.Requests == 0 && stale(p, now) {
 		// The caller was away between the decision and the cancel:
-		// the checkpoint recorded may have been discarded since.
+		// the checkpoint recorded may have been discarded since, and
+		// the job has checkpointed on, past the state recorded.
 		p.Steps++
 		return r.reobserve(p, now), nil
 	}
@@ -582,10 +583,16 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
 	case err == nil:
+		p.Observed.CheckpointRead = now
 		dropDiscarded(p, stats)
+		newerSavepoint(p, stats)
 		if c := retainedState(stats); c.Path != "" {
 			p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.Path, c.Time, now
 			p.Phase, p.LastError = PhaseObserveRetention, ""
+			return Result{}, nil
+		}
+		if mayHaveFailedOver(p, stats) {
+			p.Observed.Reread, p.Phase, p.LastError = true, PhaseObserve, ""
 			return Result{}, nil
 		}
 	case flinkapi.IsJobNotFound(err), permanent(err):
@@ -596,6 +603,39 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// newerSavepoint makes the job's latest completed savepoint in stats the
+// newest savepoint known (Observed.Latest) when Flink triggered it after
+// that one: a savepoint someone else took, or the operation's own, which
+// the Progress times from when its trigger was recorded, possibly long
+// before it was sent. Flink's trigger time is the one its checkpoints are
+// compared with; timed at the recording, a savepoint sent after the
+// caller was away would be taken for older than the checkpoints
+// completed in between.
+func newerSavepoint(p *Progress, stats *flinkapi.CheckpointStatistics) {
+	c := stats.LatestSavepoint
+	if c == nil || c.Status != flinkapi.CheckpointCompleted || c.ExternalPath == "" || c.Discarded || !c.TriggerTime.After(p.Observed.Latest.Time) {
+		return
+	}
+	rec := savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.PreviousJobID}
+	if c.ExternalPath == p.Savepoint.Location {
+		rec.Reason = p.Savepoint.Reason
+	}
+	p.Observed.Latest = rec
+}
+
+// mayHaveFailedOver reports whether the statistics of a job read RUNNING
+// show neither a completed checkpoint nor a restore, the first time in
+// this decision: a JobManager that failed over (with high availability)
+// since the job's state was read answers so while it restores the job
+// from its latest checkpoint, and deciding on them would take an older
+// restore point for the job's newest state. The job's state is read
+// again then: INITIALIZING or CREATED, the policy waits for it; RUNNING
+// again, its statistics are read again and show the restore.
+func mayHaveFailedOver(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
+	return p.Observed.State == flinkapi.JobRunning && !p.Observed.Reread &&
+		stats.LatestCompleted == nil && stats.LatestRestored == nil
 }
 
 // cancelledFor reports whether the old job of p was cancelled for the
@@ -774,7 +814,7 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 		p.RestoreFrom, p.RestoreKind = "", ""
 	}
 	d := r.evaluate(r.observations(p, now), now)
-	p.Decision = d.Reason
+	p.Decision, p.Observed.Reread = d.Reason, false
 	return r.act(ctx, p, d, now)
 }
 
@@ -863,14 +903,16 @@ func (r *replacer) stopWithSavepoint(ctx context.Context, p *Progress, d policy.
 	return r.startStop(ctx, p, strategy, timing)
 }
 
-// checkpointReadAge bounds the age of the observation of a checkpoint a
-// job is cancelled for: Flink keeps only its latest checkpoints, and one
-// read longer ago may have been discarded since.
+// checkpointReadAge bounds the age of the checkpoint statistics a
+// running job is cancelled on: Flink keeps only its latest checkpoints,
+// and one read longer ago may have been discarded since; and the job
+// checkpoints on, so that state chosen longer ago (a savepoint, while the
+// job had no checkpoint yet) may be older than its newest by then.
 const checkpointReadAge = 10 * time.Second
 
-// stale reports whether the checkpoint observed for p was read more than
-// checkpointReadAge before now (the caller was away). A Progress of an
-// older format does not know when it was read.
+// stale reports whether the checkpoint statistics the decision of p took
+// were read more than checkpointReadAge before now (the caller was away).
+// A Progress of an older format does not know when they were read.
 func stale(p *Progress, now time.Time) bool {
 	return !p.Observed.CheckpointRead.IsZero() && now.Sub(p.Observed.CheckpointRead) > checkpointReadAge
 }

@@ -260,7 +260,15 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 	if d.baselinePath != "" {
 		d.res.Seen["jobs started after a restore"]++
 	}
-	restoring := path != "" && path == d.spec.Restore.Path && d.spec.Restore.Pending(before.RestoreHandled)
+	// A run carries out a restore request when it restores the spec's
+	// pending one, or the one the action in flight recorded when it
+	// started (Progress.Request): a request the spec replaced since is
+	// still carried out by the action that took it, as the user asked,
+	// and the newer one by the next action. Reading only the spec's
+	// request would take that deliberate restore for older state chosen
+	// by the controller.
+	restoring := path != "" && (path == d.spec.Restore.Path && d.spec.Restore.Pending(before.RestoreHandled) ||
+		before.InFlight() && path == before.Progress.Request.Path)
 	switch {
 	case restoring, st.Action == lifecycle.ActionRollback:
 		d.baseline, d.baselinePath = q.Time, path

@@ -432,6 +432,13 @@ func (d *driver) track(before, st lifecycle.JobStatus, now time.Time, first int)
 	}
 	if !before.InFlight() && key != actionKey(before) {
 		mode := d.spec.Update.Mode
+		if st.ActionSpec != nil {
+			// The action runs with the spec it started with: a retry
+			// of a change whose job was stopped keeps that change's
+			// update policy (JobStatus.ActionSpec), whatever the spec
+			// says when the retry starts.
+			mode = st.ActionSpec.Update.Mode
+		}
 		if mode == "" {
 			mode = policy.UpgradeSavepoint
 		}
