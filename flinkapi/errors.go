@@ -619,8 +619,11 @@ func IsDispatcherJobNotFound(err error) bool {
 
 // IsJarNotFound reports whether err is Flink's answer for a jar id it does
 // not know (the jar was deleted, or the JobManager restarted and lost its
-// upload directory): 400 "Jar file <dir>/<id> does not exist" for a jar
-// run, or a 404 naming the jar. Upload the jar again.
+// upload directory): "Jar file <dir>/<id> does not exist" for a jar run or
+// a jar plan, as a 400 or as the 500 whose trace carries it (the handler
+// throws it inside a CompletionException), "File <id> does not exist in
+// <dir>." (400) for a jar deletion, or a 404 naming the jar. Upload the jar
+// again.
 func IsJarNotFound(err error) bool {
 	var ae *APIError
 	if !errors.As(err, &ae) || !strings.HasPrefix(ae.Path, "/jars/") {
@@ -630,6 +633,12 @@ func IsJarNotFound(err error) bool {
 	case http.StatusBadRequest, http.StatusNotFound:
 		for _, m := range ae.Errors {
 			if containsFold(m, "does not exist") {
+				return true
+			}
+		}
+	case http.StatusInternalServerError:
+		for _, m := range ae.Errors {
+			if strings.HasPrefix(m, "Jar file ") && containsFold(m, "does not exist") {
 				return true
 			}
 		}
@@ -663,6 +672,36 @@ func (f *FailureCause) causedBy(substr string) bool {
 	}
 	for c := range CauseChain(f.StackTrace) {
 		if containsFold(c.Line, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsProgramError reports whether err is Flink's answer for a jar whose
+// program failed while Flink built its job, on a jar run or a jar plan:
+// the program's main method threw (a wrong argument, for instance), or the
+// jar has no usable entry class. Flink wraps such a failure in a
+// ProgramInvocationException, answered as 400 "Could not execute
+// application." by the jar run and as 500 with the trace by the jar plan;
+// RootCause of APIError.StackTrace gives the program's own message. A jar
+// run refused because the job id is in use (IsDuplicateJob) is not a
+// program error, nor is a jar the cluster lacks (IsJarNotFound).
+func IsProgramError(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) || !strings.HasPrefix(ae.Path, "/jars/") || IsDuplicateJob(err) {
+		return false
+	}
+	if ae.StatusCode != http.StatusBadRequest && ae.StatusCode != http.StatusInternalServerError {
+		return false
+	}
+	for c := range CauseChain(ae.StackTrace) {
+		if containsFold(c.Line, "programinvocationexception") {
+			return true
+		}
+	}
+	for _, m := range ae.Errors {
+		if containsFold(m, "programinvocationexception") || containsFold(m, "the main method caused an error") {
 			return true
 		}
 	}

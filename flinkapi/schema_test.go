@@ -158,11 +158,12 @@ type fieldRule struct {
 // rule fails the test, and so does a rule that no longer matches.
 var schemaRules = map[string]fieldRule{
 	// Requests: fields the client withholds from versions without them.
-	"POST /jars/{jarid}/run claimMode":          {since: "1.20", feature: FeatureClaimMode},
-	"POST /jars/{jarid}/run flinkConfiguration": {since: "1.20", feature: FeatureJarRunConfiguration, why: "1.17+; the 1.15 file is the only older one"},
-	"POST /jobs/{jobid}/savepoints formatType":  {since: "1.20", feature: FeatureSavepointFormatType, fileLags: true, why: "shipped in 1.15.0 (FLINK-25744); the 1.15 file lags"},
-	"POST /jobs/{jobid}/stop formatType":        {since: "1.20", feature: FeatureSavepointFormatType, fileLags: true, why: "shipped in 1.15.0 (FLINK-25744); the 1.15 file lags"},
-	"POST /jobs/{jobid}/checkpoints *":          {since: "1.20", feature: FeatureCheckpointTrigger, why: "endpoint added in 1.17"},
+	"POST /jars/{jarid}/run claimMode":           {since: "1.20", feature: FeatureClaimMode},
+	"POST /jars/{jarid}/run flinkConfiguration":  {since: "1.20", feature: FeatureJarRunConfiguration, why: "1.17+; the 1.15 file is the only older one"},
+	"POST /jars/{jarid}/plan flinkConfiguration": {since: "1.20", feature: FeatureJarRunConfiguration, why: "1.17+ (JarRequestBody, shared with the jar run); the 1.15 file is the only older one"},
+	"POST /jobs/{jobid}/savepoints formatType":   {since: "1.20", feature: FeatureSavepointFormatType, fileLags: true, why: "shipped in 1.15.0 (FLINK-25744); the 1.15 file lags"},
+	"POST /jobs/{jobid}/stop formatType":         {since: "1.20", feature: FeatureSavepointFormatType, fileLags: true, why: "shipped in 1.15.0 (FLINK-25744); the 1.15 file lags"},
+	"POST /jobs/{jobid}/checkpoints *":           {since: "1.20", feature: FeatureCheckpointTrigger, why: "endpoint added in 1.17"},
 
 	// Responses: fields older or newer versions do not send; decoding tolerates their absence.
 	"GET /config features.web-rescale":                                                         {since: "1.20"},
@@ -257,6 +258,9 @@ var schemaEndpoints = []schemaEndpoint{
 	{"GET", "/jars", false, jarsWire{}},
 	{"POST", "/jars/{jarid}/run", true, runJarWire{}},
 	{"POST", "/jars/{jarid}/run", false, runJarResponseWire{}},
+	{"POST", "/jars/{jarid}/plan", true, jarPlanWire{}},
+	{"POST", "/jars/{jarid}/plan", false, planWire{}},
+	{"GET", "/jobs/{jobid}/plan", false, planWire{}},
 }
 
 // jsonFields walks a Go type and calls visit for every JSON field path

@@ -61,7 +61,13 @@
 // (milliseconds every checkpoint and savepoint takes longer, as in the
 // test job), --records (a bounded job: it ends FINISHED after that many
 // events), --record-delay (accepted and checked; the load the
-// vertices report is what SetVertexMetrics sets) and --name. A source emits
+// vertices report is what SetVertexMetrics sets), --uid-suffix (appended
+// to the counter's uid, which gives its vertex the id Flink derives from
+// the new uid), --max-parallelism (the counter's, shown in the job's
+// details; no plan shows it) and --name. The jar plan
+// (POST /jars/:jarid/plan) answers the plan these arguments give without
+// running the job, and a program error or a missing jar as Flink does
+// (500 with the trace). A source emits
 // key-0, key-1, ... round robin at --rate events per second and a keyed
 // counter counts them. The count of events processed is the job's state:
 // checkpoints and savepoints record it, a job run from a savepoint path

@@ -186,7 +186,7 @@ func handleGetRequirements(q *request, w http.ResponseWriter) *restError {
 		return defaultSchedulerError()
 	}
 	out := map[string]any{}
-	for _, v := range []string{sourceVertexID, counterVertexID} {
+	for _, v := range []string{sourceVertexID, j.spec.counterID()} {
 		b, ok := j.bounds[v]
 		if !ok {
 			b = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: j.parallelism}
@@ -227,7 +227,7 @@ func handlePutRequirements(q *request, w http.ResponseWriter) *restError {
 	if !q.s.cfg.adaptive {
 		return defaultSchedulerError()
 	}
-	for _, v := range []string{sourceVertexID, counterVertexID} {
+	for _, v := range []string{sourceVertexID, j.spec.counterID()} {
 		if _, ok := req[v]; !ok {
 			return serverError(jexc{class: "org.apache.flink.util.FlinkRuntimeException", frames: framesScheduler,
 				msg: "The vertex resource requirements do not match the job's vertices: " + v + " is missing."})

@@ -59,6 +59,45 @@ type jobSpec struct {
 	restartDelay    time.Duration
 	snapshotDelay   time.Duration // added to every checkpoint and savepoint
 	records         int64         // --records: the job ends FINISHED after this many events; 0: never
+	uidSuffix       string        // --uid-suffix: appended to the counter's uid, which changes its vertex id
+	maxParallelism  int           // --max-parallelism: the counter's maximum parallelism; 0: Flink's default
+}
+
+// maxParallelismLimit is Flink's largest maximum parallelism.
+const maxParallelismLimit = 1 << 15
+
+// counterUID is the uid of the test job's counter, the first operator of
+// its second vertex.
+const counterUID = "flinkkit-counter"
+
+// counterID returns the vertex id of the counter's chain: Flink derives a
+// vertex id from the uid of its first operator (the 128-bit MurmurHash3 of
+// the uid, seed 0), so --uid-suffix gives the vertex another id.
+func (sp jobSpec) counterID() string {
+	if sp.uidSuffix == "" {
+		return counterVertexID
+	}
+	return vertexIDOfUID(counterUID + sp.uidSuffix)
+}
+
+// maxParallelism returns the maximum parallelism of a vertex of the job:
+// the counter's --max-parallelism, else Flink's default for the
+// parallelism (1.5 times it rounded up to a power of two, 128 to 32768).
+func (j *job) maxParallelism(vertex string) int {
+	if vertex != sourceVertexID && j.spec.maxParallelism > 0 {
+		return j.spec.maxParallelism
+	}
+	return defaultMaxParallelism(j.parallelism)
+}
+
+// defaultMaxParallelism is Flink's default maximum parallelism of an
+// operator of parallelism p.
+func defaultMaxParallelism(p int) int {
+	n := 1
+	for n < p+p/2 {
+		n <<= 1
+	}
+	return min(max(n, 128), maxParallelismLimit)
 }
 
 // parseArgs reads the test job's program arguments. strict rejects unknown
@@ -140,6 +179,15 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 			_, err = num(0)
 		case "--name":
 			sp.name = value
+		case "--uid-suffix":
+			sp.uidSuffix = value
+		case "--max-parallelism":
+			if n, err = num(1); err == nil && n > maxParallelismLimit {
+				err = fmt.Errorf("--max-parallelism must be at most %d: %s", maxParallelismLimit, value)
+			}
+			if err == nil {
+				sp.maxParallelism = int(n)
+			}
 		default:
 			if strict {
 				return sp, fmt.Errorf("unknown argument: %s", flag)

@@ -63,6 +63,19 @@ func (p personality) jarRunFields() []string {
 	return f
 }
 
+// Request fields of the jar plan body per version: those that the jar run
+// shares with it (Flink's JarRequestBody).
+func (p personality) jarPlanFields() []string {
+	f := []string{"entryClass", "programArgsList", "parallelism", "jobId"}
+	if !p.isV2() {
+		f = append(f, "programArgs")
+	}
+	if p.atLeast(1, 17) {
+		f = append(f, "flinkConfiguration")
+	}
+	return f
+}
+
 // commit is a short, stable commit id for the version.
 func (p personality) commit() string {
 	if p.name == "1.20.5" {

@@ -98,6 +98,19 @@ func (j *job) duration(now time.Time) int64 {
 	return end.Sub(j.submitted).Milliseconds()
 }
 
+// planNodes renders the vertices of the test job's plan, the counter's
+// chain first as Flink lists them: the source, and the counter with the
+// sink reading from it by key. The plan shows neither the uids nor the
+// maximum parallelism, only the vertex ids derived from the uids.
+func planNodes(sp jobSpec, parallelism int) []any {
+	node := func(id, desc string) map[string]any {
+		return map[string]any{"id": id, "parallelism": parallelism, "operator": "", "operator_strategy": "", "description": desc, "optimizer_properties": map[string]any{}}
+	}
+	counter := node(sp.counterID(), "counter<br/>+- discard: Writer<br/>")
+	counter["inputs"] = []any{map[string]any{"num": 0, "id": sourceVertexID, "ship_strategy": "HASH", "exchange": "pipelined_bounded"}}
+	return []any{counter, node(sourceVertexID, "Source: key-source<br/>")}
+}
+
 // renderDetails renders GET /jobs/:jobid for j at now.
 func (s *Server) renderDetails(j *job, now time.Time) map[string]any {
 	p := s.cfg.pers
@@ -123,7 +136,7 @@ func (s *Server) renderDetails(j *job, now time.Time) map[string]any {
 			st             vertexState
 		}{
 			{sourceVertexID, sourceVertexName, "Source: key-source<br/>", src},
-			{counterVertexID, counterVertex, "counter<br/>+- discard: Writer<br/>", cnt},
+			{j.spec.counterID(), counterVertex, "counter<br/>+- discard: Writer<br/>", cnt},
 		} {
 			start, end, dur := int64(-1), int64(-1), int64(-1)
 			if !j.tasksStart.IsZero() && v.st.tasks != "SCHEDULED" && v.st.tasks != "CREATED" {
@@ -137,17 +150,13 @@ func (s *Server) renderDetails(j *job, now time.Time) map[string]any {
 			}
 			vertices = append(vertices, map[string]any{
 				"id": v.id, "slotSharingGroupId": "1dc39d4e4c4796f9355d096216cfb93e", "name": v.name,
-				"maxParallelism": 128, "parallelism": j.parallelism, "status": v.st.status,
+				"maxParallelism": j.maxParallelism(v.id), "parallelism": j.parallelism, "status": v.st.status,
 				"start-time": start, "end-time": end, "duration": dur,
 				"tasks": taskCounts(v.st.tasks, j.parallelism), "metrics": vertexMetrics(v.st.tasks),
 			})
 			statusCounts[v.st.status]++
-			node := map[string]any{"id": v.id, "parallelism": j.parallelism, "operator": "", "operator_strategy": "", "description": v.desc, "optimizer_properties": map[string]any{}}
-			if v.id == counterVertexID {
-				node["inputs"] = []any{map[string]any{"num": 0, "id": sourceVertexID, "ship_strategy": "HASH", "exchange": "pipelined_bounded"}}
-			}
-			nodes = append([]any{node}, nodes...)
 		}
+		nodes = planNodes(j.spec, j.parallelism)
 	}
 	d["vertices"] = vertices
 	d["status-counts"] = statusCounts
@@ -278,7 +287,7 @@ func (s *Server) renderCheckpoint(j *job, c *checkpoint, withTasks bool) map[str
 		for _, v := range []struct {
 			id   string
 			size int64
-		}{{sourceVertexID, 265}, {counterVertexID, size - 265}} {
+		}{{sourceVertexID, 265}, {j.spec.counterID(), size - 265}} {
 			tasks[v.id] = map[string]any{
 				"id": c.id, "status": c.status, "latest_ack_timestamp": millis(latestAck),
 				"checkpointed_size": max(v.size, 0), "state_size": max(v.size, 0), "end_to_end_duration": e2e,

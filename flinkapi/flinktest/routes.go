@@ -37,6 +37,7 @@ func init() {
 	add(post, "/jars/upload", nil, handleJarUpload)
 	add(get, "/jars", nil, handleJarList)
 	add(post, "/jars/:jarid/run", nil, handleJarRun)
+	add(post, "/jars/:jarid/plan", nil, handleJarPlan)
 	add(del, "/jars/:jarid", nil, handleJarDelete)
 	// Jobs.
 	add(get, "/jobs", nil, handleJobList)

@@ -46,11 +46,12 @@ type vertexKey struct {
 func (s *Server) SetVertexMetrics(id flinkapi.JobID, vertex string, m VertexMetrics) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cl.byID[id] == nil {
+	j := s.cl.byID[id]
+	if j == nil {
 		return fmt.Errorf("flinktest: SetVertexMetrics: no job %s", id)
 	}
-	if vertex != sourceVertexID && vertex != counterVertexID {
-		return fmt.Errorf("flinktest: SetVertexMetrics: job %s has no vertex %q (it has %s and %s)", id, vertex, sourceVertexID, counterVertexID)
+	if vertex != sourceVertexID && vertex != j.spec.counterID() {
+		return fmt.Errorf("flinktest: SetVertexMetrics: job %s has no vertex %q (it has %s and %s)", id, vertex, sourceVertexID, j.spec.counterID())
 	}
 	if s.vertexMetrics == nil {
 		s.vertexMetrics = map[vertexKey]VertexMetrics{}
@@ -77,7 +78,7 @@ func (q *request) reportedMetrics() (*job, *VertexMetrics, *restError) {
 	if len(v) != 32 || strings.Trim(v, "0123456789abcdef") != "" {
 		return nil, nil, badParameter(fmt.Sprintf("Cannot resolve path parameter (vertexid) from value \"%s\".", v))
 	}
-	if v != sourceVertexID && v != counterVertexID || !j.hasGraph() {
+	if v != sourceVertexID && v != j.spec.counterID() || !j.hasGraph() {
 		return j, nil, nil // the metric store knows nothing of it
 	}
 	if j.state != flinkapi.JobRunning || !j.tasksRunning {

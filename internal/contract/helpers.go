@@ -27,6 +27,8 @@ type jobSpec struct {
 	restartAttempts    int
 	savepointPath      string // restore from here; empty: start without state
 	records            int    // a bounded job: it FINISHES after this many events; 0: never
+	uidSuffix          string // --uid-suffix: appended to the counter's uid
+	maxParallelism     int    // --max-parallelism of the counter; 0: Flink's default
 }
 
 // args returns the test job's program arguments.
@@ -47,6 +49,12 @@ func (sp jobSpec) args(out string) []string {
 	}
 	if sp.records > 0 {
 		a = append(a, "--records", strconv.Itoa(sp.records))
+	}
+	if sp.uidSuffix != "" {
+		a = append(a, "--uid-suffix", sp.uidSuffix)
+	}
+	if sp.maxParallelism > 0 {
+		a = append(a, "--max-parallelism", strconv.Itoa(sp.maxParallelism))
 	}
 	return a
 }

@@ -11,6 +11,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
@@ -61,6 +62,10 @@ import java.time.Duration;
  *   --name NAME                job name (default flinkkit-counter)
  *   --records N                a bounded job: the source ends after N events in total and
  *                              the job FINISHES; 0 is unbounded (default 0)
+ *   --uid-suffix S             appended to the counter's uid, so that the counter's state in a
+ *                              savepoint of the job without it has no operator (default: none)
+ *   --max-parallelism N        the counter's maximum parallelism, 1 to 32768 (default: Flink's,
+ *                              derived from the parallelism)
  * </pre>
  */
 public final class CounterJob {
@@ -104,14 +109,18 @@ public final class CounterJob {
                         RateLimiterStrategy.perSecond(opts.rate),
                         Types.STRING);
 
-        env.fromSource(source, WatermarkStrategy.noWatermarks(), "key-source")
-                .uid(SOURCE_UID)
-                .name("key-source")
-                .keyBy(new IdentityKey())
-                .process(new CountingFunction(opts.out, opts.failAt, opts.snapshotDelayMs, opts.recordDelayMs))
-                .uid(COUNTER_UID)
-                .name("counter")
-                .sinkTo(new DiscardingSink<>())
+        SingleOutputStreamOperator<String> counter =
+                env.fromSource(source, WatermarkStrategy.noWatermarks(), "key-source")
+                        .uid(SOURCE_UID)
+                        .name("key-source")
+                        .keyBy(new IdentityKey())
+                        .process(new CountingFunction(opts.out, opts.failAt, opts.snapshotDelayMs, opts.recordDelayMs))
+                        .uid(COUNTER_UID + opts.uidSuffix)
+                        .name("counter");
+        if (opts.maxParallelism > 0) {
+            counter.setMaxParallelism(opts.maxParallelism);
+        }
+        counter.sinkTo(new DiscardingSink<>())
                 .uid(SINK_UID)
                 .name("discard");
 
@@ -236,6 +245,8 @@ public final class CounterJob {
         long recordDelayMs = 0;
         String name = "flinkkit-counter";
         long records = 0; // unbounded
+        String uidSuffix = "";
+        int maxParallelism = 0; // not set: Flink's default
 
         static Options parse(String[] args) {
             Options o = new Options();
@@ -291,6 +302,15 @@ public final class CounterJob {
                         break;
                     case "--name":
                         o.name = value;
+                        break;
+                    case "--uid-suffix":
+                        o.uidSuffix = value;
+                        break;
+                    case "--max-parallelism":
+                        o.maxParallelism = positiveInt(flag, value);
+                        if (o.maxParallelism > 32768) {
+                            throw new IllegalArgumentException("--max-parallelism must be at most 32768: " + value);
+                        }
                         break;
                     default:
                         throw new IllegalArgumentException("unknown argument: " + flag);
