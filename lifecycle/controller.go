@@ -408,11 +408,15 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 // checkpoint the last action chose to carry its state over before it
 // cancelled the job and that it did not start from (it ended before,
 // its deadline passed): the state the job ended with, which Flink may no
-// longer list after a failover. A retry of the action restores it.
+// longer list after a failover. A retry of the action restores it. One
+// that Flink refused to start from is not kept: the checkpoint may be
+// gone (subsumed while the job ran on past a cancel that did not take),
+// and every retry would be refused again.
 func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
 	p := &st.Progress
 	if !p.Done() || p.Outcome == OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" ||
-		p.PreviousJobID != st.JobID || p.Observed.Checkpoint != p.RestoreFrom || p.Observed.CheckpointTime.IsZero() || p.NewJobID != "" {
+		p.PreviousJobID != st.JobID || p.Observed.Checkpoint != p.RestoreFrom || p.Observed.CheckpointTime.IsZero() || p.NewJobID != "" ||
+		p.restoreRefused() {
 		return
 	}
 	rec := savepoint.Record{Location: p.RestoreFrom, Time: p.Observed.CheckpointTime, JobID: p.PreviousJobID}

@@ -362,7 +362,7 @@ func (p *Progress) HandledRestore() string {
 	case OutcomeSucceeded, OutcomeJobFailed, OutcomeSubmitFailed:
 		// A SubmitFailed without a jar id (or, through a Deployer,
 		// without a cluster) failed before the path reached Flink.
-		if p.RestoreFrom == p.Request.Path && (p.JarID != "" || !p.Cluster.IsZero()) {
+		if p.RestoreFrom == p.Request.Path && p.reachedFlink() {
 			return p.Request.Token
 		}
 	case OutcomeBlocked:
@@ -372,6 +372,21 @@ func (p *Progress) HandledRestore() string {
 		}
 	}
 	return ""
+}
+
+// reachedFlink reports whether the submission's restore path reached
+// Flink: the jar run was sent with a jar id, or the Deployer started a
+// cluster with it. A SubmitFailed without either failed before.
+func (p *Progress) reachedFlink() bool {
+	return p.JarID != "" || !p.Cluster.IsZero()
+}
+
+// restoreRefused reports whether Flink refused for good a submission
+// that carried RestoreFrom (SubmitFailed once the path reached it). Its
+// answer does not say whether it refused the path or the jar: the path
+// may be one Flink cannot restore, so it is never a restore point.
+func (p *Progress) restoreRefused() bool {
+	return p.Outcome == OutcomeSubmitFailed && p.RestoreFrom != "" && p.reachedFlink()
 }
 
 // DeepCopyInto copies in into out. in must be non-nil. Progress holds only

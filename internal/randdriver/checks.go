@@ -167,6 +167,7 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 		}
 	}
 
+	d.learnRefused(st)
 	if st.Latest.Location != "" && d.refused[st.Latest.Location] {
 		d.violateKey(RefusedRestoreBecameLatest, st.Latest.Location, "the status's Latest is %s, a restore path Flink refused", st.Latest.Location)
 	}
@@ -234,6 +235,46 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 	d.checkReuse(st, sent, after)
 }
 
+// learnRefused notes a refusal the controller's status records: the
+// action ended SubmitFailed or JobFailed from a path Flink refused. That
+// is how the controller learns of it, from Flink's answer to the run or
+// from the failed job it finds; an answer lost on the way (a connection
+// reset after Flink refused) tells it nothing, and a job Flink then
+// forgets (a JobManager failover forgets ended jobs) is not found. The
+// note counts once the status is stored (see call).
+func (d *driver) learnRefused(st lifecycle.JobStatus) {
+	p := st.Progress
+	if !p.Done() || p.Outcome != lifecycle.OutcomeSubmitFailed && p.Outcome != lifecycle.OutcomeJobFailed || !d.refused[p.RestoreFrom] {
+		return
+	}
+	d.refusedNow[p.RestoreFrom] = ""
+	if p.Request.Path == p.RestoreFrom {
+		d.refusedNow[p.RestoreFrom] = p.Request.Token
+	}
+}
+
+// checkRefusedRun checks that a jar run of the controller does not start
+// a job from a restore path Flink refused before, once the controller
+// knows of the refusal (refusedKnown, see learnRefused). A refusal it
+// was not told of does not count: Flink's answer came in a call that
+// crashed or whose status write failed (the caller goes on from the
+// status before), the answer was lost on the way, or the status was
+// replaced by a fresh one. Sending the run again is then how the
+// controller learns the answer (with the same job id, Flink answers it
+// as a duplicate and nothing more runs). And a new restore request
+// (another token) for the same path asks for it again: running it once
+// more is what the user asked for.
+func (d *driver) checkRefusedRun(st lifecycle.JobStatus, id flinkapi.JobID, path string) {
+	tok, ok := d.refusedKnown[path]
+	if path == "" || !ok {
+		return
+	}
+	if r := st.Progress.Request; r.Path == path && r.Token != "" && r.Token != tok {
+		return
+	}
+	d.violateKey(RefusedRestoreBecameLatest, "run|"+path, "%s ran job %s from %s, a restore path Flink had refused before", st.Action, id, path)
+}
+
 // checkRun checks a jar run of the controller: the state it starts the
 // new job from.
 func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q flinktest.Request, w *world) {
@@ -244,10 +285,11 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 		d.runSinceReuse = true
 	}
 	exists := path != "" && d.exists(path)
-	if path != "" && !exists && (q.Status >= 400 || known && info.RestoredFrom == "") {
-		if d.refused[path] && !(path == d.spec.Restore.Path && (st.Action == lifecycle.ActionUpgrade || st.Action == lifecycle.ActionDeploy)) {
-			d.violateKey(RefusedRestoreBecameLatest, "run|"+path, "%s ran job %s from %s, a restore path Flink had refused before", st.Action, id, path)
-		}
+	d.checkRefusedRun(st, id, path)
+	// A refusal is Flink's answer to the path: an error the fake itself
+	// gave (an injected one, a 503 say, never reached the job), or the
+	// job it holds for the run.
+	if path != "" && !exists && (q.Status >= 400 && q.Fault == "" || known && info.RestoredFrom == "") {
 		d.refused[path] = true
 		d.res.Seen["restore paths refused"]++
 		return

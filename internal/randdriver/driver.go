@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -126,11 +127,18 @@ type driver struct {
 	// The action in flight, as the stored statuses show it.
 	act actionTrack
 
-	reqSeen        int                 // requests of the log already looked at
-	ctrlReqs       []flinktest.Request // the controller's requests
-	userTriggers   map[string]bool     // trigger ids of the user's stops
-	userStopped    map[flinkapi.JobID]bool
+	reqSeen      int                 // requests of the log already looked at
+	ctrlReqs     []flinktest.Request // the controller's requests
+	userTriggers map[string]bool     // trigger ids of the user's stops
+	userStopped  map[flinkapi.JobID]bool
+	// refused is every restore path Flink refused (the ground truth);
+	// refusedKnown those the controller was told of in a call whose
+	// status was stored since the status was last replaced by a fresh
+	// one, each with the token of the restore request the run carried
+	// out ("" for none); refusedNow those of the call in progress.
 	refused        map[string]bool
+	refusedKnown   map[string]string
+	refusedNow     map[string]string
 	jarUploaded    map[flinkapi.JarID]time.Time
 	rebuiltAt      time.Time
 	rebuiltVersion int       // the job's --name version the rebuilt jar came with
@@ -192,7 +200,7 @@ func newDriver(seed int64) (*driver, error) {
 	slots := 2 + 2*r.IntN(2)
 	srv := flinktest.NewServer(flinktest.WithVersion(Versions[r.IntN(len(Versions))]), flinktest.WithSeed(seed), flinktest.WithSlots(slots))
 	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
-		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, jarUploaded: map[flinkapi.JarID]time.Time{},
+		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, refusedKnown: map[string]string{}, refusedNow: map[string]string{}, jarUploaded: map[flinkapi.JarID]time.Time{},
 		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{}}
 	var err error
 	if d.ctrlC, err = flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry)); err != nil {
@@ -397,6 +405,8 @@ func (d *driver) call(ctx context.Context) {
 	d.loseNext = ""
 	d.track(before, st, now, first)
 	d.checkCall(ctx, before, st, res, now, sent, live)
+	refusedNow := d.refusedNow
+	d.refusedNow = map[string]string{}
 	if lost != "" {
 		d.tracef("the status of the call is lost (%s); the caller goes on from the one stored before", lost)
 		return
@@ -406,6 +416,7 @@ func (d *driver) call(ctx context.Context) {
 		panic(fmt.Sprintf("randdriver: the status does not marshal: %v", merr))
 	}
 	d.stored = b
+	maps.Copy(d.refusedKnown, refusedNow)
 	if argValue(d.spec.Job.Args, "--checkpoint-interval") == "0" && st.JobID != "" {
 		d.res.Seen["calls on a job without checkpointing"]++
 	}
@@ -635,6 +646,9 @@ func (d *driver) recreate() {
 	}
 	d.reused = false
 	d.stored, _ = json.Marshal(lifecycle.JobStatus{})
+	// The refusals the controller was told of were in the statuses
+	// dropped here: a restore request of the spec is new to it.
+	d.refusedKnown = map[string]string{}
 	d.tracef("event: re-created under the same name with a fresh status")
 }
 
