@@ -270,7 +270,7 @@ func stuckReason(r string) bool {
 
 // showApply shows where the deployment stands: the action in flight with
 // its phase (and the savepoint's acknowledgement), or the job at rest.
-func (a *app) showApply(ctx context.Context, out *demo.Printer, c lifecycle.API, name string, st *lifecycle.JobStatus, elapsed time.Duration) {
+func (a *app) showApply(ctx context.Context, out *printer, c lifecycle.API, name string, st *lifecycle.JobStatus, elapsed time.Duration) {
 	if a.output == "json" {
 		return
 	}
@@ -288,7 +288,7 @@ func (a *app) showApply(ctx context.Context, out *demo.Printer, c lifecycle.API,
 }
 
 // applied reports a converged deployment.
-func (a *app) applied(out *demo.Printer, name string, d *deployment) error {
+func (a *app) applied(out *printer, name string, d *deployment) error {
 	if a.output == "json" {
 		return a.emitJSON(d)
 	}
@@ -487,7 +487,7 @@ func (a *app) delete(ctx context.Context, name string) error {
 			if loc := st.Latest.Location; loc != "" && (st.Progress.Outcome == lifecycle.OutcomeSucceeded || st.Suspended) {
 				out.Phase("deleted", "%s: job %s stopped; final savepoint %s recorded as %s", name, orDash(string(st.JobID)), loc, name)
 			} else {
-				out.Phase("deleted", "%s: %s", name, st.Message+" "+st.Progress.Reason)
+				out.Phase("deleted", "%s: %s", name, sayOnce(st.Message, st.Progress.Reason))
 			}
 			return nil
 		case res.Outcome != "" && st.Action == lifecycle.ActionTeardown && res.Outcome != lifecycle.OutcomeSucceeded:
@@ -501,4 +501,16 @@ func (a *app) delete(ctx context.Context, name string) error {
 			return err
 		}
 	}
+}
+
+// sayOnce is msg, followed by reason unless msg says it already (the
+// status's message often is the operation's reason).
+func sayOnce(msg, reason string) string {
+	switch {
+	case reason == "" || strings.Contains(msg, reason):
+		return msg
+	case msg == "" || strings.Contains(reason, msg):
+		return reason
+	}
+	return msg + ": " + reason
 }

@@ -13,7 +13,7 @@ import (
 
 // healthResult is the JSON result of health.
 type healthResult struct {
-	Job         flinkapi.JobID     `json:"job"`
+	Job         flinkapi.JobID     `json:"jobID"`
 	JobState    flinkapi.JobState  `json:"jobState"`
 	Health      policy.HealthState `json:"health"`
 	Problem     policy.Reason      `json:"problem"`

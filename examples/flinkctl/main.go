@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/lifecycle"
@@ -52,7 +51,7 @@ type app struct {
 	resume string
 	// client is built on first use, and so is out.
 	client *flinkapi.Client
-	out    *demo.Printer
+	out    *printer
 }
 
 const rootLong = `flinkctl runs Apache Flink jobs on a session cluster with flinkkit, safely:
@@ -66,6 +65,9 @@ after every step. "delete" stops it with a final savepoint recorded under its
 name, which the next "apply" of that name restores.
 
 Imperative: jobs, savepoint, stop, cancel, savepoints dispose, health.
+
+To try it without a cluster: "flinkctl fake" serves a fake JobManager on
+port 8081 (the default --flink-url) with an example job file to apply.
 
 Long operations show a live progress line on a terminal (the savepoint's
 acknowledged subtasks and size, the time elapsed) and plain lines on a pipe;
@@ -105,7 +107,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
 	root.AddCommand(a.applyCmd(), a.statusCmd(), a.deleteCmd(), a.jobsCmd(), a.savepointCmd(), a.stopCmd(), a.cancelCmd(),
-		a.savepointsCmd(), a.healthCmd())
+		a.savepointsCmd(), a.healthCmd(), a.fakeCmd())
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
@@ -124,6 +126,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 		err = badInput("%v (see `flinkctl --help`)", err)
 	}
 	code, line := classify(err, a.url, a.resume)
+	if a.out != nil {
+		a.out.Clear() // the error on a row of its own
+	}
 	fmt.Fprintf(a.stderr, "flinkctl: %s\n", line)
 	return code
 }
@@ -206,13 +211,13 @@ func (a *app) withTimeout(ctx context.Context) (context.Context, context.CancelF
 
 // printer shows progress, one for the run so that a phase line clears
 // the progress line before it; it writes nothing with -o json.
-func (a *app) printer() *demo.Printer {
+func (a *app) printer() *printer {
 	switch {
 	case a.out != nil:
 	case a.output == "json":
-		a.out = demo.NewPlainPrinter(io.Discard)
+		a.out = newPlainPrinter(io.Discard)
 	default:
-		a.out = demo.NewPrinter(a.stdout)
+		a.out = newPrinter(a.stdout)
 	}
 	return a.out
 }

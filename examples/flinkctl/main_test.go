@@ -260,7 +260,7 @@ func TestApplyBadInput(t *testing.T) {
 		{"name: x\njob: {jarFile: counter.jar}\nupdate: {mode: Sometimes}\n", "mode"},
 		{"name: x\njob: {jarFile: counter.jar}\nunknownField: 1\n", "unknownField"},
 		{"job: {jarFile: counter.jar}\n", "set name"},
-		{"name: a/b\njob: {jarFile: counter.jar}\n", "invalid name"},
+		{"name: a/../b\njob: {jarFile: counter.jar}\n", `invalid name "a/../b": it has a ".." segment`},
 		{"name: x\njob: {jarFile: missing.jar}\n", "missing.jar"},
 		{"name: x\njob: {jarFile: counter.jar, parallelism: -1}\n", "parallelism"},
 	} {
@@ -316,8 +316,8 @@ func TestJobs(t *testing.T) {
 		t.Fatalf("jobs table:\n%s", r.stdout)
 	}
 	r = f.run("jobs", "-o", "json")
-	var jobs []flinkapi.JobOverview
-	if err := json.Unmarshal([]byte(r.stdout), &jobs); err != nil || len(jobs) != 1 || jobs[0].ID != id {
+	var jobs []jobRow
+	if err := json.Unmarshal([]byte(r.stdout), &jobs); err != nil || len(jobs) != 1 || jobs[0].JobID != id || jobs[0].Name != "counter" {
 		t.Fatalf("jobs -o json: %v %+v", err, jobs)
 	}
 }
@@ -528,7 +528,7 @@ func TestCompletionAndHelp(t *testing.T) {
 			t.Errorf("completion %s: %d bytes", sh, len(r.stdout))
 		}
 	}
-	for _, cmd := range []string{"apply", "cancel", "stop", "savepoint", "health", "delete"} {
+	for _, cmd := range []string{"apply", "cancel", "stop", "savepoint", "health", "delete", "fake"} {
 		r := f.run(cmd, "--help")
 		wantCode(t, r, exitOK, "")
 		if !strings.Contains(r.stdout, "130  interrupted") || !strings.Contains(r.stdout, "3    blocked by policy") {

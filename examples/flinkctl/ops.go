@@ -80,7 +80,7 @@ func (a *app) runOp(ctx context.Context, key, name string, op lifecycle.Stepper)
 		return lifecycle.Progress{}, lifecycle.Result{}, err
 	}
 	defer unlock()
-	path := a.state().path("operations", key+".json")
+	path := a.state().path("operations", fileKey(key)+".json")
 	var p lifecycle.Progress
 	out := a.printer()
 	found, err := readJSON(path, &p)
@@ -135,7 +135,7 @@ func (a *app) recordSavepoint(job flinkapi.JobID, p *lifecycle.Progress) error {
 
 // opResult is the JSON result of an imperative operation.
 type opResult struct {
-	Job      flinkapi.JobID         `json:"job"`
+	Job      flinkapi.JobID         `json:"jobID"`
 	Outcome  lifecycle.Outcome      `json:"outcome"`
 	Reason   string                 `json:"reason,omitempty"`
 	Location string                 `json:"location,omitempty"`
@@ -156,6 +156,36 @@ func (a *app) finishOp(name string, job flinkapi.JobID, p *lifecycle.Progress, t
 		a.printer().Phase(name, "%s", text)
 	}
 	return nil
+}
+
+// jobRow is a job of `jobs -o json`, in the JSON style of the stored
+// status (status -o json): lowerCamel names, the same name for the same
+// fact (jobID, jobState, name: the applied job's name), times in RFC 3339
+// and durations as strings such as "1m30s".
+type jobRow struct {
+	JobID            flinkapi.JobID      `json:"jobID"`
+	JobName          string              `json:"jobName"`
+	JobState         flinkapi.JobState   `json:"jobState"`
+	StartTime        time.Time           `json:"startTime,omitzero"`
+	EndTime          time.Time           `json:"endTime,omitzero"`
+	Duration         policy.Duration     `json:"duration"`
+	LastModification time.Time           `json:"lastModification,omitzero"`
+	Tasks            flinkapi.TaskCounts `json:"tasks"`
+	// Name is the applied job (flinkctl apply) the job belongs to.
+	Name string `json:"name,omitempty"`
+}
+
+// owners maps the job of each applied job that is not deleted to its
+// name.
+func (a *app) owners() map[flinkapi.JobID]string {
+	owners := map[flinkapi.JobID]string{}
+	names, _ := a.state().deployments()
+	for _, n := range names {
+		if d, ok, err := a.state().loadDeployment(n); err == nil && ok && !d.Deleted && d.Status.JobID != "" {
+			owners[d.Status.JobID] = n
+		}
+	}
+	return owners
 }
 
 func (a *app) jobsCmd() *cobra.Command {
@@ -179,18 +209,14 @@ name, and the applied job (flinkctl apply) it belongs to.
 				return err
 			}
 			sort.Slice(jobs, func(i, j int) bool { return jobs[i].StartTime.After(jobs[j].StartTime) })
+			owners := a.owners()
 			if a.output == "json" {
-				if jobs == nil {
-					jobs = []flinkapi.JobOverview{}
+				rows := []jobRow{}
+				for _, j := range jobs {
+					rows = append(rows, jobRow{JobID: j.ID, JobName: j.Name, JobState: j.State, StartTime: j.StartTime, EndTime: j.EndTime,
+						Duration: policy.Duration(j.Duration), LastModification: j.LastModification, Tasks: j.Tasks, Name: owners[j.ID]})
 				}
-				return a.emitJSON(jobs)
-			}
-			owners := map[flinkapi.JobID]string{}
-			names, _ := a.state().deployments()
-			for _, n := range names {
-				if d, ok, err := a.state().loadDeployment(n); err == nil && ok && !d.Deleted {
-					owners[d.Status.JobID] = n
-				}
+				return a.emitJSON(rows)
 			}
 			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "JOB ID\tSTATE\tTASKS\tSTARTED\tNAME\tAPPLIED AS")
@@ -247,6 +273,11 @@ running, and stop exits 1. CancelWithoutState needs --mode Stateless.
 The savepoint is added to JOB's history in --state-dir. Interrupted, the
 same command resumes the same stop.
 
+The job of an applied job (flinkctl apply) is stopped under its lock, and
+the stop is recorded in its status: suspended, the savepoint its newest
+state. The next apply starts it again from that savepoint, unless the job
+file says state: Suspended. Stopping it without a savepoint is refused.
+
 Strategies: StopWithSavepoint, CancelWithSavepoint, SavepointThenCancel,
 CancelWithoutState.
 
@@ -260,6 +291,31 @@ CancelWithoutState.
 		chosen, err := lifecycle.ChooseStopStrategy(v, policy.UpgradeMode(mode), lifecycle.StopStrategy(strategy))
 		if err != nil {
 			return err
+		}
+		// A job that apply manages: its deployment is locked while the
+		// job stops (no apply acts on it meanwhile), and the stop is
+		// recorded in its status.
+		name := a.owners()[job]
+		if name != "" {
+			unlock, err := a.state().lock(name)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			d, err := a.loadNamed(name)
+			if err != nil {
+				return err
+			}
+			switch {
+			case d.Deleted || d.Status.JobID != job:
+				name = "" // no longer its job
+			case d.Status.InFlight():
+				return &exitError{code: exitBlocked, msg: fmt.Sprintf("job %s is the job of %s, whose %s is in flight: let `flinkctl apply` finish it first, or `flinkctl delete %s`",
+					job, name, d.Status.Action, name)}
+			case chosen == lifecycle.CancelWithoutState && policy.UpgradeMode(mode) == policy.UpgradeStateless:
+				return &exitError{code: exitBlocked, msg: fmt.Sprintf("job %s is the job of %s: stopping it without a savepoint would leave its status without state to start from; `flinkctl stop %s` keeps its state, `flinkctl delete %s` ends it for good",
+					job, name, arg, name)}
+			}
 		}
 		a.resume = "flinkctl stop " + arg
 		env := a.env(c)
@@ -278,6 +334,12 @@ CancelWithoutState.
 		if p.Location != "" {
 			text += "; savepoint " + p.Location
 		}
+		if name != "" && p.Outcome == lifecycle.OutcomeSucceeded && p.Location != "" {
+			if err := a.recordStop(ctx, c, name, job, &p); err != nil {
+				return err
+			}
+			text += fmt.Sprintf("; recorded in %s's status as suspended: `flinkctl apply` starts it again from this savepoint, unless its job file says state: Suspended", name)
+		}
 		return a.finishOp("stop", job, &p, text)
 	})
 	cmd.Flags().StringVar(&strategy, "strategy", "", "force a strategy: StopWithSavepoint, CancelWithSavepoint, SavepointThenCancel or CancelWithoutState")
@@ -287,6 +349,44 @@ CancelWithoutState.
 	_ = cmd.RegisterFlagCompletionFunc("strategy", cobra.FixedCompletions([]string{string(lifecycle.StopWithSavepoint), string(lifecycle.CancelWithSavepoint),
 		string(lifecycle.SavepointThenCancel), string(lifecycle.CancelWithoutState)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+// recordStop records in the status of the applied job name that its job
+// was stopped by `flinkctl stop` with the savepoint of p: suspended, the
+// savepoint its newest state, as the Controller records a job it
+// suspended itself. The next apply of a spec that says Running deploys
+// the job from that savepoint; one that says Suspended finds it done;
+// delete keeps the savepoint under the name. The caller holds name's
+// lock.
+func (a *app) recordStop(ctx context.Context, c *flinkapi.Client, name string, job flinkapi.JobID, p *lifecycle.Progress) error {
+	d, err := a.loadNamed(name)
+	if err != nil {
+		return err
+	}
+	st := &d.Status
+	rec, ok := p.Record()
+	if !ok || rec.Location == "" {
+		rec = savepoint.Record{Location: p.Location, Time: a.now(), JobID: job, Reason: savepoint.ReasonUser}
+	}
+	st.Savepoints = st.Savepoints.Add(rec)
+	if n := len(st.Savepoints.Records); n > lifecycle.MaxStoredSavepoints {
+		st.Savepoints.Records = st.Savepoints.Records[n-lifecycle.MaxStoredSavepoints:]
+	}
+	if rec.Time.After(st.Latest.Time) || st.Latest.Location == "" {
+		st.Latest = rec
+	}
+	st.JobState = flinkapi.JobCanceled
+	if p.Strategy == lifecycle.StopWithSavepoint {
+		st.JobState = flinkapi.JobFinished
+	}
+	if s, err := c.JobStatus(ctx, job); err == nil && s.IsGloballyTerminal() {
+		st.JobState = s
+	}
+	st.Suspended, st.Settled, st.Situation = true, false, lifecycle.SituationSuspended
+	st.State, st.Reason = policy.Suspended, lifecycle.ReasonSuspended
+	st.Message = fmt.Sprintf("stopped by `flinkctl stop` (%s) with the savepoint %s; apply starts it again from it, unless the job file says state: Suspended",
+		p.Strategy, rec.Location)
+	return a.state().saveDeployment(&d)
 }
 
 // jobState says whether a job has state to lose: checkpointing on, or a
@@ -415,6 +515,9 @@ Without --yes it is a dry run: it lists what it would dispose of and exits 0.
 
 // disposeNamed disposes of savepoints of the applied job name.
 func (a *app) disposeNamed(ctx context.Context, name string, ret savepoint.RetentionOptions, yes bool) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
 	unlock, err := a.state().lock(name)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
@@ -27,6 +29,9 @@ const stateFormat = 1
 //	operations/KEY.json    the lifecycle.Progress of an imperative operation in flight
 //	savepoints/JOB.json    the savepoint.History of the savepoints flinkctl took of JOB
 //	health/JOB.json        the policy.HealthHistory of JOB's health samples
+//
+// A '/' of NAME (app/streamlet) is written '~' in file names (fileKey),
+// as lifecycle.FileStore writes it in restore-points/.
 type stateDir struct{ root string }
 
 // deployment is what deployments/NAME.json holds.
@@ -50,15 +55,57 @@ func defaultStateDir() string {
 	return ".flinkctl"
 }
 
-// checkName refuses a deployment name that is not one segment of
-// letters, digits, '.', '_' and '-' starting with a letter or digit.
+// maxName is the longest name: the restore point store's limit.
+const maxName = 200
+
+// checkName refuses a deployment name that the state directory could not
+// keep safely, or that the restore point store (lifecycle.FileStore,
+// where delete keeps the final savepoint under the name) refuses. A name
+// is segments separated by '/', as "app/streamlet": each segment of
+// letters, digits, '.', '_' and '-', starting with a letter or digit.
+// The message names the problem.
 func checkName(name string) error {
-	ok := name != "" && len(name) <= 100 && isAlnum(name[0])
-	for i := 0; ok && i < len(name); i++ {
-		ok = isAlnum(name[i]) || strings.IndexByte("._-", name[i]) >= 0
+	problem := ""
+	switch {
+	case name == "":
+		problem = "it is empty"
+	case len(name) > maxName:
+		problem = fmt.Sprintf("it is %d bytes long, more than %d", len(name), maxName)
 	}
-	if !ok {
-		return badInput("invalid name %q: use letters, digits, '.', '_' and '-', starting with a letter or digit (at most 100)", name)
+	for seg := range strings.SplitSeq(name, "/") {
+		if problem != "" {
+			break
+		}
+		switch {
+		case seg == "":
+			problem = "it has an empty segment (a '/' at the start or the end, or '//')"
+		case seg == "." || seg == "..":
+			problem = fmt.Sprintf("it has a %q segment", seg)
+		}
+		for _, r := range seg {
+			if problem != "" {
+				break
+			}
+			switch {
+			case unicode.IsControl(r):
+				problem = fmt.Sprintf("it has the control character %U", r)
+			case r > unicode.MaxASCII || !isAlnum(byte(r)) && !strings.ContainsRune("._-", r):
+				problem = fmt.Sprintf("it has the character %q", r)
+			}
+		}
+		if problem == "" && !isAlnum(seg[0]) {
+			problem = fmt.Sprintf("its segment %q does not start with a letter or digit", seg)
+		}
+	}
+	if problem == "" {
+		// The library's own rule, in case it is stricter than the above.
+		if _, _, err := (&lifecycle.MemoryStore{}).Get(context.Background(), name); err != nil {
+			problem = "the restore point store refuses it"
+		}
+	}
+	if problem != "" {
+		return badInput("invalid name %q: %s; a name is segments separated by '/' (as app/streamlet), each of letters, digits, '.', '_' and '-' starting with a letter or digit, at most %d bytes in all",
+			name, problem, maxName)
 	}
 	return nil
 }
@@ -67,11 +114,21 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
+// fileKey is the file name of a name (or of a key holding one) in the
+// state directory: '/' written as '~', as lifecycle.FileStore does. A
+// valid name has no '~', so the mapping is reversible (nameOfFile).
+func fileKey(name string) string { return strings.ReplaceAll(name, "/", "~") }
+
+// nameOfFile is the name whose fileKey is key.
+func nameOfFile(key string) string { return strings.ReplaceAll(key, "~", "/") }
+
 func (s stateDir) path(parts ...string) string {
 	return filepath.Join(append([]string{s.root}, parts...)...)
 }
 
-func (s stateDir) deploymentPath(name string) string { return s.path("deployments", name+".json") }
+func (s stateDir) deploymentPath(name string) string {
+	return s.path("deployments", fileKey(name)+".json")
+}
 
 // restorePoints is the store of the final savepoints, by name.
 func (s stateDir) restorePoints() (*lifecycle.FileStore, error) {
@@ -103,7 +160,7 @@ func (s stateDir) deployments() ([]string, error) {
 	var names []string
 	for _, e := range es {
 		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
-			names = append(names, n)
+			names = append(names, nameOfFile(n))
 		}
 	}
 	return names, err
@@ -125,7 +182,7 @@ func (s stateDir) saveHistory(job flinkapi.JobID, h savepoint.History) error {
 // process, or fails at once naming what holds it. The lock goes with the
 // process, also when it dies.
 func (s stateDir) lock(key string) (unlock func(), err error) {
-	p := s.path("deployments", key+".lock")
+	p := s.path("deployments", fileKey(key)+".lock")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, err
 	}

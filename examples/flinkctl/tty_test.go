@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
@@ -150,5 +151,89 @@ func TestProgressLineInTerminal(t *testing.T) {
 	if strings.ContainsAny(out, "\r\x1b") || len(lines) < 2 || !strings.HasPrefix(lines[0], "  savepoint: Savepoint") ||
 		!strings.HasPrefix(lines[len(lines)-1], "savepoint  job "+string(id2)+": savepoint ") {
 		t.Errorf("pipe output is not plain lines: %q", out)
+	}
+}
+
+// TestProgressLineAt80Columns runs the built flinkctl in an 80-column
+// terminal (tmux) applying a job whose cluster went away: the progress
+// line, longer than the terminal is wide (the unreachable cluster's
+// error), is refreshed every second for 5 seconds and stays one row, cut
+// to the width with the time elapsed in view; the error that ends apply
+// replaces it on a row of its own.
+func TestProgressLineAt80Columns(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("this test needs tmux (apt-get install tmux): %v", err)
+	}
+	bin := buildBinary(t)
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithRealTime(), flinktest.WithRefreshInterval(0))
+	dir, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "counter.jar"), flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "counter.yaml")
+	job := "name: counter\njob:\n  jarFile: counter.jar\n  args: [\"--out\", \"/out/c\", \"--checkpoint-interval\", \"200\"]\n"
+	if err := os.WriteFile(file, []byte(job), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--flink-url", srv.URL, "--state-dir", state, "--poll", "200ms", "apply", "-f", file}, &out, &errb); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	srv.Close() // the cluster goes away
+
+	sock := fmt.Sprintf("flinkctl-test80-%d", os.Getpid())
+	command := fmt.Sprintf("%s apply -f %s --flink-url %s --state-dir %s --poll 200ms --unreachable-timeout 5s; echo EXIT=$?; sleep 120", bin, file, srv.URL, state)
+	if out, err := exec.Command("tmux", "-L", sock, "new-session", "-d", "-x", "80", "-y", "30", "-s", "t", command).CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", sock, "kill-server").Run() })
+
+	progress := regexp.MustCompile(`^counter\s+JobManagerUnreachable: `)
+	seen := map[string]bool{}
+	var screen string
+	for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		b, err := exec.Command("tmux", "-L", sock, "capture-pane", "-p", "-t", "t").Output()
+		if err != nil {
+			t.Fatalf("capture-pane: %v", err)
+		}
+		screen = string(b)
+		if strings.Contains(screen, "EXIT=") {
+			break
+		}
+		if strings.HasPrefix(screen, "flinkctl: ") {
+			continue // the error is out, the exit code to come
+		}
+		rows := 0
+		for _, l := range strings.Split(strings.TrimRight(screen, "\n"), "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			rows++
+			if progress.MatchString(l) {
+				seen[strings.TrimRight(l, " ")] = true
+			}
+		}
+		if rows > 1 {
+			t.Fatalf("%d rows on the screen, want the one progress line:\n%s", rows, screen)
+		}
+	}
+	t.Logf("screen at the end:\n%s", screen)
+	t.Logf("progress lines seen: %v", seen)
+	if len(seen) < 3 {
+		t.Errorf("%d different progress lines seen, want one refresh a second for 5 seconds", len(seen))
+	}
+	for l := range seen {
+		if n := utf8.RuneCountInString(l); n >= 80 || !regexp.MustCompile(`… \(\d+\.\ds\)$`).MatchString(l) {
+			t.Errorf("progress line of %d columns, not cut to 80 with the time in view: %q", n, l)
+		}
+	}
+	rows := strings.Split(screen, "\n")
+	if !strings.Contains(screen, "EXIT=5") || !strings.HasPrefix(rows[0], "flinkctl: counter: the JobManager at ") {
+		t.Fatalf("want the error on the first row, where the progress line was, and exit 5:\n%s", screen)
+	}
+	for _, l := range rows {
+		if progress.MatchString(l) {
+			t.Errorf("the progress line stayed after the error:\n%s", screen)
+		}
 	}
 }
