@@ -190,7 +190,7 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		c.set(st, policy.Deleted, ReasonDeleted, "job "+string(st.JobID)+" had FINISHED; nothing to stop")
 		st.Deleted = true
 		return Result{Done: true, Outcome: OutcomeSucceeded}, nil
-	case st.Suspended:
+	case st.Suspended && !stateUnread(spec, st):
 		// Stopped with a savepoint already: recorded for a later deploy
 		// under the name, nothing else to stop.
 		c.set(st, policy.Deleted, ReasonDeleted, "the job was suspended with the savepoint "+st.Latest.Location)
@@ -209,6 +209,23 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		spec.Update.Mode = policy.UpgradeStateless
 	}
 	return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now)
+}
+
+// stateUnread reports whether the suspend that ended in st left its
+// job's state unread while the spec keeps state now: it recorded neither
+// a savepoint nor a retained checkpoint of the job, because its deadline
+// passed before it read them or because it ran under the Stateless mode
+// (changed since). Delete then tears the job down again, which reads the
+// ended job's retained checkpoint and records it, rather than keep the
+// older restore point the status names.
+func stateUnread(spec JobSpec, st *JobStatus) bool {
+	p := &st.Progress
+	if st.Action != ActionSuspend || !p.Done() || st.JobID == "" || spec.Update.Mode == policy.UpgradeStateless ||
+		p.Location != "" || p.RestoreFrom != "" {
+		return false
+	}
+	statelessThen := st.ActionSpec != nil && st.ActionSpec.Update.Mode == policy.UpgradeStateless
+	return p.Outcome == OutcomeTimedOut || p.Outcome == OutcomeSucceeded && statelessThen
 }
 
 // neverRan reports whether the job is up but cannot run: its tasks wait

@@ -23,6 +23,11 @@ type JobInfo struct {
 	// from (jar run's savepointPath); empty when it started without state
 	// or the path named no snapshot.
 	RestoredFrom string
+	// Initial is the location of the snapshot the job restored from at
+	// its submission: RestoredFrom's, or the latest checkpoint a
+	// JobManager that failed over (with high availability) recovered
+	// the job from; empty when it started without state.
+	Initial string
 	// Events is the job's state: the number of events its counter has
 	// processed. A savepoint or checkpoint records it, and a job restored
 	// from one continues from it.
@@ -43,6 +48,7 @@ func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
 	}
 	if j.initial != nil {
 		info.RestoredFrom = j.restoredFrom
+		info.Initial = j.initial.location
 	}
 	return info
 }

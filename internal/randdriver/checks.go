@@ -432,6 +432,7 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 			continue
 		}
 		j, known := w.jobs[s.Job]
+		known = known && w.served(j, s)
 		if known && !j.State.IsGloballyTerminal() {
 			continue // the job lives: its state is not lost
 		}
@@ -443,6 +444,37 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 		}
 	}
 	return best, found
+}
+
+// served reports whether Flink's REST API serves snapshot s in the
+// checkpoint history of job j, the job of s's id the JobManager knows
+// now. A job id names several jobs over a run: the controller derives it
+// from the deployment, so a deployment created again, or a jar run Flink
+// refused (it leaves a FAILED job), reuses it. A snapshot of an earlier
+// job of the same id, one a JobManager restarted without high
+// availability forgot, is served by no route: the controller can learn it
+// only from a status or the store that names it (a storage listing would
+// find it; the controller does not list storage). Served are j's own
+// snapshots (completed since its submission) and the one it restored
+// from at its submission; a checkpoint a failed-over JobManager
+// recovered j from only until j completes a checkpoint of its own, which
+// subsumes it (Flink then discards it; the fake keeps its files).
+func (w *world) served(j flinktest.JobInfo, s flinktest.Snapshot) bool {
+	if !s.Completed.Before(j.Submitted) {
+		return true
+	}
+	if s.Location != j.Initial {
+		return false
+	}
+	if s.Savepoint || s.Location == j.RestoredFrom {
+		return true
+	}
+	for _, x := range w.snapshots() {
+		if x.Job == j.ID && !x.Savepoint && !x.Completed.Before(j.Submitted) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkCancel checks a cancel of the controller: a running job of a
