@@ -122,3 +122,22 @@ func read(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestDocsLinksResolve: every link of the README and of docs/ to a file
+// of the repository names one that exists.
+func TestDocsLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	files, _ := filepath.Glob("docs/*.md")
+	for _, f := range append([]string{"README.md"}, files...) {
+		for _, m := range link.FindAllStringSubmatch(read(t, f), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			target, _, _ = strings.Cut(target, "#")
+			if _, err := os.Stat(filepath.Join(filepath.Dir(f), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", f, m[1])
+			}
+		}
+	}
+}

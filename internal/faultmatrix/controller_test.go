@@ -27,7 +27,7 @@ var (
 	appCrashesFlag = flag.Bool("controller-app-decisive", false, "TestControllerMatrix: in application clusters, crash at every decisive call, not only at those that changed the cluster")
 )
 
-// The markers of the controller tables in the README: the session
+// The markers of the controller tables in docs/guarantees.md: the session
 // cluster's and the application clusters'.
 const (
 	ctrlBeginMarker    = "<!-- controller-matrix:begin"
@@ -76,7 +76,7 @@ type crashCount struct {
 
 // TestControllerMatrix runs every spec change under every fault class
 // (ControllerClasses), uninterrupted and resumed after every call, checks
-// the invariants, and checks that the README's controller table is what
+// the invariants, and checks that the controller tables of docs/guarantees.md are what
 // this run generates (-update writes it). Then, for every cell, it
 // interrupts the caller at every crash point the uninterrupted run went
 // through (every call that moved the change on or changed the cluster),
@@ -193,7 +193,7 @@ func TestControllerMatrix(t *testing.T) {
 		"%d skipped as known bugs (TestControllerKnownBugs -known-bugs)",
 		app.cc.points, which, len(CrashPoints), strings.Join(crashPointNames(), ", "), app.cc.runs, app.cc.broken, app.cc.other, app.cc.known)
 	if ses.ran != cells || app.ran != appCells {
-		t.Logf("%d of %d and %d of %d cells ran; the README's controller tables are not checked", ses.ran, cells, app.ran, appCells)
+		t.Logf("%d of %d and %d of %d cells ran; the controller tables of docs/guarantees.md are not checked", ses.ran, cells, app.ran, appCells)
 		return
 	}
 	checkReadme(t, table.Markdown(), ctrlBeginMarker, ctrlEndMarker, "TestControllerMatrix")
@@ -264,7 +264,7 @@ func crashRuns(t *testing.T, s ControllerScenario, r *ControllerResult, name str
 	cc.known += known
 }
 
-// checkReadme compares got with the README's text between the markers,
+// checkReadme compares got with the text of docs/guarantees.md between the markers,
 // or writes it there with -update.
 func checkReadme(t *testing.T, got, begin, end, test string) {
 	t.Helper()
@@ -288,7 +288,7 @@ func checkReadme(t *testing.T, got, begin, end, test string) {
 		t.Fatal(err)
 	}
 	if want != got {
-		t.Errorf("the README's table between %s and %s differs from what the suite generates; run\n  go test ./internal/faultmatrix -run %s -update\ngenerated:\n%s\nREADME:\n%s",
+		t.Errorf("the table of docs/guarantees.md between %s and %s differs from what the suite generates; run\n  go test ./internal/faultmatrix -run %s -update\ngenerated:\n%s\nREADME:\n%s",
 			begin, end, test, got, want)
 	}
 }

@@ -167,11 +167,11 @@
 //
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealClusterFindings ./internal/faultmatrix/
 //
-// # The README table
+// # The tables of docs/guarantees.md
 //
 // TestMatrix renders the outcome of every cell (Table.Markdown) and fails
 // when the table between the fault-matrix markers of the repository's
-// README.md differs; TestControllerMatrix does the same with the
+// docs/guarantees.md differs; TestControllerMatrix does the same with the
 // controller tables between the controller-matrix and
 // controller-matrix-app markers; -update writes them there:
 //

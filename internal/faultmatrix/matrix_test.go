@@ -14,10 +14,10 @@ import (
 var (
 	seedFlag      = flag.Int64("seed", 0, "run only the generated schedule of this seed (TestSchedules)")
 	schedulesFlag = flag.Int("schedules", -1, "number of generated schedules TestSchedules runs (seeds 1 to N; default 250, 1000 with FLINKKIT_FULL=1)")
-	updateFlag    = flag.Bool("update", false, "write the fault-matrix table into ../../README.md")
+	updateFlag    = flag.Bool("update", false, "write the fault-matrix tables into ../../docs/guarantees.md")
 )
 
-const readme = "../../README.md"
+const readme = "../../docs/guarantees.md"
 
 // runBoth runs s uninterrupted and resumed after every step, and returns
 // the uninterrupted run with the violations of both and their comparison.
@@ -51,7 +51,7 @@ func report(t *testing.T, s Schedule, r *Result, v []string, repro string) {
 }
 
 // TestMatrix runs every operation under every fault class, checks the
-// invariants, and checks that the README's table is what this run
+// invariants, and checks that the table of docs/guarantees.md is what this run
 // generates (-update writes it).
 func TestMatrix(t *testing.T) {
 	var names []string
@@ -79,7 +79,7 @@ func TestMatrix(t *testing.T) {
 		}
 	})
 	if ran != len(Classes)*len(Ops) {
-		t.Logf("%d of %d cells ran; the README's table is not checked", ran, len(Classes)*len(Ops))
+		t.Logf("%d of %d cells ran; the table of docs/guarantees.md is not checked", ran, len(Classes)*len(Ops))
 		return
 	}
 	got := table.Markdown()
@@ -103,7 +103,7 @@ func TestMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want != got {
-		t.Errorf("the README's fault-matrix table differs from what the suite generates; run\n  go test ./internal/faultmatrix -run TestMatrix -update\ngenerated:\n%s\nREADME:\n%s", got, want)
+		t.Errorf("the fault-matrix table of docs/guarantees.md differs from what the suite generates; run\n  go test ./internal/faultmatrix -run TestMatrix -update\ngenerated:\n%s\nREADME:\n%s", got, want)
 	}
 }
 

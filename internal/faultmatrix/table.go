@@ -92,7 +92,7 @@ func Summary(outcomes map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// The markers of the generated part of the README.
+// The markers of the generated part of docs/guarantees.md.
 const (
 	beginMarker = "<!-- fault-matrix:begin"
 	endMarker   = "<!-- fault-matrix:end -->"
