@@ -38,7 +38,8 @@ unit:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 ## lint: go.mod and go.sum tidy, no tracked file over 1 MB outside a
-## testdata folder (built binaries stay out), gofmt check, go vet,
+## testdata folder (built binaries stay out), gofmt check, go vet, the
+## documentation's versions and links in step with the code (TestDocs*),
 ## staticcheck.
 lint:
 	@big=$$(git ls-files -z 2>/dev/null | xargs -0 -r du -b 2>/dev/null | awk '$$1 > 1048576 && ("/" $$2) !~ /\/testdata\// {print $$2 " (" $$1 " bytes)"}'); \
@@ -48,6 +49,7 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
+	$(GO) test -count=1 -run '^TestDocs' .
 	@if [ ! -x "$(GOBIN)/staticcheck" ]; then \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || echo "staticcheck did not install; skipping it"; \
 	fi
