@@ -155,7 +155,9 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 	if err != nil {
 		return Plan{}, err
 	}
-	return c.PlanFor(spec, st, obs, now), nil
+	plan := c.PlanFor(spec, st, obs, now)
+	c.planPreflight(ctx, api, spec, &st, obs, &plan)
+	return plan, nil
 }
 
 // Delete tears the job down: the action in flight ends first (each ends
@@ -589,10 +591,14 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		// Nothing ran before, or a bounded job that finished runs again.
 		u.FirstDeploy = st.Deployed.IsZero() && st.Latest.Location == "" || finished(st)
 		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
+		u.Preflight = &spec.Preflight
 	case ActionUpgrade:
 		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
+		u.Preflight = &spec.Preflight
 		// A bounded job that finished runs its new Job afresh.
 		u.FirstDeploy = finished(st)
+	case ActionRescale, ActionAutoscale:
+		u.Preflight = &spec.Preflight // through an upgrade: the new parallelism against the slots and the maximum
 	case ActionHealthRestart:
 		u.Restore = st.Progress.Request
 	case ActionRollback:

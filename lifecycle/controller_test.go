@@ -530,7 +530,8 @@ func TestControllerDeployNeverSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.until("the failed upload", spec, 10, func(st *JobStatus) bool {
-		return st.Progress.Phase == PhaseUpload && st.Progress.LastError != ""
+		// The preflight uploads the jar before anything else.
+		return (st.Progress.Phase == PhaseUpload || st.Progress.Phase == PhasePreflight) && st.Progress.LastError != ""
 	})
 	k.srv.Clock().Advance(time.Hour)
 	k.call(spec, false)

@@ -124,8 +124,10 @@ func TestConvergeWaitsUntilCancelled(t *testing.T) {
 	}
 }
 
-// TestConvergeNotEnoughSlots: a deploy Flink cannot find slots for ends
-// Converge with the deploy's failure once Flink gives up, instead of
+// TestConvergeNotEnoughSlots: a deploy the cluster can never run (its
+// preflight sees too few task slots) ends Converge at once, nothing
+// started; on a cluster that starts TaskManagers on demand the deploy is
+// sent, and ends with its failure once Flink gives up, instead of
 // waiting for ever.
 func TestConvergeNotEnoughSlots(t *testing.T) {
 	k := newCluster(t, false)
@@ -133,6 +135,14 @@ func TestConvergeNotEnoughSlots(t *testing.T) {
 	spec.Job.Parallelism = 8 // the fake has 4 slots
 	err := k.controller().Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil })
 	var ae *ActionError
+	if !errors.As(err, &ae) || ae.Action != ActionDeploy || ae.Outcome != OutcomeBlocked || k.st.Progress.Decision != policy.ReasonPreflightRefused ||
+		!strings.Contains(ae.Reason, "8 task slots") || len(k.srv.Jobs()) != 0 {
+		t.Fatalf("Converge = %v (decision %s, jobs %v), want the deploy Blocked by its preflight, nothing run", err, k.st.Progress.Decision, k.srv.Jobs())
+	}
+
+	k = newCluster(t, false)
+	spec.Preflight.ElasticSlots = true
+	err = k.controller().Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil })
 	if !errors.As(err, &ae) || ae.Action != ActionDeploy || ae.Outcome != OutcomeJobFailed {
 		t.Fatalf("Converge = %v, want the deploy's JobFailed", err)
 	}

@@ -253,6 +253,10 @@ type JobSpec struct {
 	// whose history shows the savepoint that stopped it is a stopped
 	// streaming job, started again from that savepoint.
 	Bounded bool `json:"bounded,omitempty"`
+	// Preflight says what is checked before an upgrade or rescale of the
+	// job stops it (format 4): the new job's plan against the old job, and
+	// the cluster's task slots; on by default (PreflightPolicy).
+	Preflight PreflightPolicy `json:"preflight,omitzero"`
 	// AllowCancelWithoutState lets Delete cancel the job without a final
 	// savepoint when none could be taken in time: the caller's consent to
 	// losing its state. Without it such a delete leaves the job running

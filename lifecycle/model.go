@@ -158,6 +158,11 @@ type Plan struct {
 	// Settled reports that the job runs the spec's job stably with
 	// nothing to start, report or wait for.
 	Settled bool `json:"settled,omitempty"`
+	// Preflight is the preflight of the action (Controller.Plan only):
+	// for one to start, what Flink's plan of the new job and the
+	// cluster's slots say now (read-only; Skipped says why not); for one
+	// in flight, what its preflight recorded.
+	Preflight *Preflight `json:"preflight,omitempty"`
 	// RequeueAfter is when to look again when no action starts.
 	RequeueAfter time.Duration `json:"requeueAfter,omitempty"`
 }
@@ -180,6 +185,8 @@ func (p Plan) String() string {
 	}
 	if p.Blocked != "" {
 		s += ", blocked: " + p.Blocked
+	} else if p.Preflight != nil {
+		s += ", " + preflightSummary(p.Preflight)
 	}
 	if p.Reason != "" {
 		s += ": " + p.Reason

@@ -77,6 +77,9 @@ func (c *Controller) planStart(spec JobSpec, st *JobStatus, obs Observation, now
 		p.State, p.Reason = st.State, ReasonRetryWait
 		p.Message = fmt.Sprintf("%s ended %s at its last try; tried again at %s", st.Action, st.Progress.Outcome, st.RetryAt.UTC().Format(time.RFC3339))
 		p.RequeueAfter = c.bounded(st.RetryAt.Sub(now))
+		if st.Progress.Decision == policy.ReasonPreflightRefused {
+			p.Blocked = st.Progress.Reason // the job is left as it is until the spec, or the cluster, changes
+		}
 		return p
 	}
 	p.Action, p.Target = a, target

@@ -62,6 +62,9 @@ const (
 	PhaseDeleteCluster Phase = "DeleteCluster"
 	// PhaseDone: the operation ended; Outcome says how.
 	PhaseDone Phase = "Done"
+	// PhasePreflight: Upgrade checks the new job's plan and the
+	// cluster's task slots before the old job is touched (Preflight).
+	PhasePreflight Phase = "Preflight"
 )
 
 // Outcome is how an operation ended. The strings are stable.
@@ -251,6 +254,10 @@ type Progress struct {
 	// Vertices are the ids of the job's vertices, comma-separated, whose
 	// parallelism bounds Rescale sets; recorded before the request.
 	Vertices string `json:"vertices,omitempty"`
+
+	// Preflight is what Upgrade's preflight read and found before the
+	// old job was touched (format 4); nil when none was asked for.
+	Preflight *Preflight `json:"preflight,omitempty"`
 }
 
 // Observed is what Upgrade and Restart saw of the previous job and its
@@ -391,7 +398,10 @@ func (p *Progress) restoreRefused() bool {
 
 // DeepCopyInto copies in into out. in must be non-nil. Progress holds only
 // values, strings and time.Time, so a shallow copy is deep.
-func (in *Progress) DeepCopyInto(out *Progress) { *out = *in }
+func (in *Progress) DeepCopyInto(out *Progress) {
+	*out = *in
+	out.Preflight = in.Preflight.DeepCopy()
+}
 
 // DeepCopy returns a copy of in, or nil for nil.
 func (in *Progress) DeepCopy() *Progress {

@@ -179,14 +179,23 @@ var goldenSpec3 = func() JobSpec {
 }()
 
 // goldenProgress4 is the Progress of the format-version-4 fixture, which
-// added Unconfirmed, Observed.CheckpointRead and Observed.Reread: every
-// field set.
+// added Unconfirmed, Observed.CheckpointRead, Observed.Reread and
+// Preflight: every field set.
 var goldenProgress4 = func() Progress {
 	p := goldenProgress3
 	p.FormatVersion = 4
 	p.Unconfirmed = true
 	p.Observed.CheckpointRead = time.Date(2026, 3, 1, 12, 59, 58, 0, time.UTC)
 	p.Observed.Reread = true
+	p.Preflight = &Preflight{
+		Skipped: PreflightSkipUnsupported,
+		New:     []policy.PlanVertex{{ID: "cbc357ccb763df2852fee8c4fc7d55f2", Name: "counter", Parallelism: 4, MaxParallelism: 128, SlotSharingGroup: "default"}},
+		NewRead: true,
+		Old:     []policy.PlanVertex{{ID: "0a448493b4782967b150582570326227", Name: "counter", Parallelism: 2, MaxParallelism: 128, SlotSharingGroup: "default"}},
+		OldRead: true, Held: 2, FreeSlots: 1, TotalSlots: 4, SlotsRead: true,
+		Verdict: &policy.PreflightVerdict{SlotsNeeded: 4, Findings: []policy.PreflightFinding{{Reason: policy.PreflightStateNotRestored, Refuses: true,
+			Vertices: []string{"0a448493b4782967b150582570326227"}, Message: "the new job has no vertex 0a448493b4782967b150582570326227 (counter)"}}},
+	}
 	return p
 }()
 
@@ -208,12 +217,13 @@ var goldenStatus4 = func() JobStatus {
 }()
 
 // goldenSpec4 is the JobSpec of the format-version-4 fixture, which added
-// Bounded and the template's JarDigest.
+// Bounded, the template's JarDigest and Preflight.
 var goldenSpec4 = func() JobSpec {
 	s := goldenSpec3
 	s.FormatVersion = 4
 	s.Job.JarDigest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	s.Bounded = true
+	s.Preflight = PreflightPolicy{Disabled: true, ElasticSlots: true}
 	return s
 }()
 

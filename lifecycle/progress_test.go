@@ -12,14 +12,24 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/internal/plaincheck"
+	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // TestDeepCopy checks that Progress holds only values, strings and
-// time.Time, so that its shallow DeepCopyInto is deep.
+// time.Time but for its Preflight, which DeepCopyInto copies, so that its
+// copy is deep.
 func TestDeepCopy(t *testing.T) {
-	for _, p := range plaincheck.Problems("Progress", reflect.TypeFor[Progress]()) {
+	for _, p := range plaincheck.Problems("Progress", reflect.TypeFor[Progress](), "Progress.Preflight") {
 		t.Error(p)
+	}
+	pf := &Progress{Preflight: &Preflight{New: []policy.PlanVertex{{ID: "a", Parallelism: 2}}, Old: []policy.PlanVertex{{ID: "a"}},
+		Verdict: &policy.PreflightVerdict{Findings: []policy.PreflightFinding{{Reason: policy.PreflightStateNotRestored, Vertices: []string{"a"}}}}}}
+	cp := pf.DeepCopy()
+	cp.Preflight.New[0].Parallelism, cp.Preflight.Old[0].ID = 3, "b"
+	cp.Preflight.Verdict.Findings[0].Vertices[0] = "c"
+	if pf.Preflight.New[0].Parallelism != 2 || pf.Preflight.Old[0].ID != "a" || pf.Preflight.Verdict.Findings[0].Vertices[0] != "a" {
+		t.Errorf("DeepCopy shares the preflight: %+v", pf.Preflight)
 	}
 
 	p := &Progress{Phase: PhaseSavepoint, JobID: "j", Savepoint: savepoint.Status{State: savepoint.InFlight}, Started: time.Unix(1, 0)}

@@ -30,6 +30,16 @@ func (r *recorder) Overview(ctx context.Context) (*flinkapi.ClusterOverview, err
 	return ov, err
 }
 
+func (r *recorder) JarPlan(ctx context.Context, jar flinkapi.JarID, req flinkapi.JarPlanRequest) (*flinkapi.Plan, error) {
+	c, ok := r.API.(PreflightAPI)
+	if !ok {
+		return nil, errUnsupported
+	}
+	plan, err := c.JarPlan(ctx, jar, req)
+	r.note(err)
+	return plan, err
+}
+
 func (r *recorder) JobExecutionResult(ctx context.Context, job flinkapi.JobID) (*flinkapi.ExecutionResult, error) {
 	c, ok := r.API.(resultReader)
 	if !ok {

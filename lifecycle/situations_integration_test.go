@@ -123,12 +123,13 @@ func TestRealControllerSituations(t *testing.T) {
 	t.Run("too few slots", func(t *testing.T) {
 		ctrl := newCtrl("situations/slots")
 		spec := specOf(cluster.TestJobJar, cluster.OutDir("situations-slots"))
-		spec.Job.Parallelism = 8
+		spec.Job.Parallelism = 16 // more than the shared cluster's 8 slots
 		spec.AllowCancelWithoutState = true
+		spec.Preflight.ElasticSlots = true // the job is submitted, and waits for slots
 		var st lifecycle.JobStatus
 		cleanup(t, &st)
 		realUntil(t, ctx, "reported", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.Reason == lifecycle.ReasonNotEnoughSlots })
-		if !strings.Contains(st.Message, "needs 8 task slots") {
+		if !strings.Contains(st.Message, "needs 16 task slots") {
 			t.Fatalf("message %q", st.Message)
 		}
 		deleteAll(t, ctrl, spec, &st)

@@ -307,6 +307,9 @@ func TestControllerNotEnoughSlots(t *testing.T) {
 	k := newCluster(t, true)
 	spec := k.spec("/out")
 	spec.Job.Parallelism = 8
+	// A cluster that starts TaskManagers on demand: the preflight does not
+	// refuse the job for the slots it sees, and the job waits for more.
+	spec.Preflight.ElasticSlots = true
 	k.until("blocked", spec, 400, func(st *JobStatus) bool { return st.Reason == ReasonNotEnoughSlots })
 	if want := "needs 8 task slots, 4 free"; !contains(k.st.Message, want) {
 		t.Fatalf("message %q, want it to say %q", k.st.Message, want)

@@ -87,6 +87,12 @@ type Upgrade struct {
 	// ChooseStopStrategy. Drain is passed to Stop.
 	Strategy StopStrategy
 	Drain    bool
+	// Preflight, if set and not Disabled, checks the new job's plan
+	// against the old job and the cluster's task slots before the old job
+	// is touched (PreflightPolicy; Progress.Preflight); a refusal ends the
+	// upgrade Blocked (policy.ReasonPreflightRefused), the old job
+	// running. Nil: no preflight.
+	Preflight *PreflightPolicy
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -137,6 +143,7 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 			return st == flinkapi.JobRunning && pol.Mode != policy.UpgradeLastState && !pol.FallbackToLastState
 		},
 		timing: u.Timing, clock: u.clock(), hook: u.OnTransition, logger: u.Logger,
+		preflight: u.Preflight,
 	}
 	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
 	return r.step(ctx, p)
@@ -242,6 +249,9 @@ type replacer struct {
 	clock           Clock
 	hook            func(Transition)
 	logger          *slog.Logger
+	// preflight, if set, checks the new job's plan and the cluster's
+	// slots before the old job is touched.
+	preflight *PreflightPolicy
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -378,6 +388,8 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		return r.stepStop(ctx, p, now)
 	case PhaseDeleteCluster:
 		return stepDeleteCluster(ctx, r.deployer, r.cluster, p, now, r.timing), nil
+	case PhasePreflight:
+		return r.stepPreflight(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return r.stepSubmit(ctx, p)
 	}
@@ -400,6 +412,9 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 		p.Request = r.restore
 	}
 	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	if r.startPreflight(p) {
+		return Result{}, nil
+	}
 	if r.job == "" {
 		p.Observed.Missing = true
 		return r.decide(ctx, p, now)
@@ -1038,6 +1053,9 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 
 func (r *replacer) submitOp(p *Progress) *Submit {
 	op := r.submit
+	if op.JarID == "" && p.Preflight != nil {
+		op.JarID = p.JarID // uploaded by the preflight
+	}
 	if op.JobID == "" {
 		op.JobID = p.Observed.Adopt
 		if op.JobID == "" {

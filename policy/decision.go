@@ -47,6 +47,11 @@ type Reason string
 
 // Reasons of EvaluateUpdate and EvaluateRestart.
 const (
+	// ReasonPreflightRefused (Block): the preflight of an upgrade found
+	// that the new job cannot start from the old one's state, or that the
+	// cluster has not the task slots for it (ComparePlans); the old job
+	// is left running.
+	ReasonPreflightRefused Reason = "PreflightRefused"
 	// ReasonInvalidPolicy (Block): the policy does not validate.
 	ReasonInvalidPolicy Reason = "InvalidPolicy"
 	// ReasonUpToDate (None): the spec did not change.

@@ -625,11 +625,23 @@ func TestApplyPlan(t *testing.T) {
 	wantCode(t, r, exitOK, "")
 	var p lifecycle.Plan
 	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.Situation != lifecycle.SituationRunning ||
-		p.Action != lifecycle.ActionUpgrade || !p.NewSavepoint {
+		p.Action != lifecycle.ActionUpgrade || !p.NewSavepoint || p.Preflight == nil || p.Preflight.Verdict == nil || !p.Preflight.Verdict.Allowed() {
 		t.Fatalf("plan of an upgrade: %q (%v)", r.stdout, err)
 	}
+	// An upgrade to a job whose counter has another uid: the preflight
+	// says its state would not be restored, and the plan is blocked.
+	renamed := f.jobFile("counter", "/out/v2", "")
+	y, _ := os.ReadFile(renamed)
+	if err := os.WriteFile(renamed, bytes.Replace(y, []byte(`"--checkpoint-interval"`), []byte(`"--uid-suffix", "-x", "--checkpoint-interval"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = f.run("apply", "--plan", "-f", renamed)
+	wantCode(t, r, exitBlocked, "preflight")
+	if !strings.Contains(r.stdout, "blocked: preflight") {
+		t.Errorf("plan of an upgrade that loses state: %q", r.stdout)
+	}
 	for _, req := range f.srv.Requests()[before:] {
-		if req.Method != "GET" {
+		if req.Method != "GET" && req.Route != "POST /jars/:jarid/plan" {
 			t.Errorf("the plan sent %s %s", req.Method, req.Path)
 		}
 	}

@@ -59,8 +59,10 @@ const (
 	// Checked: the change is carried out (converged, or deleted).
 	AttackNoCheckpointing Attack = "no checkpointing"
 	// AttackTooFewSlots: the change asks for a parallelism of 8, twice the
-	// fake's task slots. Checked: the status says NotEnoughSlots at some
-	// call, and the change ends not in flight, within the horizon.
+	// fake's task slots. Checked: the change's preflight refuses it for
+	// the slots before anything is stopped or started, or (a cluster that
+	// starts TaskManagers on demand) the status says NotEnoughSlots at
+	// some call; and the change ends not in flight, within the horizon.
 	AttackTooFewSlots Attack = "too few slots"
 	// AttackSameJarPath: before call 2 the jar file is rewritten with
 	// other content and a later modification time at the same path.
@@ -248,7 +250,9 @@ func (e *cenv) attackAfter(n int, spec *lifecycle.JobSpec, before, st lifecycle.
 			a.fired = true
 		}
 	case AttackTooFewSlots:
-		if st.Reason == lifecycle.ReasonNotEnoughSlots {
+		pf := st.Progress.Preflight
+		if st.Reason == lifecycle.ReasonNotEnoughSlots || st.Progress.Decision == policy.ReasonPreflightRefused && pf != nil && pf.Verdict != nil &&
+			pf.Verdict.Has(policy.PreflightNotEnoughSlots) {
 			a.slots = true
 		}
 	case AttackFailoverAtCancel:
@@ -357,7 +361,8 @@ func (e *cenv) attackFinal(ctx context.Context, spec lifecycle.JobSpec, st lifec
 		want("no checkpointing")
 	case AttackTooFewSlots:
 		if !a.slots {
-			e.v.add("slots: the status never said %s (ended %s: %s)", lifecycle.ReasonNotEnoughSlots, outcome, st.Message)
+			e.v.add("slots: neither did the preflight refuse the change for its slots nor did the status say %s (ended %s: %s)",
+				lifecycle.ReasonNotEnoughSlots, outcome, st.Message)
 		}
 	case AttackSameJarPath:
 		want("same-path jar")

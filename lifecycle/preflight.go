@@ -1,0 +1,310 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// PreflightPolicy says what the Controller checks before an upgrade or
+// rescale stops the old job: the plan of the new job, which Flink builds
+// from the jar without running it (POST /jars/:jarid/plan), against the
+// old job's vertices (a vertex whose state the new job would not restore,
+// a parallelism above a vertex's maximum), and the task slots the new job
+// needs against those of the session cluster. A check that refuses ends
+// the action Blocked before anything is stopped; the old job runs on.
+// The zero value checks everything.
+type PreflightPolicy struct {
+	// Disabled turns the preflight off: the old job is stopped first and
+	// the new job's start tells.
+	Disabled bool `json:"disabled,omitempty"`
+	// ElasticSlots says that the session cluster starts TaskManagers on
+	// demand (Flink's native Kubernetes or YARN session mode): its free
+	// task slots do not bound a new job, and they are not checked.
+	ElasticSlots bool `json:"elasticSlots,omitempty"`
+}
+
+// PreflightSkip says why an upgrade ran no preflight.
+type PreflightSkip string
+
+// Why a preflight did not run.
+const (
+	// PreflightSkipApplication: the new job starts in a cluster of its
+	// own (a Deployer), where no JobManager has its jar before.
+	PreflightSkipApplication PreflightSkip = "ApplicationCluster"
+	// PreflightSkipUnsupported: the client has no jar plan or overview
+	// call (PreflightAPI).
+	PreflightSkipUnsupported PreflightSkip = "Unsupported"
+	// PreflightSkipNotUploaded (Plan only): the new jar is not uploaded
+	// yet, so Flink cannot plan its job; the action uploads it and checks
+	// before anything is stopped.
+	PreflightSkipNotUploaded PreflightSkip = "NotUploaded"
+)
+
+// Preflight is what the preflight of an Upgrade read and found, before
+// the old job was touched (Progress.Preflight, format 4).
+type Preflight struct {
+	// Skipped says why no check ran; empty when it did.
+	Skipped PreflightSkip `json:"skipped,omitempty"`
+	// New are the vertices of the new job's plan, once NewRead.
+	New     []policy.PlanVertex `json:"new,omitempty"`
+	NewRead bool                `json:"newRead,omitempty"`
+	// Old are the old job's vertices, once OldRead, and Held the task
+	// slots its running tasks hold (free again once it stops).
+	Old     []policy.PlanVertex `json:"old,omitempty"`
+	OldRead bool                `json:"oldRead,omitempty"`
+	Held    int                 `json:"held,omitempty"`
+	// FreeSlots and TotalSlots are the session cluster's, once SlotsRead.
+	FreeSlots  int  `json:"freeSlots,omitempty"`
+	TotalSlots int  `json:"totalSlots,omitempty"`
+	SlotsRead  bool `json:"slotsRead,omitempty"`
+	// Verdict is the comparison, once made.
+	Verdict *policy.PreflightVerdict `json:"verdict,omitempty"`
+}
+
+// DeepCopy returns a deep copy of in, or nil for nil.
+func (in *Preflight) DeepCopy() *Preflight {
+	if in == nil {
+		return nil
+	}
+	out := *in
+	out.New, out.Old = slices.Clone(in.New), slices.Clone(in.Old)
+	out.Verdict = in.Verdict.DeepCopy()
+	return &out
+}
+
+// PreflightAPI is what a preflight reads beyond UpgradeAPI: the plan of
+// the job an uploaded jar would start, and the cluster's task slots.
+// *flinkapi.Client has it; with a client that has not, the preflight is
+// skipped (PreflightSkipUnsupported).
+type PreflightAPI interface {
+	JarPlan(ctx context.Context, jar flinkapi.JarID, req flinkapi.JarPlanRequest) (*flinkapi.Plan, error)
+	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
+}
+
+var _ PreflightAPI = (*flinkapi.Client)(nil)
+
+// startPreflight begins the preflight of r on p, or records why none
+// runs; it reports whether one runs.
+func (r *replacer) startPreflight(p *Progress) bool {
+	if r.preflight == nil || r.preflight.Disabled {
+		return false
+	}
+	switch {
+	case r.deployer != nil:
+		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
+		return false
+	case !supportsPreflight(r.client):
+		p.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
+		return false
+	}
+	p.Preflight = &Preflight{}
+	p.Phase = PhasePreflight
+	return true
+}
+
+// supportsPreflight reports whether c (or the client it records) has the
+// calls of PreflightAPI.
+func supportsPreflight(c UpgradeAPI) bool {
+	if a, ok := c.(API); ok {
+		return supports[PreflightAPI](a)
+	}
+	_, ok := c.(PreflightAPI)
+	return ok
+}
+
+// stepPreflight sends the preflight's next request (one per step): the
+// jar's upload if it has no id yet, the new job's plan, the old job's
+// vertices, the cluster's slots; then compares them, and ends the
+// operation Blocked when the verdict refuses, before anything is
+// stopped, or goes on to observe the old job.
+func (r *replacer) stepPreflight(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
+	if !now.Before(p.Deadline) && p.LastError != "" {
+		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
+	}
+	pf, api := p.Preflight, r.client.(PreflightAPI)
+	var err error
+	switch {
+	case p.JarID == "" && r.submit.JarID == "":
+		var jar flinkapi.JarID
+		if jar, err = r.client.UploadJar(ctx, r.submit.JarFile); err == nil {
+			p.JarID = jar
+		}
+	case !pf.NewRead:
+		var plan *flinkapi.Plan
+		if plan, err = api.JarPlan(ctx, r.jarID(p), r.submit.Run.PlanRequest()); err == nil {
+			pf.New, pf.NewRead = policy.NewJobPlan(plan, nil).Vertices, true
+		}
+	case !pf.OldRead && r.job != "":
+		var d *flinkapi.JobDetails
+		d, err = r.client.Job(ctx, r.job)
+		switch {
+		case err == nil:
+			pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
+		case flinkapi.IsJobNotFound(err):
+			pf.OldRead, err = true, nil // nothing to compare with: the observation finds it gone
+		}
+	case r.checkSlots() && !pf.SlotsRead:
+		var ov *flinkapi.ClusterOverview
+		if ov, err = api.Overview(ctx); err == nil {
+			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
+		}
+	default:
+		return r.preflightVerdict(ctx, p, now)
+	}
+	if err != nil {
+		return r.preflightError(p, err), nil
+	}
+	p.LastError, p.Requests = "", 0
+	return Result{}, nil
+}
+
+// jarID is the jar the new job runs: the configured one, or the one the
+// preflight uploaded.
+func (r *replacer) jarID(p *Progress) flinkapi.JarID {
+	if r.submit.JarID != "" {
+		return r.submit.JarID
+	}
+	return p.JarID
+}
+
+func (r *replacer) checkSlots() bool {
+	return r.preflight != nil && !r.preflight.ElasticSlots
+}
+
+// preflightError handles a failed request of the preflight: a program
+// that cannot build its job graph, or a jar Flink does not have, ends the
+// operation before anything is stopped; any other error is tried again.
+func (r *replacer) preflightError(p *Progress, err error) Result {
+	switch {
+	case flinkapi.IsProgramError(err), flinkapi.IsJarNotFound(err), permanent(err):
+		p.Decision = policy.ReasonPreflightRefused
+		return finish(p, OutcomeBlocked, "preflight: Flink cannot build the new job's plan, the old job is left running: "+errWithCause(err))
+	}
+	p.Requests++
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: r.timing.backoff(p.Requests)}
+}
+
+// preflightVerdict compares what the preflight read: it ends the
+// operation Blocked when the verdict refuses, else goes on to observe the
+// old job.
+func (r *replacer) preflightVerdict(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	pf := p.Preflight
+	v := pf.judge(r.submit.Run.AllowNonRestoredState, r.checkSlots())
+	pf.Verdict = &v
+	p.LastError = ""
+	if !v.Allowed() {
+		p.Decision = policy.ReasonPreflightRefused
+		why := "; nothing was started"
+		if r.job != "" {
+			why = "; the old job is left as it is"
+		}
+		return finish(p, OutcomeBlocked, "preflight: "+v.Message()+why), nil
+	}
+	if r.job == "" {
+		p.Observed.Missing = true
+		return r.decide(ctx, p, now)
+	}
+	p.Phase = PhaseObserve
+	return Result{}, nil
+}
+
+// judge compares what pf read: the new plan against the old job's
+// vertices, and the slots it needs against the free ones and those the
+// old job holds. With no old job only the new plan and the slots are
+// checked, and a new job is refused only if the cluster could never run
+// it; one that has to wait for slots to free up waits.
+func (pf *Preflight) judge(allowNonRestored, checkSlots bool) policy.PreflightVerdict {
+	opts := policy.PreflightOptions{AllowNonRestoredState: allowNonRestored, CheckSlots: checkSlots && pf.SlotsRead,
+		AvailableSlots: pf.FreeSlots + pf.Held}
+	old := policy.JobPlan{Vertices: pf.Old}
+	if len(pf.Old) == 0 {
+		old, opts.AvailableSlots = policy.JobPlan{Vertices: pf.New}, pf.TotalSlots
+	}
+	return policy.ComparePlans(old, policy.JobPlan{Vertices: pf.New}, opts)
+}
+
+// planPreflight is the preflight of Controller.Plan, read-only: for a
+// plan that starts a deploy, upgrade or rescale on a session cluster, it
+// asks Flink for the new job's plan from the jar uploaded before (none
+// uploaded: PreflightSkipNotUploaded) and for the cluster's slots, and
+// judges them against the job observed. A verdict that refuses makes the
+// plan Blocked. An action in flight shows the preflight it recorded.
+func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, p *Plan) {
+	if p.InFlight {
+		p.Preflight = st.Progress.Preflight.DeepCopy()
+		return
+	}
+	switch {
+	case p.Action != ActionDeploy && p.Action != ActionUpgrade && p.Action != ActionRescale, spec.Preflight.Disabled:
+		return
+	case c.Deployer != nil:
+		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
+		return
+	case !supports[PreflightAPI](api):
+		p.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
+		return
+	}
+	jar := c.jarID(p.Target, st)
+	if jar == "" {
+		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
+		return
+	}
+	pa := api.(PreflightAPI)
+	plan, err := pa.JarPlan(ctx, jar, p.Target.run().PlanRequest())
+	if err != nil {
+		return // Reconcile's preflight asks again, and says why it cannot go on
+	}
+	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true}
+	if d := obs.Job; d != nil && d.ID == st.JobID && !d.State.IsGloballyTerminal() {
+		pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
+	}
+	if !spec.Preflight.ElasticSlots {
+		if ov, err := pa.Overview(ctx); err == nil {
+			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
+		}
+	}
+	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots)
+	pf.Verdict, p.Preflight = &v, pf
+	if !v.Allowed() {
+		p.Blocked = "preflight: " + v.Message()
+	}
+}
+
+// planOf is the running job's plan from its details: every vertex with
+// its parallelism and maximum parallelism.
+func planOf(d *flinkapi.JobDetails) []policy.PlanVertex {
+	out := make([]policy.PlanVertex, 0, len(d.Vertices))
+	for _, v := range d.Vertices {
+		out = append(out, policy.PlanVertex{ID: v.ID, Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: max(v.MaxParallelism, 0)})
+	}
+	return out
+}
+
+// heldSlots is the task slots a job's tasks hold: with slot sharing, as
+// many as its widest vertex has tasks deployed or running.
+func heldSlots(d *flinkapi.JobDetails) int {
+	_, held := slotsNeeded(d)
+	return held
+}
+
+// preflightSummary is a one-line account of p's preflight for people.
+func preflightSummary(pf *Preflight) string {
+	switch {
+	case pf == nil:
+		return ""
+	case pf.Skipped != "":
+		return fmt.Sprintf("preflight skipped (%s)", pf.Skipped)
+	case pf.Verdict == nil:
+		return "preflight under way"
+	case pf.Verdict.Allowed():
+		return fmt.Sprintf("preflight passed (%d task slots needed)", pf.Verdict.SlotsNeeded)
+	}
+	return "preflight refused: " + pf.Verdict.Message()
+}
