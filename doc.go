@@ -57,9 +57,11 @@
 //
 // # Examples
 //
-// go run ./examples/upgrade runs a whole lifecycle (submit, periodic
-// savepoint, upgrade, failure and restart, teardown) against the fake
-// JobManager, or against a real cluster with --flink-url and --jar.
+// go run ./examples/upgrade keeps a job with the controller through a
+// whole lifecycle (deploy, periodic savepoint, upgrade, failure and
+// restart, delete with a final savepoint), its status in a file, against
+// the fake JobManager, or against a real cluster with --flink-url and
+// --jar; examples/operations does the same with the single operations.
 // examples/runtime redeploys streaming jobs by name from a restore-point
 // store; examples/operator (its own module) is an operator built on
 // controller-runtime.

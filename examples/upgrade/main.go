@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -32,9 +33,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return runner{}.run(ctx, args, stdout, stderr)
 }
 
+// jobName is the name the Controller keeps the job under: its status
+// file is <state-dir>/counter.json, and its final savepoint is recorded
+// under it in the restore-point store.
+const jobName = "counter"
+
 // options are the command line's settings.
 type options struct {
 	cluster  demo.Config
+	stateDir string
 	interval time.Duration
 	timeout  time.Duration
 }
@@ -46,28 +53,35 @@ type runner struct {
 	onDone func(result, *demo.Cluster)
 }
 
-// result is what the demo did.
+// result is what the demo did, as the job's status recorded it.
 type result struct {
 	First, Upgraded, Restarted flinkapi.JobID
-	Periodic                   savepoint.Record   // the periodic savepoint
-	Upgrade                    savepoint.Record   // the upgrade's stop-with-savepoint
-	RestartFrom                string             // what the restart restored from
+	Periodic                   savepoint.Record   // the periodic savepoint of the first job
+	UpgradeFrom                savepoint.Record   // the savepoint the upgrade stopped the first job with
+	RestartFrom                string             // what the restart restored the job from
 	RestartKind                policy.RestoreKind // Savepoint or Checkpoint
-	Final                      string             // the teardown's savepoint
+	Final                      savepoint.Record   // the Delete's final savepoint, as the store keeps it
+	StatusFile                 string             // the file of the job's status
+	Status                     lifecycle.JobStatus
 }
 
 const usageText = `Usage: go run ./examples/upgrade [flags]
 
-Runs the lifecycle of a Flink job with flinkkit, one line per phase: submit
-the job, take a periodic savepoint, upgrade it with a stop-with-savepoint
-and restore the new job from that savepoint, make the job fail, restart it
-from its latest state under a restart policy, and stop it with a final
-savepoint.
+Keeps one Flink job as its spec says with flinkkit's job controller
+(lifecycle.Controller), one line per phase: each phase changes the job's spec
+and runs the controller until the job runs as the spec says
+(Controller.Converge), saving the job's status to a file after every call
+(lifecycle.StatusFile). The phases: deploy the job; a periodic savepoint;
+upgrade it to new arguments, which the controller does with a
+stop-with-savepoint, the new job restored from it; the job fails and the
+controller restarts it from its newest state; delete it, its final savepoint
+kept under the job's name (lifecycle.FileStore).
 
 Without --flink-url it runs against flinkkit's fake JobManager (package
 flinktest) in real time and needs nothing else. With --flink-url and --jar it
 runs flinkkit's test job (internal/testjob) on a real Flink session cluster;
-the upgraded job is started with --fail-at so that it fails by itself.
+the upgraded job is started with --fail-at and --fail-once so that it fails
+by itself, once.
 
 Flags:
 `
@@ -77,7 +91,8 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("upgrade", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	o.cluster.RegisterFlags(fs)
-	fs.DurationVar(&o.interval, "savepoint-interval", 3*time.Second, "interval of the periodic savepoint, counted from the job's start")
+	fs.StringVar(&o.stateDir, "state-dir", "", "folder of the job's status file (counter.json) and of the restore-point store (restore-points/) (default: a new temporary folder)")
+	fs.DurationVar(&o.interval, "savepoint-interval", 3*time.Second, "interval of the periodic savepoint the spec asks for, counted from the job's start and its latest savepoint")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -109,6 +124,112 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 	return 0
 }
 
+// session is the controller of the demo's job and where its status is
+// kept.
+type session struct {
+	ctrl *lifecycle.Controller
+	file *lifecycle.StatusFile
+	st   lifecycle.JobStatus
+	out  *demo.Printer
+	// ended is the status as it was when the last action of each kind
+	// ended.
+	ended map[lifecycle.JobAction]lifecycle.JobStatus
+}
+
+// converge runs the controller until the job runs as spec says, showing
+// the status's message after every call as the progress of phase name.
+func (s *session) converge(ctx context.Context, name string, spec lifecycle.JobSpec) error {
+	start := time.Now()
+	err := s.ctrl.Converge(ctx, spec, &s.st, s.save(name, start))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// until runs the controller until done says so, saving the status after
+// every call; an action that ends without success is an error.
+func (s *session) until(ctx context.Context, name string, spec lifecycle.JobSpec, done func(*lifecycle.JobStatus) bool) error {
+	save := s.save(name, time.Now())
+	for {
+		res, err := s.ctrl.Reconcile(ctx, spec, &s.st)
+		if serr := save(&s.st); serr != nil {
+			return fmt.Errorf("%s: %w", name, errors.Join(err, serr))
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded {
+			return fmt.Errorf("%s: %w", name, &lifecycle.ActionError{Action: s.st.Action, Outcome: res.Outcome, Reason: s.st.Progress.Reason})
+		}
+		if done(&s.st) {
+			return nil
+		}
+		if err := sleep(ctx, res.RequeueAfter); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+}
+
+// save returns the save function of phase name: it stores the status in
+// its file and shows its message as the phase's progress.
+func (s *session) save(name string, start time.Time) func(*lifecycle.JobStatus) error {
+	return func(st *lifecycle.JobStatus) error {
+		if err := s.file.Save(st); err != nil {
+			return err
+		}
+		if st.Action != "" && !st.InFlight() {
+			s.ended[st.Action] = *st.DeepCopy()
+		}
+		msg := string(st.Situation)
+		if st.InFlight() {
+			msg += ", " + string(st.Action) + " " + string(st.Progress.Phase)
+		}
+		if st.Message != "" {
+			msg += ": " + st.Message
+		}
+		s.out.Progress(name, msg, time.Since(start))
+		return nil
+	}
+}
+
+// status says in a few words what the status records: where the job
+// stood at the last call (Situation), the last action and how it ended,
+// and the restore point: the state the action started the job from, or
+// else the newest savepoint.
+func status(st *lifecycle.JobStatus) string {
+	s := fmt.Sprintf("status: %s", st.Situation)
+	if st.Action != "" {
+		s += fmt.Sprintf(", %s %s", st.Action, st.Progress.Outcome)
+	}
+	point := "none"
+	switch {
+	case st.Action == lifecycle.ActionDeploy || st.Action == lifecycle.ActionUpgrade || st.Action == lifecycle.ActionRestart:
+		if st.Progress.RestoreFrom != "" {
+			point = strings.ToLower(string(st.Progress.RestoreKind)) + " " + st.Progress.RestoreFrom
+		}
+	case st.Latest.Location != "":
+		point = "savepoint " + st.Latest.Location
+	}
+	return s + ", restore point " + point
+}
+
+// statusOf is status of the phase whose action is a: the status when a
+// ended, with the situation of the last call, and the action that ended
+// after it, if another one did (a periodic savepoint).
+func (s *session) statusOf(a lifecycle.JobAction) string {
+	st, ok := s.ended[a]
+	if !ok {
+		return status(&s.st)
+	}
+	st.Situation = s.st.Situation
+	line := status(&st)
+	if s.st.Action != a {
+		line += fmt.Sprintf("; then %s %s", s.st.Action, s.st.Progress.Outcome)
+	}
+	return line
+}
+
 // demo runs the phases.
 func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	begin := time.Now()
@@ -117,58 +238,98 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 		return err
 	}
 	defer cl.Close()
-	out.Phase("cluster", "%s, jar uploaded", cl)
+
+	dir := o.stateDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "flinkkit-upgrade-"); err != nil {
+			return err
+		}
+	}
+	store, err := lifecycle.NewFileStore(filepath.Join(dir, "restore-points"))
+	if err != nil {
+		return fmt.Errorf("--state-dir %s: %w", dir, err)
+	}
+	file, err := lifecycle.OpenStatusFile(filepath.Join(dir, jobName+".json"))
+	if err != nil {
+		return fmt.Errorf("--state-dir %s: %w", dir, err)
+	}
+	defer file.Close()
+	s := &session{ended: map[lifecycle.JobAction]lifecycle.JobStatus{}, file: file, out: out, ctrl: &lifecycle.Controller{
+		Env:   lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir},
+		Store: store, Name: jobName, PollInterval: cl.Timing.Poll, RetryInterval: 5 * time.Second,
+	}}
+	if st, ok, err := file.Load(); err != nil {
+		return err
+	} else if ok && !st.Deleted {
+		return fmt.Errorf("--state-dir %s: the status in %s records a job that was not deleted (%s): use another --state-dir", dir, file.Path(), st.JobID)
+	} else {
+		s.st = st // a job deleted before is deployed anew from the savepoint kept under its name
+	}
+	out.Phase("cluster", "%s, jar uploaded; the job's status in %s", cl, file.Path())
 	var res result
+	res.StatusFile = file.Path()
 
-	// Submit the first version of the job.
+	// Deploy: the spec names the job and the policies of its updates and
+	// restarts.
 	start := time.Now()
-	var sub lifecycle.Progress
-	if err := runOp(ctx, "submit", &lifecycle.Submit{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, JarID: cl.JarID, Run: cl.Run("counter-v1")},
-		&sub, out); err != nil {
+	spec := lifecycle.JobSpec{
+		Job: cl.Job("counter-v1", 0),
+		Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(time.Hour),
+			SavepointDeadline: policy.Duration(time.Minute), TransitionTimeout: policy.Duration(time.Minute)},
+		Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxRestarts: 3, Window: policy.Duration(time.Hour),
+			Backoff: policy.Duration(time.Second), MaxStateAge: policy.Duration(time.Hour), TransitionTimeout: policy.Duration(time.Minute)},
+	}
+	if err := s.converge(ctx, "deploy", spec); err != nil {
 		return err
 	}
-	res.First = sub.JobID
-	running := time.Now()
-	out.Phase("submit", "job %s (counter-v1) RUNNING after %s", demo.Short(res.First), demo.Seconds(time.Since(start)))
+	res.First = s.st.JobID
+	running := s.st.DeployedAt
+	out.Phase("deploy", "job %s (counter-v1) RUNNING stably after %s; %s",
+		demo.Short(res.First), demo.Seconds(time.Since(start)), s.statusOf(lifecycle.ActionDeploy))
 
-	// A periodic savepoint, when the schedule says it is due.
-	if res.Periodic, err = periodicSavepoint(ctx, cl, res.First, running, o.interval, out); err != nil {
-		return err
-	}
-
-	// Upgrade to the second version with a stop-with-savepoint. On a real
-	// cluster the new version fails by itself (--fail-at) about ten seconds
-	// after it starts: the first version counted at most Rate/Keys a second
-	// per key, and the new one continues from there.
-	var fault []string
-	if cl.Fake == nil {
-		perKey := demo.Rate / demo.Keys
-		failAt := perKey * (int(time.Since(running).Seconds()) + 10)
-		fault = []string{"--fail-at", strconv.Itoa(failAt), "--restart-attempts", "0"}
-	}
+	// A periodic savepoint: the spec asks for one every interval.
 	start = time.Now()
-	update := policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(time.Hour),
-		SavepointDeadline: policy.Duration(time.Minute), TransitionTimeout: policy.Duration(time.Minute)}
-	var up lifecycle.Progress
-	if err := runOp(ctx, "upgrade", &lifecycle.Upgrade{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: res.First, Policy: update, Latest: res.Periodic,
-		JarID: cl.JarID, Run: cl.Run("counter-v2", fault...)},
-		&up, out); err != nil {
+	spec.Savepoints = lifecycle.SavepointPolicy{Interval: policy.Duration(o.interval)}
+	if err := s.until(ctx, "savepoint", spec, func(st *lifecycle.JobStatus) bool {
+		return st.Latest.Location != "" && !st.InFlight() && st.Situation == lifecycle.SituationRunning
+	}); err != nil {
 		return err
 	}
-	res.Upgraded = up.JobID
-	res.Upgrade, _ = up.Record()
-	out.Phase("upgrade", "job %s stopped with savepoint %s (%s); job %s (counter-v2) RUNNING from it after %s",
-		demo.Short(res.First), up.Location, up.Strategy, demo.Short(res.Upgraded), demo.Seconds(time.Since(start)))
-	if err := showRestored(ctx, cl, res.Upgraded, "counter-v1", "counter-v2", up.RestoreFrom, out); err != nil {
+	res.Periodic = s.st.Latest
+	out.Phase("savepoint", "%s savepoint of job %s after %s (every %v from the job's start and its latest savepoint); %s",
+		strings.ToLower(string(res.Periodic.Reason)), demo.Short(res.First), demo.Seconds(time.Since(start)), o.interval, s.statusOf(lifecycle.ActionSavepoint))
+
+	// Upgrade: new arguments. On a real cluster the new version fails by
+	// itself (--fail-at, once: --fail-once) about ten seconds after it
+	// starts: the first version counted at most Rate/Keys a second per
+	// key, and the new one continues from there.
+	v2 := cl.Job("counter-v2", 0)
+	var failAt int
+	if cl.Fake == nil {
+		failAt = demo.Rate / demo.Keys * (int(time.Since(running).Seconds()) + 10)
+		v2.Args = append(v2.Args, "--fail-at", strconv.Itoa(failAt), "--fail-once", "true", "--restart-attempts", "0")
+	}
+	spec.Job = v2
+	plan, err := s.ctrl.Plan(ctx, spec, s.st)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	out.Phase("plan", "%s", plan)
+	start = time.Now()
+	if err := s.converge(ctx, "upgrade", spec); err != nil {
+		return err
+	}
+	res.Upgraded, res.UpgradeFrom = s.st.JobID, s.st.UpgradeFrom
+	out.Phase("upgrade", "job %s stopped with a savepoint, job %s (counter-v2) RUNNING stably from it after %s; %s",
+		demo.Short(res.First), demo.Short(res.Upgraded), demo.Seconds(time.Since(start)), s.statusOf(lifecycle.ActionUpgrade))
+	before, _ := cl.Events("counter-v1")
+	if err := showRestored(ctx, cl, res.Upgraded, "counter-v1", before, "counter-v2", res.UpgradeFrom.Location, out); err != nil {
 		return err
 	}
 
 	// The job fails.
 	start = time.Now()
-	var how string
-	if len(fault) > 1 {
-		how = "it fails when a key's count reaches " + fault[1]
-	}
+	how := fmt.Sprintf("it fails when a key's count reaches %d (--fail-at, --fail-once: once per --out folder)", failAt)
 	if cl.Fake != nil {
 		how = "failed by flinktest's Server.FailJob, no restart attempts"
 		// Fail it once it has a checkpoint, which the restart can use.
@@ -188,173 +349,58 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 		return err
 	}
 	out.Phase("fail", "job %s FAILED after %s: %s", demo.Short(res.Upgraded), demo.Seconds(time.Since(start)), failureCause(ctx, cl, res.Upgraded))
+	before, _ = cl.Events("counter-v2")
 
-	// The restart policy restores it from its latest state.
+	// Restart: the spec is unchanged; the controller finds the job failed
+	// and restarts it under the restart policy from its newest state.
 	start = time.Now()
-	restart := policy.RestartPolicy{Mode: policy.RestartFromLatestState, MaxRestarts: 3, Window: policy.Duration(time.Hour),
-		Backoff: policy.Duration(time.Second), MaxStateAge: policy.Duration(time.Hour), TransitionTimeout: policy.Duration(time.Minute)}
-	var rs lifecycle.Progress
-	if err := runOp(ctx, "restart", &lifecycle.Restart{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing}, Job: res.Upgraded, Policy: restart, Latest: res.Upgrade,
-		JarID: cl.JarID, Run: cl.Run("counter-v2-restarted")}, &rs, out); err != nil {
+	if err := s.converge(ctx, "restart", spec); err != nil {
 		return err
 	}
-	res.Restarted, res.RestartFrom, res.RestartKind = rs.JobID, rs.RestoreFrom, rs.RestoreKind
-	stateTime := rs.Observed.Latest.Time
-	if rs.RestoreKind == policy.KindCheckpoint {
-		stateTime = rs.Observed.CheckpointTime
+	rs := s.ended[lifecycle.ActionRestart]
+	res.Restarted = s.st.JobID
+	res.RestartFrom, res.RestartKind = rs.Progress.RestoreFrom, rs.Progress.RestoreKind
+	if _, ok := s.ended[lifecycle.ActionRestart]; !ok || res.Restarted == res.Upgraded {
+		return fmt.Errorf("restart: the controller did not restart the job: %s (%s)", status(&s.st), s.st.Message)
 	}
-	n := restart.CountRestart(0, time.Time{}, time.Now())
-	out.Phase("restart", "%s: job %s (counter-v2-restarted) RUNNING from %s %s, the newest state (%s old), after %s; restart %d of %d within %v",
-		rs.Decision, demo.Short(res.Restarted), strings.ToLower(string(rs.RestoreKind)), rs.RestoreFrom,
-		demo.Seconds(start.Sub(stateTime)), demo.Seconds(time.Since(start)), n, restart.MaxRestarts, restart.Window)
-	if err := showRestored(ctx, cl, res.Restarted, "counter-v2", "counter-v2-restarted", rs.RestoreFrom, out); err != nil {
+	out.Phase("restart", "%s: job %s (counter-v2) RUNNING stably from the newest state after %s, restart %d of %d within %v; %s",
+		rs.Progress.Decision, demo.Short(res.Restarted), demo.Seconds(time.Since(start)), s.st.Restarts, spec.Restart.MaxRestarts, spec.Restart.Window, s.statusOf(lifecycle.ActionRestart))
+	if err := showRestored(ctx, cl, res.Restarted, "the failed job", before, "counter-v2", res.RestartFrom, out); err != nil {
 		return err
 	}
 
-	// Stop it for good with a final savepoint.
+	// Delete: a final savepoint, kept in the store under the job's name.
 	start = time.Now()
-	var td lifecycle.Progress
-	if err := runOp(ctx, "teardown", &lifecycle.Teardown{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: res.Restarted}, &td, out); err != nil {
-		return err
+	save := s.save("delete", start)
+	for {
+		r, err := s.ctrl.Delete(ctx, spec, &s.st)
+		if serr := save(&s.st); serr != nil {
+			return fmt.Errorf("delete: %w", errors.Join(err, serr))
+		}
+		if err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
+		if r.Done {
+			break
+		}
+		if err := sleep(ctx, r.RequeueAfter); err != nil {
+			return fmt.Errorf("delete: %w", err)
+		}
 	}
-	res.Final = td.Location
-	out.Phase("teardown", "job %s stopped with a final savepoint %s after %s", demo.Short(res.Restarted), td.Location, demo.Seconds(time.Since(start)))
+	rec, ok, err := store.Get(ctx, jobName)
+	if err != nil {
+		return fmt.Errorf("delete: %w", err)
+	}
+	if !ok || s.st.Progress.Outcome != lifecycle.OutcomeSucceeded {
+		return fmt.Errorf("delete: %s (%s): nothing kept under %q", status(&s.st), s.st.Progress.Reason, jobName)
+	}
+	res.Final = rec
+	out.Phase("delete", "job %s stopped with a final savepoint after %s, kept under %q: %s; %s",
+		demo.Short(res.Restarted), demo.Seconds(time.Since(start)), jobName, rec.Location, s.statusOf(lifecycle.ActionTeardown))
 	out.Phase("done", "in %s", demo.Seconds(time.Since(begin)))
+	res.Status = s.st
 	if r.onDone != nil {
 		r.onDone(res, cl)
 	}
 	return nil
-}
-
-// runOp runs a lifecycle operation to its end, showing its progress as
-// phase name, and fails unless it succeeded.
-func runOp(ctx context.Context, name string, op lifecycle.Stepper, p *lifecycle.Progress, out *demo.Printer) error {
-	res, err := lifecycle.Run(ctx, op, p, out.Report(name))
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if res.Outcome != lifecycle.OutcomeSucceeded {
-		return fmt.Errorf("%s ended %s: %s", name, res.Outcome, p.Reason)
-	}
-	return nil
-}
-
-// periodicSavepoint waits until savepoint.Due says the periodic savepoint
-// of job is due and takes it; a failed savepoint is tried again when the
-// schedule says so, up to three times.
-func periodicSavepoint(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID, started time.Time, interval time.Duration, out *demo.Printer) (savepoint.Record, error) {
-	in := savepoint.ScheduleInput{Interval: interval, JobStart: started}
-	wait := time.Now()
-	for attempt := 1; ; {
-		st, err := cl.Client.JobStatus(ctx, job)
-		if err != nil {
-			return savepoint.Record{}, fmt.Errorf("savepoint: job %s: %w", job, err)
-		}
-		in.JobState = st
-		due, reason, next := savepoint.Due(in, time.Now())
-		if due {
-			// The job is RUNNING before its tasks are, and a savepoint
-			// fails until they run.
-			ok, err := cl.TasksRunning(ctx, job)
-			if err == nil && ok {
-				var p lifecycle.Progress
-				start := time.Now()
-				res, err := lifecycle.Run(ctx, &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: job, Reason: reason}, &p, out.Report("savepoint"))
-				if err != nil {
-					return savepoint.Record{}, fmt.Errorf("savepoint: %w", err)
-				}
-				if rec, ok := p.Record(); ok && res.Outcome == lifecycle.OutcomeSucceeded {
-					out.Phase("savepoint", "%s savepoint of job %s at %s after %s (due every %v from the job's start)",
-						strings.ToLower(string(reason)), demo.Short(job), rec.Location, demo.Seconds(time.Since(start)), interval)
-					return rec, nil
-				}
-				if attempt == 3 {
-					return savepoint.Record{}, fmt.Errorf("savepoint ended %s after %d attempts: %s", res.Outcome, attempt, p.Reason)
-				}
-				attempt++
-				in.Current = p.Savepoint // the schedule tries again one interval later
-				out.Progress("savepoint", fmt.Sprintf("%s: %s; trying again in %v", res.Outcome, p.Reason, interval), time.Since(wait))
-			} else {
-				out.Progress("savepoint", "due; waiting for the job's tasks to run", time.Since(wait))
-			}
-		} else {
-			out.Progress("savepoint", fmt.Sprintf("job %s is %s; the periodic savepoint is due %s after its start",
-				demo.Short(job), st, demo.Seconds(next.Sub(started))), time.Since(wait))
-		}
-		t := time.NewTimer(cl.Timing.Poll)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return savepoint.Record{}, fmt.Errorf("savepoint: %w", ctx.Err())
-		case <-t.C:
-		}
-	}
-}
-
-// showRestored prints what Flink says job was restored from, and how the
-// counts of the job before it (previous) carry on in it (name).
-func showRestored(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID, previous, name, want string, out *demo.Printer) error {
-	start := time.Now()
-	if err := cl.WaitTasks(ctx, job, time.Minute, func(d time.Duration) {
-		out.Progress("restored", fmt.Sprintf("job %s is RUNNING; waiting for its tasks to run", demo.Short(job)), d)
-	}); err != nil {
-		return fmt.Errorf("restored: %w", err)
-	}
-	rc, err := cl.WaitRestored(ctx, job, time.Minute)
-	if err != nil {
-		return fmt.Errorf("restored: %w", err)
-	}
-	note := ""
-	if !sameLocation(rc.ExternalPath, want) {
-		note = fmt.Sprintf(" (not %s, the one chosen)", want)
-	}
-	counts := ""
-	if before, ok := cl.Events(previous); ok {
-		// The new job writes its counts once it counted an event; let it
-		// count for a second.
-		var first int64
-		var seen time.Time
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(cl.Timing.Poll) {
-			now, ok := cl.Events(name)
-			switch {
-			case !ok:
-				continue
-			case seen.IsZero():
-				first, seen = now, time.Now()
-			case now > first && time.Since(seen) >= time.Second:
-				counts = fmt.Sprintf("; %s had counted %d events, %s is at %d", previous, before, name, now)
-			}
-			if counts != "" {
-				break
-			}
-		}
-	}
-	out.Phase("restored", "Flink reports job %s restored from %s%s after %s%s", demo.Short(job), rc.ExternalPath, note,
-		demo.Seconds(time.Since(start)), counts)
-	return nil
-}
-
-// failureCause waits a little for the job's exception history (Flink
-// caches it for a few seconds) and returns its newest failure.
-func failureCause(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID) string {
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		cause, ok := cl.FailureCause(ctx, job)
-		if ok || time.Now().After(deadline) || ctx.Err() != nil {
-			return cause
-		}
-		time.Sleep(cl.Timing.Poll)
-	}
-}
-
-// sameLocation compares savepoint locations written as file:/p or
-// file:///p, with or without a trailing slash.
-func sameLocation(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.TrimSuffix(s, "/")
-		if rest, ok := strings.CutPrefix(s, "file://"); ok {
-			return "file:" + rest
-		}
-		return s
-	}
-	return norm(a) == norm(b)
 }

@@ -13,14 +13,15 @@ import (
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/internal/flinkfixture"
-	"github.com/flinkkit/flinkkit/policy"
 )
 
 // TestDemoOnRealFlink runs the demo with --flink-url and --jar against a
 // real Flink session cluster of FLINK_VERSION (or the one at FLINK_URL)
 // and watches the test job's count files while it runs: the upgraded job
-// and the restarted one each start from the counts the first job reached
-// at its stop-with-savepoint, not from zero, and keep counting.
+// starts from the counts the first job reached at its stop-with-savepoint,
+// not from zero; the job fails by itself (--fail-at, --fail-once), and the
+// job the controller restarts from its newest state never counts below
+// those counts again and counts on past the failure.
 //
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -v ./examples/upgrade/
 func TestDemoOnRealFlink(t *testing.T) {
@@ -29,10 +30,11 @@ func TestDemoOnRealFlink(t *testing.T) {
 	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
 	out := cluster.OutDir("upgrade-demo")
 
-	// Watch the count files of each job while the demo runs: the first
-	// counts seen of every key, and the last.
-	names := []string{"counter-v1", "counter-v2", "counter-v2-restarted"}
+	// Watch the count files of each version while the demo runs: the
+	// first counts seen of every key, the lowest after them, and the last.
+	names := []string{"counter-v1", "counter-v2"}
 	first := map[string]map[string]int64{}
+	low := map[string]map[string]int64{}
 	last := map[string]map[string]int64{}
 	var mu sync.Mutex
 	done := make(chan struct{})
@@ -48,7 +50,13 @@ func TestDemoOnRealFlink(t *testing.T) {
 					continue
 				}
 				if first[n] == nil {
-					first[n] = counts
+					first[n], low[n] = counts, map[string]int64{}
+					for k, c := range counts {
+						low[n][k] = c
+					}
+				}
+				for k, c := range counts {
+					low[n][k] = min(low[n][k], c)
 				}
 				last[n] = counts
 			}
@@ -65,7 +73,8 @@ func TestDemoOnRealFlink(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
 	code := runner{onDone: func(r result, _ *demo.Cluster) { res = r }}.run(ctx,
-		[]string{"--flink-url", cluster.URL, "--jar", cluster.TestJobJar, "--entry-class", cluster.TestJobClass, "--out", out}, &stdout, &stderr)
+		[]string{"--flink-url", cluster.URL, "--jar", cluster.TestJobJar, "--entry-class", cluster.TestJobClass, "--out", out,
+			"--state-dir", t.TempDir()}, &stdout, &stderr)
 	elapsed := time.Since(start)
 	close(done)
 	wg.Wait()
@@ -80,31 +89,52 @@ func TestDemoOnRealFlink(t *testing.T) {
 	for _, l := range lines {
 		phases = append(phases, strings.Fields(l)[0])
 	}
-	if got, want := strings.Join(phases, " "), "cluster submit savepoint upgrade restored fail restart restored teardown done"; got != want {
-		t.Errorf("phases %q, want %q", got, want)
+	if got, want := strings.Join(phases, " "), "cluster deploy savepoint plan upgrade restored fail restart restored delete done"; got != want {
+		t.Fatalf("phases %q, want %q", got, want)
 	}
-	if !strings.Contains(lines[5], "(--fail-at ") {
-		t.Errorf("the job did not fail by itself: %s", lines[5])
+	if !strings.Contains(lines[6], "(--fail-at ") {
+		t.Errorf("the job did not fail by itself: %s", lines[6])
 	}
-	if res.Upgrade.Location == "" || res.RestartKind != policy.KindCheckpoint || res.Final == "" {
-		t.Errorf("result %+v: want an upgrade savepoint, a restart from a retained checkpoint and a final savepoint", res)
+	if res.UpgradeFrom.Location == "" || res.RestartFrom == "" || res.Final.Location == "" || !res.Status.Deleted || res.Status.Restarts != 1 {
+		t.Errorf("result %+v: want an upgrade from a savepoint, one restart from the newest state and a final savepoint kept", res)
+	}
+	if !flinkfixture.LocationExists(res.Final.Location) {
+		t.Errorf("the final savepoint %s does not exist", res.Final.Location)
 	}
 
 	for _, n := range names {
-		t.Logf("%s: first counts %v, last %v", n, first[n], last[n])
+		t.Logf("%s: first counts %v, lowest %v, last %v", n, first[n], low[n], last[n])
 		if first[n] == nil {
 			t.Fatalf("%s wrote no counts", n)
 		}
 	}
-	stop := last["counter-v1"] // the state of the upgrade's savepoint
-	for _, n := range names[1:] {
-		for k, c := range stop {
-			if first[n][k] < c {
-				t.Errorf("%s: key %s starts at %d, below %d at the upgrade's savepoint: the state was not restored", n, k, first[n][k], c)
-			}
-			if last[n][k] <= first[n][k] {
-				t.Errorf("%s: key %s did not count on: first %d, last %d", n, k, first[n][k], last[n][k])
-			}
+	// The upgraded job and the restarted one (both counter-v2) start from
+	// the state of the upgrade's savepoint, never from zero, and the
+	// restarted job counts on past the count the job failed at.
+	stop := last["counter-v1"]
+	failAt := failCount(lines[6])
+	for k, c := range stop {
+		if low["counter-v2"][k] < c {
+			t.Errorf("counter-v2: key %s went down to %d, below %d at the upgrade's savepoint: the state was not restored", k, low["counter-v2"][k], c)
+		}
+		if failAt == 0 || last["counter-v2"][k] <= failAt {
+			t.Errorf("counter-v2: key %s ends at %d, not past %d where the job failed: the restarted job did not count on", k, last["counter-v2"][k], failAt)
 		}
 	}
+}
+
+// failCount reads the count of "(--fail-at N)" in the fail line.
+func failCount(line string) int64 {
+	_, rest, ok := strings.Cut(line, "(--fail-at ")
+	if !ok {
+		return 0
+	}
+	var n int64
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			break
+		}
+		n = n*10 + int64(r-'0')
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -28,38 +29,45 @@ func phaseLines(out string) []string {
 }
 
 // TestDemoOnTheFake runs the whole demo against the fake JobManager and
-// checks each phase's line, and what the fake saw: the upgraded job
-// restored from the upgrade's savepoint, a failed job restarted from its
-// latest retained checkpoint, the first and the last job stopped with a
-// savepoint.
+// checks each phase's line, and what the fake saw: the first job stopped
+// with a savepoint, the upgraded job restored from it, the failed job
+// restarted from its latest retained checkpoint, the counts carried on
+// from job to job, the last job stopped with a final savepoint that the
+// store keeps under the job's name, and the status file holding the
+// status of the last call.
 func TestDemoOnTheFake(t *testing.T) {
 	var res result
 	var jobs map[flinkapi.JobID]flinktest.JobInfo
+	var finalExists bool
 	r := runner{onDone: func(r result, cl *demo.Cluster) {
 		res = r
+		finalExists, _ = cl.Fake.SavepointExists(r.Final.Location)
 		jobs = map[flinkapi.JobID]flinktest.JobInfo{}
 		for _, j := range cl.Fake.Jobs() {
 			jobs[j.ID] = j
 		}
 	}}
+	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := r.run(context.Background(), nil, &stdout, &stderr)
+	code := r.run(context.Background(), []string{"--state-dir", dir}, &stdout, &stderr)
 	t.Logf("output:\n%s", stdout.String())
 	if code != 0 || stderr.Len() != 0 {
 		t.Fatalf("exit code %d, stderr %q", code, stderr.String())
 	}
 
 	lines := phaseLines(stdout.String())
+	loc := `file:/\S+`
 	want := []string{
-		`^cluster    fake JobManager \(flinktest\) playing Flink 1\.20\.5 at http://127\.0\.0\.1:\d+, jar uploaded$`,
-		`^submit     job [0-9a-f]{8} \(counter-v1\) RUNNING after \d+\.\ds$`,
-		`^savepoint  scheduled savepoint of job [0-9a-f]{8} at file:/\S+ after \d+\.\ds \(due every 3s from the job's start\)$`,
-		`^upgrade    job [0-9a-f]{8} stopped with savepoint file:/\S+ \(StopWithSavepoint\); job [0-9a-f]{8} \(counter-v2\) RUNNING from it after \d+\.\ds$`,
-		`^restored   Flink reports job [0-9a-f]{8} restored from file:/\S+ after \d+\.\ds; counter-v1 had counted \d+ events, counter-v2 is at \d+$`,
+		`^cluster    fake JobManager \(flinktest\) playing Flink 1\.20\.5 at http://127\.0\.0\.1:\d+, jar uploaded; the job's status in \S+/counter\.json$`,
+		`^deploy     job [0-9a-f]{8} \(counter-v1\) RUNNING stably after \d+\.\ds; status: Running, Deploy Succeeded, restore point none$`,
+		`^savepoint  scheduled savepoint of job [0-9a-f]{8} after \d+\.\ds \(every 3s from the job's start and its latest savepoint\); status: Running, Savepoint Succeeded, restore point savepoint ` + loc + `$`,
+		`^plan       situation Running, start Upgrade, from a new savepoint$`,
+		`^upgrade    job [0-9a-f]{8} stopped with a savepoint, job [0-9a-f]{8} \(counter-v2\) RUNNING stably from it after \d+\.\ds; status: Running, Upgrade Succeeded, restore point savepoint ` + loc + `$`,
+		`^restored   Flink reports job [0-9a-f]{8} restored from ` + loc + ` after \d+\.\ds; counter-v1 had counted \d+ events, job [0-9a-f]{8} is at \d+$`,
 		`^fail       job [0-9a-f]{8} FAILED after \d+\.\ds: failure injected by the demo$`,
-		`^restart    RestartFailedJob: job [0-9a-f]{8} \(counter-v2-restarted\) RUNNING from checkpoint file:/\S+/chk-\d+, the newest state \(\d+\.\ds old\), after \d+\.\ds; restart 1 of 3 within 1h0m0s$`,
-		`^restored   Flink reports job [0-9a-f]{8} restored from file:/\S+ after \d+\.\ds; counter-v2 had counted \d+ events, counter-v2-restarted is at \d+$`,
-		`^teardown   job [0-9a-f]{8} stopped with a final savepoint file:/\S+ after \d+\.\ds$`,
+		`^restart    RestartFailedJob: job [0-9a-f]{8} \(counter-v2\) RUNNING stably from the newest state after \d+\.\ds, restart 1 of 3 within 1h0m0s; status: Running, Restart Succeeded, restore point checkpoint ` + loc + `/chk-\d+$`,
+		`^restored   Flink reports job [0-9a-f]{8} restored from ` + loc + `/chk-\d+ after \d+\.\ds; the failed job had counted \d+ events, job [0-9a-f]{8} is at \d+$`,
+		`^delete     job [0-9a-f]{8} stopped with a final savepoint after \d+\.\ds, kept under "counter": ` + loc + `; status: \w+, Teardown Succeeded, restore point savepoint ` + loc + `$`,
 		`^done       in \d+\.\ds$`,
 	}
 	if len(lines) != len(want) {
@@ -71,13 +79,15 @@ func TestDemoOnTheFake(t *testing.T) {
 		}
 	}
 	// Each line names the ids and locations of what happened.
-	for i, s := range map[int]string{1: demo.Short(res.First), 2: res.Periodic.Location, 3: res.Upgrade.Location, 4: res.Upgrade.Location,
-		6: res.RestartFrom, 7: res.RestartFrom, 8: res.Final} {
+	for i, s := range map[int]string{1: demo.Short(res.First), 2: res.Periodic.Location, 4: res.UpgradeFrom.Location, 5: res.UpgradeFrom.Location,
+		7: res.RestartFrom, 8: res.RestartFrom, 9: res.Final.Location} {
 		if s == "" || !strings.Contains(lines[i], s) {
 			t.Errorf("line %d does not name %q: %s", i+1, s, lines[i])
 		}
 	}
 
+	// What the fake saw: three jobs, each started from the state of the
+	// one before it.
 	first, upgraded, restarted := jobs[res.First], jobs[res.Upgraded], jobs[res.Restarted]
 	if len(jobs) != 3 || res.First == res.Upgraded || res.Upgraded == res.Restarted {
 		t.Fatalf("jobs on the fake %v, result %+v", jobs, res)
@@ -85,23 +95,45 @@ func TestDemoOnTheFake(t *testing.T) {
 	if first.State != flinkapi.JobFinished || first.RestoredFrom != "" {
 		t.Errorf("first job: %+v, want FINISHED (stopped with a savepoint), started without state", first)
 	}
-	if res.Periodic.Location == "" || res.Periodic.Location == res.Upgrade.Location || res.Periodic.Reason != "Scheduled" {
-		t.Errorf("periodic savepoint %+v, upgrade's %+v", res.Periodic, res.Upgrade)
+	if res.Periodic.Location == "" || res.Periodic.Location == res.UpgradeFrom.Location || res.Periodic.Reason != "Scheduled" {
+		t.Errorf("periodic savepoint %+v, upgrade's %+v", res.Periodic, res.UpgradeFrom)
 	}
-	if upgraded.RestoredFrom == "" || upgraded.RestoredFrom != res.Upgrade.Location || upgraded.State != flinkapi.JobFailed {
-		t.Errorf("upgraded job: %+v, want FAILED, restored from the upgrade's savepoint %s", upgraded, res.Upgrade.Location)
+	if upgraded.RestoredFrom == "" || upgraded.RestoredFrom != res.UpgradeFrom.Location || upgraded.State != flinkapi.JobFailed {
+		t.Errorf("upgraded job: %+v, want FAILED, restored from the upgrade's savepoint %s", upgraded, res.UpgradeFrom.Location)
 	}
 	if res.RestartKind != policy.KindCheckpoint || restarted.RestoredFrom != res.RestartFrom ||
 		!strings.Contains(res.RestartFrom, string(res.Upgraded)) {
 		t.Errorf("restarted job: %+v from %s %s, want the upgraded job's retained checkpoint", restarted, res.RestartKind, res.RestartFrom)
 	}
-	if restarted.State != flinkapi.JobFinished || res.Final == "" {
-		t.Errorf("restarted job: %+v, final savepoint %q: want it stopped with a savepoint", restarted, res.Final)
+	if restarted.State != flinkapi.JobFinished || res.Final.Location == "" {
+		t.Errorf("restarted job: %+v, final savepoint %+v: want it stopped with a savepoint", restarted, res.Final)
 	}
-	// The counter carries on: every job after the first starts from the
-	// state of the one before it.
 	if !(first.Events > 0 && upgraded.Events > first.Events && restarted.Events > first.Events) {
 		t.Errorf("events: first %d, upgraded %d, restarted %d: the state was not carried on", first.Events, upgraded.Events, restarted.Events)
+	}
+
+	// The status file holds the last call's status, and the store the
+	// final savepoint under the job's name.
+	st := res.Status
+	if !st.Deleted || st.JobID != res.Restarted || st.Restarts != 1 || st.Name != jobName {
+		t.Errorf("final status: deleted %v, job %s, %d restarts, name %q", st.Deleted, st.JobID, st.Restarts, st.Name)
+	}
+	f, err := lifecycle.OpenStatusFile(filepath.Join(dir, "counter.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved, ok, err := f.Load()
+	if err != nil || !ok || !saved.Deleted || saved.JobID != res.Restarted || saved.Progress.Location != res.Final.Location {
+		t.Errorf("status file: %+v, %v, %v", saved, ok, err)
+	}
+	store, err := lifecycle.NewFileStore(filepath.Join(dir, "restore-points"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, ok, err := store.Get(context.Background(), jobName); err != nil || !ok || rec.Location != res.Final.Location ||
+		!finalExists || rec.Location == res.UpgradeFrom.Location || rec.Location == res.Periodic.Location {
+		t.Errorf("store: %+v, %v, %v (on the fake's disk: %v); want the final savepoint", rec, ok, err, finalExists)
 	}
 }
 
@@ -110,6 +142,10 @@ func TestDemoOnTheFake(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	jar := filepath.Join(t.TempDir(), "job.jar")
 	if err := os.WriteFile(jar, []byte("PK"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	busy := t.TempDir()
+	if err := os.WriteFile(filepath.Join(busy, "counter.json"), []byte(`{"name":"counter","jobID":"0123456789abcdef0123456789abcdef"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -121,6 +157,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown flag", []string{"--bogus"}, 2, "upgrade: flag provided but not defined: -bogus (see --help)"},
 		{"stray argument", []string{"now"}, 2, `upgrade: unexpected argument "now" (see --help)`},
 		{"bad interval", []string{"--savepoint-interval", "0s"}, 2, "upgrade: --savepoint-interval must be positive, got 0s"},
+		{"state dir is a file", []string{"--state-dir", jar}, 1, "upgrade: --state-dir " + jar + ": "},
+		{"status of a job not deleted", []string{"--state-dir", busy}, 1, "records a job that was not deleted (0123456789abcdef0123456789abcdef): use another --state-dir"},
 		{"no scheme", []string{"--flink-url", "localhost:8081", "--jar", jar}, 1, `upgrade: --flink-url "localhost:8081": base URL must start with http:// or https://, got scheme "localhost"`},
 		{"credentials", []string{"--flink-url", "http://u:p@localhost:8081", "--jar", jar}, 1, `upgrade: --flink-url "http://xxxxx@localhost:8081": base URL "http://xxxxx@localhost:8081" must not contain credentials`},
 		{"missing jar", []string{"--flink-url", "http://127.0.0.1:1", "--jar", "/no/such.jar"}, 1, "upgrade: --jar /no/such.jar: no such file or directory"},
@@ -158,7 +196,7 @@ func TestHelp(t *testing.T) {
 	if code := run(context.Background(), []string{"--help"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
 		t.Fatalf("exit code %d, stderr %q", code, stderr.String())
 	}
-	for _, f := range []string{"-flink-url", "-jar", "-entry-class", "-out", "-savepoint-dir", "-savepoint-interval", "-timeout", "Usage:"} {
+	for _, f := range []string{"-flink-url", "-jar", "-entry-class", "-out", "-savepoint-dir", "-savepoint-interval", "-state-dir", "-timeout", "Usage:"} {
 		if !strings.Contains(stdout.String(), f) {
 			t.Errorf("--help does not mention %s:\n%s", f, stdout.String())
 		}
@@ -169,7 +207,7 @@ func TestHelp(t *testing.T) {
 // one line saying so.
 func TestTimeout(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--timeout", "1s", "--savepoint-interval", "1h"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"--timeout", "1s", "--savepoint-interval", "1h", "--state-dir", t.TempDir()}, &stdout, &stderr)
 	if code != 1 || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), "upgrade: gave up after --timeout 1s: ") {
 		t.Errorf("exit code %d, stderr %q", code, stderr.String())
 	}

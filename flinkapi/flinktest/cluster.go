@@ -400,6 +400,9 @@ func (cl *cluster) tasksUp(j *job, t time.Time) {
 		}
 	}
 	cl.s.syncFiles(j, t)
+	// A --fail-once counter started after the mark was written does not
+	// fail.
+	j.failedBefore = j.spec.failOnce && cl.s.failMarks[j.spec.out]
 	j.resume(t, start)
 	j.filesN = start
 	j.attemptStart = start
@@ -683,6 +686,9 @@ func (cl *cluster) counterFails(j *job, t time.Time, idx int64) {
 		files[key] = count
 	} else if j.spec.out != "" {
 		cl.s.outDirs[j.spec.out] = map[string]int64{key: count}
+	}
+	if j.spec.failOnce {
+		cl.s.failMarks[j.spec.out] = true // written before the function throws
 	}
 	j.base, j.baseAt, j.counting = idx+1, t, false
 	j.filesN = idx + 1

@@ -57,9 +57,10 @@
 // Every job runs a simulation of flinkkit's test job (CounterJobClass,
 // internal/testjob), configured by its program arguments: --out, --keys,
 // --rate, --parallelism, --checkpoint-interval (milliseconds),
-// --fail-at, --restart-attempts, --restart-delay, --snapshot-delay
-// (milliseconds every checkpoint and savepoint takes longer, as in the
-// test job), --records (a bounded job: it ends FINISHED after that many
+// --fail-at, --fail-once (true: a counter started after a failure at
+// --fail-at of a job with the same --out does not fail), --restart-attempts,
+// --restart-delay, --snapshot-delay (milliseconds every checkpoint and
+// savepoint takes longer, as in the test job), --records (a bounded job: it ends FINISHED after that many
 // events), --record-delay (accepted and checked; the load the
 // vertices report is what SetVertexMetrics sets), --uid-suffix (appended
 // to the counter's uid, which gives its vertex the id Flink derives from

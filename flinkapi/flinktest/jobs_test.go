@@ -161,6 +161,39 @@ func TestUnknownJob(t *testing.T) {
 	}
 }
 
+// TestFailOnce: a job with --fail-once fails at --fail-at once: its
+// restart (Flink's, from a checkpoint) and a later job of the same --out
+// folder count on past it; a job of another folder fails again, and a bad
+// value is refused as the test job refuses it.
+func TestFailOnce(t *testing.T) {
+	f := newFake(t, flinktest.WithRefreshInterval(0))
+	args := func(out string) []string {
+		return []string{"--out", out, "--keys", "2", "--rate", "40", "--checkpoint-interval", "0", "--fail-at", "10", "--fail-once", "true"}
+	}
+	id := f.run(flinkapi.RunJarRequest{ProgramArgs: append(args("/out/once"), "--restart-attempts", "1")})
+	f.advance(1300 * time.Millisecond) // key-0 reaches 10 at 1225ms
+	if st := f.state(id); st != flinkapi.JobRestarting {
+		t.Fatalf("after 1.3s: %s, want RESTARTING", st)
+	}
+	f.advance(3 * time.Second)
+	if info := f.info(id); info.State != flinkapi.JobRunning || info.Restarts != 1 || info.Counts["key-0"] <= 10 {
+		t.Errorf("restarted job %+v: want RUNNING past 10 after one restart", info)
+	}
+	again := f.run(flinkapi.RunJarRequest{ProgramArgs: args("/out/once")})
+	other := f.run(flinkapi.RunJarRequest{ProgramArgs: args("/out/other")})
+	f.advance(2 * time.Second)
+	if st := f.state(again); st != flinkapi.JobRunning {
+		t.Errorf("a second job of the same folder: %s, want RUNNING", st)
+	}
+	if st := f.state(other); st != flinkapi.JobFailed {
+		t.Errorf("a job of another folder: %s, want FAILED", st)
+	}
+	_, err := f.c.RunJar(f.ctx, f.upload(), flinkapi.RunJarRequest{EntryClass: flinktest.CounterJobClass, ProgramArgs: []string{"--out", "/out/x", "--fail-once", "yes"}})
+	if err == nil {
+		t.Errorf("--fail-once yes: %v", err)
+	}
+}
+
 // TestJobExceptions: a job that reaches --fail-at restarts once and then
 // fails; the exception history has both failures, newest first.
 func TestJobExceptions(t *testing.T) {

@@ -55,6 +55,7 @@ type jobSpec struct {
 	parallelism     int    // 0: the request's or the default
 	checkpointEvery time.Duration
 	failAt          int64
+	failOnce        bool // --fail-once: fail at failAt only while the out folder has no failure mark
 	restartAttempts int
 	restartDelay    time.Duration
 	snapshotDelay   time.Duration // added to every checkpoint and savepoint
@@ -157,6 +158,11 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 			if n, err = num(0); err == nil {
 				sp.failAt = n
 			}
+		case "--fail-once":
+			if value != "true" && value != "false" {
+				err = fmt.Errorf("--fail-once must be true or false: %s", value)
+			}
+			sp.failOnce = value == "true"
 		case "--restart-attempts":
 			if n, err = num(0); err == nil {
 				sp.restartAttempts = int(min(n, 1<<20))
@@ -321,6 +327,9 @@ type job struct {
 	spec        jobSpec
 	parallelism int
 	submitted   time.Time
+	// failedBefore: the task attempt started with its --fail-once mark
+	// written, so it does not fail at --fail-at.
+	failedBefore bool
 
 	state      flinkapi.JobState
 	ts         map[flinkapi.JobState]time.Time
@@ -447,7 +456,7 @@ func (j *job) unschedule() { j.phaseAt, j.phase = time.Time{}, nil }
 // failEventIndex returns the index of the event at which the counter
 // throws (--fail-at), or -1.
 func (j *job) failEventIndex() int64 {
-	if j.spec.failAt <= 0 || !j.counting {
+	if j.spec.failAt <= 0 || j.failedBefore || !j.counting {
 		return -1
 	}
 	k := int64(j.spec.keys)

@@ -51,6 +51,7 @@ type Server struct {
 	jars      []*jar
 	snapshots map[string]*snapshot // savepoints and checkpoints by location
 	outDirs   map[string]map[string]int64
+	failMarks map[string]bool // out folders with the mark of a --fail-once failure
 	rng       *rand.Rand
 	faults    []*faultState
 	log       []Request
@@ -288,6 +289,7 @@ func NewServer(opts ...Option) *Server {
 		cfg:       cfg,
 		snapshots: map[string]*snapshot{},
 		outDirs:   map[string]map[string]int64{},
+		failMarks: map[string]bool{},
 		rng:       rand.New(rand.NewPCG(uint64(cfg.seed), uint64(cfg.seed)^0x5eed5eed5eed5eed)),
 	}
 	s.cl = newCluster(s)

@@ -53,6 +53,10 @@ import java.time.Duration;
  *   --parallelism P            job parallelism (default: the jar run's, else parallelism.default)
  *   --checkpoint-interval MS   checkpoint interval, 0 disables checkpointing (default 1000)
  *   --fail-at N                throw when any key's count reaches N (default: never)
+ *   --fail-once true           with --fail-at, fail only once per --out folder: the counter
+ *                              writes <out>/.failed before it throws, and a task started when
+ *                              that file exists does not throw (a restart of the job from its
+ *                              state then counts on) (default false)
  *   --restart-attempts A       fixed-delay restarts before the job fails (default 0)
  *   --restart-delay MS         delay between restarts (default 200)
  *   --snapshot-delay MS        time each snapshot (checkpoint or savepoint) of the counter
@@ -77,6 +81,9 @@ public final class CounterJob {
 
     /** The accumulator that counts the events the counter processed. */
     public static final String EVENTS_ACCUMULATOR = "events";
+
+    /** The file in the --out folder that says a --fail-once job failed. */
+    public static final String FAILED_MARKER = ".failed";
 
     private CounterJob() {}
 
@@ -114,7 +121,7 @@ public final class CounterJob {
                         .uid(SOURCE_UID)
                         .name("key-source")
                         .keyBy(new IdentityKey())
-                        .process(new CountingFunction(opts.out, opts.failAt, opts.snapshotDelayMs, opts.recordDelayMs))
+                        .process(new CountingFunction(opts.out, opts.failAt, opts.failOnce, opts.snapshotDelayMs, opts.recordDelayMs))
                         .uid(COUNTER_UID + opts.uidSuffix)
                         .name("counter");
         if (opts.maxParallelism > 0) {
@@ -161,16 +168,19 @@ public final class CounterJob {
 
         private final String out;
         private final long failAt;
+        private final boolean failOnce;
         private final long snapshotDelayMs;
         private final long recordDelayMs;
 
         private transient ValueState<Long> count;
         private transient Path outDir;
         private transient LongCounter events;
+        private transient long failing; // failAt, or 0 once --fail-once failed before
 
-        CountingFunction(String out, long failAt, long snapshotDelayMs, long recordDelayMs) {
+        CountingFunction(String out, long failAt, boolean failOnce, long snapshotDelayMs, long recordDelayMs) {
             this.out = out;
             this.failAt = failAt;
+            this.failOnce = failOnce;
             this.snapshotDelayMs = snapshotDelayMs;
             this.recordDelayMs = recordDelayMs;
         }
@@ -192,6 +202,7 @@ public final class CounterJob {
                 count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
                 outDir = Paths.get(out);
                 Files.createDirectories(outDir);
+                failing = failOnce && Files.exists(outDir.resolve(FAILED_MARKER)) ? 0 : failAt;
                 events = new LongCounter();
                 getRuntimeContext().addAccumulator(EVENTS_ACCUMULATOR, events);
             }
@@ -203,7 +214,10 @@ public final class CounterJob {
             long next = (current == null ? 0L : current) + 1;
             count.update(next);
             writeCount(key, next);
-            if (failAt > 0 && next >= failAt) {
+            if (failing > 0 && next >= failing) {
+                if (failOnce) {
+                    Files.write(outDir.resolve(FAILED_MARKER), new byte[0]);
+                }
                 throw new IllegalStateException(
                         "flinkkit test job: "
                                 + key
@@ -239,6 +253,7 @@ public final class CounterJob {
         int parallelism = 0; // not set: the jar run's, else parallelism.default
         long checkpointIntervalMs = 1000;
         long failAt = 0;
+        boolean failOnce = false;
         int restartAttempts = 0;
         long restartDelayMs = 200;
         long snapshotDelayMs = 0;
@@ -284,6 +299,12 @@ public final class CounterJob {
                         break;
                     case "--fail-at":
                         o.failAt = nonNegativeLong(flag, value);
+                        break;
+                    case "--fail-once":
+                        if (!value.equals("true") && !value.equals("false")) {
+                            throw new IllegalArgumentException("--fail-once must be true or false: " + value);
+                        }
+                        o.failOnce = value.equals("true");
                         break;
                     case "--restart-attempts":
                         o.restartAttempts = (int) nonNegativeLong(flag, value);
