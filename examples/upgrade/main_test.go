@@ -61,7 +61,7 @@ func TestDemoOnTheFake(t *testing.T) {
 		`^cluster    fake JobManager \(flinktest\) playing Flink 1\.20\.5 at http://127\.0\.0\.1:\d+, jar uploaded; the job's status in \S+/counter\.json$`,
 		`^deploy     job [0-9a-f]{8} \(counter-v1\) RUNNING stably after \d+\.\ds; status: Running, Deploy Succeeded, restore point none$`,
 		`^savepoint  scheduled savepoint of job [0-9a-f]{8} after \d+\.\ds \(every 3s from the job's start and its latest savepoint\); status: Running, Savepoint Succeeded, restore point savepoint ` + loc + `$`,
-		`^plan       situation Running, start Upgrade, from a new savepoint$`,
+		`^plan       situation Running, start Upgrade, from a new savepoint, preflight passed \(\d+ task slots needed\)$`,
 		`^upgrade    job [0-9a-f]{8} stopped with a savepoint, job [0-9a-f]{8} \(counter-v2\) RUNNING stably from it after \d+\.\ds; status: Running, Upgrade Succeeded, restore point savepoint ` + loc + `$`,
 		`^restored   Flink reports job [0-9a-f]{8} restored from ` + loc + ` after \d+\.\ds; counter-v1 had counted \d+ events, job [0-9a-f]{8} is at \d+$`,
 		`^fail       job [0-9a-f]{8} FAILED after \d+\.\ds: failure injected by the demo$`,
