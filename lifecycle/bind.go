@@ -71,7 +71,7 @@ var knownPhases = map[Phase]bool{
 	PhaseObserveCheckpoints: true, PhaseObserveRetention: true, PhaseAdopt: true, PhaseRecord: true, PhaseDispose: true,
 	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
 	PhaseSetRequirements: true, PhaseConfirmParallelism: true, PhaseCheckSlots: true, PhaseWaitHealthy: true,
-	PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true, PhasePreflight: true,
+	PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true, PhasePreflight: true, PhaseConfirmOld: true,
 }
 
 var knownOutcomes = map[Outcome]bool{

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ const (
 	// PhaseConfirmHealthy: BlueGreen reads the new job's state (uncached)
 	// once more before it stops the old job.
 	PhaseConfirmHealthy Phase = "ConfirmHealthy"
+	// PhaseConfirmOld: once its savepoint completed, BlueGreen reads the
+	// old job's state (uncached) once more before it submits the new
+	// job and, if the job ended meanwhile, its checkpoint history.
+	PhaseConfirmOld Phase = "ConfirmOld"
 )
 
 // OutcomeBlueGreenAborted: the new job of a blue/green upgrade failed, or
@@ -122,8 +127,10 @@ func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
 // job's details: it must run), CheckSlots (the cluster's free slots),
 // Adopt (Flink's job list: a job of the new id that an earlier run
 // started is adopted), the savepoint phase of TakeSavepoint (its location
-// recorded in p.Location and p.RestoreFrom before the submission), the
-// phases of Submit (p.NewJobID recorded before the jar run), WaitHealthy,
+// recorded in p.Location and p.RestoreFrom before the submission),
+// ConfirmOld (the old job's state once more: a job someone else stopped
+// meanwhile with a newer savepoint has the new job start from that one),
+// the phases of Submit (p.NewJobID recorded before the jar run), WaitHealthy,
 // HealthCheckpoint, Readiness and ConfirmHealthy within the window, then
 // the phases of Stop for the old job (p.Healthy is set first). It ends
 // Succeeded with p.NewJobID the new job; Blocked when the old job does
@@ -253,6 +260,9 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 			return b.afterSavepoint(ctx, p)
 		}
 		return b.stopOld(ctx, p, now)
+	case PhaseConfirmOld:
+		p.Steps++
+		return b.confirmOld(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return b.stepSubmit(ctx, p, now)
 	case PhaseWaitHealthy, PhaseHealthCheckpoint, PhaseReadiness, PhaseConfirmHealthy:
@@ -412,6 +422,92 @@ func (b *BlueGreen) afterSavepoint(ctx context.Context, p *Progress) (Result, er
 		return res, nil
 	}
 	p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
+	resetPhase(p)
+	p.Phase, p.Deadline = PhaseConfirmOld, b.clock().Now().Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
+	return Result{}, nil
+}
+
+// confirmOld reads the old job once more after its savepoint completed,
+// before the new job is submitted, one request per step: someone else
+// (a user in the Flink UI) may have stopped or cancelled it since, or it
+// may have failed. A job that runs, or that Flink no longer knows, leaves
+// the restore point as it is; one on its way to another state (failing,
+// restarting, cancelling) is read again until it runs or ends. A FINISHED
+// job was stopped with a savepoint (see finalState). A job that ended in
+// another way ends the upgrade Blocked with nothing started: nothing of
+// it runs beside which to start the new job, and its newest state, for
+// the update policy to choose (a retained checkpoint newer than the
+// blue/green savepoint), is for the Controller's next plan.
+func (b *BlueGreen) confirmOld(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if ended(p) {
+		return b.finalState(ctx, p, now)
+	}
+	st, err := b.oldAPI.JobStatus(ctx, b.Job)
+	switch {
+	case flinkapi.IsJobNotFound(err), err == nil && st == flinkapi.JobRunning:
+		return b.submitNew(ctx, p)
+	case err != nil:
+		return b.confirmLater(p, now, errMessage(err)), nil
+	case st.IsGloballyTerminal():
+		seenTerminal(p, st, now, b.Timing)
+		p.LastError = ""
+		return b.finalState(ctx, p, now)
+	}
+	return b.confirmLater(p, now, fmt.Sprintf("the old job %s is %s", b.Job, st)), nil
+}
+
+// finalState starts the new job from the savepoint a FINISHED old job
+// ended with, once Flink's cache holds no checkpoint statistics from
+// before its end (Timing.Cache): a savepoint triggered after the
+// blue/green savepoint is the job's final state (a FINISHED job keeps no
+// checkpoint), and since nothing of the old job runs any more, the new
+// job starts from it (recorded as Observed.Latest, which the status then
+// records as the newest state). An old job that ended otherwise ends the
+// upgrade Blocked (see confirmOld).
+func (b *BlueGreen) finalState(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.Observed.State != flinkapi.JobFinished {
+		return finish(p, OutcomeBlocked, fmt.Sprintf("the job %s is %s after the savepoint %s of the blue/green upgrade completed: no new job was started beside it",
+			b.Job, p.Observed.State, p.Location)), nil
+	}
+	if now.Before(p.Observed.StatsAfter) {
+		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+	}
+	stats, err := b.oldAPI.Checkpoints(ctx, b.Job)
+	if err != nil && !errors.Is(err, flinkapi.ErrNotFound) {
+		return b.confirmLater(p, now, errMessage(err)), nil
+	}
+	if rec, ok := finalSavepoint(b.Job, stats); ok && rec.Location != p.RestoreFrom && rec.Time.After(p.Savepoint.TriggerTime) {
+		p.Observed.Latest = rec
+		p.RestoreFrom, p.RestoreKind = rec.Location, policy.KindSavepoint
+	}
+	return b.submitNew(ctx, p)
+}
+
+// finalSavepoint is the newest savepoint in the checkpoint history of
+// job, which ended.
+func finalSavepoint(job flinkapi.JobID, stats *flinkapi.CheckpointStatistics) (savepoint.Record, bool) {
+	if stats == nil || stats.LatestSavepoint == nil || stats.LatestSavepoint.ExternalPath == "" {
+		return savepoint.Record{}, false
+	}
+	sp := stats.LatestSavepoint
+	return savepoint.Record{Location: sp.ExternalPath, Time: sp.TriggerTime, JobID: job, Reason: savepoint.ReasonUser}, true
+}
+
+// confirmLater reads the old job again after a backoff (a read that
+// failed, or a job on its way to another state: why); past the deadline,
+// the upgrade ends TimedOut with nothing started.
+func (b *BlueGreen) confirmLater(p *Progress, now time.Time, why string) Result {
+	p.LastError = why
+	if !now.Before(p.Deadline) {
+		return finish(p, OutcomeTimedOut, "the old job "+string(b.Job)+" was not seen running or ended after its savepoint "+p.Location+" completed: "+why+"; no new job was started")
+	}
+	p.Requests++
+	return Result{RequeueAfter: b.Timing.backoff(p.Requests)}
+}
+
+// submitNew starts the submission of the new job from p.RestoreFrom.
+func (b *BlueGreen) submitNew(ctx context.Context, p *Progress) (Result, error) {
+	p.LastError = ""
 	return subStep(ctx, p, b.submitOp(p))
 }
 

@@ -223,10 +223,12 @@ func (s *Server) restartLocked(o RestartOptions) {
 			id: j.id, jar: j.jar, entryClass: j.entryClass, args: j.args, spec: j.spec,
 			parallelism: j.parallelism, checkpointing: j.checkpointing, interval: j.interval,
 			retainOnCancel: j.retainOnCancel, retainOnFail: j.retainOnFail,
-			restoredFrom: j.restoredFrom, initial: j.initial,
+			restoredFrom: j.restoredFrom, initial: j.initial, owned: j.owned,
 		}
 		if c := j.latest(false, flinkapi.CheckpointCompleted); c != nil && c.disk != nil && !c.disk.removed {
-			nj.initial = c.disk
+			// Recovered from the job's completed checkpoint store: the
+			// checkpoint stays the job's own.
+			nj.initial, nj.owned = c.disk, c.disk
 		}
 		path := ""
 		if nj.initial != nil {

@@ -574,6 +574,9 @@ func (cl *cluster) completeCheckpoint(j *job, c *checkpoint, t time.Time) {
 				o.disk.removed = true
 			}
 		}
+		if j.owned != nil && j.owned.checkpointID < c.id {
+			j.owned.removed = true
+		}
 	}
 	if op := c.op; op != nil {
 		if op.kind == opCheckpoint {
@@ -800,10 +803,17 @@ func (cl *cluster) terminate(j *job, t time.Time, how flinkapi.JobState) {
 	j.nextTrigger = time.Time{}
 	retain := how == flinkapi.JobCanceled && j.retainOnCancel || how == flinkapi.JobFailed && j.retainOnFail
 	if !retain {
+		// Flink's CompletedCheckpointStore, shut down in a globally
+		// terminal state, discards every checkpoint it holds whose
+		// properties say so: the job's own, the one a failover recovered
+		// it from included; never a snapshot it was submitted with.
 		for _, c := range j.checkpoints {
 			if c.kind == typeCheckpoint && c.disk != nil {
 				c.disk.removed = true
 			}
+		}
+		if j.owned != nil {
+			j.owned.removed = true
 		}
 	}
 }

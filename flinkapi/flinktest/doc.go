@@ -128,7 +128,9 @@
 // stopping. RestartJobManager restarts the JobManager directly: trigger ids
 // are forgotten, and jobs too unless RestartOptions.HA, which recovers
 // running jobs from their latest checkpoint (RestartOptions.Lose drops some
-// of them). Requests returns the request log, with the status answered and
+// of them); that checkpoint stays the job's own, subsumed by its next one
+// and discarded when the job ends without retention, while a snapshot a
+// job was submitted with (restore mode NO_CLAIM) is never discarded. Requests returns the request log, with the status answered and
 // the fault injected, for assertions; Snapshots lists the savepoints and
 // checkpoints completed on the simulated disk, with the trigger id that
 // took each savepoint and the time of its state. An injected 404 on an

@@ -371,6 +371,14 @@ type job struct {
 	retainOnCancel bool
 	retainOnFail   bool
 	stopping       *checkpoint // a stop with savepoint in progress
+	// owned is the checkpoint of its own that a JobManager failover with
+	// high availability recovered the job from: in the job's completed
+	// checkpoint store with the job's checkpoint properties, so subsumed
+	// by its next checkpoint and discarded when the job ends without
+	// retention, as its other checkpoints are. A snapshot the job was
+	// submitted with (savepointPath, restore mode NO_CLAIM) is not the
+	// job's: it is never discarded.
+	owned *snapshot
 
 	exceptions []*exceptionEntry // oldest first
 	bounds     flinkapi.ResourceRequirements

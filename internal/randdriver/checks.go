@@ -335,7 +335,7 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 			return
 		}
 	}
-	newest, ok := d.newestRestorePoint(ctx, before, st, w, q.Time, id, d.acceptsCheckpoints(st))
+	newest, ok := d.newestRestorePoint(ctx, before, st, w, q.Time, id, d.acceptsCheckpoints(st), d.unseenAtRun(q, w))
 	if !ok || path != "" && !got.Taken.Before(newest.Taken) {
 		return
 	}
@@ -386,12 +386,6 @@ func (d *driver) exists(loc string) bool {
 	return ok
 }
 
-// newestRestorePoint is the newest state of the deployment a job started
-// at t (job started) should start from: savepoints and retained
-// checkpoints that exist, of jobs that ended, completed since the last
-// deliberate restore, and known to the controller: the status or the
-// store names the location, or it is in the checkpoint history of a job
-// the status names and Flink still knows.
 // acceptsCheckpoints reports whether the action that ended in st may
 // restore a retained checkpoint: a restart, or an update in LastState
 // mode or with FallbackToLastState (of the spec the action started
@@ -405,8 +399,15 @@ func (d *driver) acceptsCheckpoints(st lifecycle.JobStatus) bool {
 	return st.Action == lifecycle.ActionRestart || up.Mode == policy.UpgradeLastState || up.FallbackToLastState
 }
 
+// newestRestorePoint is the newest state of the deployment a job started
+// at t (job started) should start from: savepoints and retained
+// checkpoints that exist, of jobs that ended, completed since the last
+// deliberate restore, and known to the controller: the status or the
+// store names the location, or it is in the checkpoint history of a job
+// the status names and Flink still knows. unseen, if set, leaves out the snapshots the controller could not know
+// of (see unseenAtRun), unless the status or the store names them.
 func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.JobStatus, w *world, t time.Time, started flinkapi.JobID,
-	checkpoints bool) (flinktest.Snapshot, bool) {
+	checkpoints bool, unseen func(flinktest.Snapshot) bool) (flinktest.Snapshot, bool) {
 	named := map[string]bool{before.Latest.Location: true, st.Latest.Location: true, before.Progress.Location: true, before.Progress.RestoreFrom: true,
 		st.Progress.Location: true}
 	for _, r := range before.Savepoints.Records {
@@ -438,6 +439,9 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 		}
 		if !named[s.Location] && !(known && related[s.Job]) {
 			continue // neither recorded nor in the history of a job the status names that Flink knows
+		}
+		if !named[s.Location] && unseen != nil && unseen(s) {
+			continue
 		}
 		if !found || s.Taken.After(best.Taken) {
 			best, found = s, true
@@ -475,6 +479,34 @@ func (w *world) served(j flinktest.JobInfo, s flinktest.Snapshot) bool {
 		}
 	}
 	return true
+}
+
+// unseenAtRun returns whether a snapshot is one the controller could not
+// know of when it sent the jar run q: a snapshot of a job that a user
+// stopped with a savepoint (from the Flink UI, beside the controller),
+// completed after the controller's last answered request about that job
+// before q. Whatever the controller reads of a job shows only what
+// completed by then, and a job someone else stops while the controller
+// is not looking (between its last read of it and the run, which reads
+// nothing of the old job: a blue/green upgrade reads the old job once
+// more after its savepoint completed, then uploads and runs the jar)
+// ends with state that no request of the controller could show before
+// the run. A job the controller stopped itself is not left out: it
+// decided the stop after its own reads.
+func (d *driver) unseenAtRun(q flinktest.Request, w *world) func(flinktest.Snapshot) bool {
+	last := map[flinkapi.JobID]time.Time{}
+	for _, r := range d.ctrlReqs {
+		if r.Route == q.Route && r.Path == q.Path && r.Body == q.Body && r.Time.Equal(q.Time) {
+			break
+		}
+		if id := pathJob(r.Path); id != "" && r.Status >= 200 && r.Status < 300 {
+			last[id] = r.Time
+		}
+	}
+	return func(s flinktest.Snapshot) bool {
+		read, ok := last[s.Job]
+		return ok && d.stoppedByUser(w, s.Job) && s.Completed.After(read)
+	}
 }
 
 // checkCancel checks a cancel of the controller: a running job of a
@@ -666,7 +698,7 @@ func (d *driver) checkDeleted(ctx context.Context, st lifecycle.JobStatus, res l
 		d.violate(DeleteLostState, "Delete done; the status's Latest is %s (taken %v) and the store holds %q (taken %v)",
 			st.Latest.Location, d.rel(latest.Taken), rec.Location, d.rel(kept))
 	default:
-		newest, found := d.newestRestorePoint(ctx, st, st, w, d.now(), "", true)
+		newest, found := d.newestRestorePoint(ctx, st, st, w, d.now(), "", true, nil)
 		if found && older(newest.Location, newest.Taken) {
 			c := DeleteLostState
 			if d.userTriggers[string(newest.TriggerID)] {

@@ -298,3 +298,47 @@ func TestSnapshotsCarryTriggers(t *testing.T) {
 		t.Fatalf("snapshot %+v", s)
 	}
 }
+
+// A blue/green upgrade whose old job a user stopped with a newer
+// savepoint starts the new job from its own, older savepoint: counted
+// when the controller read the old job after the stop completed, not
+// when the stop completed after its last read of the old job before the
+// jar run (nothing it could read showed it).
+func TestCheckExternalStopSeenBeforeRun(t *testing.T) {
+	for _, seen := range []bool{true, false} {
+		b := newBench(t)
+		id := b.run("")
+		b.advance(10 * time.Second)
+		ours := b.savepoint(id)
+		before := b.running(id)
+		before.Action, before.Progress = lifecycle.ActionBlueGreen, lifecycle.Progress{Phase: lifecycle.PhaseSubmit, Started: b.d.now(),
+			JobID: id, PreviousJobID: id, Location: ours, RestoreFrom: ours}
+		read := func() {
+			if _, err := b.d.ctrlC.JobStatus(b.ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !seen {
+			b.call(before, before, read)
+		}
+		trig := flinkapi.NewTriggerID()
+		b.d.userTriggers[string(trig)] = true
+		if _, err := b.d.user.StopWithSavepoint(b.ctx, id, flinkapi.StopRequest{TriggerID: trig}); err != nil {
+			t.Fatal(err)
+		}
+		b.d.userStopped[id] = true
+		b.advance(5 * time.Second)
+		b.call(before, before, func() {
+			if seen {
+				read()
+			}
+			b.run(ours)
+		})
+		if got := b.d.res.Count(ExternalStopMisread); seen != (got > 0) {
+			t.Errorf("stop seen by the controller %v: %d ExternalStopMisread; violations %v", seen, got, b.d.res.Violations)
+		}
+		if !seen && b.d.res.Count(OlderStateRestored) > 0 {
+			t.Errorf("an unseen stop counted as OlderStateRestored: %v", b.d.res.Violations)
+		}
+	}
+}
