@@ -28,6 +28,11 @@ type JobInfo struct {
 	// JobManager that failed over (with high availability) recovered
 	// the job from; empty when it started without state.
 	Initial string
+	// Restored is the location of the snapshot the job's checkpoint
+	// statistics show as latest restored; empty until the job restored
+	// one (a job recovered by a JobManager failover restores its
+	// checkpoint once it is created, not while it initialises).
+	Restored string
 	// Events is the job's state: the number of events its counter has
 	// processed. A savepoint or checkpoint records it, and a job restored
 	// from one continues from it.
@@ -45,6 +50,9 @@ func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
 		ID: j.id, Name: j.spec.name, State: j.state, JarID: j.jar, EntryClass: j.entryClass,
 		ProgramArgs: append([]string(nil), j.args...), Parallelism: j.parallelism, Submitted: j.submitted,
 		Events: n, Counts: keyCounts(n, j.spec.keys), Restarts: j.attempt,
+	}
+	if j.restored != nil {
+		info.Restored = j.restored.location
 	}
 	if j.initial != nil {
 		info.RestoredFrom = j.restoredFrom

@@ -462,7 +462,12 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 // snapshots (completed since its submission) and the one it restored
 // from at its submission; a checkpoint a failed-over JobManager
 // recovered j from only until j completes a checkpoint of its own, which
-// subsumes it (Flink then discards it; the fake keeps its files).
+// subsumes it (Flink then discards it; the fake keeps its files), and
+// only once j restored from it: Flink shows such a checkpoint only as
+// its checkpoint statistics' latest restored, which a job recovered by a
+// failover gets when it is created; a job that ended while it
+// initialised (cancelled at once) shows none, and no route names the
+// checkpoint then.
 func (w *world) served(j flinktest.JobInfo, s flinktest.Snapshot) bool {
 	if !s.Completed.Before(j.Submitted) {
 		return true
@@ -472,6 +477,9 @@ func (w *world) served(j flinktest.JobInfo, s flinktest.Snapshot) bool {
 	}
 	if s.Savepoint || s.Location == j.RestoredFrom {
 		return true
+	}
+	if j.Restored != s.Location {
+		return false
 	}
 	for _, x := range w.snapshots() {
 		if x.Job == j.ID && !x.Savepoint && !x.Completed.Before(j.Submitted) {
@@ -576,10 +584,9 @@ func (d *driver) checkEnded(st lifecycle.JobStatus, w *world) {
 					break
 				}
 			}
-			j, known := w.jobs[s.Job]
 			// A user's stop savepoint is its job's final state, unless
 			// the job ran on after it (a stop that failed the job).
-			final := d.userTriggers[string(s.TriggerID)] && (!known || j.State == flinkapi.JobFinished)
+			final := d.userTriggers[string(s.TriggerID)] && endedWith(w, s)
 			if !first.IsZero() && s.Taken.Before(first) && !final {
 				who := "an earlier trigger of the controller"
 				if d.userTriggers[string(s.TriggerID)] {
@@ -600,6 +607,30 @@ func (d *driver) checkEnded(st lifecycle.JobStatus, w *world) {
 		d.violateKey(PolicyChangeMidAction, "blocked|"+actionKey(st), "%s ended Blocked (%s) after it had stopped the job, once the spec's policies changed mid-action",
 			st.Action, p.Reason)
 	}
+}
+
+// endedWith reports whether snapshot s is the state job s.Job ended
+// with: the job is gone or FINISHED; or it ended otherwise (a stop whose
+// savepoint completed and then the job failed on its way to FINISHED)
+// and took nothing after s. Such a savepoint is the job's newest state,
+// whoever triggered it and whenever: an action that records it, even
+// though it completed before the action's own trigger, records exactly
+// what Flink serves as the job's newest restore point, and nothing newer
+// exists for it to have found.
+func endedWith(w *world, s flinktest.Snapshot) bool {
+	j, known := w.jobs[s.Job]
+	switch {
+	case !known || j.State == flinkapi.JobFinished:
+		return true
+	case !j.State.IsGloballyTerminal():
+		return false
+	}
+	for _, x := range w.snapshots() {
+		if x.Job == s.Job && x.Taken.After(s.Taken) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkProgress checks that the deployment does not stay stuck: actions
