@@ -168,6 +168,9 @@ func (t *Teardown) stepStop(ctx context.Context, p *Progress, now time.Time) (Re
 		if p.Outcome != OutcomeSucceeded {
 			return finish(p, p.Outcome, "cancelling the job after "+string(p.StopOutcome)+": "+p.Reason), nil
 		}
+		if ranOn(p) && p.Observed.Latest.Location == "" {
+			return t.readAfterCancel(p, now), nil // not read yet
+		}
 		return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
 	}
 	p.StopOutcome = p.Outcome
@@ -205,8 +208,11 @@ func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (
 		return Result{RequeueAfter: t.Timing.backoff(p.Requests)}, nil
 	}
 	p.Recorded, p.Requests, p.LastError = true, 0, ""
-	if p.Location == "" && ended(p) {
+	switch {
+	case p.Location == "" && ended(p):
 		return t.endedResult(p), nil
+	case ranOn(p) && ended(p):
+		return t.ranOnResult(p), nil
 	}
 	return t.next(ctx, p, now)
 }
@@ -220,9 +226,35 @@ func restorePoint(p *Progress) string {
 	return p.RestoreFrom
 }
 
-// teardownRecord is what Teardown stores under its name.
+// ranOn reports whether the job of p failed while it was being stopped
+// after its savepoint completed: Flink restarted it, and it ran on (and
+// may have completed checkpoints newer than the savepoint) until the
+// cancel that followed.
+func ranOn(p *Progress) bool {
+	return p.StopOutcome == OutcomeJobFailedWhileStopping && p.Location != ""
+}
+
+// readAfterCancel goes on, once the cancel of a job that ran on after its
+// savepoint ended, to read the job's retained checkpoint (once Flink's
+// cache holds no answer from before the cancel): the newer of it and the
+// savepoint is the job's newest state, recorded under the name.
+func (t *Teardown) readAfterCancel(p *Progress, now time.Time) Result {
+	sp, _ := p.Record()
+	why := p.Reason
+	resetPhase(p)
+	p.Reason = why
+	seenTerminal(p, flinkapi.JobCanceled, now, t.Timing)
+	p.Observed.Latest = sp
+	p.Phase = PhaseObserveCheckpoints
+	p.Deadline = later(now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), p.Observed.StatsAfter.Add(t.Timing.poll()))
+	return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}
+}
+
+// teardownRecord is what Teardown stores under its name: the savepoint,
+// or the retained checkpoint of a job that had ended or ran on past its
+// savepoint when it is the newer (endedFound).
 func teardownRecord(p *Progress) savepoint.Record {
-	if p.Location == "" {
+	if p.Location == "" || p.RestoreKind == policy.KindCheckpoint && p.RestoreFrom != "" {
 		return savepoint.Record{Location: p.RestoreFrom, Time: p.Observed.CheckpointTime, JobID: p.PreviousJobID}
 	}
 	rec, _ := p.Record()
@@ -358,7 +390,26 @@ func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
 		return Result{}
 	}
+	if ranOn(p) {
+		return t.ranOnResult(p)
+	}
 	return t.endedResult(p)
+}
+
+// ranOnResult ends the teardown of a job that ran on after its savepoint,
+// once its newest state was read after the cancel (and recorded).
+func (t *Teardown) ranOnResult(p *Progress) Result {
+	why := fmt.Sprintf("the job is cancelled after %s; its newest state is the %s %s (taken at %s)", p.StopOutcome,
+		strings.ToLower(string(p.RestoreKind)), restorePointOf(p), stamp(p.Observed.CheckpointTime))
+	return t.done(p, why)
+}
+
+// restorePointOf is the newest state endedFound chose, or the savepoint.
+func restorePointOf(p *Progress) string {
+	if p.RestoreFrom != "" {
+		return p.RestoreFrom
+	}
+	return p.Location
 }
 
 // endedResult ends the teardown of a job that had ended.

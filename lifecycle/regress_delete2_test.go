@@ -1,0 +1,61 @@
+package lifecycle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// TestTeardownRanOnAfterItsSavepoint: the teardown's stop with savepoint
+// completes, the job fails while stopping, Flink restarts it, and it
+// completes checkpoints while the caller is away before the cancel that
+// follows. The newest state is then the job's retained checkpoint, not
+// the savepoint: the teardown reads it after the cancel and records the
+// newer of the two.
+func TestTeardownRanOnAfterItsSavepoint(t *testing.T) {
+	e := newEnv(t)
+	job := flinkapi.JobID("00000000000000000000000000000f11")
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
+		ProgramArgs:        []string{"--out", "/ranon", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--restart-attempts", "1"},
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Job: job, Times: 1})
+	store := &MemoryStore{}
+	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeSavepoint, Store: store, Name: "app/ranon"}
+	var p Progress
+	away := false
+	for range 500 {
+		res, err := td.Step(context.Background(), &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Done {
+			break
+		}
+		if p.Phase == PhaseCancel && !away {
+			away = true
+			e.srv.Clock().Advance(20 * time.Second) // the restarted job checkpoints meanwhile
+		}
+		e.srv.Clock().Advance(res.RequeueAfter)
+	}
+	if p.Outcome != OutcomeSucceeded || p.StopOutcome != OutcomeJobFailedWhileStopping || !away {
+		t.Fatalf("teardown %s after stop %s (away %v): %s", p.Outcome, p.StopOutcome, away, p.Reason)
+	}
+	rec, ok, _ := store.Get(context.Background(), "app/ranon")
+	var newest flinktest.Snapshot
+	for _, s := range e.srv.Snapshots() {
+		if s.Job == job && !s.Removed && s.Completed.After(newest.Completed) {
+			newest = s
+		}
+	}
+	if !ok || rec.Location != newest.Location {
+		t.Errorf("recorded %q (%v); the job's newest state is %q (savepoint %v, taken %v); the stop's savepoint was %q",
+			rec.Location, ok, newest.Location, newest.Savepoint, newest.Completed, p.Location)
+	}
+}
