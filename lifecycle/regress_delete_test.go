@@ -47,11 +47,12 @@ func TestDeleteReadsStateSuspendLeftUnread(t *testing.T) {
 	}
 }
 
-// TestDeleteReadsStateSuspendTimedOut: a suspend finds the job ended
-// and its deadline passes while the caller is away, before it read the
-// job's retention (the one read past the deadline fails): it ends
-// TimedOut, recording nothing. Delete then reads the ended job again and
-// records its retained checkpoint, newer than the status's Latest.
+// TestDeleteReadsStateSuspendTimedOut: a suspend finds the job ended;
+// the caller is away past its deadline, and then every read of the job's
+// retention fails until the deadline, counted again from the first read
+// after the absence: it ends TimedOut, recording nothing. Delete then
+// reads the ended job again and records its retained checkpoint, newer
+// than the status's Latest.
 func TestDeleteReadsStateSuspendTimedOut(t *testing.T) {
 	k := newCluster(t, true)
 	spec := k.spec("/out")
@@ -68,10 +69,11 @@ func TestDeleteReadsStateSuspendTimedOut(t *testing.T) {
 		return st.InFlight() && st.Progress.Phase == PhaseObserveRetention
 	})
 	k.srv.Clock().Advance(time.Hour)
-	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints/config", Times: 1}); err != nil {
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints/config"}); err != nil {
 		t.Fatal(err)
 	}
-	k.until("the suspend ended", spec, 50, func(st *JobStatus) bool { return !st.InFlight() })
+	k.until("the suspend ended", spec, 200, func(st *JobStatus) bool { return !st.InFlight() })
+	k.srv.ClearFaults()
 	if k.st.Progress.Outcome != OutcomeTimedOut || k.st.Progress.RestoreFrom != "" {
 		t.Fatalf("suspend %s (%s) from %q, want TimedOut recording nothing", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Progress.RestoreFrom)
 	}

@@ -168,8 +168,8 @@ func (t *Teardown) stepStop(ctx context.Context, p *Progress, now time.Time) (Re
 		if p.Outcome != OutcomeSucceeded {
 			return finish(p, p.Outcome, "cancelling the job after "+string(p.StopOutcome)+": "+p.Reason), nil
 		}
-		if ranOn(p) && p.Observed.Latest.Location == "" {
-			return t.readAfterCancel(p, now), nil // not read yet
+		if ranOn(p) && !readNewest(p) {
+			return t.readAfterCancel(p, now), nil
 		}
 		return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
 	}
@@ -187,6 +187,12 @@ func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 	}
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return timedOut()
+	}
+	if !now.Before(p.Deadline) {
+		// No read of the phase failed: the time passed while the caller
+		// was away, not waiting for Flink. The job has ended, nothing
+		// runs: the phase's deadline counts from its first read after.
+		p.Deadline = now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
 	}
 	phase, deadline := p.Phase, p.Deadline
 	res, err := t.observeEnded(ctx, p, now)
@@ -211,7 +217,7 @@ func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (
 	switch {
 	case p.Location == "" && ended(p):
 		return t.endedResult(p), nil
-	case ranOn(p) && ended(p):
+	case ranOn(p) && readNewest(p):
 		return t.ranOnResult(p), nil
 	}
 	return t.next(ctx, p, now)
@@ -231,8 +237,15 @@ func restorePoint(p *Progress) string {
 // may have completed checkpoints newer than the savepoint) until the
 // cancel that followed.
 func ranOn(p *Progress) bool {
-	return p.StopOutcome == OutcomeJobFailedWhileStopping && p.Location != ""
+	if p.Location == "" {
+		return false
+	}
+	return p.StopOutcome == OutcomeJobFailedWhileStopping || p.StopOutcome == OutcomeSucceeded && p.Observed.State == flinkapi.JobFailed
 }
+
+// readNewest reports whether the newest state of a job that ran on was
+// read after it ended (readAfterCancel).
+func readNewest(p *Progress) bool { return p.Observed.Latest.Location != "" }
 
 // readAfterCancel goes on, once the cancel of a job that ran on after its
 // savepoint ended, to read the job's retained checkpoint (once Flink's
@@ -243,7 +256,9 @@ func (t *Teardown) readAfterCancel(p *Progress, now time.Time) Result {
 	why := p.Reason
 	resetPhase(p)
 	p.Reason = why
-	seenTerminal(p, flinkapi.JobCanceled, now, t.Timing)
+	if !p.Observed.State.IsGloballyTerminal() {
+		seenTerminal(p, flinkapi.JobCanceled, now, t.Timing)
+	}
 	p.Observed.Latest = sp
 	p.Phase = PhaseObserveCheckpoints
 	p.Deadline = later(now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), p.Observed.StatsAfter.Add(t.Timing.poll()))
@@ -266,6 +281,11 @@ func teardownRecord(p *Progress) savepoint.Record {
 // savepoint, looking at a job that had already ended for its newest
 // state, another attempt, a cancel, or the end.
 func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	if p.StopOutcome == OutcomeSucceeded && ranOn(p) && !readNewest(p) {
+		// The job failed after its savepoint and ended FAILED by itself:
+		// its newest state is read before anything is recorded.
+		return t.readAfterCancel(p, now), nil
+	}
 	if p.Location != "" && t.Store != nil && t.Name != "" && !p.Recorded {
 		resetPhase(p)
 		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
