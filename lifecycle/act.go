@@ -62,6 +62,7 @@ var actions = map[JobAction]actionRow{
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			bg := &BlueGreen{Env: b.sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(),
 				Window: spec.BlueGreen.Window.Std(), Deployer: c.Deployer, Cluster: b.cl}
+			bg.Preflight = &spec.Preflight
 			if spec.BlueGreen.KeepSavepoint {
 				bg.StopOld = StopWithSavepoint
 			}
@@ -75,6 +76,24 @@ var actions = map[JobAction]actionRow{
 			if o == OutcomeBlueGreenAborted {
 				// The old job runs on; the new one is not tried again
 				// until the spec changes.
+				st.FailedJob = st.Target.Fingerprint()
+			}
+		}},
+	ActionCanary: {during: policy.Updating, done: policy.Running,
+		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
+			run := st.Target.run()
+			run.AllowNonRestoredState = spec.Update.AllowNonRestoredState
+			return &Canary{Env: b.sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: run,
+				Window: spec.BlueGreen.Window.Std(), Preflight: &spec.Preflight}
+		},
+		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) {
+			st.CanaryPassed = st.Target.Fingerprint() // the upgrade follows
+		},
+		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
+			st.RetryAt = now.Add(c.retry())
+			if o == OutcomeCanaryFailed {
+				// The old job runs on untouched; the new one is not tried
+				// again until the spec changes.
 				st.FailedJob = st.Target.Fingerprint()
 			}
 		}},

@@ -63,6 +63,7 @@ const (
 	opRescale       = "Rescale"
 	opDispose       = "DisposeSavepoints"
 	opBlueGreen     = "BlueGreen"
+	opCanary        = "Canary"
 )
 
 var knownPhases = map[Phase]bool{
@@ -79,7 +80,7 @@ var knownOutcomes = map[Outcome]bool{
 	OutcomeJobFailedWhileStopping: true, OutcomeJobGone: true, OutcomeJobTerminal: true, OutcomeJobFailed: true,
 	OutcomeSubmitFailed: true, OutcomeTimedOut: true, OutcomeBlocked: true, OutcomeNotNeeded: true,
 	OutcomeLeftRunning: true, OutcomeDisposeFailed: true, OutcomeParallelismNotReached: true, OutcomeRescaleRejected: true,
-	OutcomeBlueGreenAborted: true,
+	OutcomeBlueGreenAborted: true, OutcomeCanaryFailed: true,
 }
 
 // bound runs step, the body of the Step of operation op built for job, if

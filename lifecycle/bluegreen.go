@@ -109,8 +109,14 @@ type BlueGreen struct {
 	// new job's once it was cancelled (PhaseDeleteCluster).
 	Deployer Deployer
 	Cluster  Cluster
+	// Preflight, if set and not Disabled, checks the new job's plan
+	// against the old job, and the free task slots, before the savepoint
+	// (PreflightPolicy; Progress.Preflight); a refusal ends the operation
+	// Blocked (policy.ReasonPreflightRefused), the old job untouched.
+	Preflight *PreflightPolicy
 
-	oldAPI, newAPI API // the clients of the old and the new job, per Step
+	canary         bool // the operation is a Canary's
+	oldAPI, newAPI API  // the clients of the old and the new job, per Step // the clients of the old and the new job, per Step
 }
 
 func (b *BlueGreen) clock() Clock { return clockOr(b.Clock) }
@@ -200,11 +206,14 @@ func (b *BlueGreen) newJobID(p *Progress) flinkapi.JobID {
 	case p.Observed.Adopt != "":
 		return p.Observed.Adopt
 	}
-	return blueGreenJobID(b.Job)
+	return b.derivedJobID()
 }
 
 func (b *BlueGreen) submitOp(p *Progress) *Submit {
 	op := &Submit{Env: b.Env.quiet(), JarID: b.JarID, JarFile: b.JarFile, Run: b.Run, JobID: b.newJobID(p), Deployer: b.Deployer}
+	if op.JarID == "" && p.Preflight != nil {
+		op.JarID = p.JarID // uploaded by the preflight
+	}
 	op.Run.SavepointPath = p.RestoreFrom
 	return op
 }
@@ -248,6 +257,8 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	switch p.Phase {
 	case "":
 		return b.begin(p, now), nil
+	case PhasePreflight:
+		return b.stepPreflight(ctx, p, now)
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
 		p.Steps++
 		res, err := b.observe(ctx, p, now)
@@ -256,8 +267,11 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 		}
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		if p.Healthy.IsZero() {
+		switch {
+		case p.Healthy.IsZero():
 			return b.afterSavepoint(ctx, p)
+		case b.canary:
+			return b.canaryCancelled(ctx, p)
 		}
 		return b.stopOld(ctx, p, now)
 	case PhaseConfirmOld:
@@ -284,7 +298,7 @@ func (b *BlueGreen) begin(p *Progress, now time.Time) Result {
 	if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
 		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job))
 	}
-	p.Phase = PhaseObserve
+	b.startPreflight(p)
 	return Result{}
 }
 
@@ -353,7 +367,7 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 			// Deploy, idempotent for the job id, finds it instead.)
 			return b.startSavepoint(ctx, p, now)
 		}
-		p.Phase, p.Observed.Adopt = PhaseAdopt, blueGreenJobID(b.Job)
+		p.Phase, p.Observed.Adopt = PhaseAdopt, b.derivedJobID()
 		return Result{}, nil
 	}
 	// PhaseAdopt
@@ -648,6 +662,9 @@ func (h healthRead) confirm(ctx context.Context) (Result, error) {
 	}
 	p := h.p
 	p.Healthy = h.now
+	if h.b.canary {
+		return h.b.cancelCanary(ctx, p)
+	}
 	strategy := h.b.StopOld
 	if strategy == "" {
 		strategy = CancelWithoutState

@@ -369,6 +369,33 @@
 // starts from the savepoint, so it processes again what the old job
 // processed after it. The cluster needs room for both jobs at once.
 //
+// With BlueGreen.Preflight (the Controller passes JobSpec.Preflight)
+// the preflight runs before the savepoint: the new job's plan against the
+// old job's vertices, and the task slots it needs against the cluster's
+// free slots only (both jobs run at once); a refusal ends it Blocked
+// (policy.ReasonPreflightRefused), the old job untouched.
+//
+// # Restore canary
+//
+// Canary proves, with no downtime, that a new version restores the
+// running job's state, before an upgrade stops the job: as BlueGreen it
+// checks the preflight and the free slots, takes a savepoint without
+// stopping the old job, starts the new version from it beside the old
+// one (Progress.NewJobID recorded before the jar run, an id derived from
+// the old job's, distinct from Upgrade's and BlueGreen's, looked up in
+// Flink's job list first), and waits until it is healthy; then it
+// cancels the canary (Succeeded; the old job never touched). A canary
+// that Flink refuses (a restore that fails, such as a changed maximum
+// parallelism of a keyed operator, which no plan shows), that fails, or
+// that is not healthy within the window is cancelled: CanaryFailed. The
+// savepoint it restored stays (the Controller records it in
+// JobStatus.Savepoints). With JobSpec.BlueGreen.Canary (and Enabled) the
+// Controller runs a change of the spec's job as a Canary (ActionCanary),
+// then, once it passed (JobStatus.CanaryPassed), as a regular upgrade
+// (stop with savepoint, start from it: the final restore point); a
+// failed canary leaves the old job running, Reason CanaryFailed, and the
+// spec is not tried again until it changes.
+//
 // # Restore requests
 //
 // Upgrade.Restore carries a user's request to start from a savepoint path

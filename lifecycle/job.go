@@ -131,6 +131,17 @@ type BlueGreenPolicy struct {
 	// KeepSavepoint stops the old job with a savepoint, a fallback
 	// restore point, instead of cancelling it.
 	KeepSavepoint bool `json:"keepSavepoint,omitempty"`
+	// Canary makes the blue/green upgrade a restore canary (the Canary
+	// operation): the new job runs beside the old one only until it has
+	// restored the savepoint and is healthy, then it is cancelled and the
+	// job is upgraded as UpdatePolicy says (stop with savepoint, start
+	// from it): a proof with no downtime that the new version accepts the
+	// state, without the overlap's output. A canary that fails leaves the
+	// old job untouched, and the spec is not tried again until it changes
+	// (Reason CanaryFailed). Needs Enabled; with a Deployer (no session
+	// cluster to run a canary beside the job) the change runs as a
+	// blue/green upgrade instead.
+	Canary bool `json:"canary,omitempty"`
 }
 
 // SavepointPolicy says when the Controller takes savepoints of the
@@ -287,6 +298,9 @@ func (s JobSpec) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("state: unknown state %q; want Running or Suspended", s.State))
 	}
+	if s.BlueGreen.Canary && !s.BlueGreen.Enabled {
+		errs = append(errs, errors.New("blueGreen.canary: needs blueGreen.enabled"))
+	}
 	if s.BlueGreen.Window < 0 {
 		errs = append(errs, fmt.Errorf("blueGreen.window: %v must not be negative", s.BlueGreen.Window.Std()))
 	}
@@ -345,6 +359,7 @@ const (
 	ActionHealthRestart JobAction = "HealthRestart" // Upgrade that restarts an unhealthy job from its newest state
 	ActionRollback      JobAction = "Rollback"      // Upgrade back to the last stable template
 	ActionBlueGreen     JobAction = "BlueGreen"     // BlueGreen upgrade to a changed template
+	ActionCanary        JobAction = "Canary"        // Canary of a changed template, before its Upgrade
 	ActionSavepoint     JobAction = "Savepoint"     // TakeSavepoint, periodic
 	ActionDispose       JobAction = "Dispose"       // DisposeSavepoints of the retention
 	ActionSuspend       JobAction = "Suspend"       // Stop with a savepoint
@@ -406,6 +421,10 @@ type JobStatus struct {
 	// FailedJob is the fingerprint of a template that was rolled back: it
 	// is not deployed again until the spec's Job changes.
 	FailedJob string `json:"failedJob,omitempty"`
+	// CanaryPassed is the fingerprint of the template whose restore
+	// canary passed (BlueGreenPolicy.Canary): the job is upgraded to it
+	// without another canary (format 4).
+	CanaryPassed string `json:"canaryPassed,omitempty"`
 	// JarID is the jar uploaded from JarFile.
 	JarID   flinkapi.JarID `json:"jarID,omitempty"`
 	JarFile string         `json:"jarFile,omitempty"`

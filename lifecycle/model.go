@@ -101,6 +101,7 @@ const (
 	ReasonWaitingForStable     = "WaitingForStable"     // the job runs; it is not stable yet
 	ReasonRolledBack           = "RolledBack"           // the spec's job was rolled back
 	ReasonBlueGreenAborted     = "BlueGreenAborted"     // the spec's job did not become healthy beside the old one
+	ReasonCanaryFailed         = "CanaryFailed"         // the spec's job did not restore the job's state beside it (BlueGreenPolicy.Canary)
 	ReasonInvalidSpec          = "InvalidSpec"          // the spec cannot be acted on
 	ReasonSuspended            = "Suspended"            // the job is suspended as the spec asks
 	ReasonNotDeployed          = "NotDeployed"          // Delete: nothing was deployed

@@ -64,7 +64,12 @@ func (c *Controller) change(spec JobSpec, st *JobStatus, sit Situation) JobActio
 	if spec.Job.onlyParallelism(st.Deployed) && spec.Job.Parallelism > 0 {
 		return ActionRescale
 	}
-	if spec.BlueGreen.Enabled {
+	switch {
+	case spec.BlueGreen.Canary && c.Deployer == nil && st.CanaryPassed == spec.Job.Fingerprint():
+		return ActionUpgrade // its canary passed
+	case spec.BlueGreen.Canary && c.Deployer == nil:
+		return ActionCanary
+	case spec.BlueGreen.Enabled:
 		return ActionBlueGreen
 	}
 	return ActionUpgrade
@@ -108,7 +113,7 @@ func (c *Controller) restorePoint(spec JobSpec, st *JobStatus, obs Observation, 
 	case spec.Restore.Pending(st.RestoreHandled) && (p.Action == ActionUpgrade || p.Action == ActionDeploy):
 		p.RestorePoint = savepoint.Record{Location: spec.Restore.Path, Time: spec.Restore.Time, Reason: savepoint.ReasonUser}
 	case running && p.Action != ActionDeploy && p.Mode != policy.UpgradeStateless:
-		p.NewSavepoint = p.Mode == policy.UpgradeSavepoint || p.Action == ActionBlueGreen
+		p.NewSavepoint = p.Mode == policy.UpgradeSavepoint || p.Action == ActionBlueGreen || p.Action == ActionCanary
 		if !p.NewSavepoint {
 			p.RestorePoint = newest(st.Latest, checkpointRecord(obs))
 		}
@@ -275,6 +280,10 @@ func (c *Controller) runningReason(spec JobSpec, st *JobStatus, obs Observation,
 	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionBlueGreen:
 		p.Reason = ReasonBlueGreenAborted
 		p.Message = fmt.Sprintf("job %s runs the previous job: the spec's job did not become healthy beside it (%s); change it to try again",
+			st.JobID, st.Progress.Reason)
+	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionCanary:
+		p.Reason = ReasonCanaryFailed
+		p.Message = fmt.Sprintf("job %s runs the previous job, untouched: the spec's job failed its restore canary (%s); change it to try again",
 			st.JobID, st.Progress.Reason)
 	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed):
 		p.Reason = ReasonRolledBack

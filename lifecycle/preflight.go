@@ -127,60 +127,94 @@ func (r *replacer) stepPreflight(ctx context.Context, p *Progress, now time.Time
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
 	}
-	pf, api := p.Preflight, r.client.(PreflightAPI)
+	f := r.preflightRun()
+	more, err := f.read(ctx, p)
+	switch {
+	case err != nil:
+		return f.failed(p, err), nil
+	case more:
+		return Result{}, nil
+	}
+	return r.preflightVerdict(ctx, p, now)
+}
+
+// preflightRun is the preflight of r.
+func (r *replacer) preflightRun() *preflightRun {
+	return &preflightRun{client: r.client, pol: r.preflight, job: r.job, jarID: r.submit.JarID, jarFile: r.submit.JarFile, run: r.submit.Run,
+		timing: r.timing}
+}
+
+// preflightRun reads what a preflight compares: of an Upgrade, whose new
+// job starts once the old one stopped (the slots the old job holds count
+// as free), or of a BlueGreen or Canary, whose new job runs beside the
+// old one (Beside: only the cluster's free slots count).
+type preflightRun struct {
+	client  UpgradeAPI
+	pol     *PreflightPolicy
+	job     flinkapi.JobID // the old job; empty: none
+	jarID   flinkapi.JarID // configured; empty: Progress.JarID, once JarFile is uploaded
+	jarFile string
+	run     flinkapi.RunJarRequest
+	timing  Timing
+	beside  bool
+}
+
+// read sends the preflight's next request and records its answer in
+// p.Preflight; it reports false, sending nothing, once all is read.
+func (f *preflightRun) read(ctx context.Context, p *Progress) (bool, error) {
+	pf, api := p.Preflight, f.client.(PreflightAPI)
 	var err error
 	switch {
-	case p.JarID == "" && r.submit.JarID == "":
+	case p.JarID == "" && f.jarID == "":
 		var jar flinkapi.JarID
-		if jar, err = r.client.UploadJar(ctx, r.submit.JarFile); err == nil {
+		if jar, err = f.client.UploadJar(ctx, f.jarFile); err == nil {
 			p.JarID = jar
 		}
 	case !pf.NewRead:
 		var plan *flinkapi.Plan
-		if plan, err = api.JarPlan(ctx, r.jarID(p), r.submit.Run.PlanRequest()); err == nil {
+		if plan, err = api.JarPlan(ctx, f.jar(p), f.run.PlanRequest()); err == nil {
 			pf.New, pf.NewRead = policy.NewJobPlan(plan, nil).Vertices, true
 		}
-	case !pf.OldRead && r.job != "":
+	case !pf.OldRead && f.job != "":
 		var d *flinkapi.JobDetails
-		d, err = r.client.Job(ctx, r.job)
+		d, err = f.client.Job(ctx, f.job)
 		switch {
 		case err == nil:
 			pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
 		case flinkapi.IsJobNotFound(err):
 			pf.OldRead, err = true, nil // nothing to compare with: the observation finds it gone
 		}
-	case r.checkSlots() && !pf.SlotsRead:
+	case f.checkSlots() && !pf.SlotsRead:
 		var ov *flinkapi.ClusterOverview
 		if ov, err = api.Overview(ctx); err == nil {
 			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
 		}
 	default:
-		return r.preflightVerdict(ctx, p, now)
+		return false, nil
 	}
-	if err != nil {
-		return r.preflightError(p, err), nil
+	if err == nil {
+		p.LastError, p.Requests = "", 0
 	}
-	p.LastError, p.Requests = "", 0
-	return Result{}, nil
+	return true, err
 }
 
-// jarID is the jar the new job runs: the configured one, or the one the
+// jar is the jar the new job runs: the configured one, or the one the
 // preflight uploaded.
-func (r *replacer) jarID(p *Progress) flinkapi.JarID {
-	if r.submit.JarID != "" {
-		return r.submit.JarID
+func (f *preflightRun) jar(p *Progress) flinkapi.JarID {
+	if f.jarID != "" {
+		return f.jarID
 	}
 	return p.JarID
 }
 
-func (r *replacer) checkSlots() bool {
-	return r.preflight != nil && !r.preflight.ElasticSlots
+func (f *preflightRun) checkSlots() bool {
+	return f.pol != nil && !f.pol.ElasticSlots
 }
 
-// preflightError handles a failed request of the preflight: a program
-// that cannot build its job graph, or a jar Flink does not have, ends the
-// operation before anything is stopped; any other error is tried again.
-func (r *replacer) preflightError(p *Progress, err error) Result {
+// failed handles a failed request of the preflight: a program that cannot
+// build its job graph, or a jar Flink does not have, ends the operation
+// before anything is stopped; any other error is tried again.
+func (f *preflightRun) failed(p *Progress, err error) Result {
 	switch {
 	case flinkapi.IsProgramError(err), flinkapi.IsJarNotFound(err), permanent(err):
 		p.Decision = policy.ReasonPreflightRefused
@@ -188,16 +222,21 @@ func (r *replacer) preflightError(p *Progress, err error) Result {
 	}
 	p.Requests++
 	p.LastError = errMessage(err)
-	return Result{RequeueAfter: r.timing.backoff(p.Requests)}
+	return Result{RequeueAfter: f.timing.backoff(p.Requests)}
+}
+
+// verdict judges what f read into p.Preflight, and records it there.
+func (f *preflightRun) verdict(p *Progress) policy.PreflightVerdict {
+	v := p.Preflight.judge(f.run.AllowNonRestoredState, f.checkSlots(), f.beside)
+	p.Preflight.Verdict = &v
+	return v
 }
 
 // preflightVerdict compares what the preflight read: it ends the
 // operation Blocked when the verdict refuses, else goes on to observe the
 // old job.
 func (r *replacer) preflightVerdict(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	pf := p.Preflight
-	v := pf.judge(r.submit.Run.AllowNonRestoredState, r.checkSlots())
-	pf.Verdict = &v
+	v := r.preflightRun().verdict(p)
 	p.LastError = ""
 	if !v.Allowed() {
 		p.Decision = policy.ReasonPreflightRefused
@@ -217,12 +256,16 @@ func (r *replacer) preflightVerdict(ctx context.Context, p *Progress, now time.T
 
 // judge compares what pf read: the new plan against the old job's
 // vertices, and the slots it needs against the free ones and those the
-// old job holds. With no old job only the new plan and the slots are
-// checked, and a new job is refused only if the cluster could never run
-// it; one that has to wait for slots to free up waits.
-func (pf *Preflight) judge(allowNonRestored, checkSlots bool) policy.PreflightVerdict {
+// old job holds (beside: the free ones only, as both jobs run at once).
+// With no old job only the new plan and the slots are checked, and a new
+// job is refused only if the cluster could never run it; one that has to
+// wait for slots to free up waits.
+func (pf *Preflight) judge(allowNonRestored, checkSlots, beside bool) policy.PreflightVerdict {
 	opts := policy.PreflightOptions{AllowNonRestoredState: allowNonRestored, CheckSlots: checkSlots && pf.SlotsRead,
 		AvailableSlots: pf.FreeSlots + pf.Held}
+	if beside {
+		opts.AvailableSlots = pf.FreeSlots
+	}
 	old := policy.JobPlan{Vertices: pf.Old}
 	if len(pf.Old) == 0 {
 		old, opts.AvailableSlots = policy.JobPlan{Vertices: pf.New}, pf.TotalSlots
@@ -242,7 +285,7 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 		return
 	}
 	switch {
-	case p.Action != ActionDeploy && p.Action != ActionUpgrade && p.Action != ActionRescale, spec.Preflight.Disabled:
+	case !preflighted(p.Action), spec.Preflight.Disabled:
 		return
 	case c.Deployer != nil:
 		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
@@ -270,11 +313,21 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
 		}
 	}
-	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots)
+	beside := p.Action == ActionBlueGreen || p.Action == ActionCanary
+	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots, beside)
 	pf.Verdict, p.Preflight = &v, pf
 	if !v.Allowed() {
 		p.Blocked = "preflight: " + v.Message()
 	}
+}
+
+// preflighted reports whether action a runs a preflight.
+func preflighted(a JobAction) bool {
+	switch a {
+	case ActionDeploy, ActionUpgrade, ActionRescale, ActionBlueGreen, ActionCanary:
+		return true
+	}
+	return false
 }
 
 // planOf is the running job's plan from its details: every vertex with

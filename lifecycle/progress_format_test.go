@@ -203,7 +203,7 @@ var goldenProgress4 = func() Progress {
 // added the fields of its Progress, the spec the action started with
 // (ActionSpec), the jar's digest (JarDigest, and in each template), the
 // job without checkpointing (NoCheckpointing), the situation of the
-// last call (Situation, Settled) and Deleted.
+// last call (Situation, Settled), Deleted and CanaryPassed.
 var goldenStatus4 = func() JobStatus {
 	s := goldenStatus3
 	s.FormatVersion, s.Progress = 4, goldenProgress4
@@ -213,17 +213,19 @@ var goldenStatus4 = func() JobStatus {
 	s.ActionSpec = &spec
 	s.NoCheckpointing = s.JobID
 	s.Situation, s.Settled, s.Deleted = SituationRunning, true, true
+	s.CanaryPassed = "8899aabbccddeeff"
 	return s
 }()
 
 // goldenSpec4 is the JobSpec of the format-version-4 fixture, which added
-// Bounded, the template's JarDigest and Preflight.
+// Bounded, the template's JarDigest, Preflight and BlueGreen.Canary.
 var goldenSpec4 = func() JobSpec {
 	s := goldenSpec3
 	s.FormatVersion = 4
 	s.Job.JarDigest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	s.Bounded = true
 	s.Preflight = PreflightPolicy{Disabled: true, ElasticSlots: true}
+	s.BlueGreen.Canary = true
 	return s
 }()
 

@@ -356,7 +356,7 @@ func (cl *cluster) submit(j *job, t time.Time, restorePath string) {
 	j.setState(flinkapi.JobInitializing, t)
 	cl.jobs = append(cl.jobs, j)
 	cl.byID[j.id] = j
-	if restorePath != "" && j.initial == nil {
+	if j.restoreFails(restorePath) {
 		// The jar run waits for the job to initialise and reports the
 		// failure; the job stays, FAILED.
 		cl.initFails(j, t, restorePath)
@@ -411,10 +411,26 @@ func (cl *cluster) tasksUp(j *job, t time.Time) {
 	}
 }
 
+// restoreFails reports whether j, restored from path (none: ""), fails
+// to start: path names no snapshot, or j cannot restore it.
+func (j *job) restoreFails(path string) bool {
+	return path != "" && (j.initial == nil || j.restoreFault != "")
+}
+
+// restoreCause is the exception that fails the restore of j from path:
+// its restoreFault, else a path that names no snapshot.
+func (j *job) restoreCause(path string) jexc {
+	if j.restoreFault != "" {
+		return jexc{class: classIllegalState, msg: j.restoreFault, frames: framesRestore}
+	}
+	return jexc{class: classFileNotFound, frames: framesFileSystem, msg: fmt.Sprintf(
+		"Cannot find checkpoint or savepoint file/directory '%s' on file system '%s'.", path, scheme(path))}
+}
+
 func (cl *cluster) initFails(j *job, t time.Time, restorePath string) {
 	j.unschedule()
 	j.initFailed = true
-	cause := jexc{class: classFileNotFound, msg: fmt.Sprintf("Cannot find checkpoint or savepoint file/directory '%s' on file system '%s'.", restorePath, scheme(restorePath)), frames: framesFileSystem}
+	cause := j.restoreCause(restorePath)
 	e := &exceptionEntry{class: classJobInit, at: t, trace: trace(
 		jexc{class: classJobInit, msg: "Could not start the JobMaster.", frames: framesJobMaster},
 		wrapped(classCompletion, wrapped(classRuntime, cause, nil), framesCompletion),
@@ -561,7 +577,7 @@ func (cl *cluster) completeCheckpoint(j *job, c *checkpoint, t time.Time) {
 	j.counts.InProgress--
 	j.counts.Completed++
 	snap := &snapshot{location: c.location, job: j.id, checkpointID: c.id, savepoint: c.isSavepoint(), events: c.events, keys: j.spec.keys,
-		taken: c.trigger, completed: t}
+		taken: c.trigger, completed: t, counter: j.spec.counterID(), counterMax: j.maxParallelism(j.spec.counterID())}
 	if c.op != nil && c.op.kind != opCheckpoint {
 		snap.trigger = c.op.key.trigger
 	}

@@ -65,7 +65,9 @@
 // vertices report is what SetVertexMetrics sets), --uid-suffix (appended
 // to the counter's uid, which gives its vertex the id Flink derives from
 // the new uid), --max-parallelism (the counter's, shown in the job's
-// details; no plan shows it) and --name. The jar plan
+// details; no plan shows it: a job restored from a snapshot of the
+// counter, of the same uid, taken with another maximum fails to start,
+// as in Flink; one without the flag takes the snapshot's) and --name. The jar plan
 // (POST /jars/:jarid/plan) answers the plan these arguments give without
 // running the job, and a program error or a missing jar as Flink does
 // (500 with the trace). A source emits

@@ -339,14 +339,14 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 		j.restoredFrom = savepointPath
 		if snap := q.s.snapshots[normalizeLocation(savepointPath)]; snap != nil && !snap.removed {
 			j.initial = snap
+			j.restoreFault = j.restoreMismatch(snap)
 		}
 	}
 	q.cl.submit(j, q.now, savepointPath)
-	if savepointPath != "" && j.initial == nil {
+	if j.restoreFails(savepointPath) {
 		// The submission waits for the job to initialise; restoring fails
 		// it, and the jar run reports that while the job stays FAILED.
-		cause := jexc{class: classFileNotFound, frames: framesFileSystem, msg: fmt.Sprintf(
-			"Cannot find checkpoint or savepoint file/directory '%s' on file system '%s'.", savepointPath, scheme(savepointPath))}
+		cause := j.restoreCause(savepointPath)
 		return applicationError(jobFailedToExecute(spec.name,
 			wrapped(classRuntime, jexc{class: classJobInit, msg: "Could not start the JobMaster."}, framesJarHandler),
 			jexc{class: classJobInit, msg: "Could not start the JobMaster.", frames: framesJobMaster},

@@ -141,6 +141,11 @@ var (
 		"org.apache.flink.runtime.jobmaster.DefaultJobMasterServiceProcess.lambda$new$0(DefaultJobMasterServiceProcess.java:97)",
 		"java.base/java.util.concurrent.CompletableFuture.uniWhenComplete(CompletableFuture.java:863)",
 	}
+	framesRestore = []string{
+		"org.apache.flink.runtime.checkpoint.Checkpoints.loadAndValidateCheckpoint(Checkpoints.java:185)",
+		"org.apache.flink.runtime.checkpoint.CheckpointCoordinator.restoreSavepoint(CheckpointCoordinator.java:1943)",
+		"org.apache.flink.runtime.scheduler.DefaultExecutionGraphFactory.tryRestoreExecutionGraphFromSavepoint(DefaultExecutionGraphFactory.java:223)",
+	}
 	framesScheduler = []string{
 		"org.apache.flink.runtime.scheduler.SchedulerNG.requestJobResourceRequirements(SchedulerNG.java:216)",
 		"org.apache.flink.runtime.jobmaster.JobMaster.requestJobResourceRequirements(JobMaster.java:1121)",

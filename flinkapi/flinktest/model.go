@@ -271,6 +271,25 @@ type snapshot struct {
 	taken        time.Time          // when it was triggered: the time of its state
 	completed    time.Time          // when it completed
 	trigger      flinkapi.TriggerID // of the savepoint or stop that took it
+	// counter is the vertex id of the counter whose keyed state the
+	// snapshot holds, and counterMax its maximum parallelism then.
+	counter    string
+	counterMax int
+}
+
+// restoreMismatch is why a job cannot restore snap, as Flink says when it
+// maps the snapshot's keyed state to the new job: a counter of the same
+// uid whose maximum parallelism was set (--max-parallelism) to another
+// than the snapshot's (an unset one takes the snapshot's); "" if none.
+func (j *job) restoreMismatch(snap *snapshot) string {
+	id := j.spec.counterID()
+	if snap == nil || snap.counter != id || snap.counterMax == 0 || j.spec.maxParallelism <= 0 || j.spec.maxParallelism == snap.counterMax {
+		return ""
+	}
+	return fmt.Sprintf("Failed to rollback to checkpoint/savepoint Checkpoint Metadata. Max parallelism mismatch between checkpoint/savepoint state and new program. "+
+		"Cannot map operator %s with max parallelism %d to new program with max parallelism %d. "+
+		"This indicates that the program has been changed in a non-compatible way after the checkpoint/savepoint.",
+		id, snap.counterMax, j.spec.maxParallelism)
 }
 
 // Kinds of checkpoints in the statistics.
@@ -368,6 +387,7 @@ type job struct {
 	restored       *restoreInfo
 	initial        *snapshot // restored from at submission
 	restoredFrom   string
+	restoreFault   string // why the restore of initial fails (restoreMismatch); "": it does not
 	retainOnCancel bool
 	retainOnFail   bool
 	stopping       *checkpoint // a stop with savepoint in progress

@@ -1,0 +1,154 @@
+//go:build integration
+
+package lifecycle_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// TestRealCanary checks the restore canary against a real session
+// cluster of FLINK_VERSION (BlueGreenPolicy.Canary): a compatible change
+// of the test job passes its canary beside the running job, which is
+// then upgraded with a savepoint, the counts going on; a change of the
+// counter's maximum parallelism (--max-parallelism, which no plan shows)
+// fails its canary, and the old job runs on untouched, its counts going
+// on. It logs, per case, the time from the spec change to the verdict
+// and the requests sent. Run it with
+//
+//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealCanary -v ./lifecycle/
+func TestRealCanary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	rt := &countingTransport{}
+	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithHTTPClient(&http.Client{Transport: rt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl := &lifecycle.Controller{Env: realEnv(c), Store: &lifecycle.MemoryStore{}, Name: "canary/counter",
+		PollInterval: time.Second, RetryInterval: time.Minute}
+	out := cluster.OutDir("canary")
+	spec := lifecycle.JobSpec{
+		Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
+			Args: []string{"--out", out, "--keys", "2", "--rate", "40", "--checkpoint-interval", "300"}},
+		Update:    policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
+		BlueGreen: lifecycle.BlueGreenPolicy{Enabled: true, Canary: true, Window: policy.Duration(2 * time.Minute)},
+	}
+	var st lifecycle.JobStatus
+	var canaries []flinkapi.JobID
+	t.Cleanup(func() {
+		for _, id := range append(canaries, st.JobID) {
+			if id != "" {
+				_ = c.CancelJob(context.Background(), id)
+			}
+		}
+	})
+	realUntil(t, ctx, "deployed", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.Converged(spec) })
+	old := st.JobID
+
+	r := &realCanary{t: t, ctx: ctx, c: c, rt: rt, ctrl: ctrl, spec: &spec, st: &st, canaries: &canaries, out: out}
+	r.passes(old)
+	r.fails()
+}
+
+// realCanary is TestRealCanary's cluster, controller and status.
+type realCanary struct {
+	t        *testing.T
+	ctx      context.Context
+	c        *flinkapi.Client
+	rt       *countingTransport
+	ctrl     *lifecycle.Controller
+	spec     *lifecycle.JobSpec
+	st       *lifecycle.JobStatus
+	canaries *[]flinkapi.JobID
+	out      string
+}
+
+// untilCanary calls until the canary ended, noting the canary jobs.
+func (r *realCanary) untilCanary(what string) {
+	r.t.Helper()
+	st := r.st
+	realUntil(r.t, r.ctx, what, r.ctrl, r.spec, st, 3*time.Minute, func() bool {
+		if st.Action == lifecycle.ActionCanary && st.Progress.NewJobID != "" && !containsID(*r.canaries, st.Progress.NewJobID) {
+			*r.canaries = append(*r.canaries, st.Progress.NewJobID)
+		}
+		return st.Action == lifecycle.ActionCanary && st.Progress.Done()
+	})
+}
+
+// passes: a compatible change passes its canary, then the upgrade.
+func (r *realCanary) passes(old flinkapi.JobID) {
+	t, ctx, c, st, spec := r.t, r.ctx, r.c, r.st, r.spec
+	before, err := flinkfixture.ReadCounts(r.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Job.Args = append(spec.Job.Args, "--name", "counter-v2")
+	begin, sent := time.Now(), r.rt.n.Load()
+	r.untilCanary("canary passed")
+	canaries := *r.canaries
+	t.Logf("compatible change: canary %s after %v and %d requests: %s", st.Progress.Outcome, time.Since(begin).Round(time.Millisecond),
+		r.rt.n.Load()-sent, st.Progress.Reason)
+	if st.Progress.Outcome != lifecycle.OutcomeSucceeded || st.JobID != old || len(canaries) != 1 {
+		t.Fatalf("canary: %s: %s (job %s, old %s, canaries %v)", st.Progress.Outcome, st.Progress.Reason, st.JobID, old, canaries)
+	}
+	canarySavepoint := st.Progress.Location
+	if s, err := c.JobStatus(ctx, canaries[0]); err != nil || s != flinkapi.JobCanceled { // (the details are cached)
+		t.Fatalf("the canary %s: %s (%v)", canaries[0], s, err)
+	}
+	if d, err := c.Job(ctx, old); err != nil || d.State != flinkapi.JobRunning {
+		t.Fatalf("the old job after its canary: %+v (%v)", d, err)
+	}
+	realUntil(t, ctx, "upgraded", r.ctrl, spec, st, 3*time.Minute, func() bool { return st.JobID != old && st.Converged(*spec) })
+	t.Logf("compatible change: canary and upgrade after %v and %d requests in all; restored from %s (canary's %s)",
+		time.Since(begin).Round(time.Millisecond), r.rt.n.Load()-sent, st.UpgradeFrom.Location, canarySavepoint)
+	if st.Action != lifecycle.ActionUpgrade || st.UpgradeFrom.Location == "" || st.UpgradeFrom.Location == canarySavepoint {
+		t.Fatalf("upgrade: action %s, from %q (canary's %q)", st.Action, st.UpgradeFrom.Location, canarySavepoint)
+	}
+	countsContinue(t, ctx, r.out, 2, before, 20)
+}
+
+// fails: a changed maximum parallelism fails its canary, the job runs on.
+func (r *realCanary) fails() {
+	t, ctx, c, st := r.t, r.ctx, r.c, r.st
+	running := st.JobID
+	before, err := flinkfixture.ReadCounts(r.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.spec.Job.Args = append(r.spec.Job.Args, "--max-parallelism", "64")
+	begin, sent := time.Now(), r.rt.n.Load()
+	r.untilCanary("canary failed")
+	t.Logf("max parallelism changed: canary %s after %v and %d requests: %s", st.Progress.Outcome, time.Since(begin).Round(time.Millisecond),
+		r.rt.n.Load()-sent, st.Progress.Reason)
+	if st.Progress.Outcome != lifecycle.OutcomeCanaryFailed || st.JobID != running || st.Progress.NewJobID != "" {
+		t.Fatalf("canary: %s: %s (job %s, running %s)", st.Progress.Outcome, st.Progress.Reason, st.JobID, running)
+	}
+	for range 3 {
+		realCall(t, ctx, r.ctrl, *r.spec, st, false)
+	}
+	if st.Reason != lifecycle.ReasonCanaryFailed || st.JobID != running {
+		t.Errorf("after the canary: %s: %s (job %s)", st.Reason, st.Message, st.JobID)
+	}
+	if d, err := c.Job(ctx, running); err != nil || d.State != flinkapi.JobRunning {
+		t.Fatalf("the job after the failed canary: %+v (%v)", d, err)
+	}
+	flinkfixture.WaitCounts(t, ctx, r.out, 2, 2*time.Minute, func(k string, n int64) bool { return n > before[k]+20 })
+}
+
+func containsID(ids []flinkapi.JobID, id flinkapi.JobID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
