@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,47 @@ func TestTeardownRanOnAfterItsSavepoint(t *testing.T) {
 	if !ok || rec.Location != newest.Location {
 		t.Errorf("recorded %q (%v); the job's newest state is %q (savepoint %v, taken %v); the stop's savepoint was %q",
 			rec.Location, ok, newest.Location, newest.Savepoint, newest.Completed, p.Location)
+	}
+}
+
+// TestTeardownNotFoundOnceIsConfirmed: the teardown of a job that had
+// failed reads its checkpoint statistics, and the first answer says Flink
+// does not know the job (a JobManager failing over answers so). Flink's
+// job list shows the job: the statistics are read again, and the job's
+// retained checkpoint is recorded instead of nothing.
+func TestTeardownNotFoundOnceIsConfirmed(t *testing.T) {
+	e := newEnv(t)
+	job := flinkapi.JobID("00000000000000000000000000000f12")
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
+		ProgramArgs:        []string{"--out", "/nf", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	if err := e.srv.FailJob(job, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	store := &MemoryStore{}
+	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeLastState, Store: store, Name: "app/nf"}
+	var p Progress
+	injected := false
+	for range 200 {
+		if p.Phase == PhaseObserveCheckpoints && !injected {
+			injected = true
+			e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints", Times: 1})
+		}
+		res, err := td.Step(context.Background(), &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Done {
+			break
+		}
+		e.srv.Clock().Advance(res.RequeueAfter)
+	}
+	rec, ok, _ := store.Get(context.Background(), "app/nf")
+	if !injected || p.Outcome != OutcomeSucceeded || !ok || !strings.Contains(rec.Location, "/chk-") {
+		t.Errorf("teardown %s (%s); recorded %q (%v), want the failed job's retained checkpoint", p.Outcome, p.Reason, rec.Location, ok)
 	}
 }

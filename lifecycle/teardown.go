@@ -374,8 +374,17 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(t.Timing.poll()))
 		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
 	}
+	if p.Unconfirmed {
+		return t.confirmKnown(ctx, p, now)
+	}
 	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)
 	switch {
+	case flinkapi.IsJobNotFound(err):
+		// One answer that Flink does not know the job may come from a
+		// JobManager failing over: its job list tells, in the next step,
+		// before the job's state is taken for lost.
+		p.Unconfirmed, p.LastError = true, notFound+errMessage(err)
+		return Result{RequeueAfter: t.Timing.poll()}, nil
 	case err == nil:
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {
 			p.Observed.Latest = savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.PreviousJobID}
@@ -391,6 +400,23 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
 	}
+	return t.endedFound(p, now), nil
+}
+
+// confirmKnown asks Flink's job list about the ended job after its
+// checkpoint statistics were answered with "not found": a job the list
+// shows has its statistics read again; one it does not has none to read.
+func (t *Teardown) confirmKnown(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	known, _, err := listJob(ctx, t.Client, p.PreviousJobID)
+	switch {
+	case err != nil:
+		p.LastError = notFound + errMessage(err)
+		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
+	case known:
+		p.Unconfirmed, p.LastError = false, ""
+		return Result{RequeueAfter: t.Timing.poll()}, nil
+	}
+	p.Unconfirmed = false
 	return t.endedFound(p, now), nil
 }
 
