@@ -54,7 +54,9 @@ type Controller struct {
 	// application cluster; see Submit.Deployer).
 	Deployer Deployer
 	// Store and Name, if set, keep the final savepoint of a Delete under
-	// Name; a job deployed later under that Name starts from it.
+	// Name; a job deployed later under that Name starts from it. With a
+	// Store, every call refuses a Name the stores do not take before any
+	// request (ErrInvalidName; the message says which names are).
 	Store RestorePointStore
 	Name  string
 	// PollInterval is how often a job at rest is observed
@@ -291,6 +293,13 @@ func (c *Controller) begin(ctx context.Context, st *JobStatus) error {
 	}
 	if st.Name != "" && st.Name != c.Name {
 		return fmt.Errorf("%w: it was written for %q, not for %q", ErrForeignStatus, st.Name, c.Name)
+	}
+	if c.Store != nil && c.Name != "" {
+		// The name is the restore points' key: refused here, before any
+		// request, rather than by the store at the first delete.
+		if err := checkName(c.Name); err != nil {
+			return err
+		}
 	}
 	if err := checkStatus(st); err != nil {
 		return err

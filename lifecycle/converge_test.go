@@ -242,3 +242,19 @@ func TestControllerSendsOnce(t *testing.T) {
 		t.Errorf("one call sent %d requests (%v) and asks to come back after %v; want the one observation, once, and a requeue", len(sent), sent, res.RequeueAfter)
 	}
 }
+
+// TestControllerRefusesStoreName: a Name the restore-point stores refuse
+// is refused by the first call, before any request, with one prefix and
+// the names allowed.
+func TestControllerRefusesStoreName(t *testing.T) {
+	k := newCluster(t, false)
+	c := k.controller()
+	c.Name = "my app:ingest"
+	_, err := c.Reconcile(context.Background(), k.spec("/out"), &k.st)
+	if !errors.Is(err, ErrInvalidName) || strings.Count(err.Error(), "lifecycle:") != 1 || !strings.Contains(err.Error(), "letters, digits") {
+		t.Errorf("Reconcile = %v, want ErrInvalidName with one prefix and the names allowed", err)
+	}
+	if n := len(k.srv.Requests()); n != 0 {
+		t.Errorf("%d requests", n)
+	}
+}

@@ -38,16 +38,20 @@ type RestorePointStore interface {
 var ErrInvalidName = errors.New("lifecycle: invalid restore point name")
 
 func checkName(name string) error {
+	bad := func() error {
+		return fmt.Errorf("%w %q: a name is 1 to 200 bytes: segments of letters, digits, '.', '_' and '-', each starting with a letter or digit, separated by single '/' (as in app/streamlet)",
+			ErrInvalidName, name)
+	}
 	if name == "" || len(name) > 200 {
-		return fmt.Errorf("%w %q", ErrInvalidName, name)
+		return bad()
 	}
 	for seg := range strings.SplitSeq(name, "/") {
 		if seg == "" || !isAlnum(seg[0]) {
-			return fmt.Errorf("%w %q", ErrInvalidName, name)
+			return bad()
 		}
 		for i := 0; i < len(seg); i++ {
 			if c := seg[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
-				return fmt.Errorf("%w %q", ErrInvalidName, name)
+				return bad()
 			}
 		}
 	}
