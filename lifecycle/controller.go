@@ -392,30 +392,13 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 	if !obs.Read {
 		return
 	}
-	st.JobState = ""
-	switch {
-	case plan.Situation == SituationFinishUnconfirmed && obs.Job != nil && !obs.Job.State.IsGloballyTerminal():
-		st.JobState = "" // a stale answer: the recorded end is read again
-		if p := st.Progress; p.Observed.State.IsGloballyTerminal() {
-			st.JobState = p.Observed.State
-		}
-	case obs.Job != nil:
-		st.JobState = obs.Job.State
-	}
+	st.JobState = observedState(st, obs, plan)
 	if obs.Failure != "" {
 		st.Failure = obs.Failure
 	}
 	switch plan.Situation {
 	case SituationRunning:
-		if obs.NoCheckpointing {
-			st.NoCheckpointing = st.JobID
-		}
-		if !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
-			st.Stable = st.Deployed
-		}
-		if spec.Health.Action != "" {
-			st.Health.Add(st.JobID, obs.Job.StartTime, healthSample(st, obs, now), spec.Health)
-		}
+		recordRunning(spec, st, obs, now)
 	case SituationFinished:
 		if !finished(st) && obs.Job != nil {
 			c.recordResult(ctx, api, st, obs.Job)
@@ -429,6 +412,36 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 		if spec.State == DesiredSuspended {
 			st.Suspended = true // stopped with a savepoint already
 		}
+	}
+}
+
+// observedState is the job's state to record from obs: none for a job
+// Flink does not know, and the recorded end of a job whose answer came
+// from before it (a stale answer: the end is read again).
+func observedState(st *JobStatus, obs Observation, plan Plan) flinkapi.JobState {
+	switch {
+	case plan.Situation == SituationFinishUnconfirmed && obs.Job != nil && !obs.Job.State.IsGloballyTerminal():
+		if p := st.Progress; p.Observed.State.IsGloballyTerminal() {
+			return p.Observed.State
+		}
+		return ""
+	case obs.Job != nil:
+		return obs.Job.State
+	}
+	return ""
+}
+
+// recordRunning records what a call learnt of the running job: that it
+// runs without checkpointing, that it became stable, a health sample.
+func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) {
+	if obs.NoCheckpointing {
+		st.NoCheckpointing = st.JobID
+	}
+	if !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
+		st.Stable = st.Deployed
+	}
+	if spec.Health.Action != "" {
+		st.Health.Add(st.JobID, obs.Job.StartTime, healthSample(st, obs, now), spec.Health)
 	}
 }
 
