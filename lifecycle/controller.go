@@ -133,7 +133,10 @@ func (c *Controller) recordedAPI(st *JobStatus) (API, *sink, error) {
 // returns what Reconcile would do now, without doing it: the job's
 // situation, the action it would start with its restore point and the
 // restore point's age, or the state it would report, and why it is
-// blocked. st is not changed. An invalid spec gives a plan blocked by
+// blocked. For a deploy, upgrade or rescale on a session cluster it also
+// runs the preflight (Plan.Preflight): Flink's plan of the new job from
+// the jar uploaded before (POST /jars/:jarid/plan, which changes nothing
+// on the cluster) and the cluster's slots. st is not changed. An invalid spec gives a plan blocked by
 // it (Reason InvalidSpec); a status Reconcile refuses gives its error.
 func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan, error) {
 	st = *st.DeepCopy()
