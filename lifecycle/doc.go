@@ -52,6 +52,23 @@
 // succeed is tried again with the same spec after RetryInterval; a new
 // spec at once.
 //
+// A program of its own (a command-line tool, a runtime) calls
+// Controller.Converge instead: it calls Reconcile until the spec is
+// carried out, storing the status after every call with the function it
+// is given, and ends with an error matching ErrInvalidSpec for a spec
+// the Controller cannot act on or an *ActionError for an action that
+// ended without success. StatusFile is such a store: a file replaced
+// atomically, locked against a second process.
+//
+// Before an upgrade, rescale, blue/green upgrade or deploy touches the
+// job, its preflight (JobSpec.Preflight, on by default) asks Flink for
+// the new job's plan from the jar and compares it with the running job
+// (a vertex whose state would not be restored, a parallelism above a
+// vertex's maximum) and the task slots it needs with the session
+// cluster's: a refusal ends the action Blocked
+// (policy.ReasonPreflightRefused), the job as it was. Controller.Plan
+// shows the same verdict before anything is done.
+//
 // # Observe, plan, act
 //
 // Each Reconcile is three steps a reader can follow. Observe reads only
