@@ -271,10 +271,29 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 		FlinkVersion string `json:"flink-version"`
 	}
 	if err := c.getJSON(ctx, "/config", &fc); err != nil {
-		return fail(err)
+		return fail(c.stoppedDuringStart(err))
 	}
 	c.FlinkVersion = fc.FlinkVersion
 	return c, nil
+}
+
+// stoppedDuringStart is err, a request's failure right after the
+// JobManager answered, or, when the JobManager exits within a few
+// seconds of it (an application that failed at once, which Flink ends
+// by stopping the JobManager), the error saying so with its cause.
+func (c *Cluster) stoppedDuringStart(err error) error {
+	c.mu.Lock()
+	jm := c.jm
+	c.mu.Unlock()
+	if jm == nil {
+		return err
+	}
+	select {
+	case <-jm.done:
+		return fmt.Errorf("flinkfixture: the JobManager stopped during start (%s)", jm.exitDescription())
+	case <-time.After(5 * time.Second):
+		return err
+	}
 }
 
 func javaBinary(java string) (string, error) {
