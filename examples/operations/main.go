@@ -189,7 +189,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	if err != nil {
 		return err
 	}
-	out.Phase("fail", "job %s FAILED after %s: %s", demo.Short(res.Upgraded), demo.Seconds(time.Since(start)), failureCause(ctx, cl, res.Upgraded))
+	out.Phase("fail", "job %s FAILED after %s: %s", demo.Short(res.Upgraded), demo.Seconds(time.Since(start)), cl.WaitFailureCause(ctx, res.Upgraded))
 
 	// The restart policy restores it from its latest state.
 	start = time.Now()
@@ -307,7 +307,7 @@ func showRestored(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID, pre
 		return fmt.Errorf("restored: %w", err)
 	}
 	note := ""
-	if !sameLocation(rc.ExternalPath, want) {
+	if !demo.SameLocation(rc.ExternalPath, want) {
 		note = fmt.Sprintf(" (not %s, the one chosen)", want)
 	}
 	counts := ""
@@ -334,29 +334,4 @@ func showRestored(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID, pre
 	out.Phase("restored", "Flink reports job %s restored from %s%s after %s%s", demo.Short(job), rc.ExternalPath, note,
 		demo.Seconds(time.Since(start)), counts)
 	return nil
-}
-
-// failureCause waits a little for the job's exception history (Flink
-// caches it for a few seconds) and returns its newest failure.
-func failureCause(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID) string {
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		cause, ok := cl.FailureCause(ctx, job)
-		if ok || time.Now().After(deadline) || ctx.Err() != nil {
-			return cause
-		}
-		time.Sleep(cl.Timing.Poll)
-	}
-}
-
-// sameLocation compares savepoint locations written as file:/p or
-// file:///p, with or without a trailing slash.
-func sameLocation(a, b string) bool {
-	norm := func(s string) string {
-		s = strings.TrimSuffix(s, "/")
-		if rest, ok := strings.CutPrefix(s, "file://"); ok {
-			return "file:" + rest
-		}
-		return s
-	}
-	return norm(a) == norm(b)
 }

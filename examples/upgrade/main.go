@@ -348,7 +348,7 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	if err != nil {
 		return err
 	}
-	out.Phase("fail", "job %s FAILED after %s: %s", demo.Short(res.Upgraded), demo.Seconds(time.Since(start)), failureCause(ctx, cl, res.Upgraded))
+	out.Phase("fail", "job %s FAILED after %s: %s", demo.Short(res.Upgraded), demo.Seconds(time.Since(start)), cl.WaitFailureCause(ctx, res.Upgraded))
 	before, _ = cl.Events("counter-v2")
 
 	// Restart: the spec is unchanged; the controller finds the job failed

@@ -416,3 +416,28 @@ func unwrapInput(err error) string {
 	msg = strings.TrimPrefix(msg, "flinkapi: ")
 	return strings.TrimPrefix(msg, "invalid input: ")
 }
+
+// WaitFailureCause waits up to 10 s for the job's exception history
+// (Flink caches it for a few seconds) and returns its newest failure.
+func (c *Cluster) WaitFailureCause(ctx context.Context, job flinkapi.JobID) string {
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		cause, ok := c.FailureCause(ctx, job)
+		if ok || time.Now().After(deadline) || ctx.Err() != nil {
+			return cause
+		}
+		time.Sleep(c.Timing.Poll)
+	}
+}
+
+// SameLocation compares savepoint locations written as file:/p or
+// file:///p, with or without a trailing slash.
+func SameLocation(a, b string) bool {
+	norm := func(s string) string {
+		s = strings.TrimSuffix(s, "/")
+		if rest, ok := strings.CutPrefix(s, "file://"); ok {
+			return "file:" + rest
+		}
+		return s
+	}
+	return norm(a) == norm(b)
+}
