@@ -109,8 +109,10 @@ var actions = map[JobAction]actionRow{
 		build: func(c *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &DisposeSavepoints{Env: b.env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
 		},
-		succeeded: func(c *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { c.forgetDisposed(st) },
-		failed:    func(c *Controller, st *JobStatus, _ Outcome, _ time.Time) { c.forgetDisposed(st) }},
+		// Only a status an earlier release wrote has one in flight. Its
+		// savepoints stay in the history: the ledger disposes of each
+		// again, and a savepoint gone counts as disposed of then.
+	},
 	ActionSuspend: {during: policy.Stopping, done: policy.Suspended,
 		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
 			if st.Progress.Stopped() {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -175,7 +174,49 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 // (the policy keeps state and no savepoint could be taken) is tried again
 // after RetryInterval. Without a Store, the status says that nothing
 // keeps the job's newest state (Reason DeletedStateNotKept).
+//
+// Once the job is torn down, the savepoints that SavepointPolicy's
+// DisposeOnDelete or their record's OnDelete asks for are disposed of,
+// one request per call, before Delete returns Done; the final savepoint
+// (JobStatus.Latest) is kept. One whose disposal failed
+// MaxDisposeAttempts times stays in the history and on storage, and
+// Delete returns Done with the status saying so.
 func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
+	res, err := c.delete(ctx, spec, st)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	now := c.clock().Now()
+	loc, wait := c.nextDeleteDisposal(spec, st, now)
+	switch {
+	case loc != "":
+		w := c.dispose(ctx, st, loc, now)
+		st.Message = "the job is deleted; disposing of its savepoints as the policy says, " + loc + " now"
+		return Result{RequeueAfter: c.bounded(w)}, nil
+	case wait > 0:
+		st.Message = "the job is deleted; a disposal of its savepoints failed and is tried again in " + wait.Round(time.Second).String()
+		return Result{RequeueAfter: c.bounded(wait)}, nil
+	}
+	if n := givenUp(st); n > 0 {
+		st.Message = fmt.Sprintf("the job is deleted; %d of its savepoints could not be disposed of and stay on storage (see savepoints)", n)
+	}
+	return res, nil
+}
+
+// givenUp counts the savepoints of the history whose disposal was given
+// up.
+func givenUp(st *JobStatus) int {
+	n := 0
+	for _, r := range st.Savepoints.Records {
+		if r.Disposal.GaveUp {
+			n++
+		}
+	}
+	return n
+}
+
+// delete is Delete up to the disposals of savepoints.
+func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
@@ -359,6 +400,10 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 		return c.start(ctx, spec, st, plan.Action, plan.Target, now)
 	}
 	c.set(st, plan.State, plan.Reason, plan.Message)
+	if plan.Dispose != "" && obs.Requests < MaxRequestsPerCall {
+		obs.Requests++
+		plan.RequeueAfter = min(plan.RequeueAfter, c.dispose(ctx, st, plan.Dispose, now))
+	}
 	if plan.Situation != SituationRunning || obs.Job == nil {
 		return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil
 	}
@@ -695,46 +740,16 @@ func restoredRecord(p *Progress) savepoint.Record {
 	return savepoint.Record{Location: p.RestoreFrom, Time: t, JobID: p.PreviousJobID}
 }
 
-// recordSavepoint adds rec to the history (bounded) and makes it the
-// latest if it is newer.
+// recordSavepoint adds rec to the history and makes it the latest if it
+// is newer. Nothing is dropped: a record leaves the history only once
+// disposed of.
 func (c *Controller) recordSavepoint(st *JobStatus, rec savepoint.Record) {
 	st.Savepoints = st.Savepoints.Add(rec)
-	if n := len(st.Savepoints.Records); n > MaxStoredSavepoints {
-		st.Savepoints.Records = st.Savepoints.Records[n-MaxStoredSavepoints:]
-	}
 	if rec.Time.After(st.Latest.Time) || st.Latest.Location == "" {
 		st.Latest = rec
 	}
 }
 
-// disposed are the savepoints the Dispose in flight disposed of: those it
-// chose and dealt with, less those its Reason names as failed.
-func (c *Controller) forgetDisposed(st *JobStatus) {
-	st.Savepoints = st.Savepoints.Remove(locations(c.disposed(st))...)
-}
-
-func (c *Controller) disposed(st *JobStatus) []savepoint.Record {
-	d := DisposeSavepoints{History: st.Savepoints, Retention: c.retention(st.Retention, st)}
-	chosen := d.Chosen(&st.Progress)
-	var out []savepoint.Record
-	for i, r := range chosen {
-		if i >= st.Progress.Disposed {
-			break
-		}
-		if !strings.Contains(st.Progress.Reason, r.Location+": ") || strings.Contains(st.Progress.Reason, r.Location+": already gone") {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-func locations(rs []savepoint.Record) []string {
-	out := make([]string, len(rs))
-	for i, r := range rs {
-		out[i] = r.Location
-	}
-	return out
-}
 
 // jarDigests caches the digests of jar files by path, size and
 // modification time, so that a Controller built anew for every call

@@ -36,6 +36,10 @@ type cluster struct {
 	deployer *appDeployer
 	// noStore builds the Controller without a restore-point store.
 	noStore bool
+	// poll, if set, is the Controller's PollInterval (default 5 s).
+	poll time.Duration
+	// name, if set, is the Controller's Name (default app/counter).
+	name string
 }
 
 func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
@@ -62,6 +66,12 @@ func (k *cluster) controller() *Controller {
 	}
 	if k.noStore {
 		c.Store = nil
+	}
+	if k.poll > 0 {
+		c.PollInterval = k.poll
+	}
+	if k.name != "" {
+		c.Name = k.name
 	}
 	return c
 }

@@ -40,7 +40,10 @@ func (d *DisposeSavepoints) clock() Clock { return clockOr(d.Clock) }
 // Chosen returns the savepoints the operation of p disposes of, oldest
 // first: once it ended, the first p.Disposed of them were dealt with, and
 // those not named as failed in p.Reason are gone; remove them from the
-// History (savepoint.History.Remove).
+// History (savepoint.History.Remove). A caller that keeps the History
+// may instead dispose of a savepoint again to confirm it is gone: Flink
+// then answers that its files are not found, which counts as disposed
+// of (the Controller's savepoint ledger does that).
 func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 	if p.Started.IsZero() {
 		return nil

@@ -178,15 +178,32 @@ type SavepointPolicy struct {
 	// MaxCount, if set, disposes of the oldest savepoints of the history
 	// while more than MaxCount are kept; MaxAge, if set, of those older
 	// than it (savepoint.ChooseDisposals). The newest savepoint, the one
-	// the job was started from and the one a rollback would restore are
-	// never disposed of; nor savepoints taken for an update or by a user,
-	// unless DisposeUpdate or DisposeUser allows it. Zero: none is
-	// disposed of.
+	// the job was started from, the one a rollback would restore and the
+	// one the spec's restore request names are never disposed of; nor
+	// savepoints taken for an update, by a user or imported
+	// (JobStatus.ImportSavepoint), unless DisposeUpdate or DisposeUser
+	// allows it. MaxCount 0 keeps MaxStoredSavepoints, as many as a status
+	// holds; a retention that would keep more is refused by Validate.
+	//
+	// Retention runs whenever the Controller is called with no action in
+	// flight, whatever the job's situation, as long as a JobManager is
+	// there (the session cluster, or the job's application cluster). A
+	// savepoint leaves the history only once Flink disposed of it (or
+	// found its files gone); a disposal that fails keeps its record, with
+	// the error (savepoint.Disposal), and is tried again after
+	// RetryInterval, doubled after each failure, MaxDisposeAttempts times.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=256
 	MaxCount      int             `json:"maxCount,omitempty"`
 	MaxAge        policy.Duration `json:"maxAge,omitzero"`
 	DisposeUpdate bool            `json:"disposeUpdate,omitempty"`
 	DisposeUser   bool            `json:"disposeUser,omitempty"`
+	// DisposeOnDelete makes Delete, once the job is torn down, dispose of
+	// every savepoint of the history but the final one (JobStatus.Latest,
+	// which a later deploy starts from) and those whose record says
+	// OnDeleteKeep; a record's OnDeleteDispose disposes of it whatever
+	// this says. Off: a delete keeps them (format 5).
+	DisposeOnDelete bool `json:"disposeOnDelete,omitempty"`
 }
 
 // cron is p's parsed Schedule; the zero Cron when there is none or it
@@ -209,8 +226,55 @@ func (p SavepointPolicy) cron() (savepoint.Cron, error) {
 	return c, nil
 }
 
-// disposes reports whether p disposes of any savepoint.
-func (p SavepointPolicy) disposes() bool { return p.MaxCount > 0 || p.MaxAge > 0 }
+// validate reports the savepoint policy's errors: negative values, a
+// schedule that does not parse, and a retention that keeps more
+// savepoints than a status holds.
+func (p SavepointPolicy) validate() []error {
+	var errs []error
+	if p.Interval < 0 || p.MaxAge < 0 || p.MaxCount < 0 {
+		errs = append(errs, fmt.Errorf("savepoints: interval %v, maxCount %d and maxAge %v must not be negative",
+			p.Interval.Std(), p.MaxCount, p.MaxAge.Std()))
+	}
+	if p.MaxCount > MaxStoredSavepoints {
+		errs = append(errs, fmt.Errorf("savepoints.maxCount: %d is more than the %d savepoints a status holds (MaxStoredSavepoints)",
+			p.MaxCount, MaxStoredSavepoints))
+	}
+	c, err := p.cron()
+	if err != nil {
+		return append(errs, err)
+	}
+	if n := p.keptWithin(c); n > MaxStoredSavepoints && p.MaxCount == 0 {
+		errs = append(errs, fmt.Errorf("savepoints.maxAge: %v keeps about %d periodic savepoints, more than the %d a status holds (MaxStoredSavepoints); "+
+			"set a shorter maxAge or a maxCount", p.MaxAge.Std(), n, MaxStoredSavepoints))
+	}
+	return errs
+}
+
+// keptWithin is how many periodic savepoints MaxAge keeps at most: those
+// the interval and the schedule take within it; 0 without a MaxAge or a
+// period. It stops counting past MaxStoredSavepoints.
+func (p SavepointPolicy) keptWithin(c savepoint.Cron) int {
+	age := p.MaxAge.Std()
+	if age <= 0 {
+		return 0
+	}
+	n := 0
+	if iv := p.Interval.Std(); iv > 0 {
+		n = int(min(age/iv, MaxStoredSavepoints)) + 1
+	}
+	if p.Schedule != "" {
+		// The busiest window is found by counting from a few starts.
+		t0 := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+		for _, start := range []time.Time{t0, t0.Add(12 * time.Hour), t0.AddDate(0, 0, 3)} {
+			k := 0
+			for t := c.Next(start); !t.IsZero() && t.Sub(start) <= age && k <= MaxStoredSavepoints; t = c.Next(t) {
+				k++
+			}
+			n = max(n, k+1)
+		}
+	}
+	return n
+}
 
 // JobSpec is the job a caller wants: plain data with stable JSON names,
 // meant for a custom resource's spec or a file. The zero values of its
@@ -307,13 +371,7 @@ func (s JobSpec) Validate() error {
 	if s.Rollback.ReadinessTimeout < 0 {
 		errs = append(errs, fmt.Errorf("rollback.readinessTimeout: %v must not be negative", s.Rollback.ReadinessTimeout.Std()))
 	}
-	if s.Savepoints.Interval < 0 || s.Savepoints.MaxAge < 0 || s.Savepoints.MaxCount < 0 {
-		errs = append(errs, fmt.Errorf("savepoints: interval %v, maxCount %d and maxAge %v must not be negative",
-			s.Savepoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std()))
-	}
-	if _, err := s.Savepoints.cron(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, s.Savepoints.validate()...)
 	if s.Checkpoints.Interval < 0 {
 		errs = append(errs, fmt.Errorf("checkpoints.interval: %v must not be negative", s.Checkpoints.Interval.Std()))
 	}
@@ -366,10 +424,12 @@ const (
 	ActionTeardown      JobAction = "Teardown"      // Teardown, on Delete
 )
 
-// MaxStoredSavepoints bounds JobStatus.Savepoints: beyond it the oldest
-// records are forgotten (not disposed of: set SavepointPolicy.Retention
-// for that).
-const MaxStoredSavepoints = 32
+// MaxStoredSavepoints is how many savepoints JobStatus.Savepoints holds
+// for its retention: SavepointPolicy.MaxCount at most, and the count a
+// MaxCount of 0 keeps. Savepoints the retention may not dispose of
+// (the newest, those in use, those of updates and users unless the
+// policy allows) are never forgotten: they stay beyond it.
+const MaxStoredSavepoints = 256
 
 // MaxFailureLength bounds JobStatus.Failure, in bytes.
 const MaxFailureLength = 1024
@@ -443,7 +503,8 @@ type JobStatus struct {
 	// +kubebuilder:validation:Format=date-time
 	RetryAt time.Time `json:"retryAt,omitzero"`
 	// Latest is the newest savepoint of the deployment, and Savepoints
-	// the history of its savepoints (at most MaxStoredSavepoints).
+	// the history of its savepoints: each on storage until the
+	// retention disposed of it (see SavepointPolicy.MaxCount).
 	Latest     savepoint.Record  `json:"latest,omitzero"`
 	Savepoints savepoint.History `json:"savepoints,omitzero"`
 	// UpgradeFrom is the restore point the last upgrade started the new
@@ -490,6 +551,9 @@ type JobStatus struct {
 	// Deleted is set once a Delete finished. A status reused after it
 	// deploys the job anew, from its newest state.
 	Deleted bool `json:"deleted,omitempty"`
+	// Disposing is the disposal of a savepoint of the history in
+	// progress (format 5).
+	Disposing SavepointDisposal `json:"disposing,omitzero"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it

@@ -166,6 +166,11 @@ type Plan struct {
 	Preflight *Preflight `json:"preflight,omitempty"`
 	// RequeueAfter is when to look again when no action starts.
 	RequeueAfter time.Duration `json:"requeueAfter,omitempty"`
+	// Dispose is the savepoint of the history the savepoint ledger
+	// disposes of at this call, beside whatever else the plan does (the
+	// retention of SavepointPolicy; one request per call); empty when
+	// none is due or an action is in flight or starts.
+	Dispose string `json:"dispose,omitempty"`
 }
 
 // String is a one-line summary of p for people.
@@ -188,6 +193,9 @@ func (p Plan) String() string {
 		s += ", blocked: " + p.Blocked
 	} else if p.Preflight != nil {
 		s += ", " + preflightSummary(p.Preflight)
+	}
+	if p.Dispose != "" {
+		s += ", dispose of " + p.Dispose
 	}
 	if p.Reason != "" {
 		s += ": " + p.Reason

@@ -18,6 +18,13 @@ import (
 // spec must be valid (JobSpec.Validate).
 func (c *Controller) PlanFor(spec JobSpec, st JobStatus, obs Observation, now time.Time) Plan {
 	spec = spec.effective(&st)
+	p := c.planFor(spec, st, obs, now)
+	p.Dispose = c.nextDisposal(spec, &st, &p, now)
+	return p
+}
+
+// planFor is PlanFor without the savepoint ledger's disposal.
+func (c *Controller) planFor(spec JobSpec, st JobStatus, obs Observation, now time.Time) Plan {
 	sit := situationOf(spec, &st, obs)
 	p := Plan{Situation: sit, Mode: spec.Update.WithDefaults().Mode}
 	if sit == SituationInFlight {
@@ -297,13 +304,12 @@ func (c *Controller) runningReason(spec JobSpec, st *JobStatus, obs Observation,
 	}
 }
 
-// planDue plans the savepoint or disposal that is due beside the running
-// job, or when to look again for the next one.
+// planDue plans the savepoint that is due beside the running job, or
+// when to look again for the next one. (The retention's disposals are
+// the ledger's: Plan.Dispose.)
 func (c *Controller) planDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, now time.Time, p Plan) Plan {
 	if due, next := c.savepointDue(spec, st, d, now); due {
 		p.Action, p.Target = ActionSavepoint, st.Deployed
-	} else if spec.Savepoints.disposes() && len(savepoint.ChooseDisposals(st.Savepoints.Records, c.retention(spec.Savepoints, st), now)) > 0 {
-		p.Action, p.Target = ActionDispose, st.Deployed
 	} else if !next.IsZero() {
 		p.RequeueAfter = max(min(p.RequeueAfter, next.Sub(now)), soon)
 	}

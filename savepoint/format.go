@@ -10,7 +10,7 @@ import (
 // FormatVersion is the newest format of the stored types of this package
 // (History) that this release writes and reads. It is bumped whenever a
 // stored type's JSON changes meaning; every older version stays readable.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // ErrUnknownFormat is matched by errors.Is for a stored value of a format
 // version newer than FormatVersion: it was written by a later flinkkit,

@@ -25,6 +25,22 @@ func goldenRecords() []Record {
 	}
 }
 
+// goldenRecordsV2 are the records of the format 2 fixture: every field
+// set, the delete choice and the failed disposals too.
+func goldenRecordsV2() []Record {
+	r := goldenRecords()
+	r = append(r, Record{Location: "s3://bucket/savepoints/savepoint-elsewhere-42", Time: time.Date(2026, 2, 27, 8, 30, 0, 0, time.UTC),
+		Reason: ReasonImported, JobID: "0f1e2d3c4b5a69788796a5b4c3d2e1f0", OnDelete: OnDeleteKeep,
+		Disposal: Disposal{Attempts: 2, Error: DisposalRefused, Message: "java.io.IOException: Permission denied",
+			RetryAt: time.Date(2026, 3, 1, 13, 5, 0, 0, time.UTC), GaveUp: true}})
+	r[0].OnDelete = OnDeleteDispose
+	r[0].Disposal = Disposal{Attempts: 1, Error: DisposalUnreachable, Message: "503 Service Unavailable",
+		RetryAt: time.Date(2026, 3, 1, 13, 1, 0, 0, time.UTC), GaveUp: true}
+	r[1].OnDelete = OnDeleteKeep
+	r[1].Disposal = Disposal{Attempts: 3, Error: DisposalFailed, Message: "the disposal failed", RetryAt: time.Date(2026, 3, 1, 14, 0, 0, 0, time.UTC), GaveUp: true}
+	return []Record{r[2], r[0], r[1]}
+}
+
 // TestHistoryFormats decodes every stored form of a History that a release
 // wrote (testdata/golden; its README.md says what each file is and why
 // none is ever edited), checks that this release writes the newest one
@@ -39,6 +55,7 @@ func TestHistoryFormats(t *testing.T) {
 			// The bare array written while History was []Record.
 			{File: "history-legacy.json", Version: 0, Want: History{Records: goldenRecords()}},
 			{File: "history-v1.json", Version: 1, Want: History{FormatVersion: 1, Records: goldenRecords()}},
+			{File: "history-v2.json", Version: 2, Want: History{FormatVersion: 2, Records: goldenRecordsV2()}},
 		},
 	})
 }
@@ -69,7 +86,7 @@ func TestHistoryDecode(t *testing.T) {
 			t.Errorf("Unmarshal(%s) (-want +got):\n%s", tt.in, diff)
 		}
 	}
-	for _, in := range []string{`{"formatVersion":2,"records":[]}`, `{"formatVersion":-1}`} {
+	for _, in := range []string{`{"formatVersion":3,"records":[]}`, `{"formatVersion":-1}`} {
 		h := History{FormatVersion: 1, Records: []Record{r}}
 		err := json.Unmarshal([]byte(in), &h)
 		if !errors.Is(err, ErrUnknownFormat) || !strings.HasPrefix(err.Error(), "savepoint.History: format version ") {

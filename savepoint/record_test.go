@@ -153,7 +153,7 @@ func TestJSON(t *testing.T) {
 	}
 	h := History{}.Add(Record{Location: loc, Time: t0, Reason: ReasonScheduled, JobID: job})
 	b, _ = json.Marshal(h)
-	if want := `{"formatVersion":1,"records":[{"location":"s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab","time":"2026-03-01T12:00:00Z","reason":"Scheduled","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]}`; string(b) != want {
+	if want := `{"formatVersion":2,"records":[{"location":"s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab","time":"2026-03-01T12:00:00Z","reason":"Scheduled","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]}`; string(b) != want {
 		t.Errorf("json.Marshal(History) = %s, want %s", b, want)
 	}
 	if b, _ := json.Marshal(History{}); string(b) != "{}" {

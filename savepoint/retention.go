@@ -8,8 +8,9 @@ import (
 
 // History is a job's completed savepoints, oldest first, each location at
 // most once. It is plain data, safe to store in a Kubernetes status. It
-// marshals to {"formatVersion":1,"records":[...]} and decodes from that and
-// from the bare array of records written before format versions existed.
+// marshals to {"formatVersion":2,"records":[...]} and decodes from that,
+// from format 1 and from the bare array of records written before format
+// versions existed.
 // The zero History is empty and ready to use.
 type History struct {
 	// FormatVersion is the format this value was written in; 0 when not
@@ -161,7 +162,7 @@ type RetentionOptions struct {
 	// (ReasonUpdate).
 	DisposeUpdate bool
 	// DisposeUser allows disposing of user-requested savepoints
-	// (ReasonUser).
+	// (ReasonUser) and imported ones (ReasonImported).
 	DisposeUser bool
 }
 
@@ -175,7 +176,11 @@ type RetentionOptions struct {
 // savepoint (all of them, if several share the newest time), a location in
 // InUse, nor an Update or User savepoint unless DisposeUpdate or
 // DisposeUser allows it. Entries without a Location or a Time are neither
-// chosen nor counted. When a location appears more than once, its newest
+// chosen nor counted. An entry whose disposal failed (Disposal.Failed)
+// and that these rules choose again is chosen only once its
+// Disposal.RetryAt has come and it was not given up; until then it does
+// not count among those kept either (another is not disposed of in its
+// place). When a location appears more than once, its newest
 // entry counts, and it is kept if any of its entries must be kept.
 func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record {
 	type entry struct {
@@ -189,7 +194,7 @@ func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record 
 			continue
 		}
 		keep := r.Reason == ReasonUpdate && !opts.DisposeUpdate ||
-			r.Reason == ReasonUser && !opts.DisposeUser ||
+			(r.Reason == ReasonUser || r.Reason == ReasonImported) && !opts.DisposeUser ||
 			inUse.has(r.Location)
 		es = append(es, entry{r, keep})
 	}
@@ -235,9 +240,14 @@ func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record 
 		}
 		old := opts.MaxAge > 0 && now.Sub(e.r.Time) > opts.MaxAge
 		tooMany := opts.MaxCount > 0 && kept > opts.MaxCount
-		if old || tooMany {
+		if !old && !tooMany {
+			continue
+		}
+		kept--
+		if d := e.r.Disposal; !d.Failed() || !d.GaveUp && !now.Before(d.RetryAt) {
+			// One whose disposal failed goes once it may be tried again;
+			// until then it does not count among those kept either.
 			out = append(out, e.r)
-			kept--
 		}
 	}
 	return out

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,4 +193,50 @@ func shuffle(rng *rand.Rand, h []Record) []Record {
 	s := slices.Clone(h)
 	rng.Shuffle(len(s), func(i, j int) { s[i], s[j] = s[j], s[i] })
 	return s
+}
+
+// TestChooseDisposalsFailedDisposals: a savepoint whose disposal failed is
+// chosen again only once it may be retried and was not given up, and
+// meanwhile no other savepoint is disposed of in its place.
+func TestChooseDisposalsFailedDisposals(t *testing.T) {
+	now := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	h := []Record{rec("a", 1, ReasonScheduled), rec("b", 2, ReasonScheduled), rec("c", 3, ReasonScheduled), rec("d", 4, ReasonScheduled)}
+	opts := RetentionOptions{MaxCount: 2}
+	if got := names(ChooseDisposals(h, opts, now)); got != "a b" {
+		t.Fatalf("no failure: chose %q, want a b", got)
+	}
+	h[0].Disposal = Disposal{Attempts: 1, Error: DisposalUnreachable, RetryAt: now.Add(time.Minute)}
+	if got := names(ChooseDisposals(h, opts, now)); got != "b" {
+		t.Errorf("a waits for its retry: chose %q, want b alone (c is not disposed of in a's place)", got)
+	}
+	if got := names(ChooseDisposals(h, opts, now.Add(time.Minute))); got != "a b" {
+		t.Errorf("a's retry time came: chose %q, want a b", got)
+	}
+	h[0].Disposal.GaveUp = true
+	if got := names(ChooseDisposals(h, opts, now.Add(time.Hour))); got != "b" {
+		t.Errorf("a was given up: chose %q, want b", got)
+	}
+	// A policy that keeps a now keeps it, failed or not, and counts it.
+	if got := names(ChooseDisposals(h, RetentionOptions{MaxCount: 4}, now.Add(time.Hour))); got != "" {
+		t.Errorf("MaxCount 4 of 4: chose %q, want none", got)
+	}
+	h[3].Reason, h[0].Disposal = ReasonImported, Disposal{}
+	if got := names(ChooseDisposals(h, RetentionOptions{MaxCount: 1}, now)); got != "a b c" {
+		t.Errorf("imported newest: chose %q, want a b c (the newest is kept anyway)", got)
+	}
+	h[0].Reason = ReasonImported
+	if got := names(ChooseDisposals(h, RetentionOptions{MaxCount: 1}, now)); got != "b c" {
+		t.Errorf("imported oldest: chose %q, want b c (imported kept unless DisposeUser)", got)
+	}
+	if got := names(ChooseDisposals(h, RetentionOptions{MaxCount: 1, DisposeUser: true}, now)); got != "a b c" {
+		t.Errorf("imported oldest with DisposeUser: chose %q, want a b c", got)
+	}
+}
+
+func names(rs []Record) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, strings.TrimPrefix(r.Location, "sp-"))
+	}
+	return strings.Join(out, " ")
 }

@@ -82,12 +82,15 @@ const (
 	ReasonStop      Reason = "Stop"      // taken to stop or cancel the job
 	ReasonDelete    Reason = "Delete"    // taken before deleting the job
 	ReasonRestart   Reason = "Restart"   // taken before restarting the job
+	// ReasonImported: taken elsewhere (another operator, the Flink CLI)
+	// and imported into a history; retention treats it as a user's.
+	ReasonImported Reason = "Imported"
 )
 
 // Valid reports whether r is one of the reasons above.
 func (r Reason) Valid() bool {
 	switch r {
-	case ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart:
+	case ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart, ReasonImported:
 		return true
 	}
 	return false
@@ -212,4 +215,75 @@ type Record struct {
 	Reason Reason `json:"reason,omitempty"`
 	// JobID is the job the savepoint was taken of.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
+	// OnDelete says what a delete of the job does with this savepoint:
+	// empty leaves it to the policy (lifecycle's
+	// SavepointPolicy.DisposeOnDelete).
+	// +kubebuilder:validation:Enum="";Keep;Dispose
+	OnDelete OnDelete `json:"onDelete,omitempty"`
+	// Disposal is how the disposals of this savepoint failed so far; zero
+	// while none failed. A savepoint whose disposal failed stays in the
+	// history until a disposal succeeds.
+	Disposal Disposal `json:"disposal,omitzero"`
 }
+
+// OnDelete says what a delete of a job does with one of its savepoints.
+// The strings are stable.
+type OnDelete string
+
+// What a delete does with a savepoint.
+const (
+	// OnDeletePolicy (empty): as the job's policy says.
+	OnDeletePolicy OnDelete = ""
+	// OnDeleteKeep: kept on storage whatever the policy says.
+	OnDeleteKeep OnDelete = "Keep"
+	// OnDeleteDispose: disposed of whatever the policy says (the final
+	// savepoint of the delete excepted).
+	OnDeleteDispose OnDelete = "Dispose"
+)
+
+// Valid reports whether d is one of the values above.
+func (d OnDelete) Valid() bool { return d == OnDeletePolicy || d == OnDeleteKeep || d == OnDeleteDispose }
+
+// DisposalError is why a disposal of a savepoint failed, in a closed set.
+// The strings are stable.
+type DisposalError string
+
+// Why a disposal failed.
+const (
+	// DisposalUnreachable: the JobManager did not answer, or answered
+	// only with transient errors (503, resets), until the deadline.
+	DisposalUnreachable DisposalError = "Unreachable"
+	// DisposalRefused: the JobManager refused the request (an answer
+	// that is not transient, such as 400 or 500).
+	DisposalRefused DisposalError = "Refused"
+	// DisposalFailed: the disposal ran and failed (its files could not
+	// be deleted: permissions, storage errors).
+	DisposalFailed DisposalError = "Failed"
+)
+
+// Disposal is how the disposals of a savepoint failed so far: plain
+// data, part of a Record.
+type Disposal struct {
+	// Attempts counts the disposals that failed.
+	// +kubebuilder:validation:Minimum=0
+	Attempts int `json:"attempts,omitempty"`
+	// Error is why the last one failed, and Message the same for people
+	// (Flink's message, at most 512 bytes).
+	Error   DisposalError `json:"error,omitempty"`
+	Message string        `json:"message,omitempty"`
+	// RetryAt is when the next attempt may start.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	RetryAt time.Time `json:"retryAt,omitzero"`
+	// GaveUp is set once MaxAttempts disposals failed: the savepoint stays
+	// on storage and in the history, reported, until a caller disposes of
+	// it by hand and removes it (History.Remove) or clears Disposal to
+	// try again.
+	GaveUp bool `json:"gaveUp,omitempty"`
+}
+
+// Failed reports whether a disposal of the record failed and was not
+// retried with success since.
+func (d Disposal) Failed() bool { return d.Attempts > 0 }
+

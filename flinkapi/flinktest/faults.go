@@ -44,12 +44,17 @@ const (
 	// failure-cause StopWithSavepointStoppingException, which names the
 	// savepoint's location, and the job restarts or fails.
 	FaultJobFailsWhileStopping
+	// FaultDisposalFails makes a savepoint disposal complete with a
+	// failure and leave the savepoint's files: an IOException with Cause
+	// as its message ("Permission denied" if empty), as Flink reports a
+	// storage that refuses the delete.
+	FaultDisposalFails
 )
 
 var faultNames = map[FaultKind]string{
 	FaultStatus: "status", FaultReset: "reset", FaultLatency: "latency", FaultRestart: "restart",
 	FaultSavepointFails: "savepoint-fails", FaultJobFailsDuringSavepoint: "job-fails-during-savepoint",
-	FaultJobFailsWhileStopping: "job-fails-while-stopping",
+	FaultJobFailsWhileStopping: "job-fails-while-stopping", FaultDisposalFails: "disposal-fails",
 }
 
 // String names the kind.
@@ -276,4 +281,20 @@ func (s *Server) restartFromFault(f *faultState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.restartLocked(f.Restart)
+}
+
+// disposalFault reports whether a FaultDisposalFails hits a disposal
+// that completes now, and the message of its cause. The lock must be
+// held.
+func (s *Server) disposalFault() (string, bool) {
+	for _, f := range s.faults {
+		if f.Kind != FaultDisposalFails || !s.fires(f) {
+			continue
+		}
+		if f.Cause != "" {
+			return f.Cause, true
+		}
+		return "Permission denied", true
+	}
+	return "", false
 }

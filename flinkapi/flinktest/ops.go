@@ -200,6 +200,11 @@ func handleDisposalTrigger(q *request, w http.ResponseWriter) *restError {
 // finishDisposal removes the savepoint of a disposal, or fails it.
 func (s *Server) finishDisposal(op *operation, t time.Time) {
 	snap := s.snapshots[normalizeLocation(op.path)]
+	if msg, ok := s.disposalFault(); ok && snap != nil && !snap.removed {
+		cause := jexc{class: "java.io.IOException", frames: framesFileSystem, msg: msg}
+		op.fail(t, newFailure(jexc{class: classFlinkException, msg: fmt.Sprintf("Could not dispose savepoint %s.", op.path), frames: framesDisposal}, cause))
+		return
+	}
 	if op.path != "" && snap != nil && !snap.removed {
 		snap.removed = true
 		op.succeed(t, "", 0)

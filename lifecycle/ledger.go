@@ -1,0 +1,280 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// The savepoint ledger: the savepoints of JobStatus.Savepoints are the
+// deployment's, each on storage until a disposal of it succeeded, and
+// only then removed from the history. The retention of the spec's
+// SavepointPolicy chooses which go, whenever the Controller is called and
+// no action is in flight, whatever the job's situation (running,
+// suspended, failed, down), as long as a JobManager is there to dispose
+// of them. One request per call at most.
+
+// MaxDisposeAttempts is how many disposals of one savepoint may fail
+// before the Controller gives up on it (savepoint.Disposal.GaveUp): it
+// then stays in the history, reported, and is not tried again.
+const MaxDisposeAttempts = 5
+
+// maxDisposeBackoff bounds the wait between two disposals of a savepoint
+// that failed.
+const maxDisposeBackoff = 6 * time.Hour
+
+// maxDisposalMessage bounds savepoint.Disposal.Message, in bytes.
+const maxDisposalMessage = 512
+
+// SavepointDisposal is the disposal of one savepoint in progress (format
+// 5): recorded before its request is sent, so that a caller that lost the
+// answer polls it, or sends it again, rather than forget it.
+type SavepointDisposal struct {
+	// Location is the savepoint being disposed of.
+	Location string `json:"location,omitempty"`
+	// TriggerID is the id of Flink's disposal operation, once it answered.
+	TriggerID flinkapi.TriggerID `json:"triggerID,omitempty"`
+	// Started is when this disposal started: past the controller's stop
+	// timeout (Timing.Stop) without an answer it counts as failed.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Started time.Time `json:"started,omitzero"`
+}
+
+// retentionFor is the retention a call applies: the spec's policy,
+// bounded by what a status holds, and what may not go.
+func (c *Controller) retentionFor(spec JobSpec, st *JobStatus) savepoint.RetentionOptions {
+	r := c.retention(spec.Savepoints, st)
+	if r.MaxCount <= 0 || r.MaxCount > MaxStoredSavepoints {
+		r.MaxCount = MaxStoredSavepoints
+	}
+	if spec.Restore.Path != "" {
+		r.InUse = append(r.InUse, spec.Restore.Path)
+	}
+	return r
+}
+
+// nextDisposal is the savepoint the ledger disposes of at this call:
+// the one in progress, else the oldest the retention chooses; "" when
+// none, when an action is in flight or starts, or when no JobManager is
+// there to dispose of it.
+func (c *Controller) nextDisposal(spec JobSpec, st *JobStatus, p *Plan, now time.Time) string {
+	if p.Action != "" || p.InFlight || p.Situation == SituationUnreachable || !c.canDispose(st) {
+		return ""
+	}
+	if d := st.Disposing.Location; d != "" && hasLocation(st.Savepoints.Records, d) {
+		return d
+	}
+	if chosen := savepoint.ChooseDisposals(st.Savepoints.Records, c.retentionFor(spec, st), now); len(chosen) > 0 {
+		return chosen[0].Location
+	}
+	return ""
+}
+
+// canDispose reports whether a JobManager is there to dispose of
+// savepoints: the session cluster, or the job's application cluster
+// while it exists.
+func (c *Controller) canDispose(st *JobStatus) bool {
+	return c.Deployer == nil || !st.Cluster.IsZero()
+}
+
+// deleteDisposals are the savepoints a Delete disposes of once the job
+// is torn down: those the policy (SavepointPolicy.DisposeOnDelete) or
+// the record (savepoint.OnDeleteDispose) says, never the final one
+// (Latest) nor one a record keeps, nor one given up.
+func (c *Controller) nextDeleteDisposal(spec JobSpec, st *JobStatus, now time.Time) (loc string, wait time.Duration) {
+	if !c.canDispose(st) {
+		return "", 0
+	}
+	if d := st.Disposing.Location; d != "" && hasLocation(st.Savepoints.Records, d) {
+		return d, 0
+	}
+	for _, r := range st.Savepoints.Records {
+		goes := r.OnDelete == savepoint.OnDeleteDispose || r.OnDelete == savepoint.OnDeletePolicy && spec.Savepoints.DisposeOnDelete
+		if !goes || r.Location == st.Latest.Location || r.Disposal.GaveUp {
+			continue
+		}
+		if w := r.Disposal.RetryAt.Sub(now); r.Disposal.Failed() && w > 0 {
+			if wait == 0 || w < wait {
+				wait = w
+			}
+			continue
+		}
+		return r.Location, 0
+	}
+	return "", wait
+}
+
+// dispose takes one step of the disposal of loc (one request) and
+// returns when to call again.
+func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now time.Time) time.Duration {
+	api, err := c.jobAPI(st)
+	if err != nil {
+		return c.retry()
+	}
+	d := &st.Disposing
+	if d.Location != loc {
+		*d = SavepointDisposal{Location: loc, Started: now}
+	}
+	if d.TriggerID == "" {
+		op, err := api.DisposeSavepoint(ctx, loc)
+		if err != nil {
+			return c.disposeError(st, err, now)
+		}
+		d.TriggerID = op.TriggerID
+		return c.Timing.poll()
+	}
+	res, err := api.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepointDisposal, TriggerID: d.TriggerID})
+	switch {
+	case flinkapi.IsTriggerNotFound(err):
+		// Flink forgot it (a JobManager restart): sent again; a savepoint
+		// it had disposed of is then not found, which counts as done.
+		d.TriggerID = ""
+		return soon
+	case err != nil:
+		return c.disposeError(st, err, now)
+	case !res.Completed():
+		if c.disposalLate(d, now) {
+			return c.disposeFailed(st, savepoint.DisposalUnreachable, "the disposal did not complete in time", now)
+		}
+		return c.Timing.poll()
+	case res.Succeeded(), res.Failure.FilesNotFound():
+		// Gone: what a disposal is for (an earlier one whose answer was
+		// lost may have removed the files). Only now is it forgotten.
+		st.Savepoints = st.Savepoints.Remove(loc)
+		*d = SavepointDisposal{}
+		return soon
+	}
+	msg := "the disposal failed"
+	if res.Failure != nil {
+		msg = savepoint.FailureMessage(res.Failure)
+	}
+	return c.disposeFailed(st, savepoint.DisposalFailed, msg, now)
+}
+
+// disposalLate reports whether the disposal d has run past its deadline.
+func (c *Controller) disposalLate(d *SavepointDisposal, now time.Time) bool {
+	return !now.Before(d.Started.Add(orDefault(c.Timing.Stop, DefaultStopTimeout)))
+}
+
+// disposeError handles a request of the disposal that failed: a refusal
+// fails the disposal, a transient error is tried again until the
+// disposal's deadline.
+func (c *Controller) disposeError(st *JobStatus, err error, now time.Time) time.Duration {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return soon
+	case permanent(err):
+		return c.disposeFailed(st, savepoint.DisposalRefused, errMessage(err), now)
+	case c.disposalLate(&st.Disposing, now):
+		return c.disposeFailed(st, savepoint.DisposalUnreachable, errMessage(err), now)
+	}
+	return c.Timing.backoff(2)
+}
+
+// disposeFailed records on the savepoint's record that its disposal
+// failed, and when it may be tried again (backing off, at most
+// MaxDisposeAttempts times).
+func (c *Controller) disposeFailed(st *JobStatus, why savepoint.DisposalError, msg string, now time.Time) time.Duration {
+	loc := st.Disposing.Location
+	st.Disposing = SavepointDisposal{}
+	i := slices.IndexFunc(st.Savepoints.Records, func(r savepoint.Record) bool { return r.Location == loc })
+	if i < 0 {
+		return soon
+	}
+	r := st.Savepoints.Records[i]
+	r.Disposal.Attempts++
+	r.Disposal.Error, r.Disposal.Message = why, truncate(msg, maxDisposalMessage)
+	r.Disposal.RetryAt = now.Add(disposeBackoff(c.retry(), r.Disposal.Attempts))
+	r.Disposal.GaveUp = r.Disposal.Attempts >= MaxDisposeAttempts
+	st.Savepoints = st.Savepoints.Add(r)
+	return soon
+}
+
+// disposeBackoff is the wait after the n-th failed disposal: base,
+// doubled for each failure before, at most maxDisposeBackoff.
+func disposeBackoff(base time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n && d < maxDisposeBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxDisposeBackoff)
+}
+
+// truncate is s cut to at most n bytes.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// ErrInvalidSavepoint is matched by the error ImportSavepoint returns for
+// a record it cannot import.
+var ErrInvalidSavepoint = errors.New("lifecycle: invalid savepoint record")
+
+// ImportSavepoint adds a savepoint taken elsewhere (by another operator,
+// the Flink CLI, a job this status did not run) to the status's history,
+// with Reason Imported unless rec names one. It becomes Latest, the
+// state a deploy or restart starts from, when it is newer than Latest.
+// Retention treats it as a user's savepoint (SavepointPolicy.DisposeUser);
+// rec.OnDelete says what a Delete does with it. The record needs a
+// Location and the Time it was taken (an age is computed from it); a
+// location already in the history is refused, and so is a record the
+// status could not hold (MaxStoredSavepoints).
+func (s *JobStatus) ImportSavepoint(rec savepoint.Record) error {
+	var errs []error
+	if err := checkLocation(rec.Location); err != nil {
+		errs = append(errs, err)
+	}
+	if rec.Time.IsZero() {
+		errs = append(errs, errors.New("time: the time the savepoint was taken is needed"))
+	}
+	if rec.Reason == "" {
+		rec.Reason = savepoint.ReasonImported
+	}
+	if !rec.Reason.Valid() {
+		errs = append(errs, fmt.Errorf("reason %q: not a savepoint reason", rec.Reason))
+	}
+	if !rec.OnDelete.Valid() {
+		errs = append(errs, fmt.Errorf("onDelete %q: want Keep, Dispose or empty", rec.OnDelete))
+	}
+	if hasLocation(s.Savepoints.Records, rec.Location) {
+		errs = append(errs, fmt.Errorf("location %s: already in the history", rec.Location))
+	}
+	if len(s.Savepoints.Records) >= MaxStoredSavepoints {
+		errs = append(errs, fmt.Errorf("the history holds %d savepoints, as many as a status holds (MaxStoredSavepoints)", len(s.Savepoints.Records)))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidSavepoint, errors.Join(errs...))
+	}
+	rec.Disposal = savepoint.Disposal{}
+	s.Savepoints = s.Savepoints.Add(rec)
+	if rec.Time.After(s.Latest.Time) || s.Latest.Location == "" {
+		s.Latest = rec
+	}
+	return nil
+}
+
+// checkLocation reports what makes loc no savepoint location Flink could
+// restore from.
+func checkLocation(loc string) error {
+	switch {
+	case loc == "":
+		return errors.New("location: empty")
+	case len(loc) > flinkapi.MaxStoragePath:
+		return fmt.Errorf("location: %d bytes, more than %d", len(loc), flinkapi.MaxStoragePath)
+	case strings.IndexFunc(loc, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0:
+		return fmt.Errorf("location %q: contains a control character", loc)
+	case slices.Contains(strings.FieldsFunc(loc, func(r rune) bool { return r == '/' || r == '\\' }), ".."):
+		return fmt.Errorf("location %q: a \"..\" segment names another directory", loc)
+	}
+	return nil
+}
