@@ -750,7 +750,6 @@ func (c *Controller) recordSavepoint(st *JobStatus, rec savepoint.Record) {
 	}
 }
 
-
 // jarDigests caches the digests of jar files by path, size and
 // modification time, so that a Controller built anew for every call
 // reads a jar once per change.

@@ -236,7 +236,9 @@ func TestLedgerDisposalFailuresAreTyped(t *testing.T) {
 	spec.Savepoints.MaxCount = 1
 	spec.Savepoints.Interval = 0
 	oldest := k.st.Savepoints.Records[0].Location
-	k.until("first failure", spec, 50, func(st *JobStatus) bool { return len(st.Savepoints.Records) > 0 && st.Savepoints.Records[0].Disposal.Failed() })
+	k.until("first failure", spec, 50, func(st *JobStatus) bool {
+		return len(st.Savepoints.Records) > 0 && st.Savepoints.Records[0].Disposal.Failed()
+	})
 	r := k.st.Savepoints.Records[0]
 	if r.Location != oldest || r.Disposal.Error != savepoint.DisposalRefused || r.Disposal.Attempts != 1 ||
 		!strings.Contains(r.Disposal.Message, "savepoint path refused") || !r.Disposal.RetryAt.After(k.srv.Clock().Now()) {

@@ -242,7 +242,9 @@ const (
 )
 
 // Valid reports whether d is one of the values above.
-func (d OnDelete) Valid() bool { return d == OnDeletePolicy || d == OnDeleteKeep || d == OnDeleteDispose }
+func (d OnDelete) Valid() bool {
+	return d == OnDeletePolicy || d == OnDeleteKeep || d == OnDeleteDispose
+}
 
 // DisposalError is why a disposal of a savepoint failed, in a closed set.
 // The strings are stable.
@@ -286,4 +288,3 @@ type Disposal struct {
 // Failed reports whether a disposal of the record failed and was not
 // retried with success since.
 func (d Disposal) Failed() bool { return d.Attempts > 0 }
-

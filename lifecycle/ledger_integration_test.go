@@ -1,0 +1,163 @@
+//go:build integration
+
+package lifecycle_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// TestRealSavepointLedger checks the savepoint ledger against a real
+// session cluster of FLINK_VERSION with filesystem state: periodic
+// savepoints with a retention of 2, an upgrade, a retention of 1 while
+// the job is suspended, and a delete that disposes of all but the final
+// savepoint. After each step it counts the savepoint directories of the
+// deployment's jobs on disk, and checks that every one of them is in
+// the status's history and every record of the history on disk. Run it
+// with
+//
+//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealSavepointLedger -v ./lifecycle/
+func TestRealSavepointLedger(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	c, err := flinkapi.NewClient(cluster.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrl := &lifecycle.Controller{Env: realEnv(c), Store: &lifecycle.MemoryStore{}, Name: "ledger/counter",
+		PollInterval: time.Second, RetryInterval: 5 * time.Second}
+	out := cluster.OutDir("ledger")
+	spec := lifecycle.JobSpec{
+		Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
+			Args: []string{"--out", out, "--keys", "2", "--rate", "40", "--checkpoint-interval", "500"}},
+		Update:     policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
+		Savepoints: lifecycle.SavepointPolicy{Interval: policy.Duration(2 * time.Second), MaxCount: 2},
+	}
+	var st lifecycle.JobStatus
+	jobs := map[flinkapi.JobID]bool{}
+	t.Cleanup(func() {
+		for id := range jobs {
+			_ = c.CancelJob(context.Background(), id)
+		}
+	})
+	track := func() { jobs[st.JobID] = st.JobID != "" }
+
+	realUntil(t, ctx, "deployed", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.Converged(spec) })
+	track()
+	taken := func() int {
+		n := 0
+		for _, r := range st.Savepoints.Records {
+			if r.Reason == savepoint.ReasonScheduled {
+				n++
+			}
+		}
+		return n
+	}
+	// Periodic savepoints for 12 s: about 6 taken, 2 kept.
+	begin := time.Now()
+	realUntil(t, ctx, "periodic savepoints", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 12*time.Second })
+	track()
+	onDisk := ledgerCheck(t, "periodic, maxCount 2", cluster.SavepointDir, jobs, &st)
+	if taken() > 2 || onDisk > 3 {
+		t.Errorf("maxCount 2: %d scheduled savepoints in the history, %d directories on disk", taken(), onDisk)
+	}
+
+	// An upgrade: the savepoint it took stays (Update), the old job's
+	// periodic ones go down to the retention.
+	old := st.JobID
+	spec.Job.Args = []string{"--out", out, "--keys", "2", "--rate", "41", "--checkpoint-interval", "500"}
+	realUntil(t, ctx, "upgraded", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.JobID != old && st.Converged(spec) })
+	track()
+	begin = time.Now()
+	realUntil(t, ctx, "after the upgrade", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 6*time.Second })
+	onDisk = ledgerCheck(t, "after the upgrade", cluster.SavepointDir, jobs, &st)
+	if st.UpgradeFrom.Location == "" || !hasRecord(&st, st.UpgradeFrom.Location) {
+		t.Errorf("the upgrade's savepoint %q is not in the history", st.UpgradeFrom.Location)
+	}
+	if onDisk > 4 {
+		t.Errorf("after the upgrade: %d directories on disk, want at most 4 (2 periodic, the upgrade's, one just taken)", onDisk)
+	}
+
+	// Suspended: the retention still runs.
+	spec.State = lifecycle.DesiredSuspended
+	realUntil(t, ctx, "suspended", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.Suspended && !st.InFlight() })
+	spec.Savepoints.MaxCount, spec.Savepoints.DisposeUpdate = 1, true
+	before := ledgerCheck(t, "suspended, maxCount 2", cluster.SavepointDir, jobs, &st)
+	realUntil(t, ctx, "retention while suspended", ctrl, &spec, &st, time.Minute, func() bool {
+		return len(st.Savepoints.Records) <= 2 && st.Disposing.Location == ""
+	})
+	onDisk = ledgerCheck(t, "suspended, maxCount 1", cluster.SavepointDir, jobs, &st)
+	t.Logf("retention while suspended: %d → %d savepoint directories on disk", before, onDisk)
+	if onDisk >= before {
+		t.Errorf("nothing disposed of while suspended: %d → %d", before, onDisk)
+	}
+
+	// Delete, disposing of all but the final savepoint.
+	spec.Savepoints.DisposeOnDelete = true
+	spec.State = lifecycle.DesiredRunning
+	realUntil(t, ctx, "resumed", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.Converged(spec) })
+	track()
+	before = ledgerCheck(t, "before the delete", cluster.SavepointDir, jobs, &st)
+	deadline := time.Now().Add(2 * time.Minute)
+	for res := realCall(t, ctx, ctrl, spec, &st, true); !res.Done; res = realCall(t, ctx, ctrl, spec, &st, true) {
+		if time.Now().After(deadline) {
+			t.Fatalf("delete not done: %s %s", st.Reason, st.Message)
+		}
+	}
+	onDisk = ledgerCheck(t, "deleted", cluster.SavepointDir, jobs, &st)
+	t.Logf("delete with DisposeOnDelete: %d → %d savepoint directories on disk; final %s", before, onDisk, st.Latest.Location)
+	if onDisk != 1 || len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0].Location != st.Latest.Location {
+		t.Errorf("after the delete: %d on disk, history %+v, latest %s", onDisk, st.Savepoints.Records, st.Latest.Location)
+	}
+}
+
+func hasRecord(st *lifecycle.JobStatus, loc string) bool {
+	for _, r := range st.Savepoints.Records {
+		if r.Location == loc {
+			return true
+		}
+	}
+	return false
+}
+
+// ledgerCheck counts the savepoint directories of the given jobs under
+// dir, checks that each is in the history (a disposal in progress
+// aside) and each record of the history on disk, and logs the counts.
+func ledgerCheck(t *testing.T, what, dir string, jobs map[flinkapi.JobID]bool, st *lifecycle.JobStatus) int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := map[string]bool{}
+	for _, e := range entries {
+		for id := range jobs {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "savepoint-"+string(id)[:6]+"-") {
+				disk[e.Name()] = true
+			}
+		}
+	}
+	for name := range disk {
+		if !hasRecord(st, "file:"+filepath.Join(dir, name)) && !strings.HasSuffix(st.Disposing.Location, name) && !strings.HasSuffix(st.Latest.Location, name) {
+			t.Errorf("%s: savepoint %s on disk, not in the history", what, name)
+		}
+	}
+	for _, r := range st.Savepoints.Records {
+		if !disk[filepath.Base(r.Location)] {
+			t.Errorf("%s: the history keeps %s, not on disk", what, r.Location)
+		}
+	}
+	t.Logf("%s: %d savepoint directories on disk, %d records in the history", what, len(disk), len(st.Savepoints.Records))
+	return len(disk)
+}
