@@ -273,6 +273,10 @@ type JobSpec struct {
 	// losing its state. Without it such a delete leaves the job running
 	// and says so.
 	AllowCancelWithoutState bool `json:"allowCancelWithoutState,omitempty"`
+	// Requests asks for one-shot actions (format 5): a savepoint, a
+	// checkpoint, a restart or a rollback, each once per new token
+	// (ActionRequests).
+	Requests ActionRequests `json:"requests,omitzero"`
 }
 
 // ErrInvalidSpec is matched by the error Validate returns for a JobSpec
@@ -328,6 +332,7 @@ func (s JobSpec) Validate() error {
 			errs = append(errs, fmt.Errorf("restore: %w", err))
 		}
 	}
+	errs = append(errs, s.Requests.validate()...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -490,6 +495,10 @@ type JobStatus struct {
 	// Deleted is set once a Delete finished. A status reused after it
 	// deploys the job anew, from its newest state.
 	Deleted bool `json:"deleted,omitempty"`
+	// RequestsHandled holds the tokens of the one-shot requests
+	// (JobSpec.Requests) taken (format 5): each recorded before its
+	// action sends its first request.
+	RequestsHandled ActionRequests `json:"requestsHandled,omitzero"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it
@@ -523,7 +532,8 @@ func (s *JobStatus) Converged(spec JobSpec) bool {
 		return s.Deployed.equal(spec.Job) && !spec.Restore.Pending(s.RestoreHandled)
 	}
 	return s.JobID != "" && !s.Suspended && !s.Deleted && s.Settled && s.State == policy.Running &&
-		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled)
+		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled) &&
+		len(spec.Requests.Pending(s.RequestsHandled)) == 0
 }
 
 // DeepCopyInto copies in into out, deeply.

@@ -166,6 +166,10 @@ type Plan struct {
 	Preflight *Preflight `json:"preflight,omitempty"`
 	// RequeueAfter is when to look again when no action starts.
 	RequeueAfter time.Duration `json:"requeueAfter,omitempty"`
+	// Request is the one-shot request (JobSpec.Requests) the plan carries
+	// out, by Action or, for one with nothing to do, by Reason alone; its
+	// token is recorded as handled before the action's first step.
+	Request RequestKind `json:"request,omitempty"`
 }
 
 // String is a one-line summary of p for people.
