@@ -518,7 +518,7 @@ func (s *JobStatus) InFlight() bool {
 // Converged reports whether s carries out spec: no action in flight, and
 // either the job is suspended as spec asks, or it runs spec's Job, stably
 // (all its tasks running, a checkpoint completed after its start), with
-// spec's restore request carried out, or it ran spec's Job and FINISHED
+// spec's restore request and one-shot requests (Requests) taken, or it ran spec's Job and FINISHED
 // on its own (Result). A spec whose Job was rolled back never converges:
 // Reason says so (RolledBack) until the spec changes.
 func (s *JobStatus) Converged(spec JobSpec) bool {
