@@ -418,3 +418,67 @@ func hasCheckpoint(srv *flinktest.Server, job flinkapi.JobID, id int64) bool {
 	}
 	return false
 }
+
+// TestRequestFailedNotRetried: a savepoint request whose savepoint fails
+// is carried out once: the token is taken, the failure reported, and the
+// same token asks for nothing more; a new token tries again.
+func TestRequestFailedNotRetried(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultSavepointFails, Job: k.st.JobID, Times: 1, Cause: "Checkpoint was declined."}); err != nil {
+		t.Fatal(err)
+	}
+	spec.Requests.Savepoint = "sp-1"
+	k.until("savepoint request", spec, 100, requestDone(spec, RequestSavepoint))
+	if k.st.Progress.Outcome != OutcomeSavepointFailed || !strings.Contains(k.st.Message, "SavepointRequest SavepointFailed") {
+		t.Fatalf("outcome %s, message %q", k.st.Progress.Outcome, k.st.Message)
+	}
+	triggers := count(k.srv, "POST /jobs/:jobid/savepoints")
+	k.run(spec, time.Minute)
+	if n := count(k.srv, "POST /jobs/:jobid/savepoints"); n != triggers {
+		t.Errorf("the same token triggered %d more savepoints", n-triggers)
+	}
+	spec.Requests.Savepoint = "sp-2"
+	k.until("second savepoint request", spec, 100, requestDone(spec, RequestSavepoint))
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.Latest.Reason != savepoint.ReasonUser {
+		t.Errorf("a new token: %s, latest %+v", k.st.Progress.Outcome, k.st.Latest)
+	}
+}
+
+// TestRequestRollbackLostWrites: whichever of the first calls' status
+// writes is lost, a Rollback token rolls back once: one job started from
+// the upgrade's savepoint.
+func TestRequestRollbackLostWrites(t *testing.T) {
+	for lost := 1; lost <= 4; lost++ {
+		k := newCluster(t, true)
+		spec := k.spec("/out")
+		k.settle("create", spec)
+		stable := k.st.Deployed
+		bad := spec
+		bad.Job.Args = append(append([]string(nil), spec.Job.Args...), "--fail-at", "1")
+		k.until("upgrade", bad, 200, func(st *JobStatus) bool {
+			return st.Action == ActionUpgrade && !st.InFlight() && st.Deployed.equal(bad.Job)
+		})
+		from := k.st.UpgradeFrom.Location
+		bad.Requests.Rollback = "rb1"
+		for i := 1; i <= 200 && !(k.st.Action == ActionRollback && k.st.Progress.Done()); i++ {
+			saved := *k.st.DeepCopy()
+			k.call(bad, false)
+			if i == lost {
+				k.st = saved
+			}
+		}
+		k.run(bad, 30*time.Second)
+		restored := 0
+		for _, j := range k.srv.Jobs() {
+			if j.RestoredFrom == from {
+				restored++
+			}
+		}
+		if restored != 2 || !k.st.Deployed.equal(stable) || len(k.live()) != 1 || k.st.RequestsHandled.Rollback != "rb1" {
+			// The upgraded job and the rolled-back one started from it.
+			t.Errorf("write %d lost: %d jobs started from %s, deployed stable %v, live %v", lost, restored, from, k.st.Deployed.equal(stable), k.live())
+		}
+	}
+}
