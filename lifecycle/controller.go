@@ -388,6 +388,7 @@ func (c *Controller) set(st *JobStatus, state policy.DeploymentState, reason, me
 func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
 	c.record(ctx, api, spec, st, obs, plan, now)
 	st.Situation, st.Settled = plan.Situation, plan.Settled
+	c.takeRequest(spec, st, plan)
 	switch {
 	case plan.InFlight:
 		return c.step(ctx, spec, st, now)

@@ -337,6 +337,10 @@ type JobSpec struct {
 	// losing its state. Without it such a delete leaves the job running
 	// and says so.
 	AllowCancelWithoutState bool `json:"allowCancelWithoutState,omitempty"`
+	// Requests asks for one-shot actions (format 5): a savepoint, a
+	// checkpoint, a restart or a rollback, each once per new token
+	// (ActionRequests).
+	Requests ActionRequests `json:"requests,omitzero"`
 }
 
 // ErrInvalidSpec is matched by the error Validate returns for a JobSpec
@@ -386,6 +390,7 @@ func (s JobSpec) Validate() error {
 			errs = append(errs, fmt.Errorf("restore: %w", err))
 		}
 	}
+	errs = append(errs, s.Requests.validate()...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -554,6 +559,10 @@ type JobStatus struct {
 	// Disposing is the disposal of a savepoint of the history in
 	// progress (format 5).
 	Disposing SavepointDisposal `json:"disposing,omitzero"`
+	// RequestsHandled holds the tokens of the one-shot requests
+	// (JobSpec.Requests) taken (format 5): each recorded before its
+	// action sends its first request.
+	RequestsHandled ActionRequests `json:"requestsHandled,omitzero"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it
@@ -573,7 +582,7 @@ func (s *JobStatus) InFlight() bool {
 // Converged reports whether s carries out spec: no action in flight, and
 // either the job is suspended as spec asks, or it runs spec's Job, stably
 // (all its tasks running, a checkpoint completed after its start), with
-// spec's restore request carried out, or it ran spec's Job and FINISHED
+// spec's restore request and one-shot requests (Requests) taken, or it ran spec's Job and FINISHED
 // on its own (Result). A spec whose Job was rolled back never converges:
 // Reason says so (RolledBack) until the spec changes.
 func (s *JobStatus) Converged(spec JobSpec) bool {
@@ -587,7 +596,8 @@ func (s *JobStatus) Converged(spec JobSpec) bool {
 		return s.Deployed.equal(spec.Job) && !spec.Restore.Pending(s.RestoreHandled)
 	}
 	return s.JobID != "" && !s.Suspended && !s.Deleted && s.Settled && s.State == policy.Running &&
-		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled)
+		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled) &&
+		len(spec.Requests.Pending(s.RequestsHandled)) == 0
 }
 
 // DeepCopyInto copies in into out, deeply.

@@ -171,6 +171,10 @@ type Plan struct {
 	// retention of SavepointPolicy; one request per call); empty when
 	// none is due or an action is in flight or starts.
 	Dispose string `json:"dispose,omitempty"`
+	// Request is the one-shot request (JobSpec.Requests) the plan carries
+	// out, by Action or, for one with nothing to do, by Reason alone; its
+	// token is recorded as handled before the action's first step.
+	Request RequestKind `json:"request,omitempty"`
 }
 
 // String is a one-line summary of p for people.

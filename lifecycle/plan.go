@@ -34,12 +34,12 @@ func (c *Controller) planFor(spec JobSpec, st JobStatus, obs Observation, now ti
 		return p
 	}
 	if spec.State == DesiredSuspended {
-		return c.planSuspended(spec, &st, obs, p)
+		return c.requestsWaiting(spec, &st, c.planSuspended(spec, &st, obs, p))
 	}
 	if a, target := c.desired(spec, &st, obs, sit); a != "" {
 		return c.planStart(spec, &st, obs, now, p, a, target)
 	}
-	return c.planAtRest(spec, &st, obs, now, p)
+	return c.requestsWaiting(spec, &st, c.planAtRest(spec, &st, obs, now, p))
 }
 
 // desired is the action the spec asks for whatever the job's health: a
@@ -163,6 +163,9 @@ func suspendedMessage(latest savepoint.Record) string {
 // job, a savepoint or a disposal, or for nothing.
 func (c *Controller) planAtRest(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p Plan) Plan {
 	p.RequeueAfter = c.poll()
+	if c.planRequests(spec, st, obs, now, &p) {
+		return p
+	}
 	switch p.Situation {
 	case SituationUnreachable:
 		p.State, p.Reason, p.Message = policy.Unknown, string(policy.ReasonJobManagerUnreachable), obs.Error

@@ -258,6 +258,10 @@ type Progress struct {
 	// Preflight is what Upgrade's preflight read and found before the
 	// old job was touched (format 4); nil when none was asked for.
 	Preflight *Preflight `json:"preflight,omitempty"`
+
+	// CheckpointID is the checkpoint a triggered checkpoint completed as
+	// (ActionCheckpointRequest; format 5).
+	CheckpointID int64 `json:"checkpointID,omitempty"`
 }
 
 // Observed is what Upgrade and Restart saw of the previous job and its

@@ -1,0 +1,433 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// ActionRequests asks for one-shot actions (format 5), each by a token:
+// a non-empty token that differs from the one JobStatus.RequestsHandled
+// records asks for its action once; the same token again asks for
+// nothing. Any string serves as a token (a counter, a time, a UUID); an
+// operator's annotation or a kubectl patch writes a new one to ask again.
+//
+// The Controller records a token as handled in the status before the
+// action sends its first request (the action's first step sends none),
+// so that a crash, a lost status write or a retry never carries it out
+// twice, and a status write lost before that record carries it out once
+// all the same. A request is carried out once whatever its outcome: a
+// savepoint that failed is not tried again for the same token (the
+// status's Action, Progress.Outcome and Reason say how it ended); write
+// a new token to ask again.
+//
+// Requests wait while an action is in flight, while the spec's Job or
+// restore request changes the job (the change goes first) and while the
+// spec asks for the job suspended; several pending at once are carried
+// out one at a time in the order of RequestKinds (Savepoint, Checkpoint,
+// Restart, Rollback), each as soon as the job is in a state it applies to
+// (one that waits does not hold up the next). While one waits, the
+// status's Message says so.
+type ActionRequests struct {
+	// Savepoint asks for a savepoint of the running job, which keeps
+	// running (ActionSavepointRequest): taken with savepoint.ReasonUser
+	// and recorded in the savepoint history like the periodic ones. It
+	// waits until the job runs with all its tasks running.
+	Savepoint string `json:"savepoint,omitempty"`
+	// Checkpoint asks for a checkpoint of the running job through the
+	// REST API (ActionCheckpointRequest; Flink 1.17+, on older releases it
+	// ends Unsupported and nothing is sent). It waits until the job runs
+	// with all its tasks running. JobStatus.Checkpoint records the id of
+	// the checkpoint it completed.
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// Restart asks for the job restarted with its state, from the same
+	// template (ActionRestartRequest): the running job is stopped and
+	// started again as the update policy's mode says (Savepoint: stopped
+	// with a savepoint and started from it; LastState: from its newest
+	// checkpoint; Stateless: without state). A job that failed, was lost,
+	// cancelled or halted, or that Flink restarts itself, is started again
+	// from its newest state. It waits while the job starts, while the
+	// JobManager does not answer, and for a finished job.
+	Restart string `json:"restart,omitempty"`
+	// Rollback asks for the job sent back to the last stable template
+	// (JobStatus.Stable) from the state the upgrade started from
+	// (ActionRollback), whether or not RollbackPolicy is enabled; the
+	// template rolled back from is not deployed again until the spec's Job
+	// changes. With nothing to roll back to (no stable template known, or
+	// the stable one is the one deployed) or no state to go back with
+	// (an upgrade that kept state but recorded none), the token is recorded
+	// as handled and nothing else happens: Reason ReasonNothingToRollBack
+	// or ReasonNoRollbackState. It waits like Restart.
+	Rollback string `json:"rollback,omitempty"`
+}
+
+// RequestKind names one of the one-shot requests of ActionRequests. The
+// strings are stable.
+type RequestKind string
+
+// Kinds of requests, named after their fields in ActionRequests.
+const (
+	RequestSavepoint  RequestKind = "Savepoint"
+	RequestCheckpoint RequestKind = "Checkpoint"
+	RequestRestart    RequestKind = "Restart"
+	RequestRollback   RequestKind = "Rollback"
+)
+
+// RequestKinds lists the kinds of requests in the order in which pending
+// ones are carried out.
+var RequestKinds = []RequestKind{RequestSavepoint, RequestCheckpoint, RequestRestart, RequestRollback}
+
+// MaxRequestTokenLength bounds a token of ActionRequests, in bytes: the
+// length of a Kubernetes object name.
+const MaxRequestTokenLength = 253
+
+// Actions of the one-shot requests (ActionRequests); a Rollback request
+// is carried out by ActionRollback.
+const (
+	// ActionSavepointRequest: TakeSavepoint of the running job, asked for
+	// by ActionRequests.Savepoint.
+	ActionSavepointRequest JobAction = "SavepointRequest"
+	// ActionCheckpointRequest: a checkpoint of the running job triggered
+	// through the REST API, asked for by ActionRequests.Checkpoint.
+	ActionCheckpointRequest JobAction = "CheckpointRequest"
+	// ActionRestartRequest: Upgrade of the job to the template it runs,
+	// asked for by ActionRequests.Restart.
+	ActionRestartRequest JobAction = "RestartRequest"
+)
+
+// Reasons of a Rollback request that had nothing to do: its token is
+// recorded as handled, and the job is left as it is.
+const (
+	// ReasonNothingToRollBack: no stable template is known, or the job
+	// runs it.
+	ReasonNothingToRollBack = "NothingToRollBack"
+	// ReasonNoRollbackState: the upgrade kept state but recorded none to
+	// go back with.
+	ReasonNoRollbackState = "NoRollbackState"
+)
+
+// Outcomes of the triggered checkpoint of ActionCheckpointRequest.
+const (
+	// OutcomeCheckpointFailed: Flink refused the checkpoint trigger or
+	// reported the checkpoint failed, or forgot the trigger id and its
+	// history shows no checkpoint completed since the trigger.
+	OutcomeCheckpointFailed Outcome = "CheckpointFailed"
+	// OutcomeUnsupported: the cluster's Flink release cannot do what was
+	// asked (a checkpoint trigger before 1.17); nothing was sent.
+	OutcomeUnsupported Outcome = "Unsupported"
+)
+
+// PhaseCheckpoint: a checkpoint is triggered (its trigger id recorded in
+// Progress.Savepoint, of kind checkpoint) and polled.
+const PhaseCheckpoint Phase = "Checkpoint"
+
+const opTriggerCheckpoint = "TriggerCheckpoint"
+
+func init() {
+	knownPhases[PhaseCheckpoint] = true
+	knownOutcomes[OutcomeCheckpointFailed] = true
+	knownOutcomes[OutcomeUnsupported] = true
+	actions[ActionSavepointRequest] = actionRow{during: policy.Running, done: policy.Running, background: true,
+		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
+		}}
+	actions[ActionCheckpointRequest] = actionRow{during: policy.Running, done: policy.Running, background: true,
+		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &triggerCheckpoint{Env: b.sp, Job: st.JobID}
+		},
+		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
+			cp := &st.Checkpoint
+			if cp.JobID != st.JobID {
+				*cp = CheckpointTrigger{JobID: st.JobID}
+			}
+			cp.CheckpointID, cp.CompletedAt = st.Progress.CheckpointID, now
+		}}
+	actions[ActionRestartRequest] = actionRow{during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade}
+}
+
+// Pending returns the kinds of the requests of r whose tokens handled
+// does not record, in the order of RequestKinds.
+func (r ActionRequests) Pending(handled ActionRequests) []RequestKind {
+	var out []RequestKind
+	for _, k := range RequestKinds {
+		if tok := r.token(k); tok != "" && tok != handled.token(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func (r ActionRequests) token(k RequestKind) string {
+	switch k {
+	case RequestSavepoint:
+		return r.Savepoint
+	case RequestCheckpoint:
+		return r.Checkpoint
+	case RequestRestart:
+		return r.Restart
+	case RequestRollback:
+		return r.Rollback
+	}
+	return ""
+}
+
+func (r *ActionRequests) set(k RequestKind, tok string) {
+	switch k {
+	case RequestSavepoint:
+		r.Savepoint = tok
+	case RequestCheckpoint:
+		r.Checkpoint = tok
+	case RequestRestart:
+		r.Restart = tok
+	case RequestRollback:
+		r.Rollback = tok
+	}
+}
+
+// validate reports the tokens of r that are too long, each naming its
+// field.
+func (r ActionRequests) validate() []error {
+	var errs []error
+	for _, k := range RequestKinds {
+		if n := len(r.token(k)); n > MaxRequestTokenLength {
+			errs = append(errs, fmt.Errorf("requests.%s: a token of %d bytes is longer than %d", fieldName(k), n, MaxRequestTokenLength))
+		}
+	}
+	return errs
+}
+
+// fieldName is the JSON name of k's field in ActionRequests.
+func fieldName(k RequestKind) string {
+	s := []byte(k)
+	s[0] += 'a' - 'A'
+	return string(s)
+}
+
+// planRequests plans the first pending request of the spec that applies
+// to the job's situation (the job at rest: no action in flight, no change
+// of the spec's Job to carry out), and reports whether it did: p then
+// starts the request's action, or, for a request with nothing to do,
+// reports why (p.Request set either way: the token is recorded as
+// handled).
+func (c *Controller) planRequests(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p *Plan) bool {
+	for _, k := range spec.Requests.Pending(st.RequestsHandled) {
+		if c.planRequest(spec, st, obs, now, p, k) {
+			p.Request = k
+			return true
+		}
+	}
+	return false
+}
+
+// planRequest plans request k, or reports that it waits.
+func (c *Controller) planRequest(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p *Plan, k RequestKind) bool {
+	switch k {
+	case RequestSavepoint, RequestCheckpoint:
+		if p.Situation != SituationRunning || !tasksRunning(obs.Job) {
+			return false
+		}
+		p.Action, p.Target = ActionSavepointRequest, st.Deployed
+		if k == RequestCheckpoint {
+			p.Action = ActionCheckpointRequest
+		}
+		return true
+	case RequestRestart:
+		if !restartable(p.Situation) {
+			return false
+		}
+		p.Action, p.Target = ActionRestartRequest, st.Deployed
+		c.restorePoint(spec, st, obs, now, p)
+		return true
+	case RequestRollback:
+		if !restartable(p.Situation) {
+			return false
+		}
+		c.planRollbackRequest(spec, st, obs, now, p)
+		return true
+	}
+	return false
+}
+
+// restartable reports whether a Restart or Rollback request applies to a
+// job in situation s: one that runs (or that Flink restarts itself), or
+// one that is down.
+func restartable(s Situation) bool {
+	return s == SituationRunning || s == SituationRestarting || s.down()
+}
+
+// planRollbackRequest plans a Rollback request: a rollback to the last
+// stable template, or, with nothing to roll back to, the reason why.
+func (c *Controller) planRollbackRequest(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p *Plan) {
+	switch {
+	case st.Stable.IsZero() || st.Deployed.equal(st.Stable):
+		p.Reason = ReasonNothingToRollBack
+		p.Message = "the rollback request " + quoteToken(spec.Requests.Rollback) + " has nothing to do: no stable job other than the deployed one is known"
+	case st.UpgradeFrom.Location == "" && spec.Update.Mode != policy.UpgradeStateless:
+		p.Reason = ReasonNoRollbackState
+		p.Message = "the rollback request " + quoteToken(spec.Requests.Rollback) +
+			" has nothing to do: the upgrade recorded no state to go back to the stable job with"
+	default:
+		p.Action, p.Target = ActionRollback, st.Stable
+		c.restorePoint(spec, st, obs, now, p)
+		return
+	}
+	p.State = policy.DeploymentStateOf(c.policyObservations(st, obs, now), policy.Recorded{JobID: st.JobID})
+	p.RequeueAfter = soon // the job is planned as usual at the next call
+}
+
+func quoteToken(tok string) string { return fmt.Sprintf("%q", tok) }
+
+// requestsWaiting adds to p, which starts no action, the pending
+// requests that wait for the job to be in a state they apply to.
+func (c *Controller) requestsWaiting(spec JobSpec, st *JobStatus, p Plan) Plan {
+	pending := spec.Requests.Pending(st.RequestsHandled)
+	if p.Action != "" || p.Request != "" || len(pending) == 0 {
+		return p
+	}
+	p.Settled = false
+	msg := fmt.Sprintf("the %s request %s waits", pending[0], quoteToken(spec.Requests.token(pending[0])))
+	if len(pending) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(pending)-1)
+	}
+	switch pending[0] {
+	case RequestSavepoint, RequestCheckpoint:
+		msg += " for the job to run all its tasks"
+	default:
+		msg += " for the job to run or be down"
+	}
+	if p.Message != "" {
+		msg = p.Message + "; " + msg
+	}
+	p.Message = msg
+	return p
+}
+
+// takeRequest records the token of the request plan carries out as
+// handled, before the action's first step (which sends nothing): the
+// caller stores it with the action, so that the request is carried out
+// once per token.
+func (c *Controller) takeRequest(spec JobSpec, st *JobStatus, plan Plan) {
+	if plan.Request != "" && !plan.InFlight {
+		st.RequestsHandled.set(plan.Request, spec.Requests.token(plan.Request))
+	}
+}
+
+// triggerCheckpoint triggers a checkpoint of a running job through the
+// REST API (Flink 1.17+) and waits for it to complete. All its state is
+// in the Progress: the trigger id in Progress.Savepoint (of kind
+// checkpoint), the completed checkpoint's id in Progress.CheckpointID.
+type triggerCheckpoint struct {
+	Env
+	Job flinkapi.JobID
+}
+
+// Step does at most one request. The first Step records a new trigger id
+// and sends nothing; the next sends the trigger with it (again after a
+// transient error: Flink takes one trigger id once), then polls the
+// result. A trigger id Flink forgot is looked up in the job's checkpoint
+// history. It ends Succeeded with Progress.CheckpointID set, or in
+// another Outcome, at the latest at the deadline (Timing.Savepoint).
+func (t *triggerCheckpoint) Step(ctx context.Context, p *Progress) (Result, error) {
+	op := *t
+	return bound(ctx, p, opTriggerCheckpoint, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+		return frame(ctx, p, opTriggerCheckpoint, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
+	})
+}
+
+func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, error) {
+	p.Steps++
+	now := clockOr(t.Clock).Now()
+	s := &p.Savepoint
+	switch {
+	case p.Phase == "":
+		p.Started, p.JobID, p.Phase = now, t.Job, PhaseCheckpoint
+		p.Deadline = now.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
+		*s = savepoint.Begin(flinkapi.OpCheckpoint, t.Job, flinkapi.NewTriggerID(), savepoint.ReasonUser, now, p.Deadline)
+		return Result{}, nil
+	case !now.Before(p.Deadline):
+		return finish(p, OutcomeTimedOut, fmt.Sprintf("the checkpoint of job %s did not complete before its deadline", t.Job)), nil
+	case !supports[checkpointTriggerAPI](t.Client):
+		return finish(p, OutcomeUnsupported, "the client cannot trigger checkpoints"), nil
+	}
+	api := t.Client.(checkpointTriggerAPI)
+	switch s.State {
+	case savepoint.Pending:
+		return t.send(ctx, api, p, now), nil
+	case savepoint.Lost:
+		return t.recover(ctx, p), nil
+	}
+	return t.poll(ctx, api, p, now), nil
+}
+
+// send sends the recorded trigger.
+func (t *triggerCheckpoint) send(ctx context.Context, api checkpointTriggerAPI, p *Progress, now time.Time) Result {
+	s := &p.Savepoint
+	_, err := api.TriggerCheckpoint(ctx, p.JobID, flinkapi.CheckpointRequest{TriggerID: s.TriggerID})
+	switch {
+	case err == nil:
+		s.State, s.Attempts, s.LastUpdate, p.LastError = savepoint.InFlight, s.Attempts+1, now, ""
+	case errors.Is(err, flinkapi.ErrUnsupported):
+		return finish(p, OutcomeUnsupported, "checkpoints are triggered through the REST API from Flink 1.17 on: "+errMessage(err))
+	case flinkapi.IsRetryable(err):
+		p.LastError = errMessage(err) // sent again with the same trigger id
+	default:
+		return finish(p, OutcomeCheckpointFailed, "Flink refused the checkpoint trigger: "+errMessage(err))
+	}
+	return Result{RequeueAfter: t.Timing.poll()}
+}
+
+// poll polls the trigger in flight.
+func (t *triggerCheckpoint) poll(ctx context.Context, api checkpointTriggerAPI, p *Progress, now time.Time) Result {
+	s := &p.Savepoint
+	res, err := api.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpCheckpoint, JobID: p.JobID, TriggerID: s.TriggerID})
+	switch {
+	case flinkapi.IsTriggerNotFound(err):
+		s.State = savepoint.Lost // its history is read next
+		return Result{RequeueAfter: soon}
+	case err != nil:
+		p.LastError = errMessage(err)
+	case !res.Completed():
+	case res.Succeeded():
+		s.State, p.CheckpointID = savepoint.Succeeded, res.CheckpointID
+		return finish(p, OutcomeSucceeded, fmt.Sprintf("checkpoint %d of job %s completed", res.CheckpointID, p.JobID))
+	case res.Failure.TasksNotRunning():
+		// Flink refuses a checkpoint until all tasks run: triggered
+		// again, with a new trigger id, until the deadline.
+		*s = savepoint.Begin(flinkapi.OpCheckpoint, p.JobID, flinkapi.NewTriggerID(), savepoint.ReasonUser, now, p.Deadline)
+		p.LastError = res.Failure.Message()
+	default:
+		s.State, s.Failure = savepoint.Failed, res.Failure.Message()
+		return finish(p, OutcomeCheckpointFailed, "the checkpoint failed: "+res.Failure.Message())
+	}
+	return Result{RequeueAfter: t.Timing.poll()}
+}
+
+// recover looks for the checkpoint of a trigger id Flink forgot in the
+// job's checkpoint history: one completed that was triggered at or after
+// the trigger.
+func (t *triggerCheckpoint) recover(ctx context.Context, p *Progress) Result {
+	s := &p.Savepoint
+	stats, err := t.Client.Checkpoints(ctx, p.JobID)
+	if err != nil {
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: t.Timing.poll()}
+	}
+	since := s.TriggerTime.Truncate(time.Millisecond)
+	for _, h := range stats.History {
+		if !h.IsSavepoint && h.Status == flinkapi.CheckpointCompleted && !h.TriggerTime.Before(since) {
+			s.State, p.CheckpointID = savepoint.Succeeded, h.ID
+			return finish(p, OutcomeSucceeded, fmt.Sprintf("checkpoint %d of job %s completed (Flink forgot the trigger id)", h.ID, p.JobID))
+		}
+	}
+	for _, h := range stats.History {
+		if !h.IsSavepoint && h.Status == flinkapi.CheckpointInProgress {
+			return Result{RequeueAfter: t.Timing.poll()} // it may be this one
+		}
+	}
+	return finish(p, OutcomeCheckpointFailed, "Flink forgot the checkpoint trigger "+string(s.TriggerID)+" and no checkpoint completed since")
+}
