@@ -36,6 +36,8 @@ type cluster struct {
 	deployer *appDeployer
 	// noStore builds the Controller without a restore-point store.
 	noStore bool
+	// storage is the Controller's Storage.
+	storage Storage
 }
 
 func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
@@ -63,6 +65,7 @@ func (k *cluster) controller() *Controller {
 	if k.noStore {
 		c.Store = nil
 	}
+	c.Storage = k.storage
 	return c
 }
 

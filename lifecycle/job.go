@@ -490,6 +490,10 @@ type JobStatus struct {
 	// Deleted is set once a Delete finished. A status reused after it
 	// deploys the job anew, from its newest state.
 	Deleted bool `json:"deleted,omitempty"`
+	// Replaced are the jobs the deployment replaced whose retained
+	// checkpoints the Controller's Storage is to remove (format 5; at
+	// most MaxReplacedJobs).
+	Replaced []ReplacedJob `json:"replaced,omitempty"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it
@@ -577,6 +581,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Result.DeepCopyInto(&out.Result)
 	in.Autoscale.DeepCopyInto(&out.Autoscale)
 	out.ActionSpec = in.ActionSpec.DeepCopy()
+	out.Replaced = slices.Clone(in.Replaced)
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.
