@@ -376,6 +376,7 @@ func (c *Controller) setFailed(st *JobStatus, row actionRow, o Outcome) {
 // one, and records the state it started from.
 func (c *Controller) adopt(st *JobStatus, now time.Time) {
 	p := &st.Progress
+	c.noteReplaced(st)
 	if st.JobID != p.NewJobID {
 		st.Health, st.JobState = policy.HealthHistory{}, ""
 		if p.Outcome == OutcomeSucceeded {

@@ -63,6 +63,11 @@ type Controller struct {
 	// did not succeed it may be tried again (DefaultRetryInterval).
 	PollInterval  time.Duration
 	RetryInterval time.Duration
+	// Storage, if set, is where the jobs' checkpoints lie: the retained
+	// checkpoints of a job the deployment replaced are removed from it
+	// once the new job completed a checkpoint of its own (see
+	// JobStatus.Replaced and LocalStorage). Nil: they stay.
+	Storage Storage
 }
 
 func (c *Controller) clock() Clock { return clockOr(c.Clock) }
@@ -408,6 +413,7 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 	if plan.Situation != SituationRunning || obs.Job == nil {
 		return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil
 	}
+	c.cleanupRetained(ctx, spec, st, obs, plan)
 	return c.beside(ctx, api, spec, st, obs, plan, now)
 }
 

@@ -40,6 +40,8 @@ type cluster struct {
 	poll time.Duration
 	// name, if set, is the Controller's Name (default app/counter).
 	name string
+	// storage is the Controller's Storage.
+	storage Storage
 }
 
 func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
@@ -73,6 +75,7 @@ func (k *cluster) controller() *Controller {
 	if k.name != "" {
 		c.Name = k.name
 	}
+	c.Storage = k.storage
 	return c
 }
 

@@ -505,6 +505,30 @@
 // gone counts as disposed of (the Reason names it). Remove the disposed
 // ones from the History afterwards (DisposeSavepoints.Chosen).
 //
+// # Retained checkpoints of replaced jobs
+//
+// A job that retains its checkpoints on cancellation
+// (execution.checkpointing.externalized-checkpoint-retention:
+// RETAIN_ON_CANCELLATION) leaves them on storage when an upgrade,
+// restart, rollback, rescale by upgrade or blue/green replaces it, and
+// Flink has no REST call to delete them. With a Controller.Storage
+// (LocalStorage, or an implementation for an object store) the
+// Controller records each replaced job (JobStatus.Replaced) and, once
+// the job that replaced it completed a checkpoint of its own (read from
+// the checkpoint statistics it observes anyway) and the deployment is at
+// rest, removes the replaced job's chk-N directories under
+// <checkpoint dir>/<job id>/, then shared/, taskowned/ and the directory
+// when nothing may reference them. The new job's claim mode counts when
+// it started from one of them: NO_CLAIM (Flink's default) references
+// nothing of the replaced job after its first checkpoint; under CLAIM and
+// LEGACY the restored checkpoint and shared/ are never removed. A location
+// the status or the spec names (Latest, UpgradeFrom, the savepoint
+// history, Restore.Path, the Store's record) is kept with the shared
+// files of its job until it is named no more. Nothing is removed while
+// an action is in flight; a failed removal is kept as a CleanupError and
+// tried again at later calls (at most MaxCleanupAttempts), never holding
+// an action up; a removal redone after a crash finds nothing left to do.
+//
 // # Transitions
 //
 // Upgrade, Restart, Teardown and DisposeSavepoints report every change of

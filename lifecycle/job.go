@@ -563,6 +563,10 @@ type JobStatus struct {
 	// (JobSpec.Requests) taken (format 5): each recorded before its
 	// action sends its first request.
 	RequestsHandled ActionRequests `json:"requestsHandled,omitzero"`
+	// Replaced are the jobs the deployment replaced whose retained
+	// checkpoints the Controller's Storage is to remove (format 5; at
+	// most MaxReplacedJobs).
+	Replaced []ReplacedJob `json:"replaced,omitempty"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it
@@ -651,6 +655,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Result.DeepCopyInto(&out.Result)
 	in.Autoscale.DeepCopyInto(&out.Autoscale)
 	out.ActionSpec = in.ActionSpec.DeepCopy()
+	out.Replaced = slices.Clone(in.Replaced)
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.

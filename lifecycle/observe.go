@@ -48,7 +48,7 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 	if d == nil {
 		return obs, nil
 	}
-	if needsCheckpoints(spec, st, d) {
+	if needsCheckpoints(spec, st, d) || c.awaitsCheckpoint(st, d) {
 		obs.CheckpointsRead = true
 		obs.Requests++
 		stats, err := api.Checkpoints(ctx, st.JobID)

@@ -1,0 +1,113 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Storage is the file system the jobs' checkpoints lie on, as far as the
+// Controller removes the retained checkpoints of replaced jobs
+// (Controller.Storage). Flink has no REST call to delete them.
+//
+// Paths are those Flink writes: URIs such as file:/ckpt/<job id>/chk-17
+// or s3://bucket/ckpt/<job id>/chk-17, or plain absolute paths.
+// LocalStorage implements it for the local file system (and shared
+// mounts); an object store implements List as a listing of the prefix
+// dir + "/" with "/" as the delimiter (its common prefixes and objects),
+// and Delete as the deletion of every object under the prefix path + "/"
+// and of the object path itself.
+type Storage interface {
+	// List returns the direct entries of dir (files and directories) as
+	// full paths in dir's form. A dir that does not exist has no
+	// entries: an empty list, no error.
+	List(ctx context.Context, dir string) ([]string, error)
+	// Delete removes path and, for a directory, everything under it. A
+	// path that does not exist is no error: a Delete sent again after a
+	// crash finds nothing left to do.
+	Delete(ctx context.Context, path string) error
+}
+
+// ErrStoragePath is matched by the error a Storage returns for a path it
+// refuses to touch (LocalStorage: a relative path, one with "..", a
+// scheme other than file:, the root): the Controller does not try such a
+// path again.
+var ErrStoragePath = errors.New("lifecycle: storage path refused")
+
+// LocalStorage is the Storage of the local file system: file: URIs
+// (file:/x, file:///x, file://localhost/x) and plain absolute paths.
+// It refuses relative paths, paths with a ".." element, other schemes
+// and the root directory (ErrStoragePath).
+type LocalStorage struct{}
+
+// List returns the entries of dir, sorted, as paths in dir's form (a
+// file: URI's entries are file: URIs).
+func (LocalStorage) List(ctx context.Context, dir string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	local, err := localPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(local)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	out := make([]string, 0, len(des))
+	for _, de := range des {
+		out = append(out, prefix+de.Name())
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Delete removes path, recursively; a missing path is no error.
+func (LocalStorage) Delete(ctx context.Context, path string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	local, err := localPath(path)
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(local)
+}
+
+// localPath is the local file system path of p, a file: URI or a plain
+// absolute path.
+func localPath(p string) (string, error) {
+	rest := p
+	if after, ok := strings.CutPrefix(p, "file:"); ok {
+		rest = after
+		if host, ok := strings.CutPrefix(rest, "//"); ok {
+			// file:///x (empty host) or file://localhost/x
+			host, path, _ := strings.Cut(host, "/")
+			if host != "" && host != "localhost" {
+				return "", fmt.Errorf("%w: %q names the host %q, not the local file system", ErrStoragePath, p, host)
+			}
+			rest = "/" + path
+		}
+	} else if i := strings.Index(p, "://"); i > 0 && !strings.Contains(p[:i], "/") {
+		return "", fmt.Errorf("%w: %q: LocalStorage takes file: URIs and absolute paths only", ErrStoragePath, p)
+	}
+	if !filepath.IsAbs(rest) {
+		return "", fmt.Errorf("%w: %q is not an absolute path", ErrStoragePath, p)
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(rest), "/"), "..") {
+		return "", fmt.Errorf("%w: %q contains \"..\"", ErrStoragePath, p)
+	}
+	clean := filepath.Clean(rest)
+	if clean == filepath.Dir(clean) {
+		return "", fmt.Errorf("%w: %q is the root directory", ErrStoragePath, p)
+	}
+	return clean, nil
+}
