@@ -25,10 +25,13 @@ const (
 	// ChangeBlueGreen is a new Job with BlueGreen enabled: the new job
 	// runs beside the old one until it is healthy.
 	ChangeBlueGreen Change = "blue/green update"
+	// ChangeRetention is a retention of one savepoint (MaxCount 1) for a
+	// history of several: the savepoint ledger disposes of the others.
+	ChangeRetention Change = "retention"
 )
 
 // Changes lists every spec change, in the order of the table's columns.
-var Changes = []Change{ChangeCreate, ChangeUpdate, ChangeSuspend, ChangeResume, ChangeDelete, ChangeRescale, ChangeRestore, ChangeBlueGreen}
+var Changes = []Change{ChangeCreate, ChangeUpdate, ChangeSuspend, ChangeResume, ChangeDelete, ChangeRescale, ChangeRestore, ChangeBlueGreen, ChangeRetention}
 
 // op is the operation whose routes a fault class aims at for the change
 // (Class.Events takes an Op): the operation the controller's action is
@@ -45,6 +48,8 @@ func (c Change) op() Op {
 		return OpTeardown
 	case ChangeBlueGreen:
 		return OpBlueGreen
+	case ChangeRetention:
+		return OpDispose
 	}
 	return OpUpgrade // update, rescale, restore request
 }

@@ -103,6 +103,8 @@ type cenv struct {
 	restarted bool
 	// atk is what the run recorded of its attack (ControllerScenario.Attack).
 	atk attackState
+	// downSince is when each job was first seen ended (jobDown).
+	downSince map[flinkapi.JobID]time.Time
 }
 
 func (e *cenv) controller() *lifecycle.Controller {
@@ -249,6 +251,21 @@ func setupController(ctx context.Context, s ControllerScenario) (*cenv, lifecycl
 		}
 		srv.Clock().Advance(10 * time.Second)
 		spec.Restore = policy.RestoreRequest{Path: p.Location, Token: "r1", Time: p.Savepoint.TriggerTime}
+	case ChangeRetention:
+		// Four periodic savepoints, then a retention of one.
+		periodic := spec
+		periodic.Savepoints = lifecycle.SavepointPolicy{Interval: policy.Duration(10 * time.Second)}
+		for end := srv.Clock().Now().Add(45 * time.Second); srv.Clock().Now().Before(end) || st.InFlight(); {
+			res, err := e.controller().Reconcile(ctx, periodic, &st)
+			if err != nil {
+				return fail(err)
+			}
+			srv.Clock().Advance(res.RequeueAfter)
+		}
+		if n := len(st.Savepoints.Records); n < 4 {
+			return fail(fmt.Errorf("%d savepoints in the history, want 4", n))
+		}
+		spec.Savepoints = lifecycle.SavepointPolicy{MaxCount: 1}
 	}
 	e.attackSpec(&spec)
 	for _, j := range srv.Jobs() {
@@ -369,7 +386,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			}
 			e.final(ctx, spec, st, res.Outcome)
 			return
-		case !del && st.Converged(spec) && !e.attackPending(spec):
+		case !del && st.Converged(spec) && !e.attackPending(spec) && e.retained(spec, st):
 			res.Outcome = OutcomeConverged
 			e.final(ctx, spec, st, res.Outcome)
 			return
@@ -505,6 +522,7 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 	if k := len(st.Savepoints.Records); k > lifecycle.MaxStoredSavepoints {
 		e.v.add("history: the status holds %d savepoints, more than lifecycle.MaxStoredSavepoints (%d)", k, lifecycle.MaxStoredSavepoints)
 	}
+	e.checkLedger(n, st, false)
 	if st.Reason == "" {
 		e.v.add("reason: call %d left the status without a reason", n)
 	}
@@ -592,6 +610,7 @@ func (e *cenv) final(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 	if e.app != nil {
 		e.finalClusters(spec, st, outcome)
 	}
+	e.checkLedger(-1, st, true)
 	live := liveJobs(e.srv)
 	switch {
 	case outcome == OutcomeConverged && spec.State == lifecycle.DesiredSuspended, outcome == OutcomeDeleted:
@@ -711,4 +730,69 @@ func stepKey(st lifecycle.JobStatus) string {
 	p := st.Progress
 	return fmt.Sprint(st.Action, "|", p.Phase, "|", p.Outcome, "|", p.Savepoint.TriggerID, "|", p.Savepoint.State, "|", p.JobID, "|", p.NewJobID, "|",
 		p.RestoreFrom, "|", p.Location, "|", st.JobID, "|", st.JobState, "|", st.State, "|", st.Reason, "|", st.Suspended)
+}
+
+// retained reports whether the change's retention is carried out: no
+// disposal in progress and, for the retention change, every savepoint of
+// the history the newest or one whose disposal failed (it waits for its
+// retry).
+func (e *cenv) retained(spec lifecycle.JobSpec, st lifecycle.JobStatus) bool {
+	if e.s.Change != ChangeRetention {
+		return true
+	}
+	if st.Disposing.Location != "" {
+		return false
+	}
+	for _, r := range st.Savepoints.Records {
+		if r.Location != st.Latest.Location && !r.Disposal.Failed() {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLedger checks the savepoint ledger after call n: a savepoint on
+// the fake's storage that the deployment took is in the status's
+// history (one an action in flight took aside: it is recorded when the
+// action ends); at the end (final), no record of the history names a
+// savepoint that is gone.
+func (e *cenv) checkLedger(n int, st lifecycle.JobStatus, final bool) {
+	in := map[string]bool{}
+	for _, r := range st.Savepoints.Records {
+		in[r.Location] = true
+	}
+	gone := map[string]bool{}
+	for _, s := range e.srv.Snapshots() {
+		if !s.Savepoint {
+			continue
+		}
+		if s.Removed {
+			gone[s.Location] = true
+			continue
+		}
+		if !in[s.Location] && e.s.Change == ChangeRetention && !st.InFlight() {
+			e.v.add("ledger: after call %d the savepoint %s is on storage and not in the history", n, s.Location)
+		}
+	}
+	if !final || e.s.Change != ChangeRetention {
+		return
+	}
+	for _, r := range st.Savepoints.Records {
+		// A record whose disposal failed (one whose answers were lost
+		// too) waits for its retry, which confirms it gone.
+		if gone[r.Location] && !r.Disposal.Failed() {
+			e.v.add("ledger: the history keeps %s, which was disposed of", r.Location)
+		}
+	}
+	if k := len(st.Savepoints.Records); k > 1 && e.s.Attack == "" {
+		failed := 0
+		for _, r := range st.Savepoints.Records {
+			if r.Disposal.Failed() {
+				failed++
+			}
+		}
+		if k > 1+failed {
+			e.v.add("ledger: %d savepoints in the history with a retention of one (%d of them failed to be disposed of)", k, failed)
+		}
+	}
 }
