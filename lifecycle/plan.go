@@ -26,6 +26,9 @@ func (c *Controller) PlanFor(spec JobSpec, st JobStatus, obs Observation, now ti
 		p.State, p.Reason = c.inFlightState(&st), ActionReason(st.Action, "")
 		return p
 	}
+	if ap, ok := c.planAdopt(spec, &st, obs, p); ok {
+		return ap
+	}
 	if spec.State == DesiredSuspended {
 		return c.planSuspended(spec, &st, obs, p)
 	}
