@@ -132,6 +132,7 @@ var actions = map[JobAction]actionRow{
 			return &Teardown{Env: b.sp, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
 				Store: c.Store, Name: c.Name, Deployer: c.Deployer, Cluster: b.cl}
 		}},
+	ActionAdopt: {during: policy.Running, done: policy.Running, build: buildAdopted}, // adopt.go
 }
 
 func buildUpgrade(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
@@ -172,6 +173,7 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 	}
 	st.Action, st.Progress, st.RetryAt = a, Progress{}, time.Time{}
 	target.DeepCopyInto(&st.Target)
+	forgetDetached(st, a)
 	if a == ActionDeploy {
 		st.Deleted = false // a status reused after a Delete: deployed anew
 	}

@@ -178,17 +178,19 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 // otherwise when to call again: a teardown that left the job running
 // (the policy keeps state and no savepoint could be taken) is tried again
 // after RetryInterval. Without a Store, the status says that nothing
-// keeps the job's newest state (Reason DeletedStateNotKept).
+// keeps the job's newest state (Reason DeletedStateNotKept). With the
+// spec's OnDelete Detach, the job is left running instead (DeleteDetach).
 //
 // Once the job is torn down, the savepoints that SavepointPolicy's
 // DisposeOnDelete or their record's OnDelete asks for are disposed of,
 // one request per call, before Delete returns Done; the final savepoint
-// (JobStatus.Latest) is kept. One whose disposal failed
-// MaxDisposeAttempts times stays in the history and on storage, and
-// Delete returns Done with the status saying so.
+// (JobStatus.Latest) is kept, and so is every savepoint of a detached
+// job. One whose disposal failed MaxDisposeAttempts times stays in the
+// history and on storage, and Delete returns Done with the status
+// saying so.
 func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
 	res, err := c.delete(ctx, spec, st)
-	if err != nil || !res.Done {
+	if err != nil || !res.Done || st.Detached != "" {
 		return res, err
 	}
 	now := c.clock().Now()
@@ -253,6 +255,8 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 			return Result{RequeueAfter: c.retry()}, err
 		}
 		return Result{Done: true, Outcome: OutcomeSucceeded}, nil
+	case spec.OnDelete != "" && spec.OnDelete != DeleteTeardown:
+		return c.detach(spec, st)
 	case st.Action == ActionTeardown && st.Progress.Done() && now.Before(st.RetryAt):
 		return Result{RequeueAfter: c.bounded(st.RetryAt.Sub(now))}, nil
 	}
@@ -402,6 +406,8 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 		st.Action, st.Progress, st.RetryAt, st.ActionSpec = ActionHealthRestart, Progress{}, time.Time{}, spec.DeepCopy()
 		st.Progress.Request = healthRequest(plan.RestorePoint, now) // recorded before the first step, which keeps it
 		return c.step(ctx, spec, st, now)
+	case plan.Action == ActionAdopt:
+		return c.adoptJob(ctx, spec, st, obs, now)
 	case plan.Action != "":
 		return c.start(ctx, spec, st, plan.Action, plan.Target, now)
 	}
@@ -663,6 +669,7 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	if c.Deployer != nil {
 		u.Cluster = st.Cluster
 	}
+	u.detached = detachedFrom(st)
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.

@@ -112,6 +112,14 @@
 // and no stored time makes a call wait longer than the Controller's
 // intervals.
 //
+// A job started outside the controller (from the Flink UI, the CLI, the
+// REST API or another operator) is taken over without a restart by
+// JobSpec.Adopt on a fresh status: ActionAdopt, two GETs; a job unknown
+// to Flink or ended is refused (ReasonAdoptFailed), and nothing is
+// deployed while an adoption is pending. JobSpec.OnDelete Detach makes a
+// Delete leave the job running, untouched (ReasonDetached,
+// JobStatus.Detached).
+//
 // # Bounded jobs, schedules and triggered checkpoints
 //
 // A bounded job that FINISHED on its own is a success of its own kind:

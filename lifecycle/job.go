@@ -341,6 +341,34 @@ type JobSpec struct {
 	// checkpoint, a restart or a rollback, each once per new token
 	// (ActionRequests).
 	Requests ActionRequests `json:"requests,omitzero"`
+	// Adopt takes over a job that runs in the session cluster but was not
+	// started by the Controller (format 5): one started from the Flink UI,
+	// the CLI or the REST API, or by another operator. It is honoured for
+	// a fresh status only (no job recorded yet, or a status after a
+	// Delete): the Controller reads the job (two GETs, no request that
+	// changes anything) and, if it runs (RUNNING, or CREATED,
+	// INITIALIZING, RESTARTING: not ended), records it as the
+	// deployment's job without restarting it (Action Adopt), with the
+	// newest state its checkpoint statistics show (its latest savepoint,
+	// or its latest checkpoint unless Flink shows it discarded) and, if
+	// it is stable, as stable. Setting it asserts that the job runs
+	// Job, the spec's template: the Controller cannot tell, and a later
+	// change of Job upgrades the job as for any job it started. A job
+	// unknown to Flink or ended is not adopted (Reason AdoptFailed), and
+	// while an adoption is pending nothing is deployed: remove Adopt to
+	// deploy a job of the deployment's own. Ignored once the status
+	// records a job (the adopted one, or one an upgrade started since).
+	Adopt flinkapi.JobID `json:"adopt,omitempty"`
+	// OnDelete says what Delete does with the job (format 5): Teardown
+	// (the default) stops it with a final savepoint; Detach leaves it
+	// running, sends nothing to it, and records the status as deleted
+	// with the job detached (Reason Detached, JobStatus.Detached). A
+	// status reused after a detach with Adopt naming the detached job
+	// takes it back; without Adopt it deploys a new job of its own from
+	// the newest state the status knew, beside the detached one, which
+	// runs on untouched.
+	// +kubebuilder:validation:Enum=Teardown;Detach
+	OnDelete DeletePolicy `json:"onDelete,omitempty"`
 }
 
 // ErrInvalidSpec is matched by the error Validate returns for a JobSpec
@@ -391,6 +419,7 @@ func (s JobSpec) Validate() error {
 		}
 	}
 	errs = append(errs, s.Requests.validate()...)
+	errs = append(errs, s.adoptErrors()...)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -567,6 +596,11 @@ type JobStatus struct {
 	// checkpoints the Controller's Storage is to remove (format 5; at
 	// most MaxReplacedJobs).
 	Replaced []ReplacedJob `json:"replaced,omitempty"`
+	// Detached is the job a Delete left running under DeleteDetach
+	// (format 5): no longer the deployment's, it is never read, stopped
+	// or replaced by this status again, unless a spec adopts it
+	// (JobSpec.Adopt).
+	Detached flinkapi.JobID `json:"detached,omitempty"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it

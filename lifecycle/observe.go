@@ -31,6 +31,9 @@ func needsObservation(st *JobStatus) bool {
 // exceptions, restarts, free slots, the checkpoint configuration), at
 // most MaxRequestsPerCall requests in all. It changes nothing.
 func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *JobStatus) (Observation, error) {
+	if id := adoptTarget(spec, st); id != "" && c.Deployer == nil {
+		return c.observeAdopt(ctx, api, id)
+	}
 	obs := Observation{Restarts: -1, FreeSlots: -1}
 	if !needsObservation(st) {
 		return obs, nil

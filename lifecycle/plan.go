@@ -33,6 +33,9 @@ func (c *Controller) planFor(spec JobSpec, st JobStatus, obs Observation, now ti
 		p.State, p.Reason = c.inFlightState(&st), ActionReason(st.Action, "")
 		return p
 	}
+	if ap, ok := c.planAdopt(spec, &st, obs, p); ok {
+		return ap
+	}
 	if spec.State == DesiredSuspended {
 		return c.requestsWaiting(spec, &st, c.planSuspended(spec, &st, obs, p))
 	}

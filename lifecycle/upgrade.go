@@ -93,6 +93,10 @@ type Upgrade struct {
 	// upgrade Blocked (policy.ReasonPreflightRefused), the old job
 	// running. Nil: no preflight.
 	Preflight *PreflightPolicy
+	// detached is a job a Delete left running (JobStatus.Detached) when
+	// the Upgrade deploys anew without Job: the new job's id derives
+	// from it, so that the name's ids never lead to it (adopt.go).
+	detached flinkapi.JobID
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -129,7 +133,7 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 	}
 	r := &replacer{
 		op: "Upgrade", client: env.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name, deployer: u.Deployer, cluster: u.Cluster,
-		firstDeploy: u.FirstDeploy,
+		firstDeploy: u.FirstDeploy, detached: u.detached,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			return policy.EvaluateUpdate(u.Policy, obs, now)
 		},
@@ -252,6 +256,7 @@ type replacer struct {
 	// preflight, if set, checks the new job's plan and the cluster's
 	// slots before the old job is touched.
 	preflight *PreflightPolicy
+	detached  flinkapi.JobID // Upgrade.detached
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -273,6 +278,8 @@ func (r *replacer) firstJobID(p *Progress) (id flinkapi.JobID, derived bool) {
 		return derivedJobID(strings.ToLower(string(r.job))), true
 	case r.deployer != nil && p.RestoreFrom != "" && p.RestoreFrom == p.Observed.Latest.Location && p.Observed.Latest.JobID != "":
 		return derivedJobID(strings.ToLower(string(p.Observed.Latest.JobID))), true
+	case r.detached != "":
+		return detachedJobID(r.detached), true
 	case r.name != "":
 		return derivedJobID("name\x00" + r.name), true
 	}

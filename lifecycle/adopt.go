@@ -1,0 +1,279 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// ActionAdopt records a running job that the Controller did not start
+// (JobSpec.Adopt) as the deployment's job, without restarting it: the
+// observation read it, and the action ends as it starts, with no request
+// of its own.
+const ActionAdopt JobAction = "Adopt"
+
+// DeletePolicy says what Controller.Delete does with the job
+// (JobSpec.OnDelete). The strings are stable.
+type DeletePolicy string
+
+// Delete policies.
+const (
+	// DeleteTeardown: the job is stopped with a final savepoint (the
+	// default).
+	DeleteTeardown DeletePolicy = "Teardown"
+	// DeleteDetach: the job is left running, untouched: Delete sends
+	// nothing to it and records the status as deleted, the job detached
+	// (JobStatus.Detached).
+	DeleteDetach DeletePolicy = "Detach"
+)
+
+// Reasons of an adoption and a detach.
+const (
+	// ReasonAdoptFailed: the job JobSpec.Adopt names cannot be adopted
+	// (unknown to Flink, ended, or not in a session cluster the
+	// Controller reads); nothing was started.
+	ReasonAdoptFailed = "AdoptFailed"
+	// ReasonDetached: Delete left the job running, no longer managed
+	// (DeleteDetach).
+	ReasonDetached = "Detached"
+)
+
+// adoptTarget is the job spec asks to adopt in st: spec.Adopt when st is
+// fresh (no job recorded, or a status after a Delete) and no action is
+// in flight; empty otherwise. A status that records a job of its own
+// never adopts another, nor the same one again.
+func adoptTarget(spec JobSpec, st *JobStatus) flinkapi.JobID {
+	if spec.Adopt == "" || st.InFlight() || st.JobID != "" && !deleted(st) {
+		return ""
+	}
+	return spec.Adopt
+}
+
+// adoptable reports whether a job in state s exists and is not ending:
+// running, starting, or restarting itself.
+func adoptable(s flinkapi.JobState) bool {
+	switch s {
+	case flinkapi.JobRunning, flinkapi.JobCreated, flinkapi.JobInitializing, flinkapi.JobRestarting, flinkapi.JobFailing, flinkapi.JobReconciling:
+		return true
+	}
+	return false
+}
+
+// observeAdopt reads the job to adopt: its details, and the checkpoint
+// statistics of one that can be adopted (two GETs at most).
+func (c *Controller) observeAdopt(ctx context.Context, api API, id flinkapi.JobID) (Observation, error) {
+	obs := Observation{Restarts: -1, FreeSlots: -1, Requests: 1}
+	d, err := api.Job(ctx, id)
+	switch {
+	case errors.Is(err, flinkapi.ErrMisconfigured):
+		return obs, err
+	case err != nil && !flinkapi.IsJobNotFound(err):
+		obs.Error = errMessage(err)
+		return obs, nil
+	}
+	obs.Reachable, obs.Job = true, d
+	if d == nil || !adoptable(d.State) {
+		return obs, nil
+	}
+	obs.Requests++
+	obs.CheckpointsRead = true
+	stats, err := api.Checkpoints(ctx, id)
+	switch {
+	case err == nil:
+		obs.Checkpoints = stats
+	case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
+		obs.CheckpointsAbsent = true
+	}
+	return obs, nil
+}
+
+// planAdopt plans the adoption spec asks for in a fresh status: the
+// Adopt action for a job that runs, else the reason it cannot be adopted.
+// ok is false when no adoption is pending. While one is, nothing else is
+// planned: no deploy starts a second job beside the one to adopt.
+func (c *Controller) planAdopt(spec JobSpec, st *JobStatus, obs Observation, p Plan) (Plan, bool) {
+	id := adoptTarget(spec, st)
+	if id == "" {
+		return p, false
+	}
+	p.RequeueAfter = c.poll()
+	d := obs.Job
+	switch {
+	case c.Deployer != nil:
+		return adoptRefused(p, fmt.Sprintf("job %s cannot be adopted: this Controller starts its jobs through a Deployer and reads no session cluster; nothing was started", id)), true
+	case d == nil && !obs.Reachable:
+		p.State, p.Reason = policy.Unknown, string(policy.ReasonJobManagerUnreachable)
+		p.Message = fmt.Sprintf("job %s to adopt could not be read (%s); nothing was started", id, orText(obs.Error, "not observed"))
+		return p, true
+	case d == nil || d.ID != id:
+		return adoptRefused(p, fmt.Sprintf("job %s to adopt is unknown to Flink; nothing was started", id)), true
+	case !adoptable(d.State):
+		return adoptRefused(p, fmt.Sprintf("job %s to adopt is %s: only a job that runs (or starts, or restarts) is adopted; nothing was started", id, d.State)), true
+	}
+	p.Action, p.Target = ActionAdopt, spec.Job
+	p.Message = adoptMessage(d, obs)
+	return p, true
+}
+
+func adoptRefused(p Plan, why string) Plan {
+	p.State, p.Reason, p.Blocked, p.Message = policy.DeployFailed, ReasonAdoptFailed, why, why
+	return p
+}
+
+func orText(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// adoptMessage says what an adoption of d records.
+func adoptMessage(d *flinkapi.JobDetails, obs Observation) string {
+	msg := fmt.Sprintf("job %s (%s since %s) adopted as the deployment's job, not restarted", d.ID, d.State, jobStart(d, time.Time{}).UTC().Format(time.RFC3339))
+	if rec := adoptedState(obs); rec.Location != "" {
+		msg += "; its newest state is " + rec.Location
+	}
+	return msg
+}
+
+// jobStart is d's start time, or otherwise when it is unknown.
+func jobStart(d *flinkapi.JobDetails, otherwise time.Time) time.Time {
+	if d.StartTime.IsZero() {
+		return otherwise
+	}
+	return d.StartTime
+}
+
+// adoptedSavepoint is the newest savepoint of the job in obs: its latest
+// completed one, or the one it was started from.
+func adoptedSavepoint(obs Observation) savepoint.Record {
+	stats, d := obs.Checkpoints, obs.Job
+	if stats == nil || d == nil {
+		return savepoint.Record{}
+	}
+	var sp, restored savepoint.Record
+	if s := stats.LatestSavepoint; s != nil && s.ExternalPath != "" && !s.Discarded {
+		sp = savepoint.Record{Location: s.ExternalPath, Time: s.TriggerTime, JobID: d.ID, Reason: savepoint.ReasonUser}
+	}
+	if r := stats.LatestRestored; r != nil && r.IsSavepoint && r.ExternalPath != "" {
+		restored = savepoint.Record{Location: r.ExternalPath, Time: r.RestoreTime, Reason: savepoint.ReasonUser}
+	}
+	return newest(sp, restored)
+}
+
+// adoptedState is the newest state of the job in obs: a savepoint
+// (adoptedSavepoint) or its retained checkpoint, by time.
+func adoptedState(obs Observation) savepoint.Record {
+	return newest(adoptedSavepoint(obs), checkpointRecord(obs))
+}
+
+// adoptJob carries out the Adopt action: the job in obs becomes the
+// deployment's job, running spec's Job as the spec asserts, with its
+// newest state, stable if it is, and reports the transition to Done. It
+// sends no request; a status write lost after it adopts the job again at
+// the next call.
+func (c *Controller) adoptJob(ctx context.Context, spec JobSpec, st *JobStatus, obs Observation, now time.Time) (Result, error) {
+	d := obs.Job
+	if st.JobID != d.ID {
+		// Another job than the one the status knew: nothing of that
+		// one's life carries over but the savepoint history, the jar
+		// uploaded and the restore requests handled.
+		*st = JobStatus{FormatVersion: st.FormatVersion, Name: st.Name, Savepoints: st.Savepoints, JarID: st.JarID, JarFile: st.JarFile,
+			JarDigest: st.JarDigest, RestoreHandled: st.RestoreHandled, Situation: st.Situation}
+	}
+	st.JobID, st.JobState, st.DeployedAt = d.ID, d.State, jobStart(d, now)
+	spec.Job.DeepCopyInto(&st.Deployed)
+	spec.Job.DeepCopyInto(&st.Target)
+	st.Deleted, st.Detached, st.Suspended, st.Result, st.Cluster = false, "", false, JobResult{}, Cluster{}
+	st.Action, st.ActionSpec, st.RetryAt = ActionAdopt, nil, time.Time{}
+	if sp := adoptedSavepoint(obs); sp.Location != "" && !hasLocation(st.Savepoints.Records, sp.Location) {
+		c.recordSavepoint(st, sp)
+	}
+	if cp := checkpointRecord(obs); cp.Location != "" && cp.Time.After(st.Latest.Time) {
+		st.Latest = cp
+	}
+	if stableNow(d, obs) {
+		st.Stable = st.Deployed
+	}
+	msg := adoptMessage(d, obs)
+	st.Progress = Progress{Phase: PhaseDone, Outcome: OutcomeSucceeded, JobID: d.ID, Reason: msg}
+	c.set(st, policy.Running, ActionReason(ActionAdopt, OutcomeSucceeded), msg)
+	report(ctx, string(ActionAdopt), c.OnTransition, c.Logger, "", &st.Progress)
+	return Result{RequeueAfter: soon, Outcome: OutcomeSucceeded}, nil
+}
+
+// adopted is the operation of ActionAdopt: the adoption is recorded
+// whole when it starts (adoptJob), so it is never in flight.
+type adopted struct{}
+
+func (adopted) Step(_ context.Context, p *Progress) (Result, error) {
+	return Result{Done: true, Outcome: p.Outcome}, nil
+}
+
+func buildAdopted(*Controller, JobSpec, *JobStatus, opBase) Stepper { return adopted{} }
+
+// detach carries out a Delete under DeleteDetach: the job runs on, and
+// the status records it deleted and the job detached. It sends nothing.
+// An OnDelete this release does not know is refused: nothing is done.
+func (c *Controller) detach(spec JobSpec, st *JobStatus) (Result, error) {
+	if spec.OnDelete != DeleteDetach {
+		err := fmt.Errorf("%w: %w", ErrInvalidSpec, onDeleteError(spec.OnDelete))
+		c.set(st, st.State, ReasonInvalidSpec, err.Error())
+		return Result{RequeueAfter: c.poll()}, err
+	}
+	st.Deleted, st.Detached = true, st.JobID
+	c.set(st, policy.Deleted, ReasonDetached, fmt.Sprintf("job %s is detached: it runs on, no longer managed; nothing was sent to it", st.JobID))
+	return Result{Done: true, Outcome: OutcomeSucceeded}, nil
+}
+
+// forgetDetached makes a deploy from the status of a detached job start
+// a job of its own: the detached job stays the record in
+// JobStatus.Detached and is never read, stopped or replaced.
+func forgetDetached(st *JobStatus, a JobAction) {
+	if a != ActionDeploy || st.Detached == "" || st.JobID != st.Detached {
+		return
+	}
+	st.JobID, st.JobState, st.Cluster, st.Stable = "", "", Cluster{}, JobTemplate{}
+}
+
+func onDeleteError(p DeletePolicy) error {
+	return fmt.Errorf("onDelete: unknown policy %q; want Teardown or Detach", p)
+}
+
+// adoptErrors are the errors of s's Adopt and OnDelete, for Validate.
+func (s JobSpec) adoptErrors() []error {
+	var errs []error
+	if s.Adopt != "" {
+		if err := s.Adopt.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("adopt: %w", err))
+		}
+	}
+	switch s.OnDelete {
+	case "", DeleteTeardown, DeleteDetach:
+	default:
+		errs = append(errs, onDeleteError(s.OnDelete))
+	}
+	return errs
+}
+
+// detachedFrom is the detached job a deploy from st starts beside: the
+// status records no job of its own (forgetDetached).
+func detachedFrom(st *JobStatus) flinkapi.JobID {
+	if st.JobID != "" {
+		return ""
+	}
+	return st.Detached
+}
+
+// detachedJobID is the first id of the jobs deployed beside the detached
+// job id: of a seed of their own, never one of the ids an upgrade of id
+// or of the deployment's name gives.
+func detachedJobID(id flinkapi.JobID) flinkapi.JobID {
+	return derivedJobID("detached\x00" + strings.ToLower(string(id)))
+}
