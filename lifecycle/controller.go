@@ -190,7 +190,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 // saying so.
 func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
 	res, err := c.delete(ctx, spec, st)
-	if err != nil || !res.Done || st.Detached != "" {
+	if err != nil || !res.Done || st.Detached != "" && st.Detached == st.JobID {
 		return res, err
 	}
 	now := c.clock().Now()
