@@ -28,8 +28,14 @@ import (
 // JobStatus.JarDigest), bounded jobs (JobSpec.Bounded), jobs without
 // checkpointing (JobStatus.NoCheckpointing), the situation of the last
 // call (JobStatus.Situation, Settled) and deleted statuses
-// (JobStatus.Deleted).
-const FormatVersion = 4
+// (JobStatus.Deleted); format 5 the savepoint ledger (the disposal in
+// progress, JobStatus.Disposing, the failed disposals and delete choices
+// on savepoint records, SavepointPolicy.DisposeOnDelete), one-shot
+// requests (JobSpec.Requests, JobStatus.RequestsHandled,
+// Progress.CheckpointID), the retained checkpoints of replaced jobs
+// (JobStatus.Replaced), adopting and detaching (JobSpec.Adopt, OnDelete,
+// JobStatus.Detached).
+const FormatVersion = 5
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a

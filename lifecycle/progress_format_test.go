@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/formattest"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -57,6 +58,7 @@ func TestProgressFormats(t *testing.T) {
 			{File: "progress-v2.json", Version: 2, Want: goldenProgress2},
 			{File: "progress-v3.json", Version: 3, Want: goldenProgress3},
 			{File: "progress-v4.json", Version: 4, Want: goldenProgress4},
+			{File: "progress-v5.json", Version: 5, Want: goldenProgress5},
 		},
 	})
 }
@@ -229,6 +231,60 @@ var goldenSpec4 = func() JobSpec {
 	return s
 }()
 
+// ledgerRecord is rec as format 5 writes a savepoint record: every field
+// set, the delete choice and a failed disposal too.
+func ledgerRecord(rec savepoint.Record) savepoint.Record {
+	rec.OnDelete = savepoint.OnDeleteKeep
+	rec.Disposal = savepoint.Disposal{Attempts: 2, Error: savepoint.DisposalFailed, Message: "java.io.IOException: Permission denied",
+		RetryAt: time.Date(2026, 3, 1, 13, 10, 0, 0, time.UTC), GaveUp: true}
+	return rec
+}
+
+// goldenProgress5 is the Progress of the format-version-5 fixture, which
+// added CheckpointID and the savepoint records' delete choice and
+// disposal: every field set.
+var goldenProgress5 = func() Progress {
+	p := goldenProgress4
+	p.FormatVersion = 5
+	p.CheckpointID = 42
+	p.Observed.Latest = ledgerRecord(p.Observed.Latest)
+	return p
+}()
+
+// goldenStatus5 is the JobStatus of the format-version-5 fixture, which
+// added the savepoint ledger (Disposing, the records' delete choice and
+// disposal, Retention.DisposeOnDelete), the one-shot requests handled,
+// the replaced jobs and the detached job.
+var goldenStatus5 = func() JobStatus {
+	s := goldenStatus4
+	s.FormatVersion, s.Progress = 5, goldenProgress5
+	spec := goldenSpec5
+	s.ActionSpec = &spec
+	s.Retention.DisposeOnDelete = true
+	s.Latest, s.UpgradeFrom = ledgerRecord(s.Latest), ledgerRecord(s.UpgradeFrom)
+	s.Savepoints = savepoint.History{FormatVersion: 2, Records: []savepoint.Record{ledgerRecord(s.Savepoints.Records[0])}}
+	s.Disposing = SavepointDisposal{Location: "s3://bucket/savepoints/savepoint-a1b2c3-00aa11bb22cc", TriggerID: "00112233445566778899aabbccddeeff",
+		Started: time.Date(2026, 3, 1, 13, 5, 0, 0, time.UTC)}
+	s.RequestsHandled = ActionRequests{Savepoint: "sp-1", Checkpoint: "cp-1", Restart: "restart-1", Rollback: "rollback-1"}
+	s.Replaced = []ReplacedJob{{JobID: "0123456789abcdef0123456789abcdef", CheckpointDir: "s3://bucket/checkpoints", NewJobID: "fedcba9876543210fedcba9876543210",
+		Restored: "s3://bucket/checkpoints/0123456789abcdef0123456789abcdef/chk-7", ClaimMode: flinkapi.ClaimModeClaim, Checkpointed: true, Waiting: true,
+		Attempts: 1, Error: CleanupDeleteFailed}}
+	s.Detached = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
+	return s
+}()
+
+// goldenSpec5 is the JobSpec of the format-version-5 fixture, which added
+// Savepoints.DisposeOnDelete, Requests, Adopt and OnDelete.
+var goldenSpec5 = func() JobSpec {
+	s := goldenSpec4
+	s.FormatVersion = 5
+	s.Savepoints.DisposeOnDelete = true
+	s.Requests = ActionRequests{Savepoint: "sp-2", Checkpoint: "cp-2", Restart: "restart-2", Rollback: "rollback-2"}
+	s.Adopt = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+	s.OnDelete = DeleteDetach
+	return s
+}()
+
 // goldenStatus is the JobStatus of the format-version-1 fixture: every
 // field set. It is as fixed as the file.
 var goldenStatus = func() JobStatus {
@@ -276,6 +332,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobstatus-v2.json", Version: 2, Want: goldenStatus2},
 			{File: "jobstatus-v3.json", Version: 3, Want: goldenStatus3},
 			{File: "jobstatus-v4.json", Version: 4, Want: goldenStatus4},
+			{File: "jobstatus-v5.json", Version: 5, Want: goldenStatus5},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -292,6 +349,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobspec-v2.json", Version: 2, Want: goldenSpec2},
 			{File: "jobspec-v3.json", Version: 3, Want: goldenSpec3},
 			{File: "jobspec-v4.json", Version: 4, Want: goldenSpec4},
+			{File: "jobspec-v5.json", Version: 5, Want: goldenSpec5},
 		},
 	})
 }
