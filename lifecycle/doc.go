@@ -47,8 +47,25 @@
 // again until the spec's Job changes); restarts an unhealthy job from its
 // newest state when the health policy says so; takes the savepoints the
 // schedule asks for and disposes of old ones per the retention. The
-// status's history of savepoints is bounded (MaxStoredSavepoints), the
-// failure it records too (MaxFailureLength). An action that did not
+// failure it records is bounded (MaxFailureLength).
+//
+// # The savepoint ledger
+//
+// JobStatus.Savepoints is the deployment's ledger of savepoints: each
+// savepoint the Controller took, or a caller imported
+// (JobStatus.ImportSavepoint), stays in it until Flink disposed of it. The
+// retention of SavepointPolicy (MaxCount, bounded by MaxStoredSavepoints,
+// and MaxAge) runs at every call with no action in flight, whatever the
+// job's situation (running, suspended, failed, down), one disposal
+// request per call beside what else the call does (Plan.Dispose). It never
+// disposes of the newest savepoint, the one the job started from, the one
+// a rollback would restore, nor the one the spec's restore request names.
+// A disposal is recorded before it is sent (JobStatus.Disposing); a
+// failed one keeps its record with a typed error (savepoint.Disposal) and
+// is tried again after RetryInterval, doubled each time, at most
+// MaxDisposeAttempts times. Delete keeps the final savepoint and, as
+// SavepointPolicy.DisposeOnDelete and each record's OnDelete say, disposes
+// of the others before it returns Done. An action that did not
 // succeed is tried again with the same spec after RetryInterval; a new
 // spec at once.
 //

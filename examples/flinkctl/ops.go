@@ -368,10 +368,9 @@ func (a *app) recordStop(ctx context.Context, c *flinkapi.Client, name string, j
 	if !ok || rec.Location == "" {
 		rec = savepoint.Record{Location: p.Location, Time: a.now(), JobID: job, Reason: savepoint.ReasonUser}
 	}
+	// Recorded as the controller records a savepoint: into the history,
+	// which the retention trims by disposing, never by forgetting.
 	st.Savepoints = st.Savepoints.Add(rec)
-	if n := len(st.Savepoints.Records); n > lifecycle.MaxStoredSavepoints {
-		st.Savepoints.Records = st.Savepoints.Records[n-lifecycle.MaxStoredSavepoints:]
-	}
 	if rec.Time.After(st.Latest.Time) || st.Latest.Location == "" {
 		st.Latest = rec
 	}

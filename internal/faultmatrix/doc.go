@@ -119,7 +119,8 @@
 // recorded before, and never without state while a savepoint or retained
 // checkpoint within the restart policy's maximum age exists; a cancel of
 // the stateful job only with a restore point recorded; the savepoint
-// history within lifecycle.MaxStoredSavepoints; never two live jobs; a
+// history within lifecycle.MaxStoredSavepoints, and every savepoint on
+// storage in it (the retention change); never two live jobs; a
 // Reason always set, a requeue asked for and honoured on the fake's clock.
 // At the end: the spec converged (status.Converged) or the delete is done,
 // or the change ended named, not in flight, with a Reason its retry ends
