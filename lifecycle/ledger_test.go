@@ -261,8 +261,8 @@ func TestLedgerDisposalFailuresAreTyped(t *testing.T) {
 			t.Errorf("%s given up but gone from storage", r.Location)
 		}
 	}
-	if k.st.State != policy.Running || k.st.InFlight() {
-		t.Errorf("the job's state: %s %s", k.st.State, k.st.Reason)
+	if k.st.State != policy.Running || k.st.InFlight() || !strings.Contains(k.st.Message, "could not be disposed of after 5 attempts") {
+		t.Errorf("the job's state: %s %s: %s", k.st.State, k.st.Reason, k.st.Message)
 	}
 	before := count(k.srv, "POST /savepoint-disposal")
 	k.run(spec, time.Hour)

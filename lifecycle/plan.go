@@ -20,6 +20,10 @@ func (c *Controller) PlanFor(spec JobSpec, st JobStatus, obs Observation, now ti
 	spec = spec.effective(&st)
 	p := c.planFor(spec, st, obs, now)
 	p.Dispose = c.nextDisposal(spec, &st, &p, now)
+	if n := givenUp(&st); n > 0 && p.Action == "" && !p.InFlight {
+		// Reported until a caller deals with them (see savepoint.Disposal).
+		p.Message += fmt.Sprintf("; %d savepoints could not be disposed of after %d attempts and stay on storage (see savepoints)", n, MaxDisposeAttempts)
+	}
 	return p
 }
 
