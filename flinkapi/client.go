@@ -192,6 +192,9 @@ func buildHTTPClient(s settings) (*http.Client, error) {
 		hc.Transport = t
 	}
 	hc.Transport = noRedirects{hc.Transport}
+	if s.budget != nil {
+		hc.Transport = budgeted{next: hc.Transport, b: s.budget}
+	}
 	return &hc, nil
 }
 

@@ -27,6 +27,7 @@ type settings struct {
 	logger          *slog.Logger
 	maxResponseSize int64
 	version         Version
+	budget          *RequestBudget
 }
 
 // Defaults of a Client.

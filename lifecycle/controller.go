@@ -68,6 +68,10 @@ type Controller struct {
 	// once the new job completed a checkpoint of its own (see
 	// JobStatus.Replaced and LocalStorage). Nil: they stay.
 	Storage Storage
+	// Shared, if set, is the cluster's shared overview: a job at rest is
+	// checked with it, without a request of its own (SharedObservation).
+	// Give every Controller of one session cluster the same one.
+	Shared *SharedObservation
 }
 
 func (c *Controller) clock() Clock { return clockOr(c.Clock) }

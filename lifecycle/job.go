@@ -81,7 +81,16 @@ func (t JobTemplate) Fingerprint() string {
 // equal reports whether t and u run the same job: the same template, and
 // the same jar content where both know it.
 func (t JobTemplate) equal(u JobTemplate) bool {
-	return t.Fingerprint() == u.Fingerprint() && (t.JarDigest == u.JarDigest || t.JarDigest == "" || u.JarDigest == "")
+	return t.sameAs(u) && (t.JarDigest == u.JarDigest || t.JarDigest == "" || u.JarDigest == "")
+}
+
+// sameAs reports whether t and u have equal fingerprints, field by field
+// (a nil and an empty Args or FlinkConfiguration are the same, as in
+// their JSON), without encoding either: the Controller compares
+// templates several times per call.
+func (t JobTemplate) sameAs(u JobTemplate) bool {
+	return t.JarFile == u.JarFile && t.JarID == u.JarID && t.EntryClass == u.EntryClass && t.Parallelism == u.Parallelism &&
+		slices.Equal(t.Args, u.Args) && maps.Equal(t.FlinkConfiguration, u.FlinkConfiguration)
 }
 
 // onlyParallelism reports whether t and u differ in their parallelism

@@ -250,6 +250,11 @@ type Observation struct {
 	Failure string `json:"failure,omitempty"`
 	// Requests counts the requests the observation sent.
 	Requests int `json:"requests,omitempty"`
+	// Shared is set when the job's state came from the cluster's shared
+	// overview (Controller.Shared) and no request of the job's own was
+	// sent: Job then holds what the overview shows (its state, start and
+	// task counts, as one vertex).
+	Shared bool `json:"shared,omitempty"`
 }
 
 // terminatingSavepoint is the savepoint that ended a FINISHED job (a stop

@@ -38,6 +38,11 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 	if !needsObservation(st) {
 		return obs, nil
 	}
+	if c.atRest(spec, st) {
+		if o, ok := c.observeShared(ctx, st); ok {
+			return o, nil
+		}
+	}
 	obs.Read, obs.Requests = true, 1
 	d, err := api.Job(ctx, st.JobID)
 	switch {

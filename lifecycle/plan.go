@@ -294,15 +294,15 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 func (c *Controller) runningReason(spec JobSpec, st *JobStatus, obs Observation, pending bool, p *Plan) {
 	p.State, p.Reason, p.Message = policy.Running, ReasonRunning, "job "+string(st.JobID)+" runs the spec's job"
 	switch {
-	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionBlueGreen:
+	case st.FailedJob != "" && spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionBlueGreen:
 		p.Reason = ReasonBlueGreenAborted
 		p.Message = fmt.Sprintf("job %s runs the previous job: the spec's job did not become healthy beside it (%s); change it to try again",
 			st.JobID, st.Progress.Reason)
-	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionCanary:
+	case st.FailedJob != "" && spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed) && st.Action == ActionCanary:
 		p.Reason = ReasonCanaryFailed
 		p.Message = fmt.Sprintf("job %s runs the previous job, untouched: the spec's job failed its restore canary (%s); change it to try again",
 			st.JobID, st.Progress.Reason)
-	case spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed):
+	case st.FailedJob != "" && spec.Job.Fingerprint() == st.FailedJob && !spec.Job.equal(st.Deployed):
 		p.Reason = ReasonRolledBack
 		p.Message = fmt.Sprintf("job %s runs the last stable job: the spec's job did not become stable and was rolled back; change it to try again", st.JobID)
 	case pending:

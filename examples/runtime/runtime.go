@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
@@ -63,6 +64,9 @@ type Runtime struct {
 	Out *demo.Printer
 
 	saved func(name string, s StreamletState) // if set, called after every save
+
+	sharedOnce sync.Once
+	shared     *lifecycle.SharedObservation // the cluster's overview, shared by every streamlet's Controller
 }
 
 // StreamletFormat is the format version of the StreamletState this
@@ -245,8 +249,13 @@ const retryInterval = 5 * time.Second
 
 func (rt *Runtime) controller(name string) *lifecycle.Controller {
 	cl := rt.Cluster
+	rt.sharedOnce.Do(func() {
+		// Streamlets at rest are checked with one overview of the
+		// cluster per poll between them, not a request each.
+		rt.shared = &lifecycle.SharedObservation{Client: cl.Client, MaxAge: cl.Timing.Poll / 2}
+	})
 	return &lifecycle.Controller{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir},
-		Store: rt.Store, Name: name, PollInterval: cl.Timing.Poll, RetryInterval: retryInterval}
+		Store: rt.Store, Name: name, PollInterval: cl.Timing.Poll, RetryInterval: retryInterval, Shared: rt.shared}
 }
 
 // failed returns an error for an action that ended in the call (res)

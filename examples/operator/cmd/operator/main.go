@@ -44,6 +44,9 @@ func run(args []string) error {
 		probeAddr     = fs.String("health-probe-bind-address", ":8081", "address of the health probes")
 		leaderElect   = fs.Bool("leader-elect", false, "elect a leader, so that only one replica reconciles")
 		concurrent    = fs.Int("max-concurrent-reconciles", 4, "how many FlinkJobs are reconciled at the same time")
+		qps           = fs.Float64("flink-qps", 50, "requests per second to the JobManager at most, on average (with bursts of --flink-burst)")
+		burst         = fs.Int("flink-burst", 100, "requests to the JobManager at once above --flink-qps")
+		inFlight      = fs.Int("flink-concurrency", 4, "requests to the JobManager in flight at once at most (its rest.server.numThreads is 4 by default)")
 	)
 	config.RegisterFlags(fs) // --kubeconfig
 	opts := zap.Options{}
@@ -59,8 +62,13 @@ func run(args []string) error {
 	if *concurrent < 1 {
 		return fmt.Errorf("--max-concurrent-reconciles: %d; want 1 or more", *concurrent)
 	}
+	budget, err := flinkapi.NewRequestBudget(*qps, *burst, *inFlight)
+	if err != nil {
+		return fmt.Errorf("--flink-qps, --flink-burst, --flink-concurrency: %w", err)
+	}
 	// No retries inside a call: the operations retry through RequeueAfter.
-	flink, err := flinkapi.NewClient(*flinkURL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithTimeout(10*time.Second))
+	flink, err := flinkapi.NewClient(*flinkURL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithTimeout(10*time.Second),
+		flinkapi.WithRequestBudget(budget))
 	if err != nil {
 		return fmt.Errorf("--flink-url: %w", err)
 	}
@@ -95,6 +103,7 @@ func run(args []string) error {
 	r := &controller.FlinkJobReconciler{
 		Client:        mgr.GetClient(),
 		Flink:         flink,
+		Shared:        &lifecycle.SharedObservation{Client: flink, MaxAge: *poll / 2},
 		Recorder:      mgr.GetEventRecorder("flinkjob-controller"),
 		Store:         store,
 		PollInterval:  *poll,

@@ -53,6 +53,10 @@ type FlinkJobReconciler struct {
 	// *flinkapi.Client with flinkapi.NoRetry: the controller retries with
 	// backoff through RequeueAfter, so nothing sleeps in a reconcile.
 	Flink lifecycle.API
+	// Shared, if set, is the session cluster's shared overview: the
+	// FlinkJobs at rest on it are checked with one GET /jobs/overview per
+	// poll in all, not a request each (lifecycle.SharedObservation).
+	Shared *lifecycle.SharedObservation
 	// ClusterURL, if set, is the address of an application cluster's REST
 	// API in the Application mode (a port-forward, a test's fake); nil:
 	// the cluster's Service (appcluster.Deployer.URL).
@@ -171,6 +175,8 @@ func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.Flink
 	}
 	if job.Spec.Mode == v1alpha1.ModeApplication {
 		c.Deployer = &appcluster.Deployer{Kube: r.Client, Job: job, URL: r.ClusterURL}
+	} else {
+		c.Shared = r.Shared
 	}
 	return c
 }

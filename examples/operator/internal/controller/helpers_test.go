@@ -63,6 +63,7 @@ func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
 	h.status = &statusLog{}
 	h.r = &FlinkJobReconciler{
 		Client: &recordingClient{Client: h.k8s, log: h.status}, Flink: flink, Recorder: h.events, Store: h.store, Clock: srv.Clock(),
+		Shared: &lifecycle.SharedObservation{Client: flink, Clock: srv.Clock(), MaxAge: 5 * time.Second},
 		Timing: lifecycle.Timing{Poll: time.Second}, PollInterval: 10 * time.Second, RetryInterval: time.Minute,
 	}
 	return h

@@ -1,0 +1,154 @@
+package lifecycle
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// JobsOverviewAPI reads a cluster's job list; *flinkapi.Client has it.
+type JobsOverviewAPI interface {
+	JobsOverview(ctx context.Context) ([]flinkapi.JobOverview, error)
+}
+
+var _ JobsOverviewAPI = (*flinkapi.Client)(nil)
+
+// DefaultSharedMaxAge is SharedObservation.MaxAge's default: half the
+// Controller's default poll interval, so that a fleet polled every 30 s
+// reads the overview about twice per poll, whatever its size.
+const DefaultSharedMaxAge = DefaultControllerPoll / 2
+
+// SharedObservation is the job list of one session cluster, read with one
+// GET /jobs/overview at most every MaxAge and shared by the Controllers
+// of every job on that cluster (Controller.Shared), as an informer serves
+// every reconcile of a Kubernetes controller. A Controller whose job is
+// at rest (it runs the spec's job stably, nothing is due, no policy needs
+// the job's own details) takes the job's state from it and sends no
+// request of its own for the job; a job the overview shows changed
+// (another state, tasks not all running, a new start, absent) is read
+// in full as without it. Health checks, the autoscaler and triggered
+// checkpoints read the job's own details, as does every action.
+//
+// It is safe for concurrent use: concurrent Controllers wait for one
+// read in flight rather than send their own. Create one per cluster
+// (per JobManager URL) and keep it for the life of the program.
+type SharedObservation struct {
+	// Client reads the overview; give it the cluster's client (whose
+	// request budget, flinkapi.WithRequestBudget, the read then counts
+	// against).
+	Client JobsOverviewAPI
+	// Clock is the time source; nil: the system clock.
+	Clock Clock
+	// MaxAge is how old an overview may be when it serves a Controller;
+	// 0: DefaultSharedMaxAge. A job's change is seen at most MaxAge
+	// after the overview showing it could have been read.
+	MaxAge time.Duration
+
+	mu      sync.Mutex
+	at      time.Time
+	jobs    map[flinkapi.JobID]flinkapi.JobOverview
+	err     error
+	reading chan struct{} // closed when the read in flight ends
+	reads   int64
+}
+
+// Reads returns how many overview requests s sent so far.
+func (s *SharedObservation) Reads() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads
+}
+
+// Job returns the overview of job id from an overview at most MaxAge
+// old, reading one if there is none; ok is false when the cluster does
+// not list the job. err is the read's error (the JobManager unreachable):
+// the caller then reads the job itself.
+func (s *SharedObservation) Job(ctx context.Context, id flinkapi.JobID) (job flinkapi.JobOverview, ok bool, err error) {
+	if err := s.fresh(ctx); err != nil {
+		return flinkapi.JobOverview{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	job, ok = s.jobs[id]
+	return job, ok, nil
+}
+
+// fresh makes the overview at most MaxAge old, reading it (once for all
+// callers) when it is older.
+func (s *SharedObservation) fresh(ctx context.Context) error {
+	maxAge := orDefault(s.MaxAge, DefaultSharedMaxAge)
+	for {
+		s.mu.Lock()
+		now := clockOr(s.Clock).Now()
+		if !s.at.IsZero() && now.Sub(s.at) < maxAge && !now.Before(s.at) {
+			err := s.err
+			s.mu.Unlock()
+			return err
+		}
+		if wait := s.reading; wait != nil {
+			s.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		s.reading = done
+		s.reads++
+		s.mu.Unlock()
+		jobs, err := s.Client.JobsOverview(ctx)
+		s.mu.Lock()
+		s.reading = nil
+		close(done)
+		if ctx.Err() != nil && err != nil {
+			s.mu.Unlock()
+			return err // this caller's context ended: not the cluster's answer
+		}
+		s.at, s.err = clockOr(s.Clock).Now(), err
+		if err == nil {
+			s.jobs = make(map[flinkapi.JobID]flinkapi.JobOverview, len(jobs))
+			for _, j := range jobs {
+				s.jobs[j.ID] = j
+			}
+		}
+		s.mu.Unlock()
+		return err
+	}
+}
+
+// atRest reports whether the job of st needs no read of its own while
+// the shared overview shows it running unchanged: the Controller has a
+// SharedObservation, the job runs in the session cluster, and at the
+// last call it ran the spec's job stably, settled, with nothing in
+// flight or pending, and no policy of the spec reads the job's own
+// details (health, autoscaler, triggered checkpoints).
+func (c *Controller) atRest(spec JobSpec, st *JobStatus) bool {
+	return c.Shared != nil && c.Deployer == nil && st.JobID != "" && st.Settled && st.Situation == SituationRunning &&
+		st.JobState == flinkapi.JobRunning && !st.InFlight() && !st.Suspended && !deleted(st) &&
+		spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) && st.Stable.equal(st.Deployed) &&
+		!spec.Restore.Pending(st.RestoreHandled) && len(spec.Requests.Pending(st.RequestsHandled)) == 0 &&
+		spec.Adopt == "" && spec.Health.Action == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 &&
+		!slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return r.NewJobID == st.JobID && !r.Checkpointed })
+}
+
+// observeShared is the observation of a job at rest from the shared
+// overview: ok when the overview shows it RUNNING with every task
+// running and the start recorded; then no request of the job's own is
+// sent. Otherwise the caller reads the job.
+func (c *Controller) observeShared(ctx context.Context, st *JobStatus) (Observation, bool) {
+	ov, listed, err := c.Shared.Job(ctx, st.JobID)
+	if err != nil || !listed || ov.State != flinkapi.JobRunning || ov.Tasks.Total == 0 || ov.Tasks.Running != ov.Tasks.Total {
+		return Observation{}, false
+	}
+	d := &flinkapi.JobDetails{ID: ov.ID, Name: ov.Name, State: ov.State, StartTime: ov.StartTime, Duration: ov.Duration,
+		Timestamps: map[flinkapi.JobState]time.Time{flinkapi.JobRunning: ov.LastModification},
+		// The overview counts tasks, not vertices: one entry stands for
+		// all of them, every one running.
+		Vertices: []flinkapi.JobVertex{{ID: "overview", Name: ov.Name, Parallelism: ov.Tasks.Total, Status: string(flinkapi.JobRunning)}}}
+	return Observation{Read: true, Reachable: true, Job: d, Shared: true, Restarts: -1, FreeSlots: -1}, true
+}

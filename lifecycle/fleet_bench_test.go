@@ -1,0 +1,155 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// benchFleets are the fleets of BenchmarkFleetPoll by size, set up once
+// per size (a fleet of 5,000 jobs takes a while to start on the fake).
+var (
+	benchFleetsMu sync.Mutex
+	benchFleets   = map[int]*fleet{}
+)
+
+// benchFleet returns a fleet of n jobs at rest: started through the REST
+// API and adopted (spec.Adopt), then settled.
+func benchFleet(b *testing.B, n int) *fleet {
+	benchFleetsMu.Lock()
+	defer benchFleetsMu.Unlock()
+	if f, ok := benchFleets[n]; ok {
+		return f
+	}
+	f := newFleet(b, n, DefaultControllerPoll)
+	ctx := context.Background()
+	jar, err := f.c.UploadJar(ctx, f.specs[0].Job.JarFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range f.specs {
+		run := f.specs[i].Job.run()
+		run.JobID = flinkapi.JobID(fmt.Sprintf("%032x", i+1))
+		if _, err := f.c.RunJar(ctx, jar, run); err != nil {
+			b.Fatal(err)
+		}
+		f.specs[i].Adopt = run.JobID
+	}
+	f.srv.Clock().Advance(15 * time.Second) // a checkpoint completed: stable
+	f.poll(b)                               // adopted
+	for i := range f.specs {
+		f.specs[i].Adopt = ""
+	}
+	f.poll(b) // settled at rest
+	for i := range f.sts {
+		if !f.sts[i].Converged(f.specs[i]) || !f.sts[i].Settled {
+			b.Fatalf("job %d not at rest: %s %s", i, f.sts[i].Reason, f.sts[i].Message)
+		}
+	}
+	benchFleets[n] = f
+	return f
+}
+
+// held is a copy of what the caller keeps between polls: the statuses
+// and the shared overview, or the informer's map and its last list.
+func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, last []flinkapi.JobOverview) any {
+	if impl == "informer" {
+		return []any{maps.Clone(known), slices.Clone(last)}
+	}
+	sts := make([]JobStatus, len(f.sts))
+	for i := range f.sts {
+		f.sts[i].DeepCopyInto(&sts[i])
+	}
+	if impl == "shared" {
+		f.shared.mu.Lock()
+		defer f.shared.mu.Unlock()
+		return []any{sts, maps.Clone(f.shared.jobs)}
+	}
+	return sts
+}
+
+// heldPerJob is the heap that build's result holds, per job: the bytes
+// it allocates (build copies what is held, and allocates nothing else).
+func heldPerJob(n int, build func() any) float64 {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	v := build()
+	runtime.ReadMemStats(&m1)
+	runtime.KeepAlive(v)
+	return float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n)
+}
+
+// BenchmarkFleetPoll measures one poll of a fleet of n jobs at rest on
+// one fake session cluster (every job's Controller called once, then the
+// clock moved on by the poll interval): impl=shared, Controllers sharing
+// a SharedObservation; impl=unshared, the same Controllers without it;
+// impl=informer, the baseline a user would write by hand, one
+// GET /jobs/overview per poll and a comparison of each job's state with
+// the one recorded. It reports the requests per job and poll, and the
+// heap held per job between polls (the statuses and the shared overview;
+// the informer's map and last list).
+// ns/op includes the fake's work for the requests.
+func BenchmarkFleetPoll(b *testing.B) {
+	for _, n := range []int{10, 1000, 5000} {
+		for _, impl := range []string{"shared", "unshared", "informer"} {
+			b.Run(fmt.Sprintf("impl=%s/n=%d", impl, n), func(b *testing.B) {
+				f := benchFleet(b, n)
+				shared := f.shared
+				if impl == "unshared" {
+					shared = nil
+				}
+				for _, c := range f.ctrls {
+					c.Shared = shared
+				}
+				var last []flinkapi.JobOverview // the informer's last list
+				known := map[flinkapi.JobID]flinkapi.JobState{}
+				for _, st := range f.sts {
+					known[st.JobID] = st.JobState
+				}
+				poll := func() {
+					if impl == "informer" {
+						jobs, err := f.c.JobsOverview(context.Background())
+						if err != nil {
+							b.Fatal(err)
+						}
+						last = jobs
+						changed := 0
+						for _, j := range jobs {
+							if s, ok := known[j.ID]; ok && s != j.State {
+								changed++
+							}
+						}
+						if changed != 0 {
+							b.Fatalf("%d jobs changed", changed)
+						}
+					} else {
+						f.poll(b)
+					}
+					f.srv.Clock().Advance(DefaultControllerPoll)
+				}
+				poll() // warm: the first poll after a change of impl
+				f.srv.ClearRequests()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					poll()
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(len(f.srv.Requests()))/float64(b.N*n), "requests/job/poll")
+				b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
+				for i := range f.sts {
+					if f.sts[i].State != "Running" {
+						b.Fatalf("job %d: %s %s", i, f.sts[i].State, f.sts[i].Reason)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,216 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// fleet is n jobs on one fake session cluster, each with its Controller,
+// sharing one SharedObservation.
+type fleet struct {
+	t      *testing.T
+	srv    *flinktest.Server
+	c      *flinkapi.Client
+	shared *SharedObservation
+	specs  []JobSpec
+	sts    []JobStatus
+	ctrls  []*Controller
+}
+
+func newFleet(t testing.TB, n int, poll time.Duration) *fleet {
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithSeed(1), flinktest.WithSlots(n+4))
+	c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar := filepath.Join(t.TempDir(), "job.jar")
+	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := &fleet{srv: srv, c: c, shared: &SharedObservation{Client: c, Clock: srv.Clock()}}
+	for i := range n {
+		f.specs = append(f.specs, JobSpec{
+			Job: JobTemplate{JarFile: jar, Args: []string{"--out", fmt.Sprintf("/out/%d", i), "--keys", "2", "--rate", "10", "--checkpoint-interval", "10000"},
+				FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}},
+			Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)},
+		})
+		f.ctrls = append(f.ctrls, &Controller{Env: Env{Client: c, Clock: srv.Clock()}, Name: fmt.Sprintf("fleet/job-%d", i),
+			PollInterval: poll, Shared: f.shared})
+	}
+	f.sts = make([]JobStatus, n)
+	return f
+}
+
+// converge calls each job's Controller until its spec converged.
+func (f *fleet) converge(t testing.TB) {
+	for i := range f.sts {
+		for range 400 {
+			if f.sts[i].Converged(f.specs[i]) {
+				break
+			}
+			res, err := f.ctrls[i].Reconcile(context.Background(), f.specs[i], &f.sts[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.srv.Clock().Advance(min(res.RequeueAfter, time.Second))
+		}
+		if !f.sts[i].Converged(f.specs[i]) {
+			t.Fatalf("job %d did not converge: %s %s", i, f.sts[i].Reason, f.sts[i].Message)
+		}
+	}
+}
+
+// poll calls every Controller once.
+func (f *fleet) poll(t testing.TB) {
+	for i := range f.sts {
+		if _, err := f.ctrls[i].Reconcile(context.Background(), f.specs[i], &f.sts[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSharedObservationAtRest: a fleet at rest sends one overview per
+// MaxAge and no request per job; a job that fails, is cancelled from the
+// Flink UI or fails over is seen through the overview and handled as
+// without it.
+func TestSharedObservationAtRest(t *testing.T) {
+	const n, poll = 20, 30 * time.Second
+	f := newFleet(t, n, poll)
+	f.converge(t)
+	f.poll(t) // settled at rest
+	f.srv.ClearRequests()
+	for range 10 {
+		f.poll(t)
+		f.srv.Clock().Advance(poll)
+	}
+	perJob, overviews := 0, 0
+	for _, q := range f.srv.Requests() {
+		if q.Route == "GET /jobs/overview" {
+			overviews++
+		} else {
+			perJob++
+		}
+	}
+	if perJob != 0 || overviews > 10 || overviews < 5 {
+		t.Fatalf("10 polls of %d jobs at rest: %d overviews, %d other requests: %v", n, overviews, perJob, routes(f.srv))
+	}
+	for i := range f.sts {
+		if f.sts[i].State != policy.Running || !f.sts[i].Converged(f.specs[i]) {
+			t.Fatalf("job %d at rest: %s %s", i, f.sts[i].State, f.sts[i].Reason)
+		}
+	}
+
+	// Job 3 fails for good, job 7 is cancelled from the Flink UI.
+	failed, cancelled := f.sts[3].JobID, f.sts[7].JobID
+	if err := f.srv.FailJob(failed, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.CancelJob(context.Background(), cancelled); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.ClearRequests()
+	f.srv.Clock().Advance(poll)
+	f.poll(t)
+	if f.sts[3].Situation == SituationRunning || f.sts[7].Situation == SituationRunning {
+		t.Fatalf("after a poll: job 3 %s, job 7 %s", f.sts[3].Situation, f.sts[7].Situation)
+	}
+	others := 0
+	for _, q := range f.srv.Requests() {
+		if q.Route != "GET /jobs/overview" && !contains(q.Path, string(failed)) && !contains(q.Path, string(cancelled)) && q.Route != "GET /overview" && q.Route != "GET /jobs" {
+			others++
+		}
+	}
+	if others > 4 {
+		t.Errorf("the change of two jobs made %d requests about others: %v", others, routes(f.srv))
+	}
+	// The failed job is restarted; the cancelled one stays cancelled.
+	for range 100 {
+		f.poll(t)
+		f.srv.Clock().Advance(time.Second)
+	}
+	if f.sts[3].JobID == failed || f.sts[3].State != policy.Running {
+		t.Errorf("the failed job: %s %s %s: %s", f.sts[3].JobID, f.sts[3].State, f.sts[3].Reason, f.sts[3].Message)
+	}
+	if f.sts[7].JobID != cancelled || f.sts[7].Situation != SituationCancelled {
+		t.Errorf("the cancelled job: %s %s", f.sts[7].JobID, f.sts[7].Situation)
+	}
+}
+
+// TestSharedObservationOneRead: concurrent Controllers wait for the
+// read in flight; an error of the read is not kept past MaxAge.
+func TestSharedObservationOneRead(t *testing.T) {
+	srv := flinktest.NewServer(flinktest.WithVersion("2.3.0"))
+	t.Cleanup(srv.Close)
+	c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &SharedObservation{Client: c, Clock: srv.Clock(), MaxAge: 10 * time.Second}
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if _, ok, err := s.Job(context.Background(), "0123456789abcdef0123456789abcdef"); err != nil || ok {
+				t.Errorf("Job = %v, %v", ok, err)
+			}
+		})
+	}
+	wg.Wait()
+	if s.Reads() != 1 {
+		t.Errorf("50 concurrent callers: %d reads", s.Reads())
+	}
+	if err := srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Clock().Advance(10 * time.Second)
+	if _, _, err := s.Job(context.Background(), "0123456789abcdef0123456789abcdef"); err == nil {
+		t.Error("the 503 of the read is not returned")
+	}
+	srv.Clock().Advance(10 * time.Second)
+	if _, _, err := s.Job(context.Background(), "0123456789abcdef0123456789abcdef"); err != nil || s.Reads() != 3 {
+		t.Errorf("after MaxAge: %v, %d reads", err, s.Reads())
+	}
+}
+
+// TestTemplateSameAsFingerprint: comparing templates field by field
+// agrees with comparing their fingerprints.
+func TestTemplateSameAsFingerprint(t *testing.T) {
+	base := JobTemplate{JarFile: "/a.jar", JarID: "x.jar", EntryClass: "C", Args: []string{"--a", "1"}, Parallelism: 2,
+		FlinkConfiguration: map[string]string{"k": "v"}, JarDigest: "d1"}
+	variants := []func(*JobTemplate){
+		func(*JobTemplate) {},
+		func(t *JobTemplate) { t.JarFile = "/b.jar" },
+		func(t *JobTemplate) { t.JarID = "y.jar" },
+		func(t *JobTemplate) { t.EntryClass = "D" },
+		func(t *JobTemplate) { t.Args = []string{"--a", "2"} },
+		func(t *JobTemplate) { t.Args = nil },
+		func(t *JobTemplate) { t.Args = []string{} },
+		func(t *JobTemplate) { t.Parallelism = 3 },
+		func(t *JobTemplate) { t.FlinkConfiguration = nil },
+		func(t *JobTemplate) { t.FlinkConfiguration = map[string]string{} },
+		func(t *JobTemplate) { t.FlinkConfiguration = map[string]string{"k": "w"} },
+		func(t *JobTemplate) { t.JarDigest = "d2" },
+	}
+	for i, f := range variants {
+		for j, g := range variants {
+			a, b := base, base
+			a.Args, b.Args = slices.Clone(base.Args), slices.Clone(base.Args)
+			a.FlinkConfiguration, b.FlinkConfiguration = maps.Clone(base.FlinkConfiguration), maps.Clone(base.FlinkConfiguration)
+			f(&a)
+			g(&b)
+			if got, want := a.sameAs(b), a.Fingerprint() == b.Fingerprint(); got != want {
+				t.Errorf("variants %d and %d: sameAs %v, fingerprints equal %v", i, j, got, want)
+			}
+		}
+	}
+}
