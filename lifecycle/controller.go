@@ -505,7 +505,7 @@ func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) 
 	if !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
 		st.Stable = st.Deployed
 	}
-	if spec.Health.Action != "" {
+	if spec.Health.Action != "" && !obs.HealthDeferred {
 		st.Health.Add(st.JobID, obs.Job.StartTime, healthSample(st, obs, now), spec.Health)
 	}
 }

@@ -2,11 +2,13 @@ package lifecycle
 
 import (
 	"context"
+	"hash/fnv"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // JobsOverviewAPI reads a cluster's job list; *flinkapi.Client has it.
@@ -121,34 +123,85 @@ func (s *SharedObservation) fresh(ctx context.Context) error {
 	}
 }
 
-// atRest reports whether the job of st needs no read of its own while
-// the shared overview shows it running unchanged: the Controller has a
-// SharedObservation, the job runs in the session cluster, and at the
-// last call it ran the spec's job stably, settled, with nothing in
+// atRest reports whether the job of st needs no read of its details
+// while the shared overview shows it running unchanged: the Controller
+// has a SharedObservation, the job runs in the session cluster, and at
+// the last call it ran the spec's job stably, settled, with nothing in
 // flight or pending, and no policy of the spec reads the job's own
-// details (health, autoscaler, triggered checkpoints).
+// details (the autoscaler, triggered checkpoints). Health checks read
+// the job's checkpoint statistics alone (observeShared).
 func (c *Controller) atRest(spec JobSpec, st *JobStatus) bool {
 	return c.Shared != nil && c.Deployer == nil && st.JobID != "" && st.Settled && st.Situation == SituationRunning &&
 		st.JobState == flinkapi.JobRunning && !st.InFlight() && !st.Suspended && !deleted(st) &&
 		spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) && st.Stable.equal(st.Deployed) &&
 		!spec.Restore.Pending(st.RestoreHandled) && len(spec.Requests.Pending(st.RequestsHandled)) == 0 &&
-		spec.Adopt == "" && spec.Health.Action == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 &&
+		spec.Adopt == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 &&
 		!slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return r.NewJobID == st.JobID && !r.Checkpointed })
 }
 
 // observeShared is the observation of a job at rest from the shared
 // overview: ok when the overview shows it RUNNING with every task
-// running and the start recorded; then no request of the job's own is
-// sent. Otherwise the caller reads the job.
-func (c *Controller) observeShared(ctx context.Context, st *JobStatus) (Observation, bool) {
+// running; then no request of the job's own is sent, or, when the spec
+// judges its health, one: its checkpoint statistics, the restarts
+// carried over from the last health sample while the overview shows no
+// task of the job changed state since that sample was taken (a failover
+// restarts its tasks, which moves the overview's last modification).
+// Otherwise the caller reads the job in full.
+func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, st *JobStatus) (Observation, bool) {
 	ov, listed, err := c.Shared.Job(ctx, st.JobID)
 	if err != nil || !listed || ov.State != flinkapi.JobRunning || ov.Tasks.Total == 0 || ov.Tasks.Running != ov.Tasks.Total {
 		return Observation{}, false
 	}
+	obs := sharedObservation(ov)
+	if spec.Health.Action == "" {
+		return obs, true
+	}
+	last, ok := lastSample(st)
+	if !ok || last.Restarts < 0 || ov.LastModification.IsZero() || !ov.LastModification.Before(last.Time) {
+		return Observation{}, false // tasks changed state since, or no count to carry: read in full
+	}
+	if !c.healthDue(st.JobID, last, clockOr(c.Clock).Now()) {
+		obs.HealthDeferred = true
+		return obs, true
+	}
+	stats, err := api.Checkpoints(ctx, st.JobID)
+	if err != nil {
+		return Observation{}, false
+	}
+	obs.Checkpoints, obs.CheckpointsRead, obs.Restarts, obs.Requests = stats, true, last.Restarts, 1
+	return obs, true
+}
+
+// healthDue reports whether a job at rest has its health judged at this
+// call: every other poll interval, half of the jobs in each (by their
+// ids), and in any case once its last sample is nearly two intervals
+// old.
+func (c *Controller) healthDue(job flinkapi.JobID, last policy.HealthSample, now time.Time) bool {
+	p := c.poll()
+	if now.Sub(last.Time) >= 2*p-p/4 {
+		return true
+	}
+	h := fnv.New32a()
+	h.Write([]byte(job))
+	return (now.UnixNano()/int64(p)+int64(h.Sum32()))%2 == 0
+}
+
+// lastSample is the newest health sample of the status's job.
+func lastSample(st *JobStatus) (policy.HealthSample, bool) {
+	h := &st.Health
+	if h.JobID != st.JobID || len(h.Samples) == 0 {
+		return policy.HealthSample{}, false
+	}
+	return h.Samples[len(h.Samples)-1], true
+}
+
+// sharedObservation is the observation of a running job from its
+// overview.
+func sharedObservation(ov flinkapi.JobOverview) Observation {
 	d := &flinkapi.JobDetails{ID: ov.ID, Name: ov.Name, State: ov.State, StartTime: ov.StartTime, Duration: ov.Duration,
 		Timestamps: map[flinkapi.JobState]time.Time{flinkapi.JobRunning: ov.LastModification},
 		// The overview counts tasks, not vertices: one entry stands for
 		// all of them, every one running.
 		Vertices: []flinkapi.JobVertex{{ID: "overview", Name: ov.Name, Parallelism: ov.Tasks.Total, Status: string(flinkapi.JobRunning)}}}
-	return Observation{Read: true, Reachable: true, Job: d, Shared: true, Restarts: -1, FreeSlots: -1}, true
+	return Observation{Read: true, Reachable: true, Job: d, Shared: true, Restarts: -1, FreeSlots: -1}
 }

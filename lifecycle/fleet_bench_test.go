@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // benchFleets are the fleets of BenchmarkFleetPoll by size, set up once
@@ -97,59 +98,77 @@ func heldPerJob(n int, build func() any) float64 {
 // the informer's map and last list).
 // ns/op includes the fake's work for the requests.
 func BenchmarkFleetPoll(b *testing.B) {
-	for _, n := range []int{10, 1000, 5000} {
-		for _, impl := range []string{"shared", "unshared", "informer"} {
-			b.Run(fmt.Sprintf("impl=%s/n=%d", impl, n), func(b *testing.B) {
-				f := benchFleet(b, n)
-				shared := f.shared
-				if impl == "unshared" {
-					shared = nil
+	for _, health := range []bool{false, true} {
+		for _, n := range []int{10, 1000, 5000} {
+			for _, impl := range []string{"shared", "unshared", "informer"} {
+				b.Run(fmt.Sprintf("health=%v/n=%d/impl=%s", health, n, impl), func(b *testing.B) {
+					benchFleetPoll(b, n, impl, health)
+				})
+			}
+		}
+	}
+}
+
+func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
+	f := benchFleet(b, n)
+	shared := f.shared
+	if impl == "unshared" {
+		shared = nil
+	}
+	for i, c := range f.ctrls {
+		c.Shared = shared
+		f.specs[i].Health = policy.HealthPolicy{}
+		if health {
+			f.specs[i].Health.Action = policy.HealthReport
+		}
+	}
+	var last []flinkapi.JobOverview // the informer's last list
+	known := map[flinkapi.JobID]flinkapi.JobState{}
+	for _, st := range f.sts {
+		known[st.JobID] = st.JobState
+	}
+	ctx := context.Background()
+	poll := func() {
+		if impl == "informer" {
+			jobs, err := f.c.JobsOverview(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = jobs
+			changed := 0
+			for _, j := range jobs {
+				if s, ok := known[j.ID]; ok && s != j.State {
+					changed++
 				}
-				for _, c := range f.ctrls {
-					c.Shared = shared
-				}
-				var last []flinkapi.JobOverview // the informer's last list
-				known := map[flinkapi.JobID]flinkapi.JobState{}
-				for _, st := range f.sts {
-					known[st.JobID] = st.JobState
-				}
-				poll := func() {
-					if impl == "informer" {
-						jobs, err := f.c.JobsOverview(context.Background())
-						if err != nil {
-							b.Fatal(err)
-						}
-						last = jobs
-						changed := 0
-						for _, j := range jobs {
-							if s, ok := known[j.ID]; ok && s != j.State {
-								changed++
-							}
-						}
-						if changed != 0 {
-							b.Fatalf("%d jobs changed", changed)
-						}
-					} else {
-						f.poll(b)
-					}
-					f.srv.Clock().Advance(DefaultControllerPoll)
-				}
-				poll() // warm: the first poll after a change of impl
-				f.srv.ClearRequests()
-				b.ReportAllocs()
-				b.ResetTimer()
-				for b.Loop() {
-					poll()
-				}
-				b.StopTimer()
-				b.ReportMetric(float64(len(f.srv.Requests()))/float64(b.N*n), "requests/job/poll")
-				b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
-				for i := range f.sts {
-					if f.sts[i].State != "Running" {
-						b.Fatalf("job %d: %s %s", i, f.sts[i].State, f.sts[i].Reason)
+				if health {
+					// What a hand-written check of checkpoint progress reads.
+					if _, err := f.c.Checkpoints(ctx, j.ID); err != nil {
+						b.Fatal(err)
 					}
 				}
-			})
+			}
+			if changed != 0 {
+				b.Fatalf("%d jobs changed", changed)
+			}
+		} else {
+			f.poll(b)
+		}
+		f.srv.Clock().Advance(DefaultControllerPoll)
+	}
+	poll() // warm: the first polls after a change of impl or policy
+	poll()
+	f.srv.ClearRequests()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		poll()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(len(f.srv.Requests()))/float64(b.N*n), "requests/job/poll")
+	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
+	for i := range f.sts {
+		if f.sts[i].State != "Running" {
+			b.Fatalf("job %d: %s %s", i, f.sts[i].State, f.sts[i].Reason)
 		}
 	}
 }

@@ -214,3 +214,64 @@ func TestTemplateSameAsFingerprint(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedObservationHealth: with health judged, a job at rest costs
+// one request every other poll (its checkpoint statistics), half of the
+// fleet at each, its restarts carried over; a failover is seen through
+// the overview and read in full, and counted.
+func TestSharedObservationHealth(t *testing.T) {
+	const n, poll = 10, 30 * time.Second
+	f := newFleet(t, n, poll)
+	for i := range f.specs {
+		f.specs[i].Health = policy.HealthPolicy{Action: policy.HealthReport}
+		f.specs[i].Job.Args = append(f.specs[i].Job.Args, "--restart-attempts", "5")
+	}
+	f.converge(t)
+	f.poll(t)
+	f.srv.Clock().Advance(poll)
+	f.poll(t)
+	f.srv.ClearRequests()
+	samples := make([]int, n)
+	for i := range f.sts {
+		samples[i] = len(f.sts[i].Health.Samples)
+	}
+	const polls = 10
+	most := 0
+	for range polls {
+		f.srv.Clock().Advance(poll)
+		before := len(f.srv.Requests())
+		f.poll(t)
+		most = max(most, len(f.srv.Requests())-before)
+	}
+	perJob := 0
+	for _, q := range f.srv.Requests() {
+		if q.Route != "GET /jobs/overview" {
+			perJob++
+			if q.Route != "GET /jobs/:jobid/checkpoints" {
+				t.Errorf("at rest with health: %s", q.Route)
+			}
+		}
+	}
+	if perJob != n*polls/2 || most >= n+1 {
+		t.Errorf("%d polls of %d jobs with health: %d requests of their own, want %d; %d in one poll (the overview and all the jobs')", polls, n, perJob, n*polls/2, most)
+	}
+	for i := range f.sts {
+		if got := len(f.sts[i].Health.Samples) - samples[i]; got < polls/2 {
+			t.Errorf("job %d: %d health samples in %d polls", i, got, polls)
+		}
+	}
+	// A failover of job 2: its restarts are read again and counted.
+	before := f.sts[2].Health.Samples[len(f.sts[2].Health.Samples)-1].Restarts
+	if err := f.srv.FailJob(f.sts[2].JobID, "java.lang.RuntimeException: flaky"); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.ClearRequests()
+	for range 3 {
+		f.srv.Clock().Advance(poll)
+		f.poll(t)
+	}
+	after := f.sts[2].Health.Samples[len(f.sts[2].Health.Samples)-1].Restarts
+	if after != before+1 {
+		t.Errorf("restarts after a failover: %d, before %d", after, before)
+	}
+}

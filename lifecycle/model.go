@@ -255,6 +255,11 @@ type Observation struct {
 	// sent: Job then holds what the overview shows (its state, start and
 	// task counts, as one vertex).
 	Shared bool `json:"shared,omitempty"`
+	// HealthDeferred is set when a shared observation left the job's
+	// health to a later call (its checkpoint statistics are read every
+	// other poll, half of a fleet at each): no health sample is taken
+	// and health is not judged at this call.
+	HealthDeferred bool `json:"healthDeferred,omitempty"`
 }
 
 // terminatingSavepoint is the savepoint that ended a FINISHED job (a stop

@@ -39,7 +39,7 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 		return obs, nil
 	}
 	if c.atRest(spec, st) {
-		if o, ok := c.observeShared(ctx, st); ok {
+		if o, ok := c.observeShared(ctx, api, spec, st); ok {
 			return o, nil
 		}
 	}

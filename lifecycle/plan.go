@@ -272,7 +272,7 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 	if c.slotsShort(st, obs, &p) {
 		return p
 	}
-	if spec.Health.Action != "" {
+	if spec.Health.Action != "" && !obs.HealthDeferred {
 		if hd := c.health(spec, st, obs, now); hd.Action == policy.ActionCancelFirst && hd.RestorePoint.IsSet() {
 			p.Action, p.Target = ActionHealthRestart, st.Deployed
 			p.RestorePoint = restoreRecord(hd.RestorePoint)

@@ -1,0 +1,132 @@
+//go:build integration
+
+package lifecycle_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/lifecycle"
+)
+
+// pathLog records the paths of the requests sent through it.
+type pathLog struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (l *pathLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.paths = append(l.paths, r.Method+" "+r.URL.Path)
+	l.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (l *pathLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	p := l.paths
+	l.paths = nil
+	return p
+}
+
+// TestRealSharedObservation checks the shared observation against a real
+// session cluster of FLINK_VERSION, through a client with a request
+// budget: three jobs at rest are checked with GET /jobs/overview alone,
+// a job cancelled from outside is seen at the next poll and read in
+// full, and the others stay at rest. Run it with
+//
+//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealSharedObservation -v ./lifecycle/
+func TestRealSharedObservation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 4})
+	log := &pathLog{}
+	budget, err := flinkapi.NewRequestBudget(50, 20, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithHTTPClient(&http.Client{Transport: log}), flinkapi.WithRequestBudget(budget))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := &lifecycle.SharedObservation{Client: c, MaxAge: 500 * time.Millisecond}
+	const n = 3
+	specs := make([]lifecycle.JobSpec, n)
+	sts := make([]lifecycle.JobStatus, n)
+	ctrls := make([]*lifecycle.Controller, n)
+	for i := range n {
+		specs[i] = lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
+			Args: []string{"--out", cluster.OutDir(fmt.Sprintf("fleet-%d", i)), "--keys", "2", "--rate", "20", "--checkpoint-interval", "500"}}}
+		ctrls[i] = &lifecycle.Controller{Env: realEnv(c), Name: fmt.Sprintf("fleet/job-%d", i), PollInterval: time.Second, Shared: shared}
+	}
+	t.Cleanup(func() {
+		for _, st := range sts {
+			if st.JobID != "" {
+				_ = c.CancelJob(context.Background(), st.JobID)
+			}
+		}
+	})
+	for i := range n {
+		realUntil(t, ctx, fmt.Sprintf("job %d deployed", i), ctrls[i], &specs[i], &sts[i], 2*time.Minute, func() bool { return sts[i].Converged(specs[i]) })
+	}
+	poll := func() {
+		for i := range n {
+			if _, err := ctrls[i].Reconcile(ctx, specs[i], &sts[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(600 * time.Millisecond)
+	}
+	poll() // settled
+	log.take()
+	reads := shared.Reads()
+	begin := time.Now()
+	for range 5 {
+		poll()
+	}
+	sent := log.take()
+	for _, p := range sent {
+		if p != "GET /v1/jobs/overview" && p != "GET /jobs/overview" {
+			t.Errorf("at rest, a request of a job's own: %s (all: %v)", p, sent)
+			break
+		}
+	}
+	t.Logf("5 polls of %d jobs at rest in %v: %d requests, %d overview reads", n, time.Since(begin).Round(time.Millisecond), len(sent), shared.Reads()-reads)
+	if len(sent) == 0 || len(sent) > 5 {
+		t.Errorf("5 polls at rest sent %d overviews, want 1 to 5", len(sent))
+	}
+	for i := range n {
+		if !sts[i].Converged(specs[i]) {
+			t.Errorf("job %d at rest: %s %s", i, sts[i].Reason, sts[i].Message)
+		}
+	}
+
+	// Job 1 is cancelled from outside (the Flink UI).
+	if err := c.CancelJob(ctx, sts[1].JobID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for sts[1].Situation != lifecycle.SituationCancelled {
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancel is not seen: %s %s", sts[1].Situation, sts[1].Message)
+		}
+		poll()
+	}
+	own := 0
+	for _, p := range log.take() {
+		if strings.Contains(p, string(sts[0].JobID)) || strings.Contains(p, string(sts[2].JobID)) {
+			own++
+		}
+	}
+	if own != 0 || !sts[0].Converged(specs[0]) || !sts[2].Converged(specs[2]) {
+		t.Errorf("the other jobs: %d requests of their own; converged %v, %v", own, sts[0].Converged(specs[0]), sts[2].Converged(specs[2]))
+	}
+}
