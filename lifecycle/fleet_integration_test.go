@@ -14,6 +14,7 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/flinkfixture"
 	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // pathLog records the paths of the requests sent through it.
@@ -39,9 +40,10 @@ func (l *pathLog) take() []string {
 
 // TestRealSharedObservation checks the shared observation against a real
 // session cluster of FLINK_VERSION, through a client with a request
-// budget: three jobs at rest are checked with GET /jobs/overview alone,
-// a job cancelled from outside is seen at the next poll and read in
-// full, and the others stay at rest. Run it with
+// budget: three jobs at rest are checked with GET /jobs/overview alone
+// (the one whose health is judged reads its checkpoint statistics every
+// other poll too), a job cancelled from outside is seen at the next poll
+// and read in full, and the others stay at rest. Run it with
 //
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealSharedObservation -v ./lifecycle/
 func TestRealSharedObservation(t *testing.T) {
@@ -67,6 +69,7 @@ func TestRealSharedObservation(t *testing.T) {
 			Args: []string{"--out", cluster.OutDir(fmt.Sprintf("fleet-%d", i)), "--keys", "2", "--rate", "20", "--checkpoint-interval", "500"}}}
 		ctrls[i] = &lifecycle.Controller{Env: realEnv(c), Name: fmt.Sprintf("fleet/job-%d", i), PollInterval: time.Second, Shared: shared}
 	}
+	specs[2].Health = policy.HealthPolicy{Action: policy.HealthReport}
 	t.Cleanup(func() {
 		for _, st := range sts {
 			if st.JobID != "" {
@@ -93,15 +96,21 @@ func TestRealSharedObservation(t *testing.T) {
 		poll()
 	}
 	sent := log.take()
+	overviews, health := 0, 0
 	for _, p := range sent {
-		if p != "GET /v1/jobs/overview" && p != "GET /jobs/overview" {
+		switch {
+		case strings.HasSuffix(p, "/jobs/overview"):
+			overviews++
+		case strings.HasSuffix(p, "/jobs/"+string(sts[2].JobID)+"/checkpoints"):
+			health++
+		default:
 			t.Errorf("at rest, a request of a job's own: %s (all: %v)", p, sent)
-			break
 		}
 	}
-	t.Logf("5 polls of %d jobs at rest in %v: %d requests, %d overview reads", n, time.Since(begin).Round(time.Millisecond), len(sent), shared.Reads()-reads)
-	if len(sent) == 0 || len(sent) > 5 {
-		t.Errorf("5 polls at rest sent %d overviews, want 1 to 5", len(sent))
+	t.Logf("5 polls of %d jobs at rest in %v: %d requests, %d overview reads, %d health reads of the job judged", n, time.Since(begin).Round(time.Millisecond),
+		len(sent), shared.Reads()-reads, health)
+	if overviews == 0 || overviews > 5 || health < 1 || health > 4 {
+		t.Errorf("5 polls at rest sent %d overviews (want 1 to 5) and %d health reads (want 1 to 4: not every poll)", overviews, health)
 	}
 	for i := range n {
 		if !sts[i].Converged(specs[i]) {
