@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -252,7 +253,10 @@ func (p SavepointPolicy) validate() []error {
 	if err != nil {
 		return append(errs, err)
 	}
-	if n := p.keptWithin(c); n > MaxStoredSavepoints && p.MaxCount == 0 {
+	if p.MaxCount > 0 || p.MaxAge <= 0 {
+		return errs
+	}
+	if n := p.keptWithin(c); n > MaxStoredSavepoints {
 		errs = append(errs, fmt.Errorf("savepoints.maxAge: %v keeps about %d periodic savepoints, more than the %d a status holds (MaxStoredSavepoints); "+
 			"set a shorter maxAge or a maxCount", p.MaxAge.Std(), n, MaxStoredSavepoints))
 	}
@@ -267,6 +271,26 @@ func (p SavepointPolicy) keptWithin(c savepoint.Cron) int {
 	if age <= 0 {
 		return 0
 	}
+	key := keptKey{p.Interval, p.Schedule, p.TimeZone, p.MaxAge}
+	if n, ok := keptCounts.Load(key); ok {
+		return n.(int) // Validate runs at every call: counted once per policy
+	}
+	n := p.countKept(c, age)
+	keptCounts.Store(key, n)
+	return n
+}
+
+// keptCounts caches keptWithin by the fields it reads.
+var keptCounts sync.Map // keptKey -> int
+
+type keptKey struct {
+	interval       policy.Duration
+	schedule, zone string
+	maxAge         policy.Duration
+}
+
+// countKept is keptWithin, counted.
+func (p SavepointPolicy) countKept(c savepoint.Cron, age time.Duration) int {
 	n := 0
 	if iv := p.Interval.Std(); iv > 0 {
 		n = int(min(age/iv, MaxStoredSavepoints)) + 1
