@@ -126,7 +126,7 @@ func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now
 	if d.TriggerID == "" {
 		op, err := api.DisposeSavepoint(ctx, loc)
 		if err != nil {
-			return c.disposeError(st, err, now)
+			return c.disposeError(ctx, st, err, now)
 		}
 		d.TriggerID = op.TriggerID
 		return c.Timing.poll()
@@ -139,10 +139,10 @@ func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now
 		d.TriggerID = ""
 		return soon
 	case err != nil:
-		return c.disposeError(st, err, now)
+		return c.disposeError(ctx, st, err, now)
 	case !res.Completed():
 		if c.disposalLate(d, now) {
-			return c.disposeFailed(st, savepoint.DisposalUnreachable, "the disposal did not complete in time", now)
+			return c.disposeFailed(ctx, st, savepoint.DisposalUnreachable, "the disposal did not complete in time", now)
 		}
 		return c.Timing.poll()
 	case res.Succeeded(), res.Failure.FilesNotFound():
@@ -150,13 +150,14 @@ func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now
 		// lost may have removed the files). Only now is it forgotten.
 		st.Savepoints = st.Savepoints.Remove(loc)
 		*d = SavepointDisposal{}
+		c.reportDisposal(ctx, st, loc, OutcomeSucceeded, "savepoint "+loc+" disposed of")
 		return soon
 	}
 	msg := "the disposal failed"
 	if res.Failure != nil {
 		msg = savepoint.FailureMessage(res.Failure)
 	}
-	return c.disposeFailed(st, savepoint.DisposalFailed, msg, now)
+	return c.disposeFailed(ctx, st, savepoint.DisposalFailed, msg, now)
 }
 
 // disposalLate reports whether the disposal d has run past its deadline.
@@ -167,14 +168,14 @@ func (c *Controller) disposalLate(d *SavepointDisposal, now time.Time) bool {
 // disposeError handles a request of the disposal that failed: a refusal
 // fails the disposal, a transient error is tried again until the
 // disposal's deadline.
-func (c *Controller) disposeError(st *JobStatus, err error, now time.Time) time.Duration {
+func (c *Controller) disposeError(ctx context.Context, st *JobStatus, err error, now time.Time) time.Duration {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return soon
 	case permanent(err):
-		return c.disposeFailed(st, savepoint.DisposalRefused, errMessage(err), now)
+		return c.disposeFailed(ctx, st, savepoint.DisposalRefused, errMessage(err), now)
 	case c.disposalLate(&st.Disposing, now):
-		return c.disposeFailed(st, savepoint.DisposalUnreachable, errMessage(err), now)
+		return c.disposeFailed(ctx, st, savepoint.DisposalUnreachable, errMessage(err), now)
 	}
 	return c.Timing.backoff(2)
 }
@@ -182,7 +183,7 @@ func (c *Controller) disposeError(st *JobStatus, err error, now time.Time) time.
 // disposeFailed records on the savepoint's record that its disposal
 // failed, and when it may be tried again (backing off, at most
 // MaxDisposeAttempts times).
-func (c *Controller) disposeFailed(st *JobStatus, why savepoint.DisposalError, msg string, now time.Time) time.Duration {
+func (c *Controller) disposeFailed(ctx context.Context, st *JobStatus, why savepoint.DisposalError, msg string, now time.Time) time.Duration {
 	loc := st.Disposing.Location
 	st.Disposing = SavepointDisposal{}
 	i := slices.IndexFunc(st.Savepoints.Records, func(r savepoint.Record) bool { return r.Location == loc })
@@ -195,7 +196,17 @@ func (c *Controller) disposeFailed(st *JobStatus, why savepoint.DisposalError, m
 	r.Disposal.RetryAt = now.Add(disposeBackoff(c.retry(), r.Disposal.Attempts))
 	r.Disposal.GaveUp = r.Disposal.Attempts >= MaxDisposeAttempts
 	st.Savepoints = st.Savepoints.Add(r)
+	note := fmt.Sprintf("savepoint %s not disposed of (%s, attempt %d of %d): %s", loc, r.Disposal.Error, r.Disposal.Attempts, MaxDisposeAttempts, r.Disposal.Message)
+	c.reportDisposal(ctx, st, loc, OutcomeDisposeFailed, note)
 	return soon
+}
+
+// reportDisposal reports the end of a disposal of the ledger as a
+// transition of the Dispose action to Done, to Env.OnTransition and the
+// logger.
+func (c *Controller) reportDisposal(ctx context.Context, st *JobStatus, loc string, o Outcome, why string) {
+	p := Progress{JobID: st.JobID, Phase: PhaseDone, Outcome: o, Reason: why, Location: loc}
+	report(ctx, string(ActionDispose), c.OnTransition, c.Logger, PhaseWaitDisposed, &p)
 }
 
 // disposeBackoff is the wait after the n-th failed disposal: base,
