@@ -68,7 +68,7 @@ func (s *Server) Job(id flinkapi.JobID) (JobInfo, bool) {
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	s.advance(now)
-	j := s.cl.byID[id]
+	j := s.cl.job(id)
 	if j == nil {
 		return JobInfo{}, false
 	}
@@ -96,7 +96,10 @@ func (s *Server) Jobs() []JobInfo {
 func (s *Server) ReadCounts(dir string) (map[string]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.advance(s.clock.Now())
+	now := s.clock.Now()
+	s.advance(now)
+	s.syncFolder(dir, now)
+	s.syncFolder(filepath.Clean(dir), now)
 	out := map[string]int64{}
 	files := s.outDirs[dir]
 	if files == nil {
@@ -167,7 +170,7 @@ func (s *Server) FailJob(id flinkapi.JobID, cause string) error {
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	s.advance(now)
-	j := s.cl.byID[id]
+	j := s.cl.job(id)
 	if j == nil {
 		return fmt.Errorf("flinktest: FailJob: no job %s", id)
 	}

@@ -78,3 +78,43 @@ func runningJobs(tb testing.TB, n int) (*flinktest.Server, *flinkapi.Client) {
 	}
 	return srv, c
 }
+
+// BenchmarkFleet measures one request to a cluster of n running jobs
+// through the client with its default timeout, the clock standing still:
+// get=job is GET /jobs/:jobid, whose cost should not grow with n;
+// get=overview is GET /jobs/overview, which lists every job. There is no
+// other implementation to compare with: read the growth from n=10 to
+// n=10000.
+//
+//	go test -run '^$' -bench Fleet -benchmem -count 6 ./flinkapi/flinktest | benchstat -col /impl -
+func BenchmarkFleet(b *testing.B) {
+	for _, n := range []int{10, 1000, 5000, 10000} {
+		if n > 1000 && testing.Short() {
+			continue
+		}
+		srv, c := runningJobs(b, n)
+		ctx := context.Background()
+		jobs, err := c.JobsOverview(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		id := jobs[len(jobs)/2].ID
+		b.Run(fmt.Sprintf("get=job/impl=flinktest/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if d, err := c.Job(ctx, id); err != nil || d.State != flinkapi.JobRunning {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("get=overview/impl=flinktest/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if jobs, err := c.JobsOverview(ctx); err != nil || len(jobs) != n {
+					b.Fatal(len(jobs), err)
+				}
+			}
+		})
+		srv.Close()
+	}
+}

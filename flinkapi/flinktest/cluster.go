@@ -2,6 +2,7 @@ package flinktest
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -23,6 +24,19 @@ type cluster struct {
 
 	horizon time.Time // the time advance is heading for
 	mayWait bool      // a job may wait for slots in CREATED: scheduleWaiting looks
+
+	// queue holds every job's next event, dirty the jobs whose next event
+	// may have changed since it was queued: jobs a request looked up by
+	// id, new jobs and jobs given slots. advance queues them again first.
+	queue eventQueue
+	dirty []*job
+	// waiting are the jobs waiting for slots in CREATED (and possibly
+	// some that stopped waiting), in submission order; usedSlots is the
+	// sum of the parallelism of the jobs holding slots.
+	waiting   []*job
+	usedSlots int
+	// expireAt is a time before which no result expires (see expire).
+	expireAt time.Time
 }
 
 type cachedJob struct {
@@ -82,17 +96,20 @@ func newCluster(s *Server) *cluster {
 // (ties: jobs in submission order, then disposals). The server's lock must
 // be held.
 //
-// It keeps the jobs' next events in a heap: an event changes its own job
-// and, through scheduleWaiting, the jobs it gives slots to, so only those
-// are looked at again, and catching up costs O(jobs + events × log jobs)
-// instead of a scan of every job per event.
+// The jobs' next events wait in a heap that lives as long as the cluster.
+// An event changes its own job and, through scheduleWaiting, the jobs it
+// gives slots to; a request changes only jobs it looks up by id (job) or
+// submits, which are marked dirty. Only those are queued again, so a
+// request costs O(log jobs) plus O(log jobs) per event it catches up on,
+// whatever the number of jobs.
 func (s *Server) advance(now time.Time) {
 	cl := s.cl
 	cl.horizon = now
-	q := eventQueue{pos: make([]int, 0, len(cl.jobs))}
-	for i := range cl.jobs {
-		q.pos = append(q.pos, -1)
-		q.update(cl, i)
+	q := &cl.queue
+	cl.requeue()
+	var disposals []*operation // pending, in the order they complete
+	if len(cl.disposals) > 0 {
+		disposals = cl.disposalsInOrder()
 	}
 	for {
 		// The earliest job event; a stale entry is looked at again.
@@ -109,12 +126,11 @@ func (s *Server) advance(now time.Time) {
 			q.update(cl, e.idx)
 		}
 		bestT, bestF := jobT, jobF
-		if len(cl.disposals) > 0 {
-			for _, op := range cl.disposalsInOrder() {
-				if !op.done && !op.completeAt.After(now) && (bestF == nil || op.completeAt.Before(bestT)) {
-					bestT, bestF = op.completeAt, func(t time.Time) { s.finishDisposal(op, t) }
-					jobIdx = -1
-				}
+		if len(disposals) > 0 {
+			if op := disposals[0]; !op.completeAt.After(now) && (bestF == nil || op.completeAt.Before(bestT)) {
+				bestT, bestF = op.completeAt, func(t time.Time) { s.finishDisposal(op, t) }
+				jobIdx = -1
+				disposals = disposals[1:]
 			}
 		}
 		if bestF == nil {
@@ -124,18 +140,43 @@ func (s *Server) advance(now time.Time) {
 		if jobIdx >= 0 {
 			q.update(cl, jobIdx)
 		}
-		for _, i := range cl.scheduleWaiting(bestT) {
-			q.update(cl, i)
-		}
-		for i := len(q.pos); i < len(cl.jobs); i++ { // jobs an event added
-			q.pos = append(q.pos, -1)
-			q.update(cl, i)
-		}
+		cl.scheduleWaiting(bestT)
+		cl.requeue()
 	}
-	for _, j := range cl.jobs {
-		s.syncFiles(j, now)
-	}
+	s.syncShared(now)
 	cl.expire(now)
+}
+
+// job returns the job of the id (nil if none) for a request or a method of
+// the Server, which may change it: its next event is looked at again.
+func (cl *cluster) job(id flinkapi.JobID) *job {
+	j := cl.byID[id]
+	if j != nil {
+		cl.markDirty(j)
+	}
+	return j
+}
+
+// markDirty has advance queue the job's next event again.
+func (cl *cluster) markDirty(j *job) {
+	if !j.dirty {
+		j.dirty = true
+		cl.dirty = append(cl.dirty, j)
+	}
+}
+
+// requeue puts the dirty jobs in the queue at their next events.
+func (cl *cluster) requeue() {
+	q := &cl.queue
+	for len(q.pos) < len(cl.jobs) {
+		q.pos = append(q.pos, -1)
+	}
+	for _, j := range cl.dirty {
+		j.dirty = false
+		q.update(cl, j.idx)
+	}
+	clear(cl.dirty)
+	cl.dirty = cl.dirty[:0]
 }
 
 // eventQueue is a min-heap of the jobs' next event times, ties by the
@@ -263,6 +304,8 @@ func (cl *cluster) nextEvent(j *job) (time.Time, func(time.Time)) {
 	return bestT, bestF
 }
 
+// disposalsInOrder returns the pending disposals by completion time, then
+// trigger id.
 func (cl *cluster) disposalsInOrder() []*operation {
 	var out []*operation
 	for _, op := range cl.disposals {
@@ -270,80 +313,101 @@ func (cl *cluster) disposalsInOrder() []*operation {
 			out = append(out, op)
 		}
 	}
-	// Deterministic order: by completion time, then trigger id.
-	for i := 1; i < len(out); i++ {
-		for k := i; k > 0 && (out[k].completeAt.Before(out[k-1].completeAt) ||
-			out[k].completeAt.Equal(out[k-1].completeAt) && out[k].key.trigger < out[k-1].key.trigger); k-- {
-			out[k], out[k-1] = out[k-1], out[k]
-		}
-	}
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
+		return x.completeAt.Before(y.completeAt) || x.completeAt.Equal(y.completeAt) && x.key.trigger < y.key.trigger
+	})
 	return out
 }
 
-// expire forgets results older than the store duration.
+// expire forgets results older than the store duration. It looks at them
+// only once one may have expired: a result that ends after a look ends at
+// or after the look's time, as events and requests come in time order, so
+// none expires before the earliest expiry of those done at the look, or
+// before the look's time plus the store duration.
 func (cl *cluster) expire(now time.Time) {
-	ttl := cl.s.cfg.storeDuration
-	for k, op := range cl.savepointOps {
-		if op.done && !now.Before(op.doneAt.Add(ttl)) {
-			delete(cl.savepointOps, k)
-		}
+	if now.Before(cl.expireAt) {
+		return
 	}
-	for k, op := range cl.checkpointOps {
-		if op.done && !now.Before(op.doneAt.Add(ttl)) {
-			delete(cl.checkpointOps, k)
+	ttl := cl.s.cfg.storeDuration
+	cl.expireAt = now.Add(ttl)
+	for _, ops := range []map[opKey]*operation{cl.savepointOps, cl.checkpointOps} {
+		for k, op := range ops {
+			cl.expireOp(op, now, ttl, func() { delete(ops, k) })
 		}
 	}
 	for k, op := range cl.disposals {
-		if op.done && !now.Before(op.doneAt.Add(ttl)) {
-			delete(cl.disposals, k)
-		}
+		cl.expireOp(op, now, ttl, func() { delete(cl.disposals, k) })
+	}
+}
+
+// expireOp removes a result that expired at now, or brings the next look
+// forward to when it expires.
+func (cl *cluster) expireOp(op *operation, now time.Time, ttl time.Duration, remove func()) {
+	if !op.done {
+		return
+	}
+	at := op.doneAt.Add(ttl)
+	switch {
+	case !now.Before(at):
+		remove()
+	case at.Before(cl.expireAt):
+		cl.expireAt = at
 	}
 }
 
 // freeSlots returns the slots no job holds.
 func (cl *cluster) freeSlots() int {
-	free := cl.s.cfg.slots
-	for _, j := range cl.jobs {
-		if j.usesSlots {
-			free -= j.parallelism
-		}
-	}
-	return free
+	return cl.s.cfg.slots - cl.usedSlots
 }
 
 // scheduleWaiting gives free slots to jobs waiting in CREATED, oldest
-// first, and returns the indexes (in cl.jobs) of the jobs it scheduled.
-func (cl *cluster) scheduleWaiting(t time.Time) []int {
+// first; the jobs it schedules are queued again.
+func (cl *cluster) scheduleWaiting(t time.Time) {
 	if !cl.mayWait {
-		return nil
+		return
 	}
-	var started []int
-	free, waiting := 0, false
-	freeKnown := false
-	for i, j := range cl.jobs {
+	free := cl.freeSlots()
+	kept := cl.waiting[:0]
+	for _, j := range cl.waiting {
 		if !j.waitingSlots {
+			j.waitListed = false
 			continue
 		}
-		waiting = true
-		if j.state != flinkapi.JobCreated {
-			continue
-		}
-		if !freeKnown {
-			free, freeKnown = cl.freeSlots(), true
-		}
-		if free < j.parallelism {
+		if j.state != flinkapi.JobCreated || free < j.parallelism {
+			kept = append(kept, j)
 			continue
 		}
 		free -= j.parallelism
-		j.waitingSlots = false
+		j.waitingSlots, j.waitListed = false, false
 		j.usesSlots = true
+		cl.usedSlots += j.parallelism
 		j.schedule(t.Add(scheduleDelay), func(t time.Time) { cl.toRunning(j, t) })
-		started = append(started, i)
+		cl.markDirty(j)
 	}
-	if !waiting {
+	clear(cl.waiting[len(kept):])
+	cl.waiting = kept
+	if len(kept) == 0 {
 		cl.mayWait = false // until toCreated makes a job wait again
 	}
-	return started
+}
+
+// waitForSlots makes the job wait in CREATED for slots.
+func (cl *cluster) waitForSlots(j *job) {
+	j.waitingSlots = true
+	cl.mayWait = true
+	if j.waitListed {
+		return
+	}
+	j.waitListed = true
+	// Jobs start waiting about in submission order: look from the end.
+	i := len(cl.waiting)
+	for i > 0 && cl.waiting[i-1].idx > j.idx {
+		i--
+	}
+	cl.waiting = append(cl.waiting, nil)
+	copy(cl.waiting[i+1:], cl.waiting[i:])
+	cl.waiting[i] = j
 }
 
 // submit adds a job in INITIALIZING at t, restoring from initial (nil:
@@ -354,8 +418,10 @@ func (cl *cluster) submit(j *job, t time.Time, restorePath string) {
 	j.restartsLeft = j.spec.restartAttempts
 	j.nextID = 1
 	j.setState(flinkapi.JobInitializing, t)
+	j.s, j.idx = cl.s, len(cl.jobs)
 	cl.jobs = append(cl.jobs, j)
 	cl.byID[j.id] = j
+	cl.markDirty(j)
 	if j.restoreFails(restorePath) {
 		// The jar run waits for the job to initialise and reports the
 		// failure; the job stays, FAILED.
@@ -373,8 +439,7 @@ func (cl *cluster) toCreated(j *job, t time.Time) {
 		j.counts.Restored++
 		j.nextID = snap.checkpointID + 1
 	}
-	j.waitingSlots = true
-	cl.mayWait = true
+	cl.waitForSlots(j)
 	j.slotDeadline = t.Add(slotTimeout)
 	cl.scheduleWaiting(t)
 }
@@ -709,7 +774,8 @@ func (cl *cluster) counterFails(j *job, t time.Time, idx int64) {
 	if j.spec.failOnce {
 		cl.s.failMarks[j.spec.out] = true // written before the function throws
 	}
-	j.base, j.baseAt, j.counting = idx+1, t, false
+	j.base, j.baseAt = idx+1, t
+	j.setCounting(false)
 	j.filesN = idx + 1
 	cause := jexc{class: classIllegalState, frames: framesCounter,
 		msg: fmt.Sprintf("flinkkit test job: %s reached count %d (--fail-at %d)", key, count, j.spec.failAt)}
@@ -814,6 +880,9 @@ func (cl *cluster) terminate(j *job, t time.Time, how flinkapi.JobState) {
 		j.tasksEnd = t
 	}
 	j.tasksRunning = false
+	if j.usesSlots {
+		cl.usedSlots -= j.parallelism
+	}
 	j.usesSlots = false
 	j.waitingSlots = false
 	j.nextTrigger = time.Time{}

@@ -45,7 +45,7 @@ func (q *request) cached(cache map[flinkapi.JobID]cachedJob, id flinkapi.JobID) 
 	if e, ok := cache[id]; ok && ttl > 0 && q.now.Before(e.at.Add(ttl)) {
 		return e.j
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j == nil {
 		delete(cache, id)
 		return nil
@@ -104,7 +104,7 @@ func handleJobStatus(q *request, w http.ResponseWriter) *restError {
 	if e != nil {
 		return e
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j == nil {
 		return jobNotFoundServerError(id)
 	}
@@ -144,7 +144,7 @@ func handleCancel(q *request, w http.ResponseWriter) *restError {
 	default:
 		return badParameter(fmt.Sprintf("Cannot resolve query parameter (mode) from value \"%s\".", mode))
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	switch {
 	case j == nil:
 		return handlerError(http.StatusNotFound,
@@ -178,7 +178,7 @@ func handleGetRequirements(q *request, w http.ResponseWriter) *restError {
 	if e != nil {
 		return e
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j == nil || j.state.IsGloballyTerminal() {
 		return jobNotFoundServerError(id)
 	}
@@ -220,7 +220,7 @@ func handlePutRequirements(q *request, w http.ResponseWriter) *restError {
 		}
 		req[k] = *v.Parallelism
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j == nil || j.state.IsGloballyTerminal() {
 		return jobNotFoundServerError(id)
 	}

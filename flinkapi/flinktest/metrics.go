@@ -19,7 +19,7 @@ func handleJobMetrics(q *request, w http.ResponseWriter) *restError {
 		return e
 	}
 	out := []map[string]string{}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j != nil && !j.state.IsGloballyTerminal() && j.state != flinkapi.JobSuspended {
 		for _, name := range strings.Split(q.query.Get("get"), ",") {
 			if name == flinkapi.MetricNumRestarts {
@@ -47,6 +47,7 @@ func (cl *cluster) rescaleInPlace(j *job) {
 	}
 	target := min(upper, j.parallelism+cl.freeSlots())
 	if target >= 1 && target != j.parallelism {
+		cl.usedSlots += target - j.parallelism
 		j.parallelism = target
 	}
 }

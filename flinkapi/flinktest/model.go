@@ -339,6 +339,10 @@ type exceptionEntry struct {
 // job is one job of the cluster, a simulation of flinkkit's test job: a
 // rate-limited source emitting keys round robin and a keyed counter.
 type job struct {
+	s           *Server // nil in the copies of the REST caches
+	idx         int     // its index in cluster.jobs
+	dirty       bool    // in cluster.dirty: its next event may have changed
+	waitListed  bool    // in cluster.waiting
 	id          flinkapi.JobID
 	jar         flinkapi.JarID
 	entryClass  string
@@ -437,6 +441,7 @@ func (j *job) clone() *job {
 		c.bounds[k] = v
 	}
 	c.phase = nil
+	c.s = nil
 	return &c
 }
 
@@ -457,12 +462,30 @@ func (j *job) eventsAt(t time.Time) int64 {
 func (j *job) freeze(t time.Time) {
 	j.base = j.eventsAt(t)
 	j.baseAt = t
-	j.counting = false
+	j.setCounting(false)
 }
 
 // resume starts the source at t from events.
 func (j *job) resume(t time.Time, events int64) {
-	j.base, j.baseAt, j.counting = events, t, true
+	j.base, j.baseAt = events, t
+	j.setCounting(true)
+}
+
+// setCounting starts or stops the source, telling the server, which keeps
+// the jobs writing .count files by folder.
+func (j *job) setCounting(on bool) {
+	if j.counting == on {
+		return
+	}
+	j.counting = on
+	if j.s == nil || j.spec.out == "" {
+		return
+	}
+	if on {
+		j.s.startsWriting(j)
+	} else {
+		j.s.stopsWriting(j)
+	}
 }
 
 func (j *job) setState(st flinkapi.JobState, t time.Time) {

@@ -100,7 +100,7 @@ func (q *request) savepointOrStop(w http.ResponseWriter, stop bool) *restError {
 // startSnapshot starts a savepoint, stop or checkpoint of job id, or fails
 // op at once when the job cannot take one, as the dispatcher does.
 func (q *request) startSnapshot(id flinkapi.JobID, op *operation, start func(*job) *checkpoint) {
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	switch {
 	case j == nil || j.state.IsGloballyTerminal():
 		// Only running jobs have a JobMaster to ask.

@@ -40,7 +40,7 @@ func handleExecutionResult(q *request, w http.ResponseWriter) *restError {
 	if e != nil {
 		return e
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j == nil {
 		return handlerError(http.StatusNotFound,
 			jexc{class: classRestHandler, msg: classJobNotFound + ": Could not find Flink job (" + string(id) + ")", frames: framesResultHandler},

@@ -52,6 +52,7 @@ type Server struct {
 	snapshots map[string]*snapshot // savepoints and checkpoints by location
 	outDirs   map[string]map[string]int64
 	failMarks map[string]bool // out folders with the mark of a --fail-once failure
+	writers   outWriters      // the jobs writing to outDirs
 	rng       *rand.Rand
 	faults    []*faultState
 	log       []Request

@@ -46,7 +46,7 @@ type vertexKey struct {
 func (s *Server) SetVertexMetrics(id flinkapi.JobID, vertex string, m VertexMetrics) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j := s.cl.byID[id]
+	j := s.cl.job(id)
 	if j == nil {
 		return fmt.Errorf("flinktest: SetVertexMetrics: no job %s", id)
 	}
@@ -70,7 +70,7 @@ func (q *request) reportedMetrics() (*job, *VertexMetrics, *restError) {
 	if e != nil {
 		return nil, nil, e
 	}
-	j := q.cl.byID[id]
+	j := q.cl.job(id)
 	if j == nil {
 		return nil, nil, jobNotFoundError(string(id), framesGraphHandler)
 	}
