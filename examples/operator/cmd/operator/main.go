@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
@@ -37,7 +39,8 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
 	var (
 		flinkURL      = fs.String("flink-url", "", "base URL of the Flink JobManager's REST API, such as http://flink-jobmanager:8081 (required)")
-		restorePoints = fs.String("restore-points", "", "directory that keeps each deleted FlinkJob's final savepoint, so that a FlinkJob created again with its name starts from it; empty: none kept")
+		restorePoints = fs.String("restore-points", "", "directory that keeps each deleted FlinkJob's final savepoint, so that a FlinkJob created again with its name starts from it; empty: kept in the API server instead (--restore-points-configmap)")
+		restoreCM     = fs.String("restore-points-configmap", controller.DefaultRestorePointsConfigMap, "name of the ConfigMap, in each FlinkJob's namespace, that keeps the deleted FlinkJobs' final savepoints (unless --restore-points is set)")
 		poll          = fs.Duration("poll-interval", lifecycle.DefaultControllerPoll, "how often a job at rest is looked at")
 		retry         = fs.Duration("retry-interval", lifecycle.DefaultRetryInterval, "how long after an action that did not succeed it is tried again (a new spec at once)")
 		metricsAddr   = fs.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
@@ -77,6 +80,8 @@ func run(args []string) error {
 		if store, err = lifecycle.NewFileStore(*restorePoints); err != nil {
 			return fmt.Errorf("--restore-points: %w", err)
 		}
+	} else if errs := validation.IsDNS1123Subdomain(*restoreCM); len(errs) > 0 {
+		return fmt.Errorf("--restore-points-configmap %q: %s", *restoreCM, strings.Join(errs, "; "))
 	}
 
 	scheme := runtime.NewScheme()
@@ -99,6 +104,9 @@ func run(args []string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
+	}
+	if store == nil {
+		store = &controller.ConfigMapStore{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Name: *restoreCM}
 	}
 	r := &controller.FlinkJobReconciler{
 		Client:        mgr.GetClient(),

@@ -22,6 +22,7 @@ func TestRunBadFlags(t *testing.T) {
 		{[]string{"--flink-url", "localhost:8081"}, "--flink-url"},
 		{[]string{"--flink-url", "http://user:secret@localhost:8081"}, "--flink-url"},
 		{[]string{"--flink-url", "http://localhost:8081", "--restore-points", filepath.Join(file, "sub")}, "--restore-points"},
+		{[]string{"--flink-url", "http://localhost:8081", "--restore-points-configmap", "Not_A_Name"}, "--restore-points-configmap"},
 		{[]string{"--flink-url", "http://localhost:8081", "--max-concurrent-reconciles", "0"}, "--max-concurrent-reconciles"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 	} {

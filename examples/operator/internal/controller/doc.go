@@ -64,6 +64,10 @@
 // running and the FlinkJob in place, tried again every RetryInterval,
 // until spec.allowCancelWithoutState allows cancelling it.
 //
+// cmd/operator's Store is a ConfigMapStore: the restore points live in a
+// ConfigMap of each FlinkJob's namespace, outside the FlinkJob, so that
+// they outlive it and every replica of the operator sees them.
+//
 // # Metrics
 //
 // On controller-runtime's Prometheus registry (metrics.Registry), served at
