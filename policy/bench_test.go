@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -45,6 +46,30 @@ func BenchmarkEvaluateRestart(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		sink = EvaluateRestart(p, obs, now)
+	}
+}
+
+var sinkRescale RescaleDecision
+
+// BenchmarkDecideRescale measures one rescale decision of a running job
+// of 20 vertices, in place and through an upgrade.
+func BenchmarkDecideRescale(b *testing.B) {
+	obs := RescaleObservations{FlinkVersion: flinkapi.Version{Major: 1, Minor: 20, Patch: 1}, Scheduler: SchedulerAdaptive, JobState: flinkapi.JobRunning}
+	for i := range 20 {
+		obs.Vertices = append(obs.Vertices, VertexParallelism{ID: fmt.Sprintf("v%02d", i), Parallelism: 4, MaxParallelism: 128})
+	}
+	upgrade := obs
+	upgrade.Scheduler = SchedulerDefault
+	for _, c := range []struct {
+		name string
+		obs  RescaleObservations
+	}{{"InPlace", obs}, {"ByUpgrade", upgrade}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkRescale = DecideRescale(RescalePolicy{}, c.obs, 8)
+			}
+		})
 	}
 }
 

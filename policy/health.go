@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"container/heap"
 	"errors"
 	"math"
 	"strconv"
@@ -257,39 +256,53 @@ func (h *HealthHistory) Add(job flinkapi.JobID, started time.Time, s HealthSampl
 // thinSamples drops samples until max are left, each time the one of the
 // smallest gap to the sample before it (the first of equal gaps), never
 // the first or the last: what dropping them one by one with a scan each
-// does, in O(n log n) with a heap of the gaps.
+// does, in O(n log n) with a heap of the gaps. It thins ss in place and
+// returns it shortened; its scratch space is one allocation.
 func thinSamples(ss []HealthSample, max int) []HealthSample {
 	n := len(ss)
-	prev, next := make([]int, n), make([]int, n)
-	gaps := make(gapHeap, 0, n)
-	for i := range ss {
-		prev[i], next[i] = i-1, i+1
+	if n <= max || n <= 2 {
+		return ss
+	}
+	// Slot i holds sample i's neighbours still kept (next is -1 once i is
+	// dropped) and the heap's i-th entry: the heap never holds more than
+	// n-2 entries, as each drop pops one before it pushes one.
+	slots := make([]thinSlot, n)
+	h := gapHeap{s: slots}
+	for i := range n {
+		slots[i].prev, slots[i].next = i-1, i+1
 		if i > 0 && i < n-1 {
-			gaps = append(gaps, gapEntry{ss[i].Time.Sub(ss[i-1].Time), i})
+			slots[h.n].e = gapEntry{ss[i].Time.Sub(ss[i-1].Time), i}
+			h.n++
 		}
 	}
-	heap.Init(&gaps)
-	gone := make([]bool, n)
-	for left := n; left > max && len(gaps) > 0; {
-		e := heap.Pop(&gaps).(gapEntry)
-		if gone[e.i] || ss[e.i].Time.Sub(ss[prev[e.i]].Time) != e.gap {
+	h.init()
+	for left := n; left > max && h.n > 0; {
+		e := h.pop()
+		s := &slots[e.i]
+		if s.next < 0 || ss[e.i].Time.Sub(ss[s.prev].Time) != e.gap {
 			continue // dropped, or its gap changed: a newer entry stands
 		}
-		gone[e.i] = true
 		left--
-		p, nx := prev[e.i], next[e.i]
-		next[p], prev[nx] = nx, p
+		p, nx := s.prev, s.next
+		s.next = -1
+		slots[p].next, slots[nx].prev = nx, p
 		if nx < n-1 {
-			heap.Push(&gaps, gapEntry{ss[nx].Time.Sub(ss[p].Time), nx})
+			h.push(gapEntry{ss[nx].Time.Sub(ss[p].Time), nx})
 		}
 	}
 	out := ss[:0]
 	for i := range ss {
-		if !gone[i] {
+		if slots[i].next >= 0 {
 			out = append(out, ss[i])
 		}
 	}
 	return out
+}
+
+// thinSlot is thinSamples' scratch space for one sample.
+type thinSlot struct {
+	prev, next int
+	e          gapEntry
 }
 
 type gapEntry struct {
@@ -297,20 +310,62 @@ type gapEntry struct {
 	i   int
 }
 
-// gapHeap orders samples by gap, then by position: the scan's choice.
-type gapHeap []gapEntry
-
-func (h gapHeap) Len() int { return len(h) }
-func (h gapHeap) Less(a, b int) bool {
-	return h[a].gap < h[b].gap || h[a].gap == h[b].gap && h[a].i < h[b].i
+// gapHeap is a binary min-heap of the first n entries of its slots,
+// ordered by gap, then by position: the scan's choice.
+type gapHeap struct {
+	s []thinSlot
+	n int
 }
-func (h gapHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
-func (h *gapHeap) Push(x any)   { *h = append(*h, x.(gapEntry)) }
-func (h *gapHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
+
+func (h *gapHeap) less(a, b int) bool {
+	x, y := &h.s[a].e, &h.s[b].e
+	return x.gap < y.gap || x.gap == y.gap && x.i < y.i
+}
+
+func (h *gapHeap) swap(a, b int) { h.s[a].e, h.s[b].e = h.s[b].e, h.s[a].e }
+
+func (h *gapHeap) init() {
+	for i := h.n/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *gapHeap) push(e gapEntry) {
+	h.s[h.n].e = e
+	h.n++
+	for i := h.n - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h.less(i, parent) {
+			break
+		}
+		h.swap(i, parent)
+		i = parent
+	}
+}
+
+func (h *gapHeap) pop() gapEntry {
+	e := h.s[0].e
+	h.n--
+	h.s[0].e = h.s[h.n].e
+	h.down(0)
 	return e
+}
+
+func (h *gapHeap) down(i int) {
+	for {
+		least, l := i, 2*i+1
+		if l < h.n && h.less(l, least) {
+			least = l
+		}
+		if r := l + 1; r < h.n && h.less(r, least) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h.swap(i, least)
+		i = least
+	}
 }
 
 // start is when the job started, as far as known.

@@ -11,9 +11,15 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
 
-// thinByScan is the rule thinSamples implements, one scan per drop.
+// thinByScan is the rule thinSamples implements, one scan per drop, on a
+// copy of ss.
 func thinByScan(ss []HealthSample, max int) []HealthSample {
-	ss = slices.Clone(ss)
+	return thinInPlace(slices.Clone(ss), max)
+}
+
+// thinInPlace is the thinning written by hand: while there are too many
+// samples, scan for the one closest to its predecessor and delete it.
+func thinInPlace(ss []HealthSample, max int) []HealthSample {
 	for len(ss) > max {
 		drop, gap := 1, time.Duration(math.MaxInt64)
 		for i := 1; i < len(ss)-1; i++ {
@@ -85,6 +91,90 @@ func BenchmarkHealthHistoryScale(b *testing.B) {
 				h := HealthHistory{JobID: job, Samples: slices.Clone(samples)}
 				h.Add(job, start, next, p)
 				sinkHealth = h
+			}
+		})
+	}
+}
+
+// spreadSamples returns n samples of a running job, oldest first, ending
+// at now, a second apart give or take up to 300ms, restarts counted
+// every 100 samples.
+func spreadSamples(n int) []HealthSample {
+	rng := rand.New(rand.NewSource(int64(n)))
+	ss := make([]HealthSample, n)
+	for i := range ss {
+		at := now.Add(-time.Duration(n-1-i)*time.Second + time.Duration(rng.Intn(300))*time.Millisecond)
+		ss[i] = HealthSample{Time: at, State: flinkapi.JobRunning, Restarts: int64(i / 100),
+			CompletedCheckpoints: int64(i / 30), LatestCheckpoint: at.Add(-10 * time.Second)}
+	}
+	return ss
+}
+
+var sinkSamples []HealthSample
+
+// BenchmarkThinSamples measures thinning n samples (10, 1,000, 10,000) to
+// MaxHealthSamples in place, against the thinning written by hand
+// (impl=baseline: one scan and one delete per dropped sample). Each
+// iteration copies the samples into a buffer allocated once.
+//
+//	go test -run '^$' -bench ThinSamples -benchmem -count 6 ./policy | benchstat -col /impl -
+func BenchmarkThinSamples(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		samples := spreadSamples(n)
+		buf := make([]HealthSample, n)
+		for _, impl := range []struct {
+			name string
+			thin func([]HealthSample, int) []HealthSample
+		}{{"baseline", thinInPlace}, {"policy", thinSamples}} {
+			b.Run(fmt.Sprintf("n=%d/impl=%s", n, impl.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(buf, samples)
+					sinkSamples = impl.thin(buf, MaxHealthSamples)
+				}
+			})
+		}
+	}
+}
+
+// baselineHealth is the health check written by hand: a job is healthy
+// while it runs and Flink restarted it at most 3 times in the last 10
+// minutes, counted from the newest sample at or before that.
+func baselineHealth(h *HealthHistory, now time.Time) bool {
+	last := h.Samples[len(h.Samples)-1]
+	base := h.Samples[0]
+	cut := now.Add(-10 * time.Minute)
+	for _, s := range h.Samples {
+		if s.Time.After(cut) {
+			break
+		}
+		base = s
+	}
+	return last.State == flinkapi.JobRunning && last.Restarts-base.Restarts <= 3
+}
+
+var sinkHealthy bool
+
+// BenchmarkEvaluateHealthScale measures a health evaluation over a stored
+// history of n samples (10, 1,000, 10,000; Add keeps MaxHealthSamples,
+// but a history is data and may be longer), against the hand-written
+// restart count (impl=baseline).
+//
+//	go test -run '^$' -bench EvaluateHealthScale -benchmem -count 6 ./policy | benchstat -col /impl -
+func BenchmarkEvaluateHealthScale(b *testing.B) {
+	obs := withCheckpoint(observe(flinkapi.JobRunning), time.Minute)
+	for _, n := range []int{10, 1000, 10000} {
+		h := HealthHistory{JobID: jobID, Started: ago(48 * time.Hour), CheckpointInterval: Duration(time.Minute), Samples: spreadSamples(n)}
+		b.Run(fmt.Sprintf("n=%d/impl=baseline", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkHealthy = baselineHealth(&h, now)
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/impl=policy", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				healthSink = EvaluateHealth(HealthPolicy{}, h, obs, now)
 			}
 		})
 	}
