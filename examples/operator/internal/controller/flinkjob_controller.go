@@ -119,6 +119,12 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 	}
 	c := r.controller(ctx, &job)
+	// The call's transitions are counted and become events once the
+	// status that records them is stored: a reconcile whose write fails
+	// (a conflict) is done again from the stored status, and its
+	// transitions with it, which would otherwise count twice.
+	var pending []lifecycle.Transition
+	c.OnTransition = func(t lifecycle.Transition) { pending = append(pending, t) }
 	call := c.Reconcile
 	if deleting {
 		call = c.Delete
@@ -138,6 +144,10 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 		observeSavepoint(&before.Progress, &job.Status.Progress, now)
+	}
+	report := r.onTransition(&job)
+	for _, t := range pending {
+		report(t)
 	}
 	jobStates.set(req.NamespacedName, job.Status.State)
 	if errors.Is(err, lifecycle.ErrInvalidSpec) {
