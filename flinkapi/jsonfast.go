@@ -548,7 +548,7 @@ func internFlinkWord(b []byte) string {
 	return ""
 }
 
-// overviewKeys, detailsKeys, vertexKeys, ... are the names of the fields
+// overviewJobKeys, detailsKeys, vertexKeys, ... are the names of the fields
 // each reader decodes, for jreader.other.
 const (
 	overviewJobKeys = "jid name state start-time end-time duration last-modification tasks"
