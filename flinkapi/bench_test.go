@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +25,10 @@ import (
 //     before it decoded them into TaskCounts;
 //   - impl=flinkapi: the client.
 //
-//	go test -run '^$' -bench . -benchmem -count 8 ./flinkapi | benchstat -col /impl -
+// Each runs at n=10, 1,000 and 10,000, pool=warm and pool=cold (see
+// benchCold), the implementations side by side:
+//
+//	go test -run '^$' -bench . -benchmem -count 6 ./flinkapi | benchstat -col /impl -
 
 // overviewBody builds a GET /jobs/overview answer with n jobs, shaped like
 // the answer recorded from Flink 2.3.0.
@@ -176,115 +180,177 @@ type sameFieldsJob struct {
 	Tasks            map[string]int `json:"tasks"`
 }
 
-func benchOverview(b *testing.B, n int) {
-	body := overviewBody(b, n)
-	srv := benchServer(b, body)
-	ctx := context.Background()
-	b.Logf("body %d bytes", len(body))
+// benchSizes are the numbers of jobs, vertices or history entries each
+// benchmark is run with.
+var benchSizes = []int{10, 1000, 10000}
 
-	b.Run("impl=minimal", func(b *testing.B) {
-		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		b.ReportAllocs()
-		for b.Loop() {
-			var out struct {
-				Jobs []minimalJob `json:"jobs"`
-			}
-			if err := handGet(ctx, hc, srv.URL+"/jobs/overview", &out); err != nil || len(out.Jobs) != n {
-				b.Fatal(len(out.Jobs), err)
-			}
-		}
-	})
-	b.Run("impl=samefields", func(b *testing.B) {
-		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		b.ReportAllocs()
-		for b.Loop() {
-			var out struct {
-				Jobs []sameFieldsJob `json:"jobs"`
-			}
-			if err := handGet(ctx, hc, srv.URL+"/jobs/overview", &out); err != nil || len(out.Jobs) != n {
-				b.Fatal(len(out.Jobs), err)
-			}
-		}
-	})
-	b.Run("impl=flinkapi", func(b *testing.B) {
-		c, err := NewClient(srv.URL, WithFlinkVersion("2.3.0"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			jobs, err := c.JobsOverview(ctx)
-			if err != nil || len(jobs) != n || jobs[0].Tasks.Total == 0 {
-				b.Fatal(len(jobs), err)
-			}
+// benchImpls runs each implementation of impls, in the order given, under
+// n=<size>/pool=<warm|cold>/impl=<name>.
+func benchImpls(b *testing.B, n int, impls []benchImpl) {
+	b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+		for _, pool := range []string{"warm", "cold"} {
+			b.Run("pool="+pool, func(b *testing.B) {
+				for _, im := range impls {
+					b.Run("impl="+im.name, func(b *testing.B) {
+						if pool == "warm" {
+							benchWarm(b, im.op)
+						} else {
+							benchCold(b, im.op)
+						}
+					})
+				}
+			})
 		}
 	})
 }
 
-// BenchmarkJobsOverview200 is GET /jobs/overview of 200 jobs (82 KB).
-func BenchmarkJobsOverview200(b *testing.B) { benchOverview(b, 200) }
+type benchImpl struct {
+	name string
+	op   func() (any, error)
+}
 
-// BenchmarkJobsOverview10000 is GET /jobs/overview of 10,000 jobs (4 MB).
-func BenchmarkJobsOverview10000(b *testing.B) { benchOverview(b, 10000) }
-
-// BenchmarkJob20Vertices is GET /jobs/:jobid of a job with 20 vertices.
-func BenchmarkJob20Vertices(b *testing.B) {
-	body := jobDetailsBody(b, 20)
-	srv := benchServer(b, body)
-	ctx := context.Background()
-	job := JobID("d021839a16ca881e41a7585942c72e4b")
-	b.Logf("body %d bytes", len(body))
-
-	b.Run("impl=minimal", func(b *testing.B) {
-		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		b.ReportAllocs()
-		for b.Loop() {
-			var out struct {
-				ID         string           `json:"jid"`
-				Name       string           `json:"name"`
-				State      string           `json:"state"`
-				StartTime  int64            `json:"start-time"`
-				EndTime    int64            `json:"end-time"`
-				Now        int64            `json:"now"`
-				Timestamps map[string]int64 `json:"timestamps"`
-				Vertices   []struct {
-					ID          string `json:"id"`
-					Parallelism int    `json:"parallelism"`
-					Status      string `json:"status"`
-					Tasks       struct {
-						Running int `json:"RUNNING"`
-					} `json:"tasks"`
-				} `json:"vertices"`
-			}
-			if err := handGet(ctx, hc, srv.URL+"/jobs/"+string(job), &out); err != nil || len(out.Vertices) != 20 {
-				b.Fatal(len(out.Vertices), err)
-			}
+// benchWarm calls op back to back, as a loop polling without pause would:
+// the pools of the client and of net/http stay full.
+func benchWarm(b *testing.B, op func() (any, error)) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := op(); err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("impl=flinkapi", func(b *testing.B) {
-		c, err := NewClient(srv.URL, WithFlinkVersion("2.3.0"))
+	}
+}
+
+// benchCold runs two garbage collections, untimed, before each call of
+// op, so that every sync.Pool is empty, as it is for an operator that
+// polls every 30 s. It also reports held-B/op: the heap in use after one
+// more collection that follows the call, with its result still
+// referenced, less the heap in use before it; that is the result and
+// whatever the call left in pools or caches.
+func benchCold(b *testing.B, op func() (any, error)) {
+	b.ReportAllocs()
+	var ms runtime.MemStats
+	var held, ops int64
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := int64(ms.HeapInuse)
+		b.StartTimer()
+		r, err := op()
+		b.StopTimer()
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportAllocs()
-		for b.Loop() {
-			d, err := c.Job(ctx, job)
-			if err != nil || len(d.Vertices) != 20 || d.Vertices[0].Tasks.Running != 1 {
-				b.Fatal(err)
-			}
-		}
-	})
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		held += int64(ms.HeapInuse) - before
+		ops++
+		runtime.KeepAlive(r)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(held)/float64(ops), "held-B/op")
 }
 
-// BenchmarkCheckpoints10 is GET /jobs/:jobid/checkpoints with 10 history
-// entries.
-func BenchmarkCheckpoints10(b *testing.B) {
-	body := checkpointsBody(b, 10)
-	srv := benchServer(b, body)
+// newBenchClients returns a client of srv and a net/http client for the
+// hand-written baselines.
+func newBenchClients(b *testing.B, srv *httptest.Server) (*Client, *http.Client) {
+	// 10,000 vertices and their plan are 11 MB, above the default limit.
+	c, err := NewClient(srv.URL, WithFlinkVersion("2.3.0"), WithMaxResponseSize(64<<20))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+}
+
+// BenchmarkJobsOverview is GET /jobs/overview of n jobs (10,000 jobs:
+// 4 MB).
+func BenchmarkJobsOverview(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range benchSizes {
+		srv := benchServer(b, overviewBody(b, n))
+		c, hc := newBenchClients(b, srv)
+		benchImpls(b, n, []benchImpl{
+			{"minimal", func() (any, error) {
+				var out struct {
+					Jobs []minimalJob `json:"jobs"`
+				}
+				err := handGet(ctx, hc, srv.URL+"/jobs/overview", &out)
+				if err == nil && len(out.Jobs) != n {
+					err = fmt.Errorf("%d jobs", len(out.Jobs))
+				}
+				return out.Jobs, err
+			}},
+			{"samefields", func() (any, error) {
+				var out struct {
+					Jobs []sameFieldsJob `json:"jobs"`
+				}
+				err := handGet(ctx, hc, srv.URL+"/jobs/overview", &out)
+				if err == nil && len(out.Jobs) != n {
+					err = fmt.Errorf("%d jobs", len(out.Jobs))
+				}
+				return out.Jobs, err
+			}},
+			{"flinkapi", func() (any, error) {
+				jobs, err := c.JobsOverview(ctx)
+				if err == nil && (len(jobs) != n || jobs[0].Tasks.Total == 0) {
+					err = fmt.Errorf("%d jobs", len(jobs))
+				}
+				return jobs, err
+			}},
+		})
+	}
+}
+
+// BenchmarkJobDetails is GET /jobs/:jobid of a job with n vertices (and a
+// plan of n nodes).
+func BenchmarkJobDetails(b *testing.B) {
 	ctx := context.Background()
 	job := JobID("d021839a16ca881e41a7585942c72e4b")
-	b.Logf("body %d bytes", len(body))
+	for _, n := range benchSizes {
+		srv := benchServer(b, jobDetailsBody(b, n))
+		c, hc := newBenchClients(b, srv)
+		benchImpls(b, n, []benchImpl{
+			{"minimal", func() (any, error) {
+				var out struct {
+					ID         string           `json:"jid"`
+					Name       string           `json:"name"`
+					State      string           `json:"state"`
+					StartTime  int64            `json:"start-time"`
+					EndTime    int64            `json:"end-time"`
+					Now        int64            `json:"now"`
+					Timestamps map[string]int64 `json:"timestamps"`
+					Vertices   []struct {
+						ID          string `json:"id"`
+						Parallelism int    `json:"parallelism"`
+						Status      string `json:"status"`
+						Tasks       struct {
+							Running int `json:"RUNNING"`
+						} `json:"tasks"`
+					} `json:"vertices"`
+				}
+				err := handGet(ctx, hc, srv.URL+"/jobs/"+string(job), &out)
+				if err == nil && len(out.Vertices) != n {
+					err = fmt.Errorf("%d vertices", len(out.Vertices))
+				}
+				return &out, err
+			}},
+			{"flinkapi", func() (any, error) {
+				d, err := c.Job(ctx, job)
+				if err == nil && (len(d.Vertices) != n || d.Vertices[0].Tasks.Running != 1) {
+					err = fmt.Errorf("%+v", d)
+				}
+				return d, err
+			}},
+		})
+	}
+}
 
+// BenchmarkCheckpoints is GET /jobs/:jobid/checkpoints with n history
+// entries (Flink keeps web.checkpoints.history of them, 10 by default).
+func BenchmarkCheckpoints(b *testing.B) {
+	ctx := context.Background()
+	job := JobID("d021839a16ca881e41a7585942c72e4b")
 	type point struct {
 		ID           int64  `json:"id"`
 		Status       string `json:"status"`
@@ -294,42 +360,40 @@ func BenchmarkCheckpoints10(b *testing.B) {
 		NumSubtasks  int    `json:"num_subtasks"`
 		NumAcked     int    `json:"num_acknowledged_subtasks"`
 	}
-	b.Run("impl=minimal", func(b *testing.B) {
-		hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		b.ReportAllocs()
-		for b.Loop() {
-			var out struct {
-				Counts struct {
-					Completed int64 `json:"completed"`
-				} `json:"counts"`
-				Latest struct {
-					Completed *point `json:"completed"`
-					Savepoint *point `json:"savepoint"`
-					Restored  *struct {
-						ID           int64  `json:"id"`
-						ExternalPath string `json:"external_path"`
-					} `json:"restored"`
-				} `json:"latest"`
-				History []point `json:"history"`
-			}
-			if err := handGet(ctx, hc, srv.URL+"/jobs/"+string(job)+"/checkpoints", &out); err != nil || len(out.History) != 10 {
-				b.Fatal(len(out.History), err)
-			}
-		}
-	})
-	b.Run("impl=flinkapi", func(b *testing.B) {
-		c, err := NewClient(srv.URL, WithFlinkVersion("2.3.0"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		for b.Loop() {
-			st, err := c.Checkpoints(ctx, job)
-			if err != nil || len(st.History) != 10 {
-				b.Fatal(err)
-			}
-		}
-	})
+	for _, n := range benchSizes {
+		srv := benchServer(b, checkpointsBody(b, n))
+		c, hc := newBenchClients(b, srv)
+		benchImpls(b, n, []benchImpl{
+			{"minimal", func() (any, error) {
+				var out struct {
+					Counts struct {
+						Completed int64 `json:"completed"`
+					} `json:"counts"`
+					Latest struct {
+						Completed *point `json:"completed"`
+						Savepoint *point `json:"savepoint"`
+						Restored  *struct {
+							ID           int64  `json:"id"`
+							ExternalPath string `json:"external_path"`
+						} `json:"restored"`
+					} `json:"latest"`
+					History []point `json:"history"`
+				}
+				err := handGet(ctx, hc, srv.URL+"/jobs/"+string(job)+"/checkpoints", &out)
+				if err == nil && len(out.History) != n {
+					err = fmt.Errorf("%d entries", len(out.History))
+				}
+				return &out, err
+			}},
+			{"flinkapi", func() (any, error) {
+				st, err := c.Checkpoints(ctx, job)
+				if err == nil && (len(st.History) != n || st.LatestSavepoint == nil) {
+					err = fmt.Errorf("%+v", st)
+				}
+				return st, err
+			}},
+		})
+	}
 }
 
 func TestBenchBodies(t *testing.T) {

@@ -2,8 +2,8 @@ package flinkapi
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -108,14 +108,26 @@ type checkpointStatisticsWire struct {
 		Completed *checkpointStatsWire `json:"completed"`
 		Savepoint *checkpointStatsWire `json:"savepoint"`
 		Failed    *checkpointStatsWire `json:"failed"`
-		Restored  *struct {
-			ID               int64  `json:"id"`
-			RestoreTimestamp int64  `json:"restore_timestamp"`
-			IsSavepoint      bool   `json:"is_savepoint"`
-			ExternalPath     string `json:"external_path"`
-		} `json:"restored"`
+		Restored  *restoredWire        `json:"restored"`
 	} `json:"latest"`
 	History []checkpointStatsWire `json:"history"`
+}
+
+type restoredWire struct {
+	ID               int64  `json:"id"`
+	RestoreTimestamp int64  `json:"restore_timestamp"`
+	IsSavepoint      bool   `json:"is_savepoint"`
+	ExternalPath     string `json:"external_path"`
+}
+
+// decodeBody reads the answer with readCheckpoints, or encoding/json
+// where it gives up.
+func (w *checkpointStatisticsWire) decodeBody(raw []byte) error {
+	if readCheckpoints(raw, w) {
+		return nil
+	}
+	*w = checkpointStatisticsWire{}
+	return json.Unmarshal(raw, w)
 }
 
 // Checkpoints returns the checkpoint statistics of a job: counts, the latest
@@ -128,18 +140,7 @@ func (c *Client) Checkpoints(ctx context.Context, job JobID) (*CheckpointStatist
 	if err != nil {
 		return nil, err
 	}
-	w, _ := checkpointWires.Get().(*checkpointStatisticsWire)
-	if w == nil {
-		w = new(checkpointStatisticsWire)
-	}
-	defer func() {
-		h := w.History
-		clear(h[:cap(h)])
-		*w = checkpointStatisticsWire{History: h[:0]}
-		if cap(h) <= maxPooledCheckpoints {
-			checkpointWires.Put(w)
-		}
-	}()
+	w := new(checkpointStatisticsWire)
 	if err := c.get(ctx, path, nil, w); err != nil {
 		return nil, err
 	}
@@ -158,13 +159,6 @@ func (c *Client) Checkpoints(ctx context.Context, job JobID) (*CheckpointStatist
 	}
 	return out, nil
 }
-
-// checkpointWires holds zeroed *checkpointStatisticsWire values whose
-// history slices the next answer is decoded into.
-var checkpointWires sync.Pool
-
-// maxPooledCheckpoints is the longest history slice kept for reuse.
-const maxPooledCheckpoints = 1 << 12
 
 // CheckpointDetails returns the statistics of one checkpoint of the history.
 //

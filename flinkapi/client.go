@@ -353,11 +353,10 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 	if status >= 300 && status < 400 {
 		return status, 0, c.redirectError(cl, resp)
 	}
-	buf, err := c.readBody(resp)
+	raw, err := c.readBody(resp)
 	if err != nil {
 		return status, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
 	}
-	raw := *buf
 	if status >= 400 {
 		return status, parseRetryAfter(resp.Header.Get("Retry-After")), c.apiError(cl, status, raw)
 	}
@@ -376,9 +375,6 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 			return status, 0, c.decodeError(cl.method, cl.path, err)
 		}
 	}
-	// encoding/json copies what it keeps, so the buffer can serve the
-	// next answer.
-	putBody(buf)
 	return status, 0, nil
 }
 
@@ -437,11 +433,13 @@ var errBodyTooLarge = errors.New("body too large")
 // else into a buffer that doubles, never past the client's maximum
 // response size. A larger body fails with errBodyTooLarge.
 //
-// The buffer comes from a pool: putBody returns it once nothing refers to
-// its bytes any more.
-func (c *Client) readBody(resp *http.Response) (*[]byte, error) {
+// The buffer is the call's own, not pooled: an operator polls a large
+// answer every 30 s or so, long enough for a pool to be emptied by the
+// collections in between, and a pooled buffer of the largest answer would
+// stay held between polls for nothing.
+func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 	if resp == nil || resp.Body == nil || resp.Body == http.NoBody {
-		return new([]byte), nil
+		return nil, nil
 	}
 	limit := c.maxBody
 	size := int64(512)
@@ -453,8 +451,7 @@ func (c *Client) readBody(resp *http.Response) (*[]byte, error) {
 	} else if limit > 0 && size > limit+1 {
 		size = limit + 1
 	}
-	holder := getBody(size)
-	buf := *holder
+	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
 			if limit > 0 && int64(len(buf)) > limit {
@@ -480,36 +477,7 @@ func (c *Client) readBody(resp *http.Response) (*[]byte, error) {
 	if limit > 0 && int64(len(buf)) > limit {
 		return nil, errBodyTooLarge
 	}
-	*holder = buf
-	return holder, nil
-}
-
-// bodies holds the buffers of read answers (*[]byte) for the next ones.
-var bodies sync.Pool
-
-// maxPooledBody is the largest buffer kept for reuse.
-const maxPooledBody = 64 << 20
-
-// getBody returns an empty buffer of at least size bytes' capacity.
-func getBody(size int64) *[]byte {
-	if p, ok := bodies.Get().(*[]byte); ok {
-		if int64(cap(*p)) >= size {
-			*p = (*p)[:0]
-			return p
-		}
-		bodies.Put(p)
-	}
-	b := make([]byte, 0, size)
-	return &b
-}
-
-// putBody returns a buffer of getBody for reuse.
-func putBody(p *[]byte) {
-	if p == nil || cap(*p) == 0 || cap(*p) > maxPooledBody {
-		return
-	}
-	*p = (*p)[:0]
-	bodies.Put(p)
+	return buf, nil
 }
 
 // transportError builds the error of an attempt that got no answer. ctx is

@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -194,31 +193,18 @@ func (c *Client) JobsOverview(ctx context.Context) ([]JobOverview, error) {
 	return out.jobs, nil
 }
 
-// jobsOverviewOut decodes GET /jobs/overview with json.Unmarshal into wire
-// values kept in a pool, then converts them: one pass of the decoder over
-// the body, and no slice of wire values allocated per call.
+// jobsOverviewOut decodes GET /jobs/overview with readOverview, straight
+// into the JobOverview values returned, or with encoding/json into wire
+// values where readOverview gives up.
 type jobsOverviewOut struct{ jobs []JobOverview }
 
-// overviewWires holds *jobsOverviewWire values for reuse; their slices are
-// cleared before they are put back.
-var overviewWires sync.Pool
-
-// maxPooledJobs is the largest slice of wire values kept for reuse.
-const maxPooledJobs = 1 << 17
-
 func (o *jobsOverviewOut) decodeBody(raw []byte) error {
-	w, _ := overviewWires.Get().(*jobsOverviewWire)
-	if w == nil {
-		w = new(jobsOverviewWire)
+	if jobs, ok := readOverview(raw); ok {
+		o.jobs = jobs
+		return nil
 	}
-	defer func() {
-		clear(w.Jobs[:cap(w.Jobs)])
-		w.Jobs = w.Jobs[:0]
-		if cap(w.Jobs) <= maxPooledJobs {
-			overviewWires.Put(w)
-		}
-	}()
-	if err := json.Unmarshal(raw, w); err != nil {
+	var w jobsOverviewWire
+	if err := json.Unmarshal(raw, &w); err != nil {
 		return err
 	}
 	o.jobs = make([]JobOverview, len(w.Jobs))
@@ -269,17 +255,29 @@ type jobDetailsWire struct {
 	MaxParallelism int               `json:"maxParallelism"`
 	Now            int64             `json:"now"`
 	Timestamps     jobTimestampsWire `json:"timestamps"`
-	Vertices       []struct {
-		ID             string         `json:"id"`
-		Name           string         `json:"name"`
-		Parallelism    int            `json:"parallelism"`
-		MaxParallelism int            `json:"maxParallelism"`
-		Status         string         `json:"status"`
-		StartTime      int64          `json:"start-time"`
-		EndTime        int64          `json:"end-time"`
-		Duration       int64          `json:"duration"`
-		Tasks          taskCountsWire `json:"tasks"`
-	} `json:"vertices"`
+	Vertices       []vertexWire      `json:"vertices"`
+}
+
+type vertexWire struct {
+	ID             string         `json:"id"`
+	Name           string         `json:"name"`
+	Parallelism    int            `json:"parallelism"`
+	MaxParallelism int            `json:"maxParallelism"`
+	Status         string         `json:"status"`
+	StartTime      int64          `json:"start-time"`
+	EndTime        int64          `json:"end-time"`
+	Duration       int64          `json:"duration"`
+	Tasks          taskCountsWire `json:"tasks"`
+}
+
+// decodeBody reads the answer with readDetails, or encoding/json where it
+// gives up.
+func (w *jobDetailsWire) decodeBody(raw []byte) error {
+	if readDetails(raw, w) {
+		return nil
+	}
+	*w = jobDetailsWire{}
+	return json.Unmarshal(raw, w)
 }
 
 func (w *jobDetailsWire) convert() *JobDetails {
@@ -313,30 +311,12 @@ func (c *Client) Job(ctx context.Context, id JobID) (*JobDetails, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, _ := detailsWires.Get().(*jobDetailsWire)
-	if w == nil {
-		w = new(jobDetailsWire)
-	}
-	defer func() {
-		v := w.Vertices
-		clear(v[:cap(v)])
-		*w = jobDetailsWire{Vertices: v[:0]}
-		if cap(v) <= maxPooledVertices {
-			detailsWires.Put(w)
-		}
-	}()
-	if err := c.get(ctx, path, nil, w); err != nil {
+	var w jobDetailsWire
+	if err := c.get(ctx, path, nil, &w); err != nil {
 		return nil, err
 	}
 	return w.convert(), nil
 }
-
-// detailsWires holds zeroed *jobDetailsWire values whose vertex slices the
-// next answer is decoded into.
-var detailsWires sync.Pool
-
-// maxPooledVertices is the longest vertex slice kept for reuse.
-const maxPooledVertices = 1 << 12
 
 type jobStatusWire struct {
 	Status JobState `json:"status"`
