@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
@@ -415,5 +416,39 @@ func TestAPIServerSessionSample(t *testing.T) {
 	}
 	if job.Spec.SessionCluster != "analytics" {
 		t.Errorf("spec.sessionCluster %q, want analytics", job.Spec.SessionCluster)
+	}
+}
+
+// TestAPIServerManagerSessionCluster: in a manager, a FlinkJob naming a
+// FlinkSessionCluster not yet created waits with its Ready condition
+// saying so; the cluster's creation (not a retry: the retry interval is
+// an hour) has it reconciled, and it runs on that cluster, not on the
+// default one.
+func TestAPIServerManagerSessionCluster(t *testing.T) {
+	ns := namespace(t)
+	_, c := kube(t)
+	srv1, flink1 := realTimeFlink(t)
+	srv2, _ := realTimeFlink(t, flinktest.WithSeed(2))
+	startManager(t, managerConfig{ns: ns, flink: flink1, retry: time.Hour, wrap: func(rec reconcile.Reconciler) reconcile.Reconciler {
+		rec.(*FlinkJobReconciler).Sessions = &SessionClusters{Client: c, Options: []flinkapi.Option{flinkapi.WithRetryPolicy(flinkapi.NoRetry)}}
+		return rec
+	}})
+	spec := counterSpec(counterJar(t))
+	spec.SessionCluster = "late"
+	j := createJob(t, ns, "counter", spec)
+	j.wait("waiting for its cluster", func(job *v1alpha1.FlinkJob) bool {
+		c := findReady(job)
+		return c != nil && c.Reason == ReasonSessionClusterNotFound
+	})
+	if err := c.Create(context.Background(), &v1alpha1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late"},
+		Spec: v1alpha1.FlinkSessionClusterSpec{URL: srv2.URL}}); err != nil {
+		t.Fatal(err)
+	}
+	id := j.wait("running on its cluster", runs).Status.JobID
+	if got := jobIDs(liveJobs(srv2)); !slices.Equal(got, []flinkapi.JobID{id}) {
+		t.Errorf("the named cluster runs %v, want %s", got, id)
+	}
+	if n := len(srv1.Jobs()); n != 0 {
+		t.Errorf("the default cluster runs %d jobs, want none", n)
 	}
 }
