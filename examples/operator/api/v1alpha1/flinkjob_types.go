@@ -24,6 +24,11 @@ type FlinkJobSpec struct {
 	// Application is the application cluster of the Application mode.
 	// +optional
 	Application *ApplicationCluster `json:"application,omitempty"`
+	// SessionCluster names the FlinkSessionCluster, in the FlinkJob's
+	// namespace, whose session cluster runs the job in the Session mode;
+	// unset: the operator's --flink-url.
+	// +optional
+	SessionCluster string `json:"sessionCluster,omitempty"`
 
 	lifecycle.JobSpec `json:",inline"`
 }

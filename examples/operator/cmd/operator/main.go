@@ -38,7 +38,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("operator", flag.ContinueOnError)
 	var (
-		flinkURL      = fs.String("flink-url", "", "base URL of the Flink JobManager's REST API, such as http://flink-jobmanager:8081 (required)")
+		flinkURL      = fs.String("flink-url", "", "base URL of the default session cluster's JobManager REST API, such as http://flink-jobmanager:8081: that of the FlinkJobs that name no FlinkSessionCluster; empty: none (every FlinkJob in the Session mode names one)")
 		restorePoints = fs.String("restore-points", "", "directory that keeps each deleted FlinkJob's final savepoint, so that a FlinkJob created again with its name starts from it; empty: kept in the API server instead (--restore-points-configmap)")
 		restoreCM     = fs.String("restore-points-configmap", controller.DefaultRestorePointsConfigMap, "name of the ConfigMap, in each FlinkJob's namespace, that keeps the deleted FlinkJobs' final savepoints (unless --restore-points is set)")
 		poll          = fs.Duration("poll-interval", lifecycle.DefaultControllerPoll, "how often a job at rest is looked at")
@@ -59,9 +59,6 @@ func run(args []string) error {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 
-	if *flinkURL == "" {
-		return errors.New("--flink-url is required")
-	}
 	if *concurrent < 1 {
 		return fmt.Errorf("--max-concurrent-reconciles: %d; want 1 or more", *concurrent)
 	}
@@ -70,10 +67,10 @@ func run(args []string) error {
 		return fmt.Errorf("--flink-qps, --flink-burst, --flink-concurrency: %w", err)
 	}
 	// No retries inside a call: the operations retry through RequeueAfter.
-	flink, err := flinkapi.NewClient(*flinkURL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithTimeout(10*time.Second),
-		flinkapi.WithRequestBudget(budget))
+	clientOpts := []flinkapi.Option{flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithTimeout(10 * time.Second)}
+	flink, shared, err := defaultSession(*flinkURL, append(clientOpts, flinkapi.WithRequestBudget(budget)), *poll)
 	if err != nil {
-		return fmt.Errorf("--flink-url: %w", err)
+		return err
 	}
 	var store lifecycle.RestorePointStore
 	if *restorePoints != "" {
@@ -111,12 +108,15 @@ func run(args []string) error {
 	r := &controller.FlinkJobReconciler{
 		Client:        mgr.GetClient(),
 		Flink:         flink,
-		Shared:        &lifecycle.SharedObservation{Client: flink, MaxAge: *poll / 2},
+		Shared:        shared,
 		Recorder:      mgr.GetEventRecorder("flinkjob-controller"),
 		Store:         store,
 		PollInterval:  *poll,
 		RetryInterval: *retry,
 		Options:       controllerruntime.Options{MaxConcurrentReconciles: *concurrent},
+	}
+	if err := setupSessions(mgr, r, *flinkURL, clientOpts, *poll, *concurrent); err != nil {
+		return err
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("controller: %w", err)
@@ -128,4 +128,33 @@ func run(args []string) error {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// defaultSession is the client and shared overview of the default session
+// cluster, --flink-url; none (nil) when it is empty.
+func defaultSession(flinkURL string, opts []flinkapi.Option, poll time.Duration) (lifecycle.API, *lifecycle.SharedObservation, error) {
+	if flinkURL == "" {
+		return nil, nil, nil
+	}
+	flink, err := flinkapi.NewClient(flinkURL, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--flink-url: %w", err)
+	}
+	return flink, &lifecycle.SharedObservation{Client: flink, MaxAge: poll / 2}, nil
+}
+
+// setupSessions gives r the FlinkSessionClusters' clients (each with the
+// base options opts, then its own TLS, credentials and request budget)
+// and registers their reconciler, which runs their housekeeping.
+func setupSessions(mgr ctrl.Manager, r *controller.FlinkJobReconciler, flinkURL string, opts []flinkapi.Option, poll time.Duration, concurrent int) error {
+	r.Sessions = &controller.SessionClusters{Client: mgr.GetClient(), Options: opts, SharedMaxAge: poll / 2}
+	sr := &controller.SessionClusterReconciler{
+		Client: mgr.GetClient(), Sessions: r.Sessions, DefaultURL: flinkURL,
+		Recorder: mgr.GetEventRecorder("flinksessioncluster-controller"),
+		Options:  controllerruntime.Options{MaxConcurrentReconciles: concurrent},
+	}
+	if err := sr.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("session cluster controller: %w", err)
+	}
+	return nil
 }

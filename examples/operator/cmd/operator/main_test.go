@@ -18,7 +18,7 @@ func TestRunBadFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, "--flink-url is required"},
+		{[]string{"--flink-qps", "0"}, "--flink-qps"},
 		{[]string{"--flink-url", "localhost:8081"}, "--flink-url"},
 		{[]string{"--flink-url", "http://user:secret@localhost:8081"}, "--flink-url"},
 		{[]string{"--flink-url", "http://localhost:8081", "--restore-points", filepath.Join(file, "sub")}, "--restore-points"},

@@ -57,6 +57,11 @@ type FlinkJobReconciler struct {
 	// FlinkJobs at rest on it are checked with one GET /jobs/overview per
 	// poll in all, not a request each (lifecycle.SharedObservation).
 	Shared *lifecycle.SharedObservation
+	// Sessions, if set, gives the client and shared overview of the
+	// FlinkSessionCluster a FlinkJob names (spec.sessionCluster); Flink
+	// and Shared are then the default, for the FlinkJobs that name none,
+	// and may be nil when every FlinkJob names one.
+	Sessions *SessionClusters
 	// ClusterURL, if set, is the address of an application cluster's REST
 	// API in the Application mode (a port-forward, a test's fake); nil:
 	// the cluster's Service (appcluster.Deployer.URL).
@@ -93,9 +98,9 @@ func (r *FlinkJobReconciler) SetupWithManager(mgr ctrl.Manager) error { return r
 
 // setup registers rec, r or a wrapper of it, as SetupWithManager says.
 func (r *FlinkJobReconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.FlinkJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Named("flinkjob").WithOptions(r.Options).Complete(rec)
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.FlinkJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	return r.watchSessions(b).Named("flinkjob").WithOptions(r.Options).Complete(rec)
 }
 
 // Reconcile moves one FlinkJob one step towards its spec, or, once it is
@@ -118,7 +123,11 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, err
 		}
 	}
-	c := r.controller(ctx, &job)
+	flink, shared, err := r.sessionFor(ctx, &job)
+	if err != nil {
+		return r.withoutSession(ctx, &job, before, err)
+	}
+	c := r.controller(ctx, &job, flink, shared)
 	// The call's transitions are counted and become events once the
 	// status that records them is stored: a reconcile whose write fails
 	// (a conflict) is done again from the stored status, and its
@@ -173,20 +182,20 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 }
 
-// controller is the lifecycle.Controller of job: the reconciler's Flink
-// client, timing, clock and store, the FlinkJob's name, its events and
+// controller is the lifecycle.Controller of job: the Flink client and
+// shared overview of its session cluster (sessionFor), the reconciler's timing, clock and store, the FlinkJob's name, its events and
 // the reconcile's logger; in the Application mode, the Deployer of its
 // application clusters, through whose clients it reads the job.
-func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.FlinkJob) *lifecycle.Controller {
+func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.FlinkJob, flink lifecycle.API, shared *lifecycle.SharedObservation) *lifecycle.Controller {
 	c := &lifecycle.Controller{
-		Env: lifecycle.Env{Client: r.Flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job),
+		Env: lifecycle.Env{Client: flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job),
 			Logger: slog.New(logr.ToSlogHandler(log.FromContext(ctx)))},
 		Store: r.Store, Name: job.Namespace + "/" + job.Name, PollInterval: r.PollInterval, RetryInterval: r.RetryInterval,
 	}
 	if job.Spec.Mode == v1alpha1.ModeApplication {
 		c.Deployer = &appcluster.Deployer{Kube: r.Client, Job: job, URL: r.ClusterURL}
 	} else {
-		c.Shared = r.Shared
+		c.Shared = shared
 	}
 	return c
 }
