@@ -416,8 +416,8 @@ func TestAPIServerLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sac.List(ctx, &corev1.SecretList{}); !apierrors.IsForbidden(err) {
-		t.Fatalf("the ServiceAccount lists Secrets: %v, want Forbidden", err)
+	if err := sac.List(ctx, &corev1.PodList{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("the ServiceAccount lists Pods: %v, want Forbidden", err)
 	}
 
 	srv, flink := realTimeFlink(t)
