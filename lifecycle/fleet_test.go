@@ -19,7 +19,6 @@ import (
 // fleet is n jobs on one fake session cluster, each with its Controller,
 // sharing one SharedObservation.
 type fleet struct {
-	t      *testing.T
 	srv    *flinktest.Server
 	c      *flinkapi.Client
 	shared *SharedObservation
