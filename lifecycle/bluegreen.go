@@ -121,8 +121,6 @@ type BlueGreen struct {
 
 func (b *BlueGreen) clock() Clock { return clockOr(b.Clock) }
 
-func (b *BlueGreen) savepointAPI() SavepointAPI { return b.Client }
-
 // blueGreenJobID is the id of the job a blue/green upgrade of the job
 // seed names starts.
 func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {

@@ -71,8 +71,6 @@ type Canary struct {
 
 func (c *Canary) clock() Clock { return clockOr(c.Clock) }
 
-func (c *Canary) savepointAPI() SavepointAPI { return c.Client }
-
 // canaryJobID is the id of the canary job of the job seed names.
 func canaryJobID(seed flinkapi.JobID) flinkapi.JobID {
 	return derivedJobID("canary\x00" + strings.ToLower(string(seed)))

@@ -269,6 +269,9 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 		return p
 	}
 	c.runningReason(spec, st, obs, pending, &p)
+	if p.Reason == ReasonWaitingForStable {
+		p.RequeueAfter = min(p.RequeueAfter, c.stableWait(st, now))
+	}
 	if c.slotsShort(st, obs, &p) {
 		return p
 	}
@@ -287,6 +290,16 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 	}
 	p.Settled = true
 	return c.planDue(spec, st, d, now, p)
+}
+
+// stableWait is when to look again at a job waiting to become stable:
+// Timing.Lag times the time since it was deployed, so that its first
+// checkpoint is seen about as late as the operations see their changes,
+// at least Timing.Cache (Flink answers the job's details and checkpoint
+// statistics from its cache for that long) and at most PollInterval.
+func (c *Controller) stableWait(st *JobStatus, now time.Time) time.Duration {
+	p := c.poll()
+	return lagDelay(c.Timing.lag(), st.DeployedAt, now, min(c.Timing.cache(), p), p)
 }
 
 // runningReason is the reason a running job reports: Running, or why it

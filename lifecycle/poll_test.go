@@ -12,17 +12,22 @@ func TestPollSince(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		poll    time.Duration
+		lag     float64
 		start   time.Time
 		elapsed time.Duration
 		want    time.Duration
 	}{
 		{poll: time.Second, start: t0, elapsed: 0, want: minPoll},
-		{poll: time.Second, start: t0, elapsed: 40 * time.Millisecond, want: minPoll},
-		{poll: time.Second, start: t0, elapsed: 400 * time.Millisecond, want: 50 * time.Millisecond},
-		{poll: time.Second, start: t0, elapsed: 8 * time.Second, want: time.Second},
+		{poll: time.Second, start: t0, elapsed: 240 * time.Millisecond, want: minPoll},
+		{poll: time.Second, start: t0, elapsed: 600 * time.Millisecond, want: 200 * time.Millisecond},
+		{poll: time.Second, start: t0, elapsed: 3 * time.Second, want: time.Second},
 		{poll: time.Second, start: t0, elapsed: time.Hour, want: time.Second},
+		// Lag set: its fraction of the time waited.
+		{poll: time.Second, lag: 0.5, start: t0, elapsed: time.Second, want: 500 * time.Millisecond},
+		{poll: time.Second, lag: 0.1, start: t0, elapsed: 2 * time.Second, want: 200 * time.Millisecond},
+		{poll: time.Second, lag: -1, start: t0, elapsed: 600 * time.Millisecond, want: 200 * time.Millisecond},
 		// A Poll shorter than minPoll is kept.
-		{poll: 2 * time.Millisecond, start: t0, elapsed: 0, want: 2 * time.Millisecond},
+		{poll: 20 * time.Millisecond, start: t0, elapsed: 0, want: 20 * time.Millisecond},
 		// Zero Poll: the default.
 		{poll: 0, start: t0, elapsed: time.Minute, want: DefaultPollInterval},
 		// No start, or a start in the future (a clock set back): Poll.
@@ -30,17 +35,17 @@ func TestPollSince(t *testing.T) {
 		{poll: time.Second, start: t0.Add(time.Minute), elapsed: 0, want: time.Second},
 	}
 	for _, tt := range tests {
-		got := Timing{Poll: tt.poll}.pollSince(tt.start, t0.Add(tt.elapsed))
+		got := Timing{Poll: tt.poll, Lag: tt.lag}.pollSince(tt.start, t0.Add(tt.elapsed))
 		if got != tt.want {
-			t.Errorf("poll %v, %v after %v: %v, want %v", tt.poll, tt.elapsed, tt.start, got, tt.want)
+			t.Errorf("poll %v, lag %v, %v after %v: %v, want %v", tt.poll, tt.lag, tt.elapsed, tt.start, got, tt.want)
 		}
 	}
 }
 
 // TestPollsSoonAfterAction checks that a savepoint, a stop and a new job
 // are seen soon after Flink completes them although Timing.Poll is long:
-// within an eighth of the wait (at least minPoll) plus a poll's own time,
-// with a bounded number of polls.
+// within DefaultLag of the wait (at least minPoll) plus a poll's own
+// time, with a bounded number of polls.
 func TestPollsSoonAfterAction(t *testing.T) {
 	const took = 300 * time.Millisecond // the fake's savepoint
 	e := newEnv(t, flinktest.WithSavepointDuration(took))
@@ -52,10 +57,10 @@ func TestPollsSoonAfterAction(t *testing.T) {
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("savepoint: %s (%s)", res.Outcome, p.Reason)
 	}
-	if waited, limit := e.srv.Clock().Now().Sub(start), took+took/8+minPoll; waited > limit {
+	if waited, limit := e.srv.Clock().Now().Sub(start), took+max(time.Duration(float64(took)*DefaultLag), minPoll); waited > limit {
 		t.Errorf("the savepoint of %v was seen after %v, more than %v", took, waited, limit)
 	}
-	if n := count(e.srv, "GET /jobs/:jobid/savepoints/:triggerid"); n > 20 {
+	if n := count(e.srv, "GET /jobs/:jobid/savepoints/:triggerid"); n > 5 {
 		t.Errorf("%d polls for a savepoint of %v", n, took)
 	}
 
@@ -83,7 +88,7 @@ func TestPollsSoonAfterAction(t *testing.T) {
 	if waited := e.srv.Clock().Now().Sub(start); waited > 2*time.Second {
 		t.Errorf("the new job was seen RUNNING after %v with a poll of %v", waited, timing.Poll)
 	}
-	if n := count(e.srv, "GET /jobs/:jobid/status"); n > 40 {
+	if n := count(e.srv, "GET /jobs/:jobid/status"); n > 6 {
 		t.Errorf("%d polls of the new job", n)
 	}
 }

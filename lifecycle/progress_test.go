@@ -110,45 +110,36 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestRunReportsSavepointProgress checks that Run reports the
-// acknowledgement of a savepoint in flight from the checkpoint statistics.
-func TestRunReportsSavepointProgress(t *testing.T) {
-	e := newEnv(t, flinktest.WithSavepointDuration(20*time.Second))
-	var p Progress
-	var seen []savepoint.Progress
-	op := &TakeSavepoint{Env: Env{Client: e.c, Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}, Job: e.job}
-	res, err := Run(context.Background(), op, &p, func(r Report) {
-		if r.HasSavepoint {
-			if r.Progress.Phase != PhaseSavepoint {
-				t.Errorf("savepoint progress in phase %s", r.Progress.Phase)
+// TestRunReportAddsNoRequests checks that Run's callback, called after
+// every step, adds no request to the operation's: an operation run with
+// one sends the same requests as without.
+func TestRunReportAddsNoRequests(t *testing.T) {
+	sent := func(report bool) []string {
+		e := newEnv(t, flinktest.WithSavepointDuration(20*time.Second))
+		var p Progress
+		op := &TakeSavepoint{Env: Env{Client: e.c, Timing: Timing{Poll: time.Second}, Clock: e.srv.Clock()}, Job: e.job}
+		var onReport func(Report)
+		reports := 0
+		if report {
+			onReport = func(r Report) {
+				reports++
+				if r.HasSavepoint {
+					t.Errorf("Run reported a savepoint's acknowledgement: %+v", r.Savepoint)
+				}
 			}
-			seen = append(seen, r.Savepoint)
 		}
-	})
-	if err != nil || res.Outcome != OutcomeSucceeded {
-		t.Fatalf("Run = %+v, %v", res, err)
-	}
-	if len(seen) < 2 {
-		t.Fatalf("savepoint progress reported %d times: %+v", len(seen), seen)
-	}
-	for i, sp := range seen {
-		if sp.Total == 0 || sp.Acknowledged > sp.Total || i > 0 && sp.Acknowledged < seen[i-1].Acknowledged {
-			t.Errorf("progress %d: %+v (all: %+v)", i, sp, seen)
+		res, err := Run(context.Background(), op, &p, onReport)
+		if err != nil || res.Outcome != OutcomeSucceeded {
+			t.Fatalf("Run = %+v, %v", res, err)
 		}
-	}
-	if last := seen[len(seen)-1]; last.Bytes <= seen[0].Bytes {
-		t.Errorf("the acknowledged bytes did not grow: %+v", seen)
-	}
-	// Without a callback Run reads no statistics.
-	e.srv.ClearRequests()
-	p = Progress{}
-	if _, err := Run(context.Background(), op, &p, nil); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range e.srv.Requests() {
-		if strings.HasSuffix(r.Path, "/checkpoints") {
-			t.Errorf("Run without a callback read %s", r.Path)
+		if report && reports != p.Steps {
+			t.Errorf("%d reports for %d steps", reports, p.Steps)
 		}
+		return routes(e.srv)
+	}
+	without, with := sent(false), sent(true)
+	if !slices.Equal(without, with) {
+		t.Errorf("with a callback Run sent %d requests, %d without:\n%v\n%v", len(with), len(without), with, without)
 	}
 }
 

@@ -92,8 +92,6 @@ type Rescale struct {
 
 func (r *Rescale) clock() Clock { return clockOr(r.Clock) }
 
-func (r *Rescale) savepointAPI() SavepointAPI { return r.Client }
-
 // Step does at most one REST request. The operation goes ObserveScheduler
 // (GET resource-requirements: an answer means the adaptive scheduler,
 // Flink's UnsupportedOperationException the default one; skipped before

@@ -35,6 +35,10 @@ const (
 	DefaultStopTimeout      = 5 * time.Minute  // cancel, and the job reaching a terminal state
 	DefaultSubmitTimeout    = 5 * time.Minute  // upload, run, and the job reaching RUNNING
 	DefaultPollInterval     = time.Second
+	// DefaultLag is the detection lag allowed by default while an
+	// operation waits for Flink, as a fraction of the time waited so far
+	// (Timing.Lag): a third.
+	DefaultLag = 1.0 / 3
 	// DefaultCacheDuration is how long Flink answers job details and
 	// checkpoint statistics from its cache by default: web.refresh-interval
 	// (3 s), which rest.cache.checkpoint-statistics.timeout defaults to.
@@ -55,11 +59,20 @@ type Timing struct {
 	// Poll is the delay between polls (DefaultPollInterval); retries after
 	// transient errors back off from it up to 16 times as long. Right
 	// after an action (a savepoint triggered, a job cancelled or
-	// submitted) the polls come sooner: every eighth of the time waited
-	// so far, from 10 ms up to Poll, so a change that Flink makes in tens
-	// of milliseconds is not waited on for a whole Poll, and a wait is
-	// overshot by at most an eighth.
+	// submitted) the polls come sooner, as Lag says.
 	Poll time.Duration
+	// Lag bounds how late a wait sees the change it waits for (a job
+	// RUNNING, a savepoint completed, a job stopped), as a fraction of the
+	// time waited so far (DefaultLag; zero or less takes the default).
+	// After an action the next poll comes Lag times the time since the
+	// action later, at least 100 ms (or Poll, if shorter) and at most
+	// Poll: a change after w is seen by max(Lag*w, 100 ms) later at most
+	// (and by Poll). A smaller Lag sees changes sooner for more polls: a
+	// wait of w with the interval reaching Poll sends about
+	// ln(w/100ms)/ln(1+Lag) polls until Lag*w reaches Poll, then one per
+	// Poll. With the defaults, a job that starts in 0.35 s is seen after 4
+	// polls, a savepoint of 10 s after 19.
+	Lag float64
 	// Cache is how long Flink may answer job details and checkpoint
 	// statistics from its cache (DefaultCacheDuration): set it to the
 	// cluster's rest.cache.checkpoint-statistics.timeout or
@@ -81,21 +94,36 @@ func (t Timing) poll() time.Duration { return orDefault(t.Poll, DefaultPollInter
 
 func (t Timing) cache() time.Duration { return orDefault(t.Cache, DefaultCacheDuration) }
 
-// minPoll is the shortest delay of pollSince.
-const minPoll = 10 * time.Millisecond
+// minPoll is the shortest delay of pollSince: the floor of the lag rule,
+// so that the first polls of a wait, when little time has passed, are not
+// sent in a burst.
+const minPoll = 100 * time.Millisecond
 
-// pollSince is the delay of a poll for a change expected since start: an
-// eighth of the time since then, at least minPoll (or Poll, if shorter)
-// and at most Poll. The polls come close together while the wait is
-// young, when each one is likely to see the change, and at Poll later: a
-// wait of w is overshot by at most w/8 (or Poll), for about 40 polls more
-// than polling at Poll, all in the wait's first seconds.
+func (t Timing) lag() float64 {
+	if t.Lag <= 0 {
+		return DefaultLag
+	}
+	return t.Lag
+}
+
+// pollSince is the delay of a poll for a change expected since start: Lag
+// times the time since then, at least minPoll (or Poll, if shorter) and at
+// most Poll. The polls come close together while the wait is young, when
+// each one is likely to see the change, and at Poll later: a change at w
+// is seen by max(Lag*w, minPoll) later at most.
 func (t Timing) pollSince(start, now time.Time) time.Duration {
 	p := t.poll()
+	return lagDelay(t.lag(), start, now, min(minPoll, p), p)
+}
+
+// lagDelay is lag times the time since start, within [floor, ceiling];
+// ceiling when start is unknown or ahead of now (a clock set back).
+func lagDelay(lag float64, start, now time.Time, floor, ceiling time.Duration) time.Duration {
 	if start.IsZero() || now.Before(start) {
-		return p
+		return ceiling
 	}
-	return min(max(now.Sub(start)/8, min(minPoll, p)), p)
+	d := time.Duration(float64(now.Sub(start)) * lag)
+	return min(max(d, floor), ceiling)
 }
 
 // backoff is the delay after n transient errors in a row.
@@ -122,34 +150,30 @@ var errNoProgress = errors.New("lifecycle: operation did not end within its step
 const maxSteps = 1 << 20
 
 // Report is what Run tells its callback after every step: the stored
-// Progress and, while a savepoint is in flight, how far it has come.
+// Progress and the time since Run started.
 type Report struct {
 	// Progress is a copy of the operation's Progress after the step.
 	Progress Progress
 	// Savepoint is the acknowledgement of the savepoint in flight
 	// (subtasks that acknowledged it out of all, and the bytes written),
-	// valid when HasSavepoint is true.
+	// valid when HasSavepoint is true. Run leaves both unset, as it sends
+	// no request of its own: a callback that shows the acknowledgement
+	// fills them from the job's checkpoint statistics
+	// (savepoint.FindProgress of Progress.Savepoint over
+	// SavepointAPI.Checkpoints), one request each time, which Flink
+	// answers from its cache for Timing.Cache.
 	Savepoint savepoint.Progress
-	// HasSavepoint is true when a savepoint is in flight and Flink's
-	// checkpoint statistics show it.
+	// HasSavepoint is true when Savepoint is set.
 	HasSavepoint bool
 	// Elapsed is the time since Run started, on the operation's Clock.
 	Elapsed time.Duration
 }
 
-// savepointReader is implemented by the operations that take savepoints:
-// it gives the client that reads checkpoint statistics.
-type savepointReader interface {
-	savepointAPI() SavepointAPI
-}
-
 // Run calls op.Step until the operation ends, waiting RequeueAfter between
 // steps on the operation's Clock, and calls onReport (if not nil) with a
-// Report after every step. While a savepoint is in flight, Run reads the
-// job's checkpoint statistics once per step for the Report; it does so
-// only when onReport is set, and an error of that read is left out of the
-// Report, never returned. Run returns the last Result, or the first error
-// of Step or of the context.
+// Report after every step. The callback adds no request to the
+// operation's. Run returns the last Result, or the first error of Step or
+// of the context.
 func Run(ctx context.Context, op Stepper, p *Progress, onReport func(Report)) (Result, error) {
 	clock := Clock(wallClock{})
 	if c, ok := op.(interface{ clock() Clock }); ok {
@@ -159,11 +183,7 @@ func Run(ctx context.Context, op Stepper, p *Progress, onReport func(Report)) (R
 	for range maxSteps {
 		res, err := op.Step(ctx, p)
 		if onReport != nil {
-			r := Report{Progress: *p, Elapsed: clock.Now().Sub(start)}
-			if sr, ok := op.(savepointReader); ok && err == nil && !res.Done {
-				r.Savepoint, r.HasSavepoint = savepointProgress(ctx, sr.savepointAPI(), p)
-			}
-			onReport(r)
+			onReport(Report{Progress: *p, Elapsed: clock.Now().Sub(start)})
 		}
 		if err != nil || res.Done {
 			return res, err
@@ -173,17 +193,4 @@ func Run(ctx context.Context, op Stepper, p *Progress, onReport func(Report)) (R
 		}
 	}
 	return Result{}, errNoProgress
-}
-
-// savepointProgress reads the acknowledgement of p's savepoint in flight.
-func savepointProgress(ctx context.Context, c SavepointAPI, p *Progress) (savepoint.Progress, bool) {
-	st := p.Savepoint
-	if c == nil || p.Phase != PhaseSavepoint || st.JobID == "" || !st.NeedsPoll() {
-		return savepoint.Progress{}, false
-	}
-	stats, err := c.Checkpoints(ctx, st.JobID)
-	if err != nil {
-		return savepoint.Progress{}, false
-	}
-	return savepoint.FindProgress(st, stats)
 }

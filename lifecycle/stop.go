@@ -97,8 +97,6 @@ type Stop struct {
 
 func (s *Stop) clock() Clock { return clockOr(s.Clock) }
 
-func (s *Stop) savepointAPI() SavepointAPI { return s.Client }
-
 // Step does at most one request. The first Step chooses the strategy and
 // records it and the savepoint's trigger id in p, sending nothing. Then
 // the savepoint is taken as by TakeSavepoint (with stop or cancel-job as

@@ -91,7 +91,8 @@ func TestStop(t *testing.T) {
 		outcome  Outcome
 		jobState flinkapi.JobState // the fake's job state at the end
 		location bool
-		cancels  int // cancel requests expected; -1: any
+		cancels  int           // cancel requests expected; -1: any
+		poll     time.Duration // Timing.Poll, if set
 	}{
 		{name: "stop with savepoint", strategy: StopWithSavepoint, outcome: OutcomeSucceeded, jobState: flinkapi.JobFinished, location: true},
 		{name: "stop with savepoint, drain", strategy: StopWithSavepoint, drain: true, outcome: OutcomeSucceeded, jobState: flinkapi.JobFinished, location: true},
@@ -179,7 +180,9 @@ func TestStop(t *testing.T) {
 		{
 			// The JobManager restarts while the job is CANCELLING and
 			// recovers it: the job runs again and is cancelled again.
-			name: "stateless cancel: JobManager restart recovers the job", mode: policy.UpgradeStateless,
+			// (A Poll of 50 ms reads the state before the fake's cancel
+			// of 100 ms completes.)
+			name: "stateless cancel: JobManager restart recovers the job", mode: policy.UpgradeStateless, poll: 50 * time.Millisecond,
 			faults: func(e *env) []flinktest.Fault {
 				return []flinktest.Fault{{Kind: flinktest.FaultRestart, Route: "GET /jobs/:jobid/status", Times: 1, Restart: flinktest.RestartOptions{HA: true}}}
 			},
@@ -200,7 +203,7 @@ func TestStop(t *testing.T) {
 					}
 				}
 				mk := func() Stepper {
-					return &Stop{Env: Env{Client: e.c, Timing: Timing{Savepoint: 2 * time.Minute, Stop: time.Minute}, Clock: e.srv.Clock()}, Job: e.job, Mode: tt.mode, Strategy: tt.strategy, Drain: tt.drain}
+					return &Stop{Env: Env{Client: e.c, Timing: Timing{Savepoint: 2 * time.Minute, Stop: time.Minute, Poll: tt.poll}, Clock: e.srv.Clock()}, Job: e.job, Mode: tt.mode, Strategy: tt.strategy, Drain: tt.drain}
 				}
 				p, res := drive(t, e, mk, resume)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)

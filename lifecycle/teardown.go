@@ -57,8 +57,6 @@ type Teardown struct {
 
 func (t *Teardown) clock() Clock { return clockOr(t.Clock) }
 
-func (t *Teardown) savepointAPI() SavepointAPI { return t.Client }
-
 // Step does at most one REST request (or one Put to the Store). It goes
 // through the phases of Stop, then Record (the savepoint stored under
 // Name) and, when the job failed while stopping or no savepoint could be

@@ -101,8 +101,6 @@ type Upgrade struct {
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
 
-func (u *Upgrade) savepointAPI() SavepointAPI { return u.Client }
-
 // Step does at most one REST request. The operation goes Observe (the old
 // job's state, from the uncached status call), ObserveDetails (for a job
 // that does not run: when it entered that state and ended),
@@ -188,8 +186,6 @@ type Restart struct {
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
-
-func (s *Restart) savepointAPI() SavepointAPI { return s.Client }
 
 // Step does at most one REST request: Observe and ObserveCheckpoints as for
 // Upgrade, then the phases of Submit when the policy decides to restart.
