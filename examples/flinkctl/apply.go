@@ -282,11 +282,7 @@ func (a *app) showApply(ctx context.Context, out *printer, c lifecycle.API, name
 	}
 	if st.InFlight() {
 		r := lifecycle.Report{Progress: st.Progress, Elapsed: elapsed}
-		if sp := st.Progress.Savepoint; st.Progress.Phase == lifecycle.PhaseSavepoint && sp.NeedsPoll() {
-			if stats, err := c.Checkpoints(ctx, sp.JobID); err == nil {
-				r.Savepoint, r.HasSavepoint = savepoint.FindProgress(sp, stats)
-			}
-		}
+		r.Savepoint, r.HasSavepoint = savepointProgress(ctx, c, &st.Progress)
 		out.Progress(name, string(st.Action)+" "+demo.Status(r), elapsed)
 		return
 	}
@@ -519,4 +515,19 @@ func sayOnce(msg, reason string) string {
 		return reason
 	}
 	return msg + ": " + reason
+}
+
+// savepointProgress reads how far the savepoint p waits for has got (its
+// acknowledged subtasks and bytes) from the job's checkpoint statistics:
+// one request, only while p waits for a savepoint.
+func savepointProgress(ctx context.Context, c lifecycle.API, p *lifecycle.Progress) (savepoint.Progress, bool) {
+	sp := p.Savepoint
+	if c == nil || p.Phase != lifecycle.PhaseSavepoint || !sp.NeedsPoll() {
+		return savepoint.Progress{}, false
+	}
+	stats, err := c.Checkpoints(ctx, sp.JobID)
+	if err != nil {
+		return savepoint.Progress{}, false
+	}
+	return savepoint.FindProgress(sp, stats)
 }

@@ -97,9 +97,15 @@ func (a *app) runOp(ctx context.Context, key, name string, op lifecycle.Stepper)
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	report := out.Report(name)
+	client := opClient(op)
 	res, err := lifecycle.Run(ctx, op, &p, func(r lifecycle.Report) {
 		if werr := writeJSON(path, r.Progress); werr != nil {
 			stop(werr)
+		}
+		if a.output != "json" {
+			// The progress line shows the savepoint's acknowledgement,
+			// which Run does not read: one request per line.
+			r.Savepoint, r.HasSavepoint = savepointProgress(ctx, client, &r.Progress)
 		}
 		report(r)
 	})
@@ -628,6 +634,17 @@ func (a *app) dispose(ctx context.Context, key string, ret savepoint.RetentionOp
 	}
 	if p.Outcome != lifecycle.OutcomeSucceeded {
 		return &exitError{code: exitFailed, msg: "dispose: " + p.Reason}
+	}
+	return nil
+}
+
+// opClient is the client of the operations that take savepoints.
+func opClient(op lifecycle.Stepper) lifecycle.API {
+	switch o := op.(type) {
+	case *lifecycle.TakeSavepoint:
+		return o.Client
+	case *lifecycle.Stop:
+		return o.Client
 	}
 	return nil
 }
