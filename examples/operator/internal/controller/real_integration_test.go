@@ -58,7 +58,7 @@ func TestRealCluster(t *testing.T) {
 	status := &statusLog{}
 	r := &FlinkJobReconciler{
 		Client: &recordingClient{Client: k8s, log: status}, Flink: flink, Recorder: events, Store: store,
-		Shared: &lifecycle.SharedObservation{Client: flink, MaxAge: 500 * time.Millisecond},
+		Shared:       &lifecycle.SharedObservation{Client: flink, MaxAge: 500 * time.Millisecond},
 		Timing:       lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute},
 		PollInterval: time.Second, RetryInterval: 5 * time.Second,
 	}
