@@ -62,7 +62,7 @@ type ApplicationCluster struct {
 
 // FlinkJobStatus is what the operator observed and did: flinkkit's
 // lifecycle.JobStatus as it is, the generation it was written for, and
-// the Ready condition derived from it.
+// the Ready, Progressing and Degraded conditions derived from it.
 type FlinkJobStatus struct {
 	// ObservedGeneration is the generation of the spec last reconciled.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
@@ -70,7 +70,11 @@ type FlinkJobStatus struct {
 	lifecycle.JobStatus `json:",inline"`
 
 	// Conditions: Ready is True while the job runs the spec's job (State
-	// and Reason Running), and otherwise says why not.
+	// and Reason Running), and otherwise says why not; Progressing is
+	// True while an action is in flight or the spec is not carried out
+	// yet; Degraded is True while the job fails its spec (failed, lost,
+	// rolled back, an action failed and waits for its retry, the
+	// JobManager unreachable, ...).
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`

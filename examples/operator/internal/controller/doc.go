@@ -78,6 +78,12 @@
 //	flinkkit_savepoint_duration_seconds{operation}      histogram: trigger until seen completed
 //	flinkkit_jobs{state}                                gauge: FlinkJobs by status.state
 //	flinkkit_job_restarts_total                         restarts of failed or lost jobs
+//	flinkkit_flinkjob_state_entered_timestamp_seconds{namespace,name,state}
+//	                                                    gauge: when each FlinkJob entered its status.state
+//	flinkkit_state_duration_seconds{state}              histogram: time in a state, observed when left
+//
+// The time in a state is measured by this process: after a restart, from
+// the first reconcile that saw the FlinkJob.
 //
 // # Events
 //
@@ -87,4 +93,15 @@
 // "TakeSavepointSucceeded", "TeardownLeftRunning", ...), a Warning for an
 // outcome other than Succeeded or NotNeeded; it is also logged through
 // the reconcile's logger.
+//
+// A new root cause of the job's failure (status.failure, from the
+// JobManager's exceptions) is reported once as a Warning event,
+// JobException, when the reconcile that observed it has stored it.
+//
+// # Watches
+//
+// The controller also watches the objects of the application clusters,
+// which their FlinkJob controls (Deployments, Services, ConfigMaps), for
+// their deletion only: a FlinkJob whose JobManager Deployment is deleted
+// is reconciled at once, not at its next poll.
 package controller

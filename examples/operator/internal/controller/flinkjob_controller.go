@@ -11,7 +11,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -93,14 +92,15 @@ type FlinkJobReconciler struct {
 // reconciled when its generation changes (a new spec, or the deletion
 // that sets its deletionTimestamp) and after each RequeueAfter; not when
 // only its status or other metadata changed, which the reconciler itself
-// wrote.
+// wrote. It is also reconciled at once when an object of its application
+// cluster goes (ownedWatches).
 func (r *FlinkJobReconciler) SetupWithManager(mgr ctrl.Manager) error { return r.setup(mgr, r) }
 
 // setup registers rec, r or a wrapper of it, as SetupWithManager says.
 func (r *FlinkJobReconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
-	return r.watchSessions(b).Named("flinkjob").WithOptions(r.Options).Complete(rec)
+	return ownedWatches(r.watchSessions(b)).Named("flinkjob").WithOptions(r.Options).Complete(rec)
 }
 
 // Reconcile moves one FlinkJob one step towards its spec, or, once it is
@@ -109,7 +109,7 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	var job v1alpha1.FlinkJob
 	if err := r.Client.Get(ctx, req.NamespacedName, &job); err != nil {
 		if apierrors.IsNotFound(err) {
-			jobStates.set(req.NamespacedName, "")
+			jobStates.set(req.NamespacedName, "", r.now())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -147,18 +147,19 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	// changed, so that a job at rest costs the API server no writes.
 	now := r.now()
 	job.Status.ObservedGeneration = job.Generation
-	meta.SetStatusCondition(&job.Status.Conditions, ready(&job, now))
+	setConditions(&job, now)
 	if !sameJSON(before, &job.Status) {
 		if uerr := r.Client.Status().Update(ctx, &job); uerr != nil {
 			return ctrl.Result{}, errors.Join(err, uerr)
 		}
 		observeSavepoint(&before.Progress, &job.Status.Progress, now)
+		r.reportFailure(&job, &before.JobStatus)
 	}
 	report := r.onTransition(&job)
 	for _, t := range pending {
 		report(t)
 	}
-	jobStates.set(req.NamespacedName, job.Status.State)
+	jobStates.set(req.NamespacedName, job.Status.State, now)
 	if errors.Is(err, lifecycle.ErrInvalidSpec) {
 		// Recorded in the status (Ready: InvalidSpec); nothing changes
 		// until the spec does, which the watch of the generation brings.
@@ -176,7 +177,7 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		if err := r.Client.Update(ctx, &job); err != nil {
 			return ctrl.Result{}, err
 		}
-		jobStates.set(req.NamespacedName, "")
+		jobStates.set(req.NamespacedName, "", now)
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil

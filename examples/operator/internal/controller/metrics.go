@@ -51,23 +51,47 @@ var (
 		Name: "flinkkit_job_restarts_total",
 		Help: "Restarts of failed or lost jobs started by the operator.",
 	})
+	// stateEntered is, for each FlinkJob, the Unix time it entered its
+	// deployment state, as this process saw it (time in the state:
+	// time() minus it); one series per FlinkJob, removed when it goes.
+	stateEntered = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "flinkkit_flinkjob_state_entered_timestamp_seconds",
+		Help: "Unix time each FlinkJob entered its deployment state (status.state), as this process saw it.",
+	}, []string{"namespace", "name", "state"})
+	// stateSeconds observes the time FlinkJobs spent in a deployment
+	// state, when they leave it (or go).
+	stateSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "flinkkit_state_duration_seconds",
+		Help:    "Time FlinkJobs spent in a deployment state (status.state), observed when they leave it.",
+		Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600},
+	}, []string{"state"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(operationsStarted, operationsEnded, savepointSeconds, jobsByState, restarts)
+	metrics.Registry.MustRegister(operationsStarted, operationsEnded, savepointSeconds, jobsByState, restarts, stateEntered, stateSeconds)
 }
 
 // jobStates keeps the deployment state each FlinkJob was last reconciled
-// in, so that jobsByState counts every FlinkJob once.
-var jobStates = &stateTracker{states: map[types.NamespacedName]string{}}
+// in, and since when, so that jobsByState counts every FlinkJob once and
+// the time in each state is measured.
+var jobStates = &stateTracker{states: map[types.NamespacedName]stateEntry{}}
 
 type stateTracker struct {
 	mu     sync.Mutex
-	states map[types.NamespacedName]string
+	states map[types.NamespacedName]stateEntry
 }
 
-// set records key's state ("" once the FlinkJob is gone).
-func (s *stateTracker) set(key types.NamespacedName, state policy.DeploymentState) {
+// stateEntry is a FlinkJob's state and when this process saw it enter
+// it (first saw it, after a restart).
+type stateEntry struct {
+	state string
+	since time.Time
+}
+
+// set records key's state at time at ("" once the FlinkJob is gone): on
+// a change, the time spent in the old state is observed and the
+// FlinkJob's entered-timestamp series moves to the new state.
+func (s *stateTracker) set(key types.NamespacedName, state policy.DeploymentState, at time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, had := s.states[key]
@@ -75,18 +99,21 @@ func (s *stateTracker) set(key types.NamespacedName, state policy.DeploymentStat
 	if state == "" && !had {
 		return
 	}
-	if had && old == now {
+	if had && old.state == now {
 		return
 	}
 	if had {
-		jobsByState.WithLabelValues(old).Dec()
+		jobsByState.WithLabelValues(old.state).Dec()
+		stateSeconds.WithLabelValues(old.state).Observe(max(at.Sub(old.since), 0).Seconds())
+		stateEntered.DeleteLabelValues(key.Namespace, key.Name, old.state)
 	}
 	if state == "" {
 		delete(s.states, key)
 		return
 	}
-	s.states[key] = now
+	s.states[key] = stateEntry{state: now, since: at}
 	jobsByState.WithLabelValues(now).Inc()
+	stateEntered.WithLabelValues(key.Namespace, key.Name, now).Set(float64(at.UnixNano()) / 1e9)
 }
 
 // countTransition counts the start and end of an operation.

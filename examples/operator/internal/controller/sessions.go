@@ -377,7 +377,7 @@ func (r *SessionClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	sc.Status.ObservedGeneration = sc.Generation
 	reachable := func(status metav1.ConditionStatus, reason, message string) {
 		meta.SetStatusCondition(&sc.Status.Conditions, metav1.Condition{Type: ConditionReachable, Status: status, Reason: reason,
-			Message: truncate(message), ObservedGeneration: sc.Generation, LastTransitionTime: metav1.NewTime(r.now())})
+			Message: truncate(message, maxMessage), ObservedGeneration: sc.Generation, LastTransitionTime: metav1.NewTime(r.now())})
 	}
 	res := ctrl.Result{RequeueAfter: interval}
 	var herr error
@@ -518,13 +518,6 @@ func (r *SessionClusterReconciler) now() time.Time {
 	return time.Now()
 }
 
-// truncate bounds a condition's message, as the API server does.
-func truncate(s string) string {
-	if len(s) > maxMessage {
-		return s[:maxMessage]
-	}
-	return s
-}
 
 // sameClusterStatus reports whether a and b are stored as the same JSON.
 func sameClusterStatus(a, b *v1alpha1.FlinkSessionClusterStatus) bool {
