@@ -518,7 +518,6 @@ func (r *SessionClusterReconciler) now() time.Time {
 	return time.Now()
 }
 
-
 // sameClusterStatus reports whether a and b are stored as the same JSON.
 func sameClusterStatus(a, b *v1alpha1.FlinkSessionClusterStatus) bool {
 	ja, err := json.Marshal(a)
