@@ -113,9 +113,18 @@ func TestRealClusterBatchAndSchedules(t *testing.T) {
 		})
 		first := st.Checkpoint.CheckpointID
 		until("more triggered checkpoints", ctrl, spec, &st, time.Minute, func() bool { return st.Checkpoint.CheckpointID >= first+2 })
-		stats, err := c.Checkpoints(ctx, st.JobID)
-		if err != nil {
-			t.Fatal(err)
+		// Flink answers checkpoint statistics from a cache of up to
+		// web.refresh-interval (3 s): read them until they show the
+		// checkpoints the status recorded.
+		var stats *flinkapi.CheckpointStatistics
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			var err error
+			if stats, err = c.Checkpoints(ctx, st.JobID); err != nil {
+				t.Fatal(err)
+			}
+			if stats.Counts.Completed >= 3 || time.Now().After(deadline) {
+				break
+			}
 		}
 		// Flink 2.3 was seen refusing the first trigger, sent once the job
 		// details showed every vertex RUNNING, with "Not all required
