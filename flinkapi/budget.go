@@ -39,7 +39,7 @@ func NewRequestBudget(qps float64, burst, concurrency int) (*RequestBudget, erro
 			qps, burst, concurrency)
 	}
 	return &RequestBudget{qps: qps, burst: float64(burst), sem: make(chan struct{}, concurrency), tokens: float64(burst),
-		now: time.Now, sleep: sleepCtx}, nil
+		now: time.Now, sleep: sleep}, nil
 }
 
 // WithRequestBudget makes the client wait for b before each request it
@@ -87,17 +87,6 @@ func (b *RequestBudget) acquire(ctx context.Context) (release func(), err error)
 	}
 	var once sync.Once
 	return func() { once.Do(func() { <-b.sem }) }, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // budgeted is a transport that waits for its budget before each request

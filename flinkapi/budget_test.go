@@ -82,7 +82,7 @@ func TestRequestBudgetRate(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	b.sleep = sleepCtx
+	b.sleep = sleep
 	if _, err := b.acquire(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("acquire with an ended context = %v", err)
 	}

@@ -177,9 +177,4 @@ func tasksRunning(d *flinkapi.JobDetails) bool {
 	return true
 }
 
-func truncateFailure(s string) string {
-	if len(s) > MaxFailureLength {
-		return s[:MaxFailureLength]
-	}
-	return s
-}
+func truncateFailure(s string) string { return truncate(s, MaxFailureLength) }
