@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -222,20 +223,22 @@ func benchWarm(b *testing.B, op func() (any, error)) {
 
 // benchCold runs two garbage collections, untimed, before each call of
 // op, so that every sync.Pool is empty, as it is for an operator that
-// polls every 30 s. It also reports held-B/op: the heap in use after one
-// more collection that follows the call, with its result still
-// referenced, less the heap in use before it; that is the result and
-// whatever the call left in pools or caches.
+// polls every 30 s. It also reports held-B/op: the bytes of live objects
+// after one more collection that follows the call, with its result still
+// referenced, less those before it (runtime/metrics' /gc/heap/live:bytes,
+// exact to the byte, where the heap's in-use spans would count whole
+// pages); that is the result and whatever the call left in pools or
+// caches.
 func benchCold(b *testing.B, op func() (any, error)) {
 	b.ReportAllocs()
-	var ms runtime.MemStats
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var held, ops int64
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
 		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before := int64(ms.HeapInuse)
+		metrics.Read(live)
+		before := int64(live[0].Value.Uint64())
 		b.StartTimer()
 		r, err := op()
 		b.StopTimer()
@@ -243,8 +246,8 @@ func benchCold(b *testing.B, op func() (any, error)) {
 			b.Fatal(err)
 		}
 		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		held += int64(ms.HeapInuse) - before
+		metrics.Read(live)
+		held += int64(live[0].Value.Uint64()) - before
 		ops++
 		runtime.KeepAlive(r)
 		b.StartTimer()

@@ -539,11 +539,24 @@ func (c *Controller) withDigest(spec JobSpec, st *JobStatus) JobSpec {
 	if t.JarFile == "" || t.JarID != "" || c.Deployer != nil {
 		return spec
 	}
-	d, err := jarDigest(t.JarFile)
+	digest := jarDigest
+	if c.Shared != nil {
+		digest = c.Shared.jarDigest
+	}
+	d, err := digest(t.JarFile)
 	if err != nil && st.Deployed.JarFile == t.JarFile {
 		d = st.Deployed.JarDigest
 	}
-	t.Args = slices.Clone(t.Args)
+	// The spec may be stored in st: a copy of the caller's arguments, or
+	// the status's own when they are equal.
+	if len(t.Args) > 0 && slices.Equal(t.Args, st.Deployed.Args) {
+		t.Args = st.Deployed.Args
+	} else {
+		t.Args = slices.Clone(t.Args)
+	}
+	if len(t.FlinkConfiguration) > 0 && sameConfig(t.FlinkConfiguration, st.Deployed.FlinkConfiguration) {
+		t.FlinkConfiguration = st.Deployed.FlinkConfiguration
+	}
 	t.JarDigest = d
 	return spec
 }

@@ -32,7 +32,10 @@ const DefaultSharedMaxAge = DefaultControllerPoll / 2
 // request of its own for the job; a job the overview shows changed
 // (another state, tasks not all running, a new start, absent) is read
 // in full as without it. Health checks, the autoscaler and triggered
-// checkpoints read the job's own details, as does every action.
+// checkpoints read the job's own details, as does every action. The
+// jars the Controllers' specs name are read (stat, and the content when
+// it changed) once per overview read too, not once per call: a jar
+// rebuilt under the same path is seen within MaxAge.
 //
 // It is safe for concurrent use: concurrent Controllers wait for one
 // read in flight rather than send their own. Create one per cluster
@@ -51,10 +54,21 @@ type SharedObservation struct {
 
 	mu      sync.Mutex
 	at      time.Time
-	jobs    map[flinkapi.JobID]flinkapi.JobOverview
+	list    []flinkapi.JobOverview      // the last overview read
+	index   map[flinkapi.JobID]int      // position in list by id, reused by every read
+	built   map[flinkapi.JobID]builtJob // observations built from list, kept while unchanged
+	jars    map[string]string           // jar digests by path, read since the overview was
 	err     error
 	reading chan struct{} // closed when the read in flight ends
 	reads   int64
+}
+
+// builtJob is the details a job at rest is observed with, built from its
+// overview entry ov and shared, read-only, by every call until the entry
+// changes.
+type builtJob struct {
+	ov      flinkapi.JobOverview
+	details *flinkapi.JobDetails
 }
 
 // Reads returns how many overview requests s sent so far.
@@ -74,8 +88,59 @@ func (s *SharedObservation) Job(ctx context.Context, id flinkapi.JobID) (job fli
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	job, ok = s.jobs[id]
-	return job, ok, nil
+	i, ok := s.index[id]
+	if !ok {
+		return flinkapi.JobOverview{}, false, nil
+	}
+	return s.list[i], true, nil
+}
+
+// details is the observed details of the running job whose overview
+// entry is ov: the same value while the entry is unchanged (but for its
+// duration), so that a fleet at rest allocates nothing per job and poll.
+// Callers do not modify it.
+func (s *SharedObservation) details(ov flinkapi.JobOverview) *flinkapi.JobDetails {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.built[ov.ID]; ok && sameEntry(b.ov, ov) {
+		return b.details
+	}
+	d := sharedDetails(ov)
+	if s.built == nil {
+		s.built = map[flinkapi.JobID]builtJob{}
+	}
+	s.built[ov.ID] = builtJob{ov: ov, details: d}
+	return d
+}
+
+// sameEntry reports whether two overview entries of a job differ only in
+// the duration, which grows with every read.
+func sameEntry(a, b flinkapi.JobOverview) bool {
+	a.Duration, b.Duration = 0, 0
+	return a == b
+}
+
+// jarDigest is the digest of the jar at path (jarDigest), read at most
+// once per path between two reads of the overview: a jar rebuilt under
+// the same name is seen within MaxAge, as a job's change is.
+func (s *SharedObservation) jarDigest(path string) (string, error) {
+	s.mu.Lock()
+	d, ok := s.jars[path]
+	s.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	d, err := jarDigest(path)
+	if err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	if s.jars == nil {
+		s.jars = map[string]string{}
+	}
+	s.jars[path] = d
+	s.mu.Unlock()
+	return d, nil
 }
 
 // fresh makes the overview at most MaxAge old, reading it (once for all
@@ -112,10 +177,20 @@ func (s *SharedObservation) fresh(ctx context.Context) error {
 			return err // this caller's context ended: not the cluster's answer
 		}
 		s.at, s.err = clockOr(s.Clock).Now(), err
+		clear(s.jars)
 		if err == nil {
-			s.jobs = make(map[flinkapi.JobID]flinkapi.JobOverview, len(jobs))
-			for _, j := range jobs {
-				s.jobs[j.ID] = j
+			s.list = jobs
+			if s.index == nil {
+				s.index = make(map[flinkapi.JobID]int, len(jobs))
+			}
+			clear(s.index)
+			for i, j := range jobs {
+				s.index[j.ID] = i
+			}
+			for id := range s.built {
+				if _, ok := s.index[id]; !ok {
+					delete(s.built, id)
+				}
 			}
 		}
 		s.mu.Unlock()
@@ -152,7 +227,7 @@ func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, s
 	if err != nil || !listed || ov.State != flinkapi.JobRunning || ov.Tasks.Total == 0 || ov.Tasks.Running != ov.Tasks.Total {
 		return Observation{}, false
 	}
-	obs := sharedObservation(ov)
+	obs := Observation{Read: true, Reachable: true, Job: c.Shared.details(ov), Shared: true, Restarts: -1, FreeSlots: -1}
 	if spec.Health.Action == "" {
 		return obs, true
 	}
@@ -195,13 +270,12 @@ func lastSample(st *JobStatus) (policy.HealthSample, bool) {
 	return h.Samples[len(h.Samples)-1], true
 }
 
-// sharedObservation is the observation of a running job from its
-// overview.
-func sharedObservation(ov flinkapi.JobOverview) Observation {
-	d := &flinkapi.JobDetails{ID: ov.ID, Name: ov.Name, State: ov.State, StartTime: ov.StartTime, Duration: ov.Duration,
+// sharedDetails are the details of a running job as its overview entry
+// shows them (without its duration, which changes at every read).
+func sharedDetails(ov flinkapi.JobOverview) *flinkapi.JobDetails {
+	return &flinkapi.JobDetails{ID: ov.ID, Name: ov.Name, State: ov.State, StartTime: ov.StartTime,
 		Timestamps: map[flinkapi.JobState]time.Time{flinkapi.JobRunning: ov.LastModification},
 		// The overview counts tasks, not vertices: one entry stands for
 		// all of them, every one running.
 		Vertices: []flinkapi.JobVertex{{ID: "overview", Name: ov.Name, Parallelism: ov.Tasks.Total, Status: string(flinkapi.JobRunning)}}}
-	return Observation{Read: true, Reachable: true, Job: d, Shared: true, Restarts: -1, FreeSlots: -1}
 }

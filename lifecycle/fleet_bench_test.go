@@ -3,10 +3,17 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,8 +37,17 @@ func benchFleet(b *testing.B, n int) *fleet {
 		return f
 	}
 	f := newFleet(b, n, DefaultControllerPoll)
+	f.front = newOverviewFront(b, f.srv.URL)
+	c, err := flinkapi.NewClient(f.front.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.c, f.shared.Client = c, c
+	for _, ctrl := range f.ctrls {
+		ctrl.Env.Client = c
+	}
 	ctx := context.Background()
-	jar, err := f.c.UploadJar(ctx, f.specs[0].Job.JarFile)
+	jar, err := c.UploadJar(ctx, f.specs[0].Job.JarFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,7 +87,13 @@ func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, la
 	if impl == "shared" {
 		f.shared.mu.Lock()
 		defer f.shared.mu.Unlock()
-		return []any{sts, maps.Clone(f.shared.jobs)}
+		built := make([]flinkapi.JobDetails, 0, len(f.shared.built))
+		for _, j := range f.shared.built {
+			d := *j.details
+			d.Timestamps, d.Vertices = maps.Clone(d.Timestamps), slices.Clone(d.Vertices)
+			built = append(built, d)
+		}
+		return []any{sts, slices.Clone(f.shared.list), maps.Clone(f.shared.index), maps.Clone(f.shared.built), built}
 	}
 	return sts
 }
@@ -153,18 +175,34 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		} else {
 			f.poll(b)
 		}
+		// The fake's catching up with its clock and rendering the
+		// overview are Flink's work, not the poll's: untimed.
+		b.StopTimer()
 		f.srv.Clock().Advance(DefaultControllerPoll)
+		f.front.freeze(b)
+		b.StartTimer()
 	}
+	f.front.freeze(b)
 	poll() // warm: the first polls after a change of impl or policy
 	poll()
 	f.srv.ClearRequests()
+	f.front.served.Store(0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		poll()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(len(f.srv.Requests()))/float64(b.N*n), "requests/job/poll")
+	// The fake saw freeze's overviews and every other request; the
+	// controllers' overviews were answered by the front.
+	sent := int(f.front.served.Load())
+	for _, q := range f.srv.Requests() {
+		if q.Route != "GET /jobs/overview" {
+			sent++
+		}
+	}
+	f.front.thaw()
+	b.ReportMetric(float64(sent)/float64(b.N*n), "requests/job/poll")
 	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
 	for i := range f.sts {
 		if f.sts[i].State != "Running" {
@@ -172,3 +210,53 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		}
 	}
 }
+
+// overviewFront stands between a benchmark's clients and the fake
+// JobManager: it answers GET /jobs/overview with the body it froze (as a
+// JobManager answers from its cache, and without the in-process fake
+// rendering 5,000 jobs inside the timed poll) and passes every other
+// request on to the fake.
+type overviewFront struct {
+	*httptest.Server
+	fake   string
+	body   atomic.Pointer[[]byte]
+	served atomic.Int64 // overviews answered from the frozen body
+}
+
+func newOverviewFront(tb testing.TB, fake string) *overviewFront {
+	target, err := url.Parse(fake)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := &overviewFront{fake: fake}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if body := f.body.Load(); body != nil && r.Method == http.MethodGet && r.URL.Path == "/jobs/overview" {
+			f.served.Add(1)
+			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+			w.Header().Set("Content-Length", strconv.Itoa(len(*body)))
+			_, _ = w.Write(*body)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	// Kept with its fleet for the rest of the run (benchFleets).
+	return f
+}
+
+// freeze reads the fake's overview now and answers with it from then on.
+func (f *overviewFront) freeze(tb testing.TB) {
+	resp, err := http.Get(f.fake + "/jobs/overview")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("overview: %d, %v", resp.StatusCode, err)
+	}
+	f.body.Store(&body)
+}
+
+// thaw passes the overview on to the fake again.
+func (f *overviewFront) thaw() { f.body.Store(nil) }

@@ -25,6 +25,7 @@ type fleet struct {
 	specs  []JobSpec
 	sts    []JobStatus
 	ctrls  []*Controller
+	front  *overviewFront // BenchmarkFleetPoll's only
 }
 
 func newFleet(t testing.TB, n int, poll time.Duration) *fleet {
@@ -272,5 +273,73 @@ func TestSharedObservationHealth(t *testing.T) {
 	after := f.sts[2].Health.Samples[len(f.sts[2].Health.Samples)-1].Restarts
 	if after != before+1 {
 		t.Errorf("restarts after a failover: %d, before %d", after, before)
+	}
+}
+
+// TestSharedObservationJarRebuilt: with a SharedObservation, the jar
+// every job of a fleet runs is read once per overview read, not once per
+// job, and a new build of it under the same path is seen at the first
+// call after the next overview read (within MaxAge): every job is
+// upgraded to it.
+func TestSharedObservationJarRebuilt(t *testing.T) {
+	const n, poll = 4, 30 * time.Second
+	f := newFleet(t, n, poll)
+	f.converge(t)
+	f.poll(t)
+	before := map[flinkapi.JobID]bool{}
+	for i := range f.sts {
+		before[f.sts[i].JobID] = true
+	}
+	jarFile := f.specs[0].Job.JarFile
+	digest := f.sts[0].Deployed.JarDigest
+	rebuilt := append(flinktest.MinimalJar(flinktest.CounterJobClass), []byte("rebuilt")...)
+	if err := os.WriteFile(jarFile, rebuilt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(jarFile, time.Now(), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// Within the overview's MaxAge the jar is not read again.
+	if d, err := f.shared.jarDigest(jarFile); err != nil || d != digest {
+		t.Fatalf("digest before the next overview read: %.12s, %v; want the cached %.12s", d, err, digest)
+	}
+	f.srv.Clock().Advance(DefaultSharedMaxAge)
+	for range 200 {
+		done := true
+		for i := range f.sts {
+			if before[f.sts[i].JobID] || !f.sts[i].Converged(f.specs[i]) {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+		f.poll(t)
+		f.srv.Clock().Advance(time.Second)
+	}
+	for i := range f.sts {
+		st := &f.sts[i]
+		if before[st.JobID] || st.Deployed.JarDigest == digest || st.Deployed.JarDigest == "" {
+			t.Errorf("job %d: %s runs digest %.12s (was %.12s): want a new job of the rebuilt jar", i, st.JobID, st.Deployed.JarDigest, digest)
+		}
+	}
+}
+
+// TestSharedObservationDetailsReused: a job at rest is observed with the
+// same details while its overview entry is unchanged but for its
+// duration, and with new ones once the entry changes.
+func TestSharedObservationDetailsReused(t *testing.T) {
+	s := &SharedObservation{}
+	ov := flinkapi.JobOverview{ID: "a1", Name: "a", State: flinkapi.JobRunning, StartTime: time.Unix(100, 0),
+		LastModification: time.Unix(110, 0), Duration: time.Second, Tasks: flinkapi.TaskCounts{Running: 2, Total: 2}}
+	d1 := s.details(ov)
+	ov.Duration = time.Minute
+	if d2 := s.details(ov); d2 != d1 {
+		t.Error("a new duration built new details")
+	}
+	ov.LastModification = time.Unix(120, 0)
+	d3 := s.details(ov)
+	if d3 == d1 || d3.Timestamps[flinkapi.JobRunning] != ov.LastModification || d3.Vertices[0].Parallelism != 2 {
+		t.Errorf("after a change: %+v; want new details", d3)
 	}
 }

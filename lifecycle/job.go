@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -91,7 +92,20 @@ func (t JobTemplate) equal(u JobTemplate) bool {
 // templates several times per call.
 func (t JobTemplate) sameAs(u JobTemplate) bool {
 	return t.JarFile == u.JarFile && t.JarID == u.JarID && t.EntryClass == u.EntryClass && t.Parallelism == u.Parallelism &&
-		slices.Equal(t.Args, u.Args) && maps.Equal(t.FlinkConfiguration, u.FlinkConfiguration)
+		slices.Equal(t.Args, u.Args) && sameConfig(t.FlinkConfiguration, u.FlinkConfiguration)
+}
+
+// sameConfig reports whether a and b hold the same entries: at once when
+// they are the same map, as a spec's and its status's are once the
+// Controller found them equal (withDigest).
+func sameConfig(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer() {
+		return true
+	}
+	return maps.Equal(a, b)
 }
 
 // onlyParallelism reports whether t and u differ in their parallelism
