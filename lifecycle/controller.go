@@ -25,6 +25,8 @@ const (
 	// DefaultRetryInterval is how long after an action that did not
 	// succeed the same spec is tried again.
 	DefaultRetryInterval = time.Minute
+	// DefaultResync is Controller.Resync's default.
+	DefaultResync = 10 * time.Minute
 )
 
 // MaxRequestsPerCall bounds the REST requests of one call of Reconcile or
@@ -72,6 +74,24 @@ type Controller struct {
 	// checked with it, without a request of its own (SharedObservation).
 	// Give every Controller of one session cluster the same one.
 	Shared *SharedObservation
+	// Resync is when a job at rest whose health is not judged is called
+	// back (Result.RequeueAfter) once Shared is watched
+	// (SharedObservation.Changes or Run): the watch names the jobs whose
+	// overview changed, and their callers call them at once, so a job at
+	// rest needs a call of its own only for its schedules (savepoints,
+	// disposals: when due, as always) and as a resync. 0: DefaultResync;
+	// never less than PollInterval. Without a watch, PollInterval.
+	Resync time.Duration
+}
+
+// atRestRequeue is when to call a job back that runs at rest: Resync when
+// the shared overview is watched and nothing of the spec needs a regular
+// look of its own (health checks), else PollInterval.
+func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus) time.Duration {
+	if spec.Health.Action == "" && c.atRest(spec, st) && c.Shared.watching() {
+		return max(orDefault(c.Resync, DefaultResync), c.poll())
+	}
+	return c.poll()
 }
 
 func (c *Controller) clock() Clock { return clockOr(c.Clock) }

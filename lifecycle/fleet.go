@@ -58,6 +58,10 @@ type SharedObservation struct {
 	index   map[flinkapi.JobID]int      // position in list by id, reused by every read
 	built   map[flinkapi.JobID]builtJob // observations built from list, kept while unchanged
 	jars    map[string]string           // jar digests by path, read since the overview was
+	spare   map[flinkapi.JobID]int      // the index before, reused by the next read
+	listed  bool                        // a read succeeded
+	watched bool                        // Changes was called: reads note the changes
+	changed map[flinkapi.JobID]struct{} // changes since the last Changes call
 	err     error
 	reading chan struct{} // closed when the read in flight ends
 	reads   int64
@@ -176,25 +180,119 @@ func (s *SharedObservation) fresh(ctx context.Context) error {
 			s.mu.Unlock()
 			return err // this caller's context ended: not the cluster's answer
 		}
-		s.at, s.err = clockOr(s.Clock).Now(), err
-		clear(s.jars)
-		if err == nil {
-			s.list = jobs
-			if s.index == nil {
-				s.index = make(map[flinkapi.JobID]int, len(jobs))
-			}
-			clear(s.index)
-			for i, j := range jobs {
-				s.index[j.ID] = i
-			}
-			for id := range s.built {
-				if _, ok := s.index[id]; !ok {
-					delete(s.built, id)
-				}
-			}
-		}
+		s.took(jobs, err)
 		s.mu.Unlock()
 		return err
+	}
+}
+
+// took records a read of the overview: its jobs, or its error. When
+// someone watches (Changes), it notes which jobs changed since the read
+// before: those whose entry differs (but for its duration), those listed
+// anew and those no longer listed; every job known, when a read fails
+// after one that did not, or succeeds after one that failed.
+func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
+	failedBefore := s.err != nil
+	s.at, s.err = clockOr(s.Clock).Now(), err
+	clear(s.jars)
+	if err != nil {
+		if s.watched && !failedBefore {
+			for _, j := range s.list {
+				s.changed[j.ID] = struct{}{}
+			}
+		}
+		return
+	}
+	old, oldIndex := s.list, s.index
+	s.list = jobs
+	s.index, s.spare = s.spare, oldIndex
+	if s.index == nil {
+		s.index = make(map[flinkapi.JobID]int, len(jobs))
+	}
+	clear(s.index)
+	for i, j := range jobs {
+		s.index[j.ID] = i
+	}
+	for id := range s.built {
+		if _, ok := s.index[id]; !ok {
+			delete(s.built, id)
+		}
+	}
+	listedBefore := s.listed
+	s.listed = true
+	if !s.watched || !listedBefore && !failedBefore {
+		return
+	}
+	for _, j := range jobs {
+		i, ok := oldIndex[j.ID]
+		if failedBefore || !ok || !sameEntry(old[i], j) {
+			s.changed[j.ID] = struct{}{}
+		}
+	}
+	for _, j := range old {
+		if _, ok := s.index[j.ID]; !ok {
+			s.changed[j.ID] = struct{}{}
+		}
+	}
+}
+
+// Changes reads the overview if it is older than MaxAge and returns the
+// ids of the jobs whose entry changed since the last call (in no
+// particular order): another state, other task counts, a new start or
+// last modification, listed anew or no longer listed; every job it
+// knows after a read failed, and again once one succeeds, so that their
+// Controllers see it. Changes are noted from the first call on: the
+// first returns those its own read found, if any.
+//
+// It is the informer's event stream: a caller that reconciles the jobs
+// Changes names, each at once, needs to call a job at rest only for its
+// own schedule (Result.RequeueAfter), and can give the Controllers a
+// PollInterval that is a resync (minutes) rather than a poll. err is the
+// read's error.
+func (s *SharedObservation) Changes(ctx context.Context) ([]flinkapi.JobID, error) {
+	s.mu.Lock()
+	if !s.watched {
+		s.watched, s.changed = true, map[flinkapi.JobID]struct{}{}
+	}
+	s.mu.Unlock()
+	err := s.fresh(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.changed) == 0 {
+		return nil, err
+	}
+	ids := make([]flinkapi.JobID, 0, len(s.changed))
+	for id := range s.changed {
+		ids = append(ids, id)
+	}
+	clear(s.changed)
+	return ids, err
+}
+
+// watching reports whether Changes was called: callers then reconcile
+// the jobs whose overview changed.
+func (s *SharedObservation) watching() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watched
+}
+
+// Run calls Changes every MaxAge until ctx ends and hands every id it
+// returns to changed (from Run's goroutine; a slow changed delays the
+// next read). It returns ctx's error.
+func (s *SharedObservation) Run(ctx context.Context, changed func([]flinkapi.JobID)) error {
+	clock := clockOr(s.Clock)
+	maxAge := orDefault(s.MaxAge, DefaultSharedMaxAge)
+	for {
+		if ids, _ := s.Changes(ctx); len(ids) > 0 {
+			changed(ids)
+		}
+		s.mu.Lock()
+		next := s.at.Add(maxAge).Sub(clock.Now())
+		s.mu.Unlock()
+		if err := clock.Sleep(ctx, max(next, maxAge/10)); err != nil {
+			return err
+		}
 	}
 }
 

@@ -84,7 +84,7 @@ func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, la
 	for i := range f.sts {
 		f.sts[i].DeepCopyInto(&sts[i])
 	}
-	if impl == "shared" {
+	if impl == "shared" || impl == "watched" {
 		f.shared.mu.Lock()
 		defer f.shared.mu.Unlock()
 		built := make([]flinkapi.JobDetails, 0, len(f.shared.built))
@@ -93,7 +93,7 @@ func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, la
 			d.Timestamps, d.Vertices = maps.Clone(d.Timestamps), slices.Clone(d.Vertices)
 			built = append(built, d)
 		}
-		return []any{sts, slices.Clone(f.shared.list), maps.Clone(f.shared.index), maps.Clone(f.shared.built), built}
+		return []any{sts, slices.Clone(f.shared.list), maps.Clone(f.shared.index), maps.Clone(f.shared.spare), maps.Clone(f.shared.built), built}
 	}
 	return sts
 }
@@ -110,19 +110,26 @@ func heldPerJob(n int, build func() any) float64 {
 }
 
 // BenchmarkFleetPoll measures one poll of a fleet of n jobs at rest on
-// one fake session cluster (every job's Controller called once, then the
-// clock moved on by the poll interval): impl=shared, Controllers sharing
-// a SharedObservation; impl=unshared, the same Controllers without it;
-// impl=informer, the baseline a user would write by hand, one
-// GET /jobs/overview per poll and a comparison of each job's state with
-// the one recorded. It reports the requests per job and poll, and the
-// heap held per job between polls (the statuses and the shared overview;
-// the informer's map and last list).
-// ns/op includes the fake's work for the requests.
+// one fake session cluster, then moves the clock on by the poll interval
+// (untimed): impl=shared, every job's Controller called once, sharing a
+// SharedObservation; impl=watched, the Controllers of the jobs
+// SharedObservation.Changes names (none at rest) and of the twentieth of
+// the fleet whose resync is due (every 20 polls); impl=unshared, every
+// Controller without the SharedObservation; impl=informer, the baseline
+// a user would write by hand, one GET /jobs/overview per poll and a
+// comparison of each job's state with the one recorded. It reports the
+// requests per job and poll, and the heap held per job between polls
+// (the statuses and the shared overview; the informer's map and last
+// list). The overview is answered from a body rendered before the poll
+// (overviewFront), as a JobManager answers from its cache: ns/op is the
+// controller's work and the fake's for the other requests.
 func BenchmarkFleetPoll(b *testing.B) {
 	for _, health := range []bool{false, true} {
 		for _, n := range []int{10, 1000, 5000} {
-			for _, impl := range []string{"shared", "unshared", "informer"} {
+			for _, impl := range []string{"shared", "watched", "unshared", "informer"} {
+				if impl == "watched" && health {
+					continue // health is judged at every poll: as shared
+				}
 				b.Run(fmt.Sprintf("health=%v/n=%d/impl=%s", health, n, impl), func(b *testing.B) {
 					benchFleetPoll(b, n, impl, health)
 				})
@@ -131,8 +138,13 @@ func BenchmarkFleetPoll(b *testing.B) {
 	}
 }
 
+// watchedResync is the resync of impl=watched in polls: 10 minutes of
+// 30 s polls.
+const watchedResync = 20
+
 func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	f := benchFleet(b, n)
+	f.shared.watched, f.shared.changed = false, nil // Changes starts the watch
 	shared := f.shared
 	if impl == "unshared" {
 		shared = nil
@@ -150,8 +162,28 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		known[st.JobID] = st.JobState
 	}
 	ctx := context.Background()
+	index := make(map[flinkapi.JobID]int, n)
+	for i, st := range f.sts {
+		index[st.JobID] = i
+	}
+	polls := 0
 	poll := func() {
-		if impl == "informer" {
+		polls++
+		switch impl {
+		case "watched":
+			// The jobs the overview shows changed, and the twentieth of
+			// the fleet whose resync (10 minutes: 20 polls) is due.
+			ids, err := f.shared.Changes(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, id := range ids {
+				f.reconcile(b, index[id])
+			}
+			for i := polls % watchedResync; i < n; i += watchedResync {
+				f.reconcile(b, i)
+			}
+		case "informer":
 			jobs, err := f.c.JobsOverview(ctx)
 			if err != nil {
 				b.Fatal(err)
@@ -172,7 +204,7 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 			if changed != 0 {
 				b.Fatalf("%d jobs changed", changed)
 			}
-		} else {
+		default:
 			f.poll(b)
 		}
 		// The fake's catching up with its clock and rendering the

@@ -2,11 +2,13 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,9 +76,14 @@ func (f *fleet) converge(t testing.TB) {
 // poll calls every Controller once.
 func (f *fleet) poll(t testing.TB) {
 	for i := range f.sts {
-		if _, err := f.ctrls[i].Reconcile(context.Background(), f.specs[i], &f.sts[i]); err != nil {
-			t.Fatal(err)
-		}
+		f.reconcile(t, i)
+	}
+}
+
+// reconcile calls job i's Controller once.
+func (f *fleet) reconcile(t testing.TB, i int) {
+	if _, err := f.ctrls[i].Reconcile(context.Background(), f.specs[i], &f.sts[i]); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -341,5 +348,179 @@ func TestSharedObservationDetailsReused(t *testing.T) {
 	d3 := s.details(ov)
 	if d3 == d1 || d3.Timestamps[flinkapi.JobRunning] != ov.LastModification || d3.Vertices[0].Parallelism != 2 {
 		t.Errorf("after a change: %+v; want new details", d3)
+	}
+}
+
+// sortedIDs returns ids sorted.
+func sortedIDs(ids []flinkapi.JobID) []flinkapi.JobID {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	return ids
+}
+
+// TestSharedObservationChanges: Changes names exactly the jobs whose
+// overview entry changed between two reads: none at rest, a job failed
+// and one cancelled from the Flink UI, one started outside; every job
+// once when the JobManager stops answering, none while it stays down, and
+// every job again when it answers.
+func TestSharedObservationChanges(t *testing.T) {
+	const n = 6
+	f := newFleet(t, n, time.Minute)
+	f.converge(t)
+	f.poll(t)
+	ctx := context.Background()
+	next := func(what string) []flinkapi.JobID {
+		t.Helper()
+		f.srv.Clock().Advance(DefaultSharedMaxAge)
+		ids, err := f.shared.Changes(ctx)
+		if err != nil && !strings.Contains(what, "down") {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return sortedIDs(ids)
+	}
+	if ids, err := f.shared.Changes(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("first call: %v, %v; want none", ids, err)
+	}
+	for i := range 3 {
+		if ids := next("at rest"); len(ids) != 0 {
+			t.Fatalf("read %d at rest: changes %v", i, ids)
+		}
+	}
+
+	failed, cancelled := f.sts[1].JobID, f.sts[4].JobID
+	if err := f.srv.FailJob(failed, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.CancelJob(ctx, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := next("failed and cancelled"), sortedIDs([]flinkapi.JobID{failed, cancelled}); !slices.Equal(got, want) {
+		t.Fatalf("changes %v, want %v", got, want)
+	}
+	jar, err := f.c.UploadJar(ctx, f.specs[0].Job.JarFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside, err := f.c.RunJar(ctx, jar, f.specs[0].Job.run())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The failed job restarts under Flink's own strategy or stays
+	// failed; either way only those three may change now.
+	got := next("started outside")
+	if !slices.Contains(got, outside) {
+		t.Fatalf("changes %v: the job started outside (%s) is not among them", got, outside)
+	}
+	for _, id := range got {
+		if id != outside && id != failed && id != cancelled {
+			t.Errorf("changes %v: %s did not change", got, id)
+		}
+	}
+	next("settle")
+	if ids := next("settled"); len(ids) != 0 {
+		t.Fatalf("settled: changes %v", ids)
+	}
+
+	// Down: every job once, then nothing while down; back: every job.
+	all := map[flinkapi.JobID]bool{}
+	jobs, err := f.c.JobsOverview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		all[j.ID] = true
+	}
+	if err := f.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Route: "GET /jobs/overview", Status: 503, Times: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if got := next("down"); len(got) != len(all) {
+		t.Errorf("first read down: %d changes, want every job (%d)", len(got), len(all))
+	}
+	if got := next("still down"); len(got) != 0 {
+		t.Errorf("second read down: changes %v, want none", got)
+	}
+	if got := next("back"); len(got) != len(all) {
+		t.Errorf("back: %d changes, want every job (%d)", len(got), len(all))
+	}
+	if got := next("back, at rest"); len(got) != 0 {
+		t.Errorf("back at rest: changes %v", got)
+	}
+}
+
+// TestSharedObservationRun: Run reads the overview every MaxAge on its
+// clock and hands the changes to its callback until its context ends.
+func TestSharedObservationRun(t *testing.T) {
+	f := newFleet(t, 3, time.Minute)
+	f.converge(t)
+	f.poll(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := f.shared.Changes(ctx); err != nil { // the watch starts
+		t.Fatal(err)
+	}
+	victim := f.sts[2].JobID
+	if err := f.c.CancelJob(ctx, victim); err != nil {
+		t.Fatal(err)
+	}
+	var got []flinkapi.JobID
+	reads, start := f.shared.Reads(), f.srv.Clock().Now()
+	// The fake's clock moves on with each Sleep of Run.
+	err := f.shared.Run(ctx, func(ids []flinkapi.JobID) {
+		got = append(got, ids...)
+		cancel()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v, want the context's end", err)
+	}
+	took := f.srv.Clock().Now().Sub(start)
+	if !slices.Equal(got, []flinkapi.JobID{victim}) || f.shared.Reads() <= reads || took > 2*DefaultSharedMaxAge {
+		t.Errorf("Run handed %v after %d reads and %v; want the cancelled job %s within two MaxAge", got, f.shared.Reads()-reads, took, victim)
+	}
+}
+
+// TestSharedObservationResync: a job at rest is called back after the
+// poll interval until its shared overview is watched, then after Resync;
+// one whose health is judged, or whose savepoint is due sooner, as
+// before.
+func TestSharedObservationResync(t *testing.T) {
+	const poll = 30 * time.Second
+	f := newFleet(t, 3, poll)
+	f.converge(t)
+	f.poll(t)
+	ctx := context.Background()
+	requeue := func(i int) time.Duration {
+		t.Helper()
+		res, err := f.ctrls[i].Reconcile(ctx, f.specs[i], &f.sts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !f.sts[i].Settled || f.sts[i].State != policy.Running {
+			t.Fatalf("job %d not at rest: %s %s", i, f.sts[i].Reason, f.sts[i].Message)
+		}
+		return res.RequeueAfter
+	}
+	if got := requeue(0); got != poll {
+		t.Errorf("unwatched: RequeueAfter %v, want the poll interval %v", got, poll)
+	}
+	if _, err := f.shared.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := requeue(0); got != DefaultResync {
+		t.Errorf("watched: RequeueAfter %v, want DefaultResync %v", got, DefaultResync)
+	}
+	f.ctrls[0].Resync = time.Second
+	if got := requeue(0); got != poll {
+		t.Errorf("watched, Resync 1s: RequeueAfter %v, want the poll interval %v at least", got, poll)
+	}
+	f.specs[1].Health.Action = policy.HealthReport
+	requeue(1)
+	if got := requeue(1); got != poll {
+		t.Errorf("watched, health judged: RequeueAfter %v, want the poll interval %v", got, poll)
+	}
+	f.specs[2].Savepoints.Interval = policy.Duration(2 * time.Minute)
+	for range 3 {
+		if got := requeue(2); got > 2*time.Minute || got <= 0 {
+			t.Errorf("watched, a savepoint every 2m: RequeueAfter %v, want at most 2m", got)
+		}
 	}
 }

@@ -289,6 +289,7 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 		return p
 	}
 	p.Settled = true
+	p.RequeueAfter = c.atRestRequeue(spec, st)
 	return c.planDue(spec, st, d, now, p)
 }
 
@@ -412,7 +413,11 @@ func terminating(obs Observation) savepoint.Record {
 // bounded caps a wait at the Controller's longest interval: a time in a
 // stored status far ahead of the clock is never waited for.
 func (c *Controller) bounded(d time.Duration) time.Duration {
-	return min(max(d, soon), max(c.poll(), c.retry()))
+	upper := max(c.poll(), c.retry())
+	if c.Shared != nil && c.Shared.watching() {
+		upper = max(upper, orDefault(c.Resync, DefaultResync)) // atRestRequeue
+	}
+	return min(max(d, soon), upper)
 }
 
 // restoreRecord is the record of a policy's restore point.
