@@ -86,8 +86,13 @@ type Controller struct {
 
 // atRestRequeue is when to call a job back that runs at rest: Resync when
 // the shared overview is watched and nothing of the spec needs a regular
-// look of its own (health checks), else PollInterval.
-func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus) time.Duration {
+// look of its own (health checks), else PollInterval; once Flink's cache
+// expired when the overview showed a change its details did not.
+func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation) time.Duration {
+	if obs.OverviewChanged {
+		// The details may be the cache's, older than the overview.
+		return min(c.Timing.cache()+soon, c.poll())
+	}
 	if spec.Health.Action == "" && c.atRest(spec, st) && c.Shared.watching() {
 		return max(orDefault(c.Resync, DefaultResync), c.poll())
 	}

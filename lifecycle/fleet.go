@@ -319,30 +319,34 @@ func (c *Controller) atRest(spec JobSpec, st *JobStatus) bool {
 // carried over from the last health sample while the overview shows no
 // task of the job changed state since that sample was taken (a failover
 // restarts its tasks, which moves the overview's last modification).
-// Otherwise the caller reads the job in full.
-func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, st *JobStatus) (Observation, bool) {
+// Otherwise the caller reads the job in full; changed says whether the
+// overview showed the job changed.
+func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, st *JobStatus) (obs Observation, ok, changed bool) {
 	ov, listed, err := c.Shared.Job(ctx, st.JobID)
-	if err != nil || !listed || ov.State != flinkapi.JobRunning || ov.Tasks.Total == 0 || ov.Tasks.Running != ov.Tasks.Total {
-		return Observation{}, false
+	if err != nil {
+		return Observation{}, false, false
 	}
-	obs := Observation{Read: true, Reachable: true, Job: c.Shared.details(ov), Shared: true, Restarts: -1, FreeSlots: -1}
+	if !listed || ov.State != flinkapi.JobRunning || ov.Tasks.Total == 0 || ov.Tasks.Running != ov.Tasks.Total {
+		return Observation{}, false, true
+	}
+	obs = Observation{Read: true, Reachable: true, Job: c.Shared.details(ov), Shared: true, Restarts: -1, FreeSlots: -1}
 	if spec.Health.Action == "" {
-		return obs, true
+		return obs, true, false
 	}
-	last, ok := lastSample(st)
-	if !ok || last.Restarts < 0 || ov.LastModification.IsZero() || !ov.LastModification.Before(last.Time) {
-		return Observation{}, false // tasks changed state since, or no count to carry: read in full
+	last, sampled := lastSample(st)
+	if !sampled || last.Restarts < 0 || ov.LastModification.IsZero() || !ov.LastModification.Before(last.Time) {
+		return Observation{}, false, false // tasks changed state since, or no count to carry: read in full
 	}
 	if !c.healthDue(st.JobID, last, clockOr(c.Clock).Now()) {
 		obs.HealthDeferred = true
-		return obs, true
+		return obs, true, false
 	}
 	stats, err := api.Checkpoints(ctx, st.JobID)
 	if err != nil {
-		return Observation{}, false
+		return Observation{}, false, false
 	}
 	obs.Checkpoints, obs.CheckpointsRead, obs.Restarts, obs.Requests = stats, true, last.Restarts, 1
-	return obs, true
+	return obs, true, false
 }
 
 // healthDue reports whether a job at rest has its health judged at this

@@ -524,3 +524,49 @@ func TestSharedObservationResync(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedObservationCachedDetails: when the watched overview shows a
+// job at rest cancelled while Flink's cache of its details still shows it
+// running, the Controller calls it back once that cache expired, not
+// after Resync, and then sees the cancellation.
+func TestSharedObservationCachedDetails(t *testing.T) {
+	f := newFleet(t, 2, 30*time.Second)
+	f.shared.MaxAge = time.Second
+	f.converge(t)
+	f.poll(t)
+	ctx := context.Background()
+	if _, err := f.shared.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.poll(t)
+	id := f.sts[0].JobID // its details are read, and cached for 3s
+	if _, err := f.c.Job(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.CancelJob(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Clock().Advance(time.Second)
+	if d, err := f.c.Job(ctx, id); err != nil || d.State != flinkapi.JobRunning {
+		t.Fatalf("the details 1s after the cancel: %v, %v; want the cached RUNNING for this test", d.State, err)
+	}
+	ids, err := f.shared.Changes(ctx)
+	if err != nil || !slices.Equal(ids, []flinkapi.JobID{id}) {
+		t.Fatalf("changes %v, %v; want %s", ids, err, id)
+	}
+	res, err := f.ctrls[0].Reconcile(ctx, f.specs[0], &f.sts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.sts[0].JobState != flinkapi.JobRunning || res.RequeueAfter > DefaultCacheDuration+time.Second {
+		t.Fatalf("with the details cached: %s, RequeueAfter %v; want RUNNING and a call back within Flink's cache time (%v)",
+			f.sts[0].JobState, res.RequeueAfter, DefaultCacheDuration)
+	}
+	f.srv.Clock().Advance(res.RequeueAfter)
+	if _, err := f.ctrls[0].Reconcile(ctx, f.specs[0], &f.sts[0]); err != nil {
+		t.Fatal(err)
+	}
+	if f.sts[0].JobState != flinkapi.JobCanceled {
+		t.Errorf("job %s: %s %s after the cache expired; want it seen CANCELED", id, f.sts[0].JobState, f.sts[0].Reason)
+	}
+}

@@ -260,6 +260,12 @@ type Observation struct {
 	// other poll, half of a fleet at each): no health sample is taken
 	// and health is not judged at this call.
 	HealthDeferred bool `json:"healthDeferred,omitempty"`
+	// OverviewChanged is set when the shared overview showed the job at
+	// rest changed (another state, tasks not all running, not listed) and
+	// its own details were read instead. Flink answers those from a cache
+	// for up to Timing.Cache after the change: when they still show it
+	// running unchanged, the Controller looks again once that passed.
+	OverviewChanged bool `json:"overviewChanged,omitempty"`
 }
 
 // terminatingSavepoint is the savepoint that ended a FINISHED job (a stop

@@ -39,9 +39,11 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 		return obs, nil
 	}
 	if c.atRest(spec, st) {
-		if o, ok := c.observeShared(ctx, api, spec, st); ok {
+		o, ok, changed := c.observeShared(ctx, api, spec, st)
+		if ok {
 			return o, nil
 		}
+		obs.OverviewChanged = changed
 	}
 	obs.Read, obs.Requests = true, 1
 	d, err := api.Job(ctx, st.JobID)

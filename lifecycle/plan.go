@@ -289,7 +289,7 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 		return p
 	}
 	p.Settled = true
-	p.RequeueAfter = c.atRestRequeue(spec, st)
+	p.RequeueAfter = c.atRestRequeue(spec, st, obs)
 	return c.planDue(spec, st, d, now, p)
 }
 

@@ -42,6 +42,7 @@ func run(args []string) error {
 		restorePoints = fs.String("restore-points", "", "directory that keeps each deleted FlinkJob's final savepoint, so that a FlinkJob created again with its name starts from it; empty: kept in the API server instead (--restore-points-configmap)")
 		restoreCM     = fs.String("restore-points-configmap", controller.DefaultRestorePointsConfigMap, "name of the ConfigMap, in each FlinkJob's namespace, that keeps the deleted FlinkJobs' final savepoints (unless --restore-points is set)")
 		poll          = fs.Duration("poll-interval", lifecycle.DefaultControllerPoll, "how often a job at rest is looked at")
+		resync        = fs.Duration("resync", lifecycle.DefaultResync, "how often a FlinkJob at rest is reconciled when nothing changed: every half --poll-interval one GET /jobs/overview per session cluster names the FlinkJobs whose job changed, reconciled at once (those whose health is judged: every --poll-interval); 0 turns the watch off: every FlinkJob every --poll-interval")
 		retry         = fs.Duration("retry-interval", lifecycle.DefaultRetryInterval, "how long after an action that did not succeed it is tried again (a new spec at once)")
 		metricsAddr   = fs.String("metrics-bind-address", "0", "address of the metrics endpoint; 0 turns it off")
 		probeAddr     = fs.String("health-probe-bind-address", ":8081", "address of the health probes")
@@ -113,6 +114,7 @@ func run(args []string) error {
 		Store:         store,
 		PollInterval:  *poll,
 		RetryInterval: *retry,
+		Resync:        *resync,
 		Options:       controllerruntime.Options{MaxConcurrentReconciles: *concurrent},
 	}
 	if err := setupSessions(mgr, r, *flinkURL, clientOpts, *poll, *concurrent); err != nil {

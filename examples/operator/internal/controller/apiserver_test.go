@@ -203,6 +203,10 @@ type managerConfig struct {
 	concurrent  int
 	recorder    bool
 	poll, retry time.Duration
+	// shared and resync, if set, are the reconciler's Shared and Resync
+	// (the watch of the overview).
+	shared *lifecycle.SharedObservation
+	resync time.Duration
 	// wrap, if set, wraps the reconciler the manager runs.
 	wrap func(reconcile.Reconciler) reconcile.Reconciler
 }
@@ -247,7 +251,7 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 	r := &FlinkJobReconciler{
 		Client: &countingClient{Client: mgr.GetClient(), gets: &tm.gets, writes: &tm.writes}, Flink: mc.flink,
 		Timing:       lifecycle.Timing{Poll: 50 * time.Millisecond, Savepoint: 30 * time.Second, Stop: 30 * time.Second, Submit: 30 * time.Second},
-		PollInterval: mc.poll, RetryInterval: mc.retry,
+		PollInterval: mc.poll, RetryInterval: mc.retry, Shared: mc.shared, Resync: mc.resync,
 		Options: controller.Options{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: max(mc.concurrent, 1)},
 	}
 	if mc.recorder {

@@ -83,6 +83,15 @@ type FlinkJobReconciler struct {
 	// be tried again (lifecycle.Controller's; zero: its defaults).
 	PollInterval  time.Duration
 	RetryInterval time.Duration
+	// Resync, if set, turns on the watch of the session clusters'
+	// overviews: every half PollInterval one GET /jobs/overview per
+	// cluster (Shared, and each FlinkSessionCluster in use), and the
+	// FlinkJobs whose job it shows changed (another state, tasks not all
+	// running, gone) are reconciled at once. A FlinkJob at rest whose
+	// health is not judged is then reconciled every Resync rather than
+	// every PollInterval (lifecycle.Controller.Resync); its schedules
+	// (savepoints) requeue it when due. 0: no watch.
+	Resync time.Duration
 	// Options configure the controller SetupWithManager registers, such
 	// as MaxConcurrentReconciles (default 1: one FlinkJob at a time).
 	Options controller.Options
@@ -100,6 +109,10 @@ func (r *FlinkJobReconciler) SetupWithManager(mgr ctrl.Manager) error { return r
 func (r *FlinkJobReconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkJob{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	b, err := r.watchOverviews(mgr, b)
+	if err != nil {
+		return err
+	}
 	return ownedWatches(r.watchSessions(b)).Named("flinkjob").WithOptions(r.Options).Complete(rec)
 }
 
@@ -192,6 +205,7 @@ func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.Flink
 		Env: lifecycle.Env{Client: flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job),
 			Logger: slog.New(logr.ToSlogHandler(log.FromContext(ctx)))},
 		Store: r.Store, Name: job.Namespace + "/" + job.Name, PollInterval: r.PollInterval, RetryInterval: r.RetryInterval,
+		Resync: r.Resync,
 	}
 	if job.Spec.Mode == v1alpha1.ModeApplication {
 		c.Deployer = &appcluster.Deployer{Kube: r.Client, Job: job, URL: r.ClusterURL}

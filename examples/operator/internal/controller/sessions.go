@@ -145,6 +145,17 @@ func (s *SessionClusters) session(ctx context.Context, sc *v1alpha1.FlinkSession
 	return sess, nil
 }
 
+// observations are the shared overviews of the Sessions built so far.
+func (s *SessionClusters) observations() []*lifecycle.SharedObservation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	all := make([]*lifecycle.SharedObservation, 0, len(s.sessions))
+	for _, c := range s.sessions {
+		all = append(all, c.session.Shared)
+	}
+	return all
+}
+
 // Forget drops the Session of a FlinkSessionCluster that is gone.
 func (s *SessionClusters) Forget(key types.NamespacedName) {
 	s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
+	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -100,5 +101,55 @@ func TestOwnedGone(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s: passed %v, want %v", tc.name, tc.got, tc.want)
 		}
+	}
+}
+
+// TestAPIServerWatchesOverview: a manager with the overview watch on
+// (Resync 10 minutes) runs two FlinkJobs on a session cluster. At rest
+// neither is reconciled while the overview is read every 200ms; when one
+// job is cancelled from the Flink UI, that FlinkJob is reconciled within
+// a second and sees it; the other is not reconciled.
+func TestAPIServerWatchesOverview(t *testing.T) {
+	srv, flink := realTimeFlink(t)
+	ns := namespace(t)
+	shared := &lifecycle.SharedObservation{Client: flink, MaxAge: 200 * time.Millisecond}
+	m := startManager(t, managerConfig{ns: ns, flink: flink, shared: shared, poll: 400 * time.Millisecond,
+		retry: 10 * time.Minute, resync: 10 * time.Minute})
+	jar := counterJar(t)
+	a, b := createJob(t, ns, "a", counterSpec(jar)), createJob(t, ns, "b", counterSpec(jar))
+	atRest := func(j *v1alpha1.FlinkJob) bool {
+		return j != nil && j.Status.Settled && j.Status.State == policy.Running && j.Status.JobState == "RUNNING"
+	}
+	ja, jb := a.wait("a at rest", atRest), b.wait("b at rest", atRest)
+
+	// At rest: the overview is read, nothing is reconciled.
+	time.Sleep(500 * time.Millisecond)
+	gets, reads := m.gets.Load(), shared.Reads()
+	time.Sleep(1500 * time.Millisecond)
+	if n := m.gets.Load() - gets; n != 0 {
+		t.Fatalf("%d reconciles at rest within 1.5s; the resync is 10 minutes", n)
+	}
+	if n := shared.Reads() - reads; n < 4 {
+		t.Fatalf("%d overview reads in 1.5s; want one every 200ms", n)
+	}
+
+	// Job a cancelled from the Flink UI.
+	if err := flink.CancelJob(context.Background(), ja.Status.JobID); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := time.Now()
+	var seen *v1alpha1.FlinkJob
+	// Seen once Flink's cache of the job's details (3s) shows it too.
+	eventually(t, "FlinkJob a sees its job cancelled", 5*time.Second, func() bool {
+		seen = a.get()
+		return seen.Status.JobID != ja.Status.JobID || seen.Status.JobState != "RUNNING"
+	})
+	t.Logf("cancelled job seen %v after the cancel, in %d reconciles; status %s %s", time.Since(cancelled).Round(time.Millisecond),
+		m.gets.Load()-gets, seen.Status.State, seen.Status.Reason)
+	if now := b.get(); now.Status.JobID != jb.Status.JobID || now.ResourceVersion != jb.ResourceVersion && !atRest(now) {
+		t.Errorf("FlinkJob b changed: %+v", now.Status)
+	}
+	if j, ok := srv.Job(jb.Status.JobID); !ok || j.State != "RUNNING" {
+		t.Errorf("b's job %+v, want it running", j)
 	}
 }
