@@ -93,7 +93,7 @@ func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation)
 		// The details may be the cache's, older than the overview.
 		return min(c.Timing.cache()+soon, c.poll())
 	}
-	if spec.Health.Action == "" && c.atRest(spec, st) && c.Shared.watching() {
+	if spec.Health.Action == "" && c.Shared != nil && c.Shared.watching() && c.atRest(spec, st) {
 		return max(orDefault(c.Resync, DefaultResync), c.poll())
 	}
 	return c.poll()

@@ -201,3 +201,62 @@ func ExampleCleanSession() {
 	// unclaimed: 0123456789abcdef0123456789abcdef RUNNING
 	// Succeeded <nil> true
 }
+
+// A fleet on one session cluster shares one overview, and watches it: a
+// job at rest is reconciled when the overview shows it changed, and
+// otherwise only every Resync. Here one of three jobs is cancelled from
+// the Flink UI; Changes names it alone.
+func ExampleSharedObservation_Changes() {
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
+	defer srv.Close()
+	c, _ := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	ctx := context.Background()
+	jar, _ := c.UploadJarReader(ctx, "job.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	shared := &lifecycle.SharedObservation{Client: c, Clock: srv.Clock()}
+
+	type job struct {
+		ctrl   *lifecycle.Controller
+		spec   lifecycle.JobSpec
+		status lifecycle.JobStatus
+	}
+	fleet := map[string]*job{}
+	for _, name := range []string{"orders", "payments", "shipping"} {
+		fleet[name] = &job{
+			ctrl: &lifecycle.Controller{Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, Name: "shop/" + name, Shared: shared},
+			spec: lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarID: jar, Args: []string{"--out", "/out/" + name, "--checkpoint-interval", "1000"}}},
+		}
+	}
+	byID := map[flinkapi.JobID]string{}
+	for _, name := range []string{"orders", "payments", "shipping"} {
+		j := fleet[name]
+		for range 100 {
+			res, _ := j.ctrl.Reconcile(ctx, j.spec, &j.status)
+			if j.status.Settled && j.status.Converged(j.spec) {
+				break
+			}
+			srv.Clock().Advance(res.RequeueAfter)
+		}
+		byID[j.status.JobID] = name
+	}
+	_, _ = shared.Changes(ctx) // the watch starts
+	res, _ := fleet["orders"].ctrl.Reconcile(ctx, fleet["orders"].spec, &fleet["orders"].status)
+	fmt.Println("at rest, called back after", res.RequeueAfter)
+
+	_ = c.CancelJob(ctx, fleet["payments"].status.JobID) // from the Flink UI
+	srv.Clock().Advance(lifecycle.DefaultSharedMaxAge)
+	ids, _ := shared.Changes(ctx)
+	for _, id := range ids {
+		j := fleet[byID[id]]
+		for range 10 {
+			res, _ := j.ctrl.Reconcile(ctx, j.spec, &j.status)
+			if j.status.JobState != flinkapi.JobRunning {
+				break
+			}
+			srv.Clock().Advance(res.RequeueAfter) // Flink's cache of the job's details
+		}
+		fmt.Println(byID[id], j.status.JobState, j.status.Reason)
+	}
+	// Output:
+	// at rest, called back after 10m0s
+	// payments CANCELED JobCancelled
+}

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"hash/fnv"
-	"slices"
 	"sync"
 	"time"
 
@@ -308,8 +307,18 @@ func (c *Controller) atRest(spec JobSpec, st *JobStatus) bool {
 		st.JobState == flinkapi.JobRunning && !st.InFlight() && !st.Suspended && !deleted(st) &&
 		spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) && st.Stable.equal(st.Deployed) &&
 		!spec.Restore.Pending(st.RestoreHandled) && len(spec.Requests.Pending(st.RequestsHandled)) == 0 &&
-		spec.Adopt == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 &&
-		!slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return r.NewJobID == st.JobID && !r.Checkpointed })
+		spec.Adopt == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 && !awaitsOwnCheckpoint(st)
+}
+
+// awaitsOwnCheckpoint reports whether the job of st replaced one whose
+// retained checkpoints wait for its first checkpoint of its own.
+func awaitsOwnCheckpoint(st *JobStatus) bool {
+	for i := range st.Replaced {
+		if r := &st.Replaced[i]; r.NewJobID == st.JobID && !r.Checkpointed {
+			return true
+		}
+	}
+	return false
 }
 
 // observeShared is the observation of a job at rest from the shared
