@@ -139,4 +139,47 @@ func TestRealSharedObservation(t *testing.T) {
 	if own != 0 || !sts[0].Converged(specs[0]) || !sts[2].Converged(specs[2]) {
 		t.Errorf("the other jobs: %d requests of their own; converged %v, %v", own, sts[0].Converged(specs[0]), sts[2].Converged(specs[2]))
 	}
+
+	// The watch: job 0 at rest is called back after Resync, job 2 (its
+	// health judged) after its poll interval; job 0 cancelled from
+	// outside is the one change the next read names, and is seen as soon
+	// as Flink's cache of its details shows it, not after Resync.
+	if _, err := shared.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	if ids, err := shared.Changes(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("at rest, changes %v, %v", ids, err)
+	}
+	for i, want := range map[int]time.Duration{0: lifecycle.DefaultResync, 2: time.Second} {
+		res, err := ctrls[i].Reconcile(ctx, specs[i], &sts[i])
+		if err != nil || res.RequeueAfter != want {
+			t.Errorf("watched, job %d at rest: RequeueAfter %v, %v; want %v", i, res.RequeueAfter, err, want)
+		}
+	}
+	if err := c.CancelJob(ctx, sts[0].JobID); err != nil {
+		t.Fatal(err)
+	}
+	cancelled := time.Now()
+	time.Sleep(600 * time.Millisecond)
+	ids, err := shared.Changes(ctx)
+	if err != nil || len(ids) != 1 || ids[0] != sts[0].JobID {
+		t.Fatalf("changes after job 0's cancel: %v, %v; want %s alone", ids, err, sts[0].JobID)
+	}
+	calls := 0
+	for sts[0].Situation != lifecycle.SituationCancelled {
+		calls++
+		res, err := ctrls[0].Reconcile(ctx, specs[0], &sts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sts[0].Situation == lifecycle.SituationCancelled {
+			break
+		}
+		if res.RequeueAfter > lifecycle.DefaultCacheDuration+time.Second || calls > 10 {
+			t.Fatalf("job 0 still %s after %d calls: called back after %v; want within Flink's cache time", sts[0].Situation, calls, res.RequeueAfter)
+		}
+		time.Sleep(res.RequeueAfter)
+	}
+	t.Logf("watched: job 0's cancel named by the overview and seen %v after it, in %d calls", time.Since(cancelled).Round(time.Millisecond), calls)
 }
