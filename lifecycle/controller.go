@@ -75,12 +75,14 @@ type Controller struct {
 	// Give every Controller of one session cluster the same one.
 	Shared *SharedObservation
 	// Resync is when a job at rest whose health is not judged is called
-	// back (Result.RequeueAfter) once Shared is watched
-	// (SharedObservation.Changes or Run): the watch names the jobs whose
-	// overview changed, and their callers call them at once, so a job at
-	// rest needs a call of its own only for its schedules (savepoints,
-	// disposals: when due, as always) and as a resync. 0: DefaultResync;
-	// never less than PollInterval. Without a watch, PollInterval.
+	// back (Result.RequeueAfter) while Shared is watched
+	// (SharedObservation.Changes or Run, called within the last three
+	// MaxAge): the watch names the jobs whose overview changed, and their
+	// callers call them at once, so a job at rest needs a call of its own
+	// only for its savepoint schedule (when due, as always) and as a
+	// resync (the retention's disposals then wait for it). 0:
+	// DefaultResync; never less than PollInterval. Without a watch,
+	// PollInterval.
 	Resync time.Duration
 }
 

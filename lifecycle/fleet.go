@@ -51,19 +51,20 @@ type SharedObservation struct {
 	// after the overview showing it could have been read.
 	MaxAge time.Duration
 
-	mu      sync.Mutex
-	at      time.Time
-	list    []flinkapi.JobOverview      // the last overview read
-	index   map[flinkapi.JobID]int      // position in list by id, reused by every read
-	built   map[flinkapi.JobID]builtJob // observations built from list, kept while unchanged
-	jars    map[string]string           // jar digests by path, read since the overview was
-	spare   map[flinkapi.JobID]int      // the index before, reused by the next read
-	listed  bool                        // a read succeeded
-	watched bool                        // Changes was called: reads note the changes
-	changed map[flinkapi.JobID]struct{} // changes since the last Changes call
-	err     error
-	reading chan struct{} // closed when the read in flight ends
-	reads   int64
+	mu        sync.Mutex
+	at        time.Time
+	list      []flinkapi.JobOverview      // the last overview read
+	index     map[flinkapi.JobID]int      // position in list by id, reused by every read
+	built     map[flinkapi.JobID]builtJob // observations built from list, kept while unchanged
+	jars      map[string]string           // jar digests by path, read since the overview was
+	spare     map[flinkapi.JobID]int      // the index before, reused by the next read
+	listed    bool                        // a read succeeded
+	watched   bool                        // Changes was called: reads note the changes
+	lastWatch time.Time                   // when Changes was last called
+	changed   map[flinkapi.JobID]struct{} // changes since the last Changes call
+	err       error
+	reading   chan struct{} // closed when the read in flight ends
+	reads     int64
 }
 
 // builtJob is the details a job at rest is observed with, built from its
@@ -100,7 +101,7 @@ func (s *SharedObservation) Job(ctx context.Context, id flinkapi.JobID) (job fli
 
 // details is the observed details of the running job whose overview
 // entry is ov: the same value while the entry is unchanged (but for its
-// duration), so that a fleet at rest allocates nothing per job and poll.
+// duration), built once rather than at every call of a job at rest.
 // Callers do not modify it.
 func (s *SharedObservation) details(ov flinkapi.JobOverview) *flinkapi.JobDetails {
 	s.mu.Lock()
@@ -243,16 +244,18 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 // Controllers see it. Changes are noted from the first call on: the
 // first returns those its own read found, if any.
 //
-// It is the informer's event stream: a caller that reconciles the jobs
-// Changes names, each at once, needs to call a job at rest only for its
-// own schedule (Result.RequeueAfter), and can give the Controllers a
-// PollInterval that is a resync (minutes) rather than a poll. err is the
-// read's error.
+// It is the informer's event stream: a caller that calls the Controllers
+// of the jobs Changes names at once needs to call a job at rest only for
+// its own schedule, and the Controllers sharing s say so: while Changes
+// is called at least every three MaxAge, they call a job at rest back
+// after Controller.Resync rather than PollInterval. err is the read's
+// error.
 func (s *SharedObservation) Changes(ctx context.Context) ([]flinkapi.JobID, error) {
 	s.mu.Lock()
 	if !s.watched {
 		s.watched, s.changed = true, map[flinkapi.JobID]struct{}{}
 	}
+	s.lastWatch = clockOr(s.Clock).Now()
 	s.mu.Unlock()
 	err := s.fresh(ctx)
 	s.mu.Lock()
@@ -268,12 +271,13 @@ func (s *SharedObservation) Changes(ctx context.Context) ([]flinkapi.JobID, erro
 	return ids, err
 }
 
-// watching reports whether Changes was called: callers then reconcile
-// the jobs whose overview changed.
+// watching reports whether Changes was called within the last three
+// MaxAge: someone calls the Controllers of the jobs whose overview
+// changed. A watch that stopped is not relied on.
 func (s *SharedObservation) watching() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.watched
+	return s.watched && clockOr(s.Clock).Now().Sub(s.lastWatch) <= 3*orDefault(s.MaxAge, DefaultSharedMaxAge)
 }
 
 // Run calls Changes every MaxAge until ctx ends and hands every id it

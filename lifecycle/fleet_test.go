@@ -570,3 +570,32 @@ func TestSharedObservationCachedDetails(t *testing.T) {
 		t.Errorf("job %s: %s %s after the cache expired; want it seen CANCELED", id, f.sts[0].JobState, f.sts[0].Reason)
 	}
 }
+
+// TestSharedObservationWatchStops: a watch that stops being called is
+// not relied on: three MaxAge after the last Changes, a job at rest is
+// called back after the poll interval again.
+func TestSharedObservationWatchStops(t *testing.T) {
+	const poll = 30 * time.Second
+	f := newFleet(t, 1, poll)
+	f.converge(t)
+	f.poll(t)
+	ctx := context.Background()
+	if _, err := f.shared.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	call := func() time.Duration {
+		t.Helper()
+		res, err := f.ctrls[0].Reconcile(ctx, f.specs[0], &f.sts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.RequeueAfter
+	}
+	if got := call(); got != DefaultResync {
+		t.Fatalf("watched: RequeueAfter %v, want %v", got, DefaultResync)
+	}
+	f.srv.Clock().Advance(3*DefaultSharedMaxAge + time.Second)
+	if got := call(); got != poll {
+		t.Errorf("the watch stopped 46s ago: RequeueAfter %v, want the poll interval %v", got, poll)
+	}
+}
