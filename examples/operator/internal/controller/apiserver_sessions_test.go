@@ -20,8 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
@@ -450,5 +452,85 @@ func TestAPIServerManagerSessionCluster(t *testing.T) {
 	}
 	if n := len(srv1.Jobs()); n != 0 {
 		t.Errorf("the default cluster runs %d jobs, want none", n)
+	}
+}
+
+// TestAPIServerSessionSecretWatched: in a manager, a FlinkSessionCluster
+// whose JobManager (behind a TLS proxy that wants a bearer token) refuses
+// the token in its Secret is Unreachable; when the Secret is corrected it
+// is looked at again at once (its retry is a minute away: only the watch
+// of the Secrets it names brings it), Reachable, and a FlinkJob naming
+// it runs there.
+func TestAPIServerSessionSecretWatched(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	_, c := kube(t)
+	_, flink1 := realTimeFlink(t)
+	srv2, _ := realTimeFlink(t, flinktest.WithSeed(2))
+	target, err := url.Parse(srv2.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
+	for name, data := range map[string]map[string][]byte{"flink-ca": {"ca.crt": ca}, "flink-token": {"token": []byte("wrong")}} {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startManager(t, managerConfig{ns: ns, flink: flink1, retry: time.Hour, setup: func(mgr ctrl.Manager, r *FlinkJobReconciler) error {
+		sr := &SessionClusterReconciler{Client: mgr.GetClient(), Sessions: r.Sessions,
+			Options: controller.Options{SkipNameValidation: ptr.To(true)}}
+		return sr.SetupWithManager(mgr)
+	}, wrap: func(rec reconcile.Reconciler) reconcile.Reconciler {
+		rec.(*FlinkJobReconciler).Sessions = &SessionClusters{Client: c, Options: []flinkapi.Option{flinkapi.WithRetryPolicy(flinkapi.NoRetry)}}
+		return rec
+	}})
+	sc := &v1alpha1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "behind-proxy"},
+		Spec: v1alpha1.FlinkSessionClusterSpec{URL: front.URL, TLS: &v1alpha1.SessionTLS{CASecret: "flink-ca"},
+			Auth: &v1alpha1.SessionAuth{BearerTokenSecret: "flink-token"}}}
+	if err := c.Create(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	reachable := func() *metav1.Condition {
+		var got v1alpha1.FlinkSessionCluster
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sc), &got); err != nil {
+			t.Fatal(err)
+		}
+		return reachableCondition(&got)
+	}
+	eventually(t, "the cluster unreachable with the wrong token", 10*time.Second, func() bool {
+		r := reachable()
+		return r != nil && r.Status == metav1.ConditionFalse && r.Reason == ReasonUnreachable
+	})
+
+	var token corev1.Secret
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: "flink-token"}, &token); err != nil {
+		t.Fatal(err)
+	}
+	token.Data["token"] = []byte("s3cret")
+	if err := c.Update(ctx, &token); err != nil {
+		t.Fatal(err)
+	}
+	fixed := time.Now()
+	eventually(t, "the cluster reachable once its Secret is corrected", 10*time.Second, func() bool {
+		r := reachable()
+		return r != nil && r.Status == metav1.ConditionTrue
+	})
+	t.Logf("reachable %v after the Secret's update", time.Since(fixed).Round(time.Millisecond))
+
+	spec := counterSpec(counterJar(t))
+	spec.SessionCluster = "behind-proxy"
+	id := createJob(t, ns, "counter", spec).wait("running behind the proxy", runs).Status.JobID
+	if got := jobIDs(liveJobs(srv2)); !slices.Equal(got, []flinkapi.JobID{id}) {
+		t.Errorf("the named cluster runs %v, want %s", got, id)
 	}
 }

@@ -209,6 +209,8 @@ type managerConfig struct {
 	resync time.Duration
 	// wrap, if set, wraps the reconciler the manager runs.
 	wrap func(reconcile.Reconciler) reconcile.Reconciler
+	// setup, if set, registers more with the manager before it starts.
+	setup func(ctrl.Manager, *FlinkJobReconciler) error
 }
 
 // startManager starts a manager, and stops it when the test ends.
@@ -263,6 +265,11 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 	}
 	if err := r.setup(mgr, rec); err != nil {
 		t.Fatal(err)
+	}
+	if mc.setup != nil {
+		if err := mc.setup(mgr, r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tm.mgr, tm.cancel = mgr, cancel

@@ -299,14 +299,46 @@ func (r *FlinkJobReconciler) withoutSession(ctx context.Context, job *v1alpha1.F
 	return ctrl.Result{RequeueAfter: retry}, nil
 }
 
-// watchSessions makes a change of a FlinkSessionCluster's spec reconcile
-// the FlinkJobs that name it: one waiting for it runs at once.
+// watchSessions makes a change of a FlinkSessionCluster's spec, or of a
+// Secret it names, reconcile the FlinkJobs that name it: one waiting for
+// it runs at once, with the new client.
 func (r *FlinkJobReconciler) watchSessions(b *builder.Builder) *builder.Builder {
 	if r.Sessions == nil {
 		return b
 	}
 	return b.Watches(&v1alpha1.FlinkSessionCluster{}, handler.EnqueueRequestsFromMapFunc(r.jobsNaming),
-		builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, secret client.Object) []reconcile.Request {
+			var out []reconcile.Request
+			for _, sc := range clustersNaming(ctx, r.Client, secret) {
+				out = append(out, r.jobsNaming(ctx, &sc)...)
+			}
+			return out
+		}))
+}
+
+// clustersNaming are the FlinkSessionClusters that name secret (for their
+// CA, client certificate or credentials).
+func clustersNaming(ctx context.Context, c client.Reader, secret client.Object) []v1alpha1.FlinkSessionCluster {
+	var list v1alpha1.FlinkSessionClusterList
+	if err := c.List(ctx, &list, client.InNamespace(secret.GetNamespace())); err != nil {
+		return nil
+	}
+	name := secret.GetName()
+	var out []v1alpha1.FlinkSessionCluster
+	for _, sc := range list.Items {
+		var names []string
+		if t := sc.Spec.TLS; t != nil {
+			names = append(names, t.CASecret, t.ClientCertSecret)
+		}
+		if a := sc.Spec.Auth; a != nil {
+			names = append(names, a.BasicAuthSecret, a.BearerTokenSecret)
+		}
+		if slices.Contains(names, name) {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // jobsNaming are the FlinkJobs that name the FlinkSessionCluster obj.
@@ -356,11 +388,18 @@ type SessionClusterReconciler struct {
 }
 
 // SetupWithManager registers the reconciler with mgr: a
-// FlinkSessionCluster is looked at when its spec changes and every
-// housekeeping interval.
+// FlinkSessionCluster is looked at when its spec or a Secret it names
+// changes, and every housekeeping interval.
 func (r *SessionClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.FlinkSessionCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, secret client.Object) []reconcile.Request {
+			var out []reconcile.Request
+			for _, sc := range clustersNaming(ctx, r.Client, secret) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&sc)})
+			}
+			return out
+		})).
 		Named("flinksessioncluster").WithOptions(r.Options).Complete(r)
 }
 
