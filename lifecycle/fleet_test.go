@@ -599,3 +599,28 @@ func TestSharedObservationWatchStops(t *testing.T) {
 		t.Errorf("the watch stopped 46s ago: RequeueAfter %v, want the poll interval %v", got, poll)
 	}
 }
+
+// TestControllerKeepsNoCallerMaps: the status a call writes never shares
+// the caller's arguments or configuration: changing the spec's in place
+// afterwards leaves the status as it was.
+func TestControllerKeepsNoCallerMaps(t *testing.T) {
+	f := newFleet(t, 1, 30*time.Second)
+	spec := &f.specs[0]
+	spec.Job.FlinkConfiguration = map[string]string{"pipeline.name": "a"}
+	f.converge(t)
+	spec.Job.FlinkConfiguration = map[string]string{"pipeline.name": "b"}
+	spec.Job.Args = append(slices.Clone(spec.Job.Args), "--extra")
+	res, err := f.ctrls[0].Reconcile(context.Background(), *spec, &f.sts[0])
+	if err != nil || res.RequeueAfter <= 0 {
+		t.Fatal(res, err)
+	}
+	st := &f.sts[0]
+	if st.Target.IsZero() {
+		t.Fatalf("no upgrade started: %s %s", st.Reason, st.Message)
+	}
+	spec.Job.FlinkConfiguration["pipeline.name"] = "changed in place"
+	spec.Job.Args[0] = "changed in place"
+	if st.Target.FlinkConfiguration["pipeline.name"] != "b" || st.Target.Args[0] == "changed in place" {
+		t.Errorf("the status changed with the caller's spec: %v %v", st.Target.FlinkConfiguration, st.Target.Args)
+	}
+}
