@@ -294,18 +294,11 @@ func reachableCondition(sc *v1alpha1.FlinkSessionCluster) *metav1.Condition {
 	return nil
 }
 
-// TestAPIServerSessionClusterSecrets: a FlinkSessionCluster's client
-// takes its CA and bearer token from the Secrets it names (the
-// JobManager here behind a TLS proxy that wants the token): a missing
-// Secret makes the cluster not Reachable, naming it; once there, the
-// JobManager answers through the proxy; a changed Secret rebuilds the
-// client. The API server refuses two kinds of credentials at once and a
-// URL that is not http(s).
-func TestAPIServerSessionClusterSecrets(t *testing.T) {
-	ctx := context.Background()
-	h := newKubeHarness(t)
-	srv2 := withSessions(t, h)
-	target, err := url.Parse(srv2.URL)
+// tokenProxy is a TLS proxy in front of the JobManager at jobManager that
+// wants the bearer token "s3cret", and the PEM of its certificate.
+func tokenProxy(t *testing.T, jobManager string) (*httptest.Server, []byte) {
+	t.Helper()
+	target, err := url.Parse(jobManager)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +311,21 @@ func TestAPIServerSessionClusterSecrets(t *testing.T) {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
+	return front, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
+}
+
+// TestAPIServerSessionClusterSecrets: a FlinkSessionCluster's client
+// takes its CA and bearer token from the Secrets it names (the
+// JobManager here behind a TLS proxy that wants the token): a missing
+// Secret makes the cluster not Reachable, naming it; once there, the
+// JobManager answers through the proxy; a changed Secret rebuilds the
+// client. The API server refuses two kinds of credentials at once and a
+// URL that is not http(s).
+func TestAPIServerSessionClusterSecrets(t *testing.T) {
+	ctx := context.Background()
+	h := newKubeHarness(t)
+	srv2 := withSessions(t, h)
+	front, ca := tokenProxy(t, srv2.URL)
 
 	sc := &v1alpha1.FlinkSessionCluster{ObjectMeta: metav1.ObjectMeta{Namespace: h.key.Namespace, Name: "behind-proxy"},
 		Spec: v1alpha1.FlinkSessionClusterSpec{URL: front.URL, TLS: &v1alpha1.SessionTLS{CASecret: "flink-ca"},
@@ -467,20 +474,7 @@ func TestAPIServerSessionSecretWatched(t *testing.T) {
 	_, c := kube(t)
 	_, flink1 := realTimeFlink(t)
 	srv2, _ := realTimeFlink(t, flinktest.WithSeed(2))
-	target, err := url.Parse(srv2.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	front := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer s3cret" {
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: front.Certificate().Raw})
+	front, ca := tokenProxy(t, srv2.URL)
 	for name, data := range map[string]map[string][]byte{"flink-ca": {"ca.crt": ca}, "flink-token": {"token": []byte("wrong")}} {
 		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}); err != nil {
 			t.Fatal(err)

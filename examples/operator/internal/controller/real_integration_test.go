@@ -68,36 +68,9 @@ func TestRealCluster(t *testing.T) {
 		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1",
 			"--checkpoint-interval", "1000", "--name", "operator-test"}
 	}
-	get := func() *v1alpha1.FlinkJob {
-		var job v1alpha1.FlinkJob
-		if err := k8s.Get(ctx, key, &job); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				return nil
-			}
-			t.Fatal(err)
-		}
-		return &job
-	}
-	// until reconciles as the controller's work queue would, waiting
-	// each RequeueAfter, until done holds.
 	until := func(what string, done func(*v1alpha1.FlinkJob) bool) *v1alpha1.FlinkJob {
 		t.Helper()
-		begin := time.Now()
-		for n := 1; ; n++ {
-			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-			if err != nil {
-				t.Fatalf("%s: Reconcile: %v", what, err)
-			}
-			job := get()
-			if done(job) {
-				t.Logf("%s: %d reconciles, %v", what, n, time.Since(begin).Round(time.Millisecond))
-				return job
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s: not reached; status %+v\nevents:\n%s", what, job.Status, events)
-			}
-			time.Sleep(res.RequeueAfter)
-		}
+		return realUntil(t, ctx, r, k8s, key, events, what, done)
 	}
 	// running: the job runs the spec's job, stable (a checkpoint
 	// completed after its start), and the FlinkJob is Ready.
@@ -182,4 +155,41 @@ func TestRealCluster(t *testing.T) {
 	}
 	t.Logf("events:\n%s", events)
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
+}
+
+// realGet returns the FlinkJob key, or nil once it is gone.
+func realGet(t *testing.T, ctx context.Context, k8s client.Client, key types.NamespacedName) *v1alpha1.FlinkJob {
+	t.Helper()
+	var job v1alpha1.FlinkJob
+	if err := k8s.Get(ctx, key, &job); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return &job
+}
+
+// realUntil reconciles the FlinkJob key with r as the controller's work
+// queue would, waiting each RequeueAfter, until done holds; it fails the
+// test, with the status and events, once ctx ends.
+func realUntil(t *testing.T, ctx context.Context, r *FlinkJobReconciler, k8s client.Client, key types.NamespacedName,
+	events *eventLog, what string, done func(*v1alpha1.FlinkJob) bool) *v1alpha1.FlinkJob {
+	t.Helper()
+	begin := time.Now()
+	for n := 1; ; n++ {
+		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+		if err != nil {
+			t.Fatalf("%s: Reconcile: %v", what, err)
+		}
+		job := realGet(t, ctx, k8s, key)
+		if done(job) {
+			t.Logf("%s: %d reconciles, %v", what, n, time.Since(begin).Round(time.Millisecond))
+			return job
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: not reached; status %+v\nevents:\n%s", what, job.Status, events)
+		}
+		time.Sleep(res.RequeueAfter)
+	}
 }

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -77,34 +76,10 @@ func TestRealSessionClusters(t *testing.T) {
 		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1",
 			"--checkpoint-interval", "1000", "--name", name}
 	}
-	get := func(key types.NamespacedName) *v1alpha1.FlinkJob {
-		var job v1alpha1.FlinkJob
-		if err := k8s.Get(ctx, key, &job); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				return nil
-			}
-			t.Fatal(err)
-		}
-		return &job
-	}
+	get := func(key types.NamespacedName) *v1alpha1.FlinkJob { return realGet(t, ctx, k8s, key) }
 	until := func(key types.NamespacedName, what string, done func(*v1alpha1.FlinkJob) bool) *v1alpha1.FlinkJob {
 		t.Helper()
-		begin := time.Now()
-		for n := 1; ; n++ {
-			res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-			if err != nil {
-				t.Fatalf("%s: Reconcile: %v", what, err)
-			}
-			job := get(key)
-			if done(job) {
-				t.Logf("%s: %d reconciles, %v", what, n, time.Since(begin).Round(time.Millisecond))
-				return job
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s: not reached; status %+v\nevents:\n%s", what, job.Status, events)
-			}
-			time.Sleep(res.RequeueAfter)
-		}
+		return realUntil(t, ctx, r, k8s, key, events, what, done)
 	}
 	ids := func(c *flinkapi.Client) []flinkapi.JobID {
 		t.Helper()
