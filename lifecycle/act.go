@@ -316,6 +316,12 @@ func (c *Controller) recordTaken(st *JobStatus) {
 	p := &st.Progress
 	if rec, ok := p.Record(); ok && rec.Location != "" {
 		c.recordSavepoint(st, rec)
+		if st.Action == ActionTeardown && rec.Location == teardownRecord(p).Location {
+			// A Delete's final savepoint is the job's newest state, also
+			// when a record imported while it stopped the job has a
+			// later time (the savepoint is timed from its trigger).
+			st.Latest = rec
+		}
 	} else if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
 		// A job that had ended: its newest state, a savepoint it ended
 		// with or its retained checkpoint, is its restore point.

@@ -225,12 +225,14 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		return res, err
 	}
 	now := c.clock().Now()
-	loc, wait := c.nextDeleteDisposal(spec, st, now)
+	next := func(kept ...string) (string, time.Duration) { return c.nextDeleteDisposal(spec, st, now, kept...) }
+	loc, wait, err := c.disposeChecked(ctx, spec, st, now, next)
 	switch {
+	case err != nil:
+		return Result{RequeueAfter: c.retry()}, err
 	case loc != "":
-		w := c.dispose(ctx, st, loc, now)
 		st.Message = "the job is deleted; disposing of its savepoints as the policy says, " + loc + " now"
-		return Result{RequeueAfter: c.bounded(w)}, nil
+		return Result{RequeueAfter: c.bounded(wait)}, nil
 	case wait > 0:
 		st.Message = "the job is deleted; a disposal of its savepoints failed and is tried again in " + wait.Round(time.Second).String()
 		return Result{RequeueAfter: c.bounded(wait)}, nil
@@ -445,7 +447,16 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 	c.set(st, plan.State, plan.Reason, plan.Message)
 	if plan.Dispose != "" && obs.Requests < MaxRequestsPerCall {
 		obs.Requests++
-		plan.RequeueAfter = min(plan.RequeueAfter, c.dispose(ctx, st, plan.Dispose, now))
+		next := func(kept ...string) (string, time.Duration) { return c.nextDisposal(spec, st, &plan, now, kept...), 0 }
+		switch _, w, err := c.disposeChecked(ctx, spec, st, now, next); {
+		case err != nil:
+			// Nothing is sent until the store says what it keeps.
+			plan.RequeueAfter = min(plan.RequeueAfter, c.retry())
+		case w > 0:
+			plan.RequeueAfter = min(plan.RequeueAfter, w)
+		}
+	} else if plan.Dispose == "" {
+		c.dropKeptDisposal(ctx, spec, st, nil)
 	}
 	if plan.Situation != SituationRunning || obs.Job == nil {
 		return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil

@@ -49,33 +49,80 @@ type SavepointDisposal struct {
 }
 
 // retentionFor is the retention a call applies: the spec's policy,
-// bounded by what a status holds, and what may not go.
+// bounded by what a status holds, and what may not go (neverDisposed).
 func (c *Controller) retentionFor(spec JobSpec, st *JobStatus) savepoint.RetentionOptions {
 	r := c.retention(spec.Savepoints, st)
 	if r.MaxCount <= 0 || r.MaxCount > MaxStoredSavepoints {
 		r.MaxCount = MaxStoredSavepoints
 	}
-	if spec.Restore.Path != "" {
-		r.InUse = append(r.InUse, spec.Restore.Path)
-	}
+	r.InUse = append(r.InUse, neverDisposed(spec, st)...)
 	return r
+}
+
+// neverDisposed lists the savepoints of st that no disposal may touch
+// in a call with spec (invariant 16), as far as the status and the spec
+// say: the job's newest state (Latest, and the newest record of the
+// history), the state a rollback restores (UpgradeFrom), the restore
+// point of the last or in-flight action and the restore requests (the
+// action's and the spec's), and the savepoint or state a teardown kept:
+// a Delete's final savepoint. The restore-point store's record is read
+// at the act (storedRestorePoint).
+func neverDisposed(spec JobSpec, st *JobStatus) []string {
+	p := &st.Progress
+	locs := []string{st.Latest.Location, st.UpgradeFrom.Location, p.RestoreFrom, p.Request.Path, spec.Restore.Path}
+	if newest, ok := st.Savepoints.Latest(); ok {
+		locs = append(locs, newest.Location)
+	}
+	if as := st.ActionSpec; as != nil {
+		locs = append(locs, as.Restore.Path)
+	}
+	if st.Action == ActionTeardown {
+		locs = append(locs, p.Location, p.Savepoint.Location, teardownRecord(p).Location)
+	}
+	return slices.DeleteFunc(locs, func(l string) bool { return l == "" })
 }
 
 // nextDisposal is the savepoint the ledger disposes of at this call:
 // the one in progress, else the oldest the retention chooses; "" when
 // none, when an action is in flight or starts, or when no JobManager is
-// there to dispose of it.
-func (c *Controller) nextDisposal(spec JobSpec, st *JobStatus, p *Plan, now time.Time) string {
+// there to dispose of it. A recorded disposal whose request Flink has
+// not acknowledged is passed over when its savepoint is now one that
+// may not go (neverDisposed, or a location of kept): it was chosen
+// before, and is not sent again (dropKeptDisposal forgets it).
+func (c *Controller) nextDisposal(spec JobSpec, st *JobStatus, p *Plan, now time.Time, kept ...string) string {
 	if p.Action != "" || p.InFlight || p.Situation == SituationUnreachable || !c.canDispose(st) {
 		return ""
 	}
-	if d := st.Disposing.Location; d != "" && hasLocation(st.Savepoints.Records, d) {
+	if d := recordedDisposal(spec, st, kept); d != "" {
 		return d
 	}
-	if chosen := savepoint.ChooseDisposals(st.Savepoints.Records, c.retentionFor(spec, st), now); len(chosen) > 0 {
+	r := c.retentionFor(spec, st)
+	r.InUse = append(r.InUse, kept...)
+	if chosen := savepoint.ChooseDisposals(st.Savepoints.Records, r, now); len(chosen) > 0 {
 		return chosen[0].Location
 	}
 	return ""
+}
+
+// recordedDisposal is the savepoint of the disposal recorded in st to go
+// on with: "" when none is recorded, when its savepoint left the
+// history, or when it is one that may not go now (neverDisposed or
+// kept) and Flink has not acknowledged its request.
+func recordedDisposal(spec JobSpec, st *JobStatus, kept []string) string {
+	d := st.Disposing
+	switch {
+	case d.Location == "" || !hasLocation(st.Savepoints.Records, d.Location):
+		return ""
+	case d.TriggerID == "" && mayNotGo(spec, st, kept, d.Location):
+		return ""
+	}
+	return d.Location
+}
+
+// mayNotGo reports whether loc is one of the savepoints no disposal may
+// touch in this call: neverDisposed, or a location of kept.
+func mayNotGo(spec JobSpec, st *JobStatus, kept []string, loc string) bool {
+	return slices.Contains(neverDisposed(spec, st), loc) || slices.Contains(kept, loc)
 }
 
 // canDispose reports whether a JobManager is there to dispose of
@@ -88,17 +135,20 @@ func (c *Controller) canDispose(st *JobStatus) bool {
 // deleteDisposals are the savepoints a Delete disposes of once the job
 // is torn down: those the policy (SavepointPolicy.DisposeOnDelete) or
 // the record (savepoint.OnDeleteDispose) says, never the final one
-// (Latest) nor one a record keeps, nor one given up.
-func (c *Controller) nextDeleteDisposal(spec JobSpec, st *JobStatus, now time.Time) (loc string, wait time.Duration) {
+// (Latest, and the teardown's savepoint whatever the times of other
+// records) nor any other that may not go (neverDisposed, kept), nor one
+// a record keeps, nor one given up.
+func (c *Controller) nextDeleteDisposal(spec JobSpec, st *JobStatus, now time.Time, kept ...string) (loc string, wait time.Duration) {
 	if !c.canDispose(st) {
 		return "", 0
 	}
-	if d := st.Disposing.Location; d != "" && hasLocation(st.Savepoints.Records, d) {
+	if d := recordedDisposal(spec, st, kept); d != "" {
 		return d, 0
 	}
+	never := append(neverDisposed(spec, st), kept...)
 	for _, r := range st.Savepoints.Records {
 		goes := r.OnDelete == savepoint.OnDeleteDispose || r.OnDelete == savepoint.OnDeletePolicy && spec.Savepoints.DisposeOnDelete
-		if !goes || r.Location == st.Latest.Location || r.Disposal.GaveUp {
+		if !goes || slices.Contains(never, r.Location) || r.Disposal.GaveUp {
 			continue
 		}
 		if w := r.Disposal.RetryAt.Sub(now); r.Disposal.Failed() && w > 0 {
@@ -110,6 +160,72 @@ func (c *Controller) nextDeleteDisposal(spec JobSpec, st *JobStatus, now time.Ti
 		return r.Location, 0
 	}
 	return "", wait
+}
+
+// disposeChecked is the act of the ledger's disposals, in Reconcile and
+// in Delete: choose names the savepoint to dispose of (and how long to
+// wait for one whose retry has not come), given locations kept beyond
+// neverDisposed. The choice is made again from the status as it is at
+// the act, and a savepoint the restore-point store keeps under the
+// Controller's Name (read now) is kept too. A recorded disposal whose
+// savepoint may not go any more is dropped, its record kept, before
+// anything is sent. It takes one step of the disposal chosen and
+// returns it, and when to call again; loc is "" when nothing was sent
+// (wait then is when a failed disposal may be tried again). A store
+// that cannot be read sends nothing, with its error.
+func (c *Controller) disposeChecked(ctx context.Context, spec JobSpec, st *JobStatus, now time.Time,
+	choose func(kept ...string) (string, time.Duration)) (loc string, wait time.Duration, err error) {
+	loc, wait = choose()
+	switch {
+	case loc == "":
+		c.dropKeptDisposal(ctx, spec, st, nil)
+		return "", wait, nil
+	case loc == st.Disposing.Location && st.Disposing.TriggerID != "":
+		// Acknowledged by Flink: polled, nothing is sent.
+		return loc, c.dispose(ctx, st, loc, now), nil
+	}
+	stored, err := c.storedRestorePoint(ctx)
+	if err != nil {
+		return "", 0, fmt.Errorf("lifecycle: reading the restore point of %q before a disposal: %w", c.Name, err)
+	}
+	var kept []string
+	if stored != "" {
+		kept = []string{stored}
+	}
+	c.dropKeptDisposal(ctx, spec, st, kept)
+	if loc, wait = choose(kept...); loc == "" {
+		return "", wait, nil
+	}
+	return loc, c.dispose(ctx, st, loc, now), nil
+}
+
+// storedRestorePoint is the location the restore-point store keeps for
+// the Controller's Name; "" without a store or name, or when it keeps
+// none.
+func (c *Controller) storedRestorePoint(ctx context.Context) (string, error) {
+	if c.Store == nil || c.Name == "" {
+		return "", nil
+	}
+	rec, ok, err := c.Store.Get(ctx, c.Name)
+	if err != nil || !ok {
+		return "", err
+	}
+	return rec.Location, nil
+}
+
+// dropKeptDisposal forgets the disposal recorded in st when its
+// savepoint may not go now (neverDisposed, or a location of kept) and
+// Flink has not acknowledged its request: chosen in an earlier call
+// (a restore or a record since made it one to keep), it is not sent.
+// The savepoint's record stays in the history.
+func (c *Controller) dropKeptDisposal(ctx context.Context, spec JobSpec, st *JobStatus, kept []string) {
+	d := st.Disposing
+	if d.Location == "" || d.TriggerID != "" || !mayNotGo(spec, st, kept, d.Location) {
+		return
+	}
+	st.Disposing = SavepointDisposal{}
+	c.reportDisposal(ctx, st, d.Location, OutcomeNotNeeded, "the disposal of savepoint "+d.Location+
+		" is dropped before it was sent: the savepoint is in use now (the job's newest state, a restore point, a restore request's or the store's)")
 }
 
 // dispose takes one step of the disposal of loc (one request) and

@@ -168,10 +168,39 @@ func TestPlanInvariants(t *testing.T) {
 				n++
 				where := fmt.Sprintf("%s / %s / %s: %s", sit, name, mode, p)
 				checkPlan(t, where, spec, pc.st, p)
+				for ledger, st := range ledgerCases(pc.st) {
+					spec := spec
+					spec.Savepoints = SavepointPolicy{MaxCount: 1, DisposeUpdate: true, DisposeUser: true}
+					p := c.PlanFor(spec, st, pc.obs, planNow)
+					n++
+					checkPlan(t, fmt.Sprintf("%s / %s / %s / %s: %s", sit, name, mode, ledger, p), spec, st, p)
+				}
 			}
 		}
 	}
 	t.Logf("%d plans checked", n)
+}
+
+// ledgerCases are variants of st with older savepoints in the history
+// (one the state a rollback restores, one the spec change "restore"
+// asks for) and a disposal recorded in an earlier call, not yet
+// acknowledged by Flink, of each of them and of the latest.
+func ledgerCases(st JobStatus) map[string]JobStatus {
+	old := func(loc string, age time.Duration) savepoint.Record {
+		return savepoint.Record{Location: loc, Time: planNow.Add(-age), Reason: savepoint.ReasonScheduled, JobID: st.JobID}
+	}
+	from, restore, plain := old("file:/sp/from", 3*time.Hour), old("file:/sp/old", 2*time.Hour), old("file:/sp/plain", 90*time.Minute)
+	out := map[string]JobStatus{}
+	for _, disposing := range []string{"", from.Location, restore.Location, plain.Location, st.Latest.Location} {
+		v := *st.DeepCopy()
+		v.Savepoints = v.Savepoints.Add(from, restore, plain)
+		v.UpgradeFrom = from
+		if disposing != "" {
+			v.Disposing = SavepointDisposal{Location: disposing, Started: planNow.Add(-time.Minute)}
+		}
+		out["disposing "+disposing] = v
+	}
+	return out
 }
 
 func checkPlan(t *testing.T, where string, spec JobSpec, st JobStatus, p Plan) {
@@ -192,5 +221,17 @@ func checkPlan(t *testing.T, where string, spec JobSpec, st JobStatus, p Plan) {
 	}
 	if p.Action == ActionRestart && p.RestorePoint.Location != "" && st.Latest.Location != "" && p.RestorePoint.Time.Before(st.Latest.Time) {
 		t.Errorf("%s: restarts from state older than the latest savepoint", where)
+	}
+	// Invariant 16: a disposal, also one recorded in an earlier call,
+	// never goes to a savepoint that may not go now.
+	if p.Dispose != "" && !(st.Disposing.Location == p.Dispose && st.Disposing.TriggerID != "") {
+		never := map[string]bool{st.Latest.Location: true, st.UpgradeFrom.Location: true, st.Progress.RestoreFrom: true, spec.Restore.Path: true}
+		if newest, ok := st.Savepoints.Latest(); ok {
+			never[newest.Location] = true
+		}
+		if never[p.Dispose] {
+			t.Errorf("%s: disposes of %s, which may not go (latest %s, upgraded from %s, restore request %q)",
+				where, p.Dispose, st.Latest.Location, st.UpgradeFrom.Location, spec.Restore.Path)
+		}
 	}
 }
