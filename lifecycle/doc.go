@@ -60,10 +60,19 @@
 // request per call beside what else the call does (Plan.Dispose). It never
 // disposes of the newest savepoint, the one the job started from, the one
 // a rollback would restore, nor the one the spec's restore request names.
+// These are checked at the act, in the call that sends the disposal,
+// against the status and spec of that call and the restore-point store's
+// record under the Controller's Name (read then), never only where the
+// disposal was chosen: a disposal recorded in an earlier call (say, before
+// Flink answered 503) whose savepoint is one of them now, because a
+// restore started the job from it or it became the newest state, is
+// dropped before it is sent, its record kept in the history.
 // A disposal is recorded before it is sent (JobStatus.Disposing); a
 // failed one keeps its record with a typed error (savepoint.Disposal) and
 // is tried again after RetryInterval, doubled each time, at most
-// MaxDisposeAttempts times. Delete keeps the final savepoint and, as
+// MaxDisposeAttempts times. Delete keeps the final savepoint (the one its
+// teardown took, whatever the times of records imported meanwhile: it
+// becomes Latest and the store's) and, as
 // SavepointPolicy.DisposeOnDelete and each record's OnDelete say, disposes
 // of the others before it returns Done. An action that did not
 // succeed is tried again with the same spec after RetryInterval; a new
@@ -250,6 +259,19 @@
 // as the operation's only if it was triggered at or after the trigger
 // time (to Flink's milliseconds): one taken meanwhile by someone else,
 // or by a schedule, never stands in for it.
+//
+// TakeSavepoint does not send again a trigger that was never answered and
+// was recorded (or last cleared) more than a minute before: a request
+// sent with it, whose answer was lost, may have taken a savepoint, and
+// once Flink forgot the trigger id (rest.async.store-duration, or a
+// JobManager restart) the same id would start a second one and leave the
+// first on storage, never recorded. It reads the job's checkpoint history
+// first: a savepoint completed since the trigger time, and triggered
+// within that minute of it, is recorded as the operation's
+// (Succeeded, found in the history); one in progress is waited for; only
+// when the history shows none is the trigger sent (Progress.Resend). A
+// stop with savepoint is not looked up so: a stop whose first request
+// took effect ended the job, which the stop sent again learns from Flink.
 //
 // An answer that Flink does not know the job, also a savepoint that
 // completes with FlinkJobNotFoundException, is checked against Flink's

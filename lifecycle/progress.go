@@ -140,6 +140,17 @@ type Progress struct {
 	Strategy StopStrategy `json:"strategy,omitempty"`
 	// Savepoint is the status of the savepoint operation, if any.
 	Savepoint savepoint.Status `json:"savepoint,omitzero"`
+	// Resend is when the job's checkpoint history last showed no
+	// savepoint of the recorded trigger, which Flink had not
+	// acknowledged, before it was sent again (format 5): a trigger
+	// recorded, or cleared so, longer ago than Flink surely keeps a
+	// trigger id is looked up in the history before it is sent, as a
+	// request sent with it before may have taken a savepoint whose id
+	// Flink forgot since.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Resend time.Time `json:"resend,omitzero"`
 	// Location is the savepoint's location once known. It is never cleared.
 	Location string `json:"location,omitempty"`
 	// JarID is the uploaded jar Submit runs.

@@ -241,12 +241,13 @@ func ledgerRecord(rec savepoint.Record) savepoint.Record {
 }
 
 // goldenProgress5 is the Progress of the format-version-5 fixture, which
-// added CheckpointID and the savepoint records' delete choice and
+// added CheckpointID, Resend and the savepoint records' delete choice and
 // disposal: every field set.
 var goldenProgress5 = func() Progress {
 	p := goldenProgress4
 	p.FormatVersion = 5
 	p.CheckpointID = 42
+	p.Resend = p.Savepoint.TriggerTime.Add(forgetAfter)
 	p.Observed.Latest = ledgerRecord(p.Observed.Latest)
 	return p
 }()

@@ -77,6 +77,7 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 	p.Phase = PhaseSavepoint
 	p.Deadline = deadline
 	p.Savepoint = savepoint.Begin(kind, job, trigger, reason, now, deadline)
+	p.Resend = time.Time{}
 }
 
 // unsent reports whether the trigger of p's savepoint was never answered:
@@ -105,6 +106,118 @@ func firstSend(p *Progress, now time.Time) {
 	}
 	st.Deadline = now.Add(st.Deadline.Sub(st.TriggerTime))
 	p.Deadline = st.Deadline
+}
+
+// forgetAfter is how long after a savepoint trigger was recorded (or its
+// lookup last showed no savepoint of it) it is sent again without a look
+// at the job's checkpoint history first. A request sent with it before,
+// whose answer was lost, may have taken a savepoint; Flink answers the
+// same trigger id with that savepoint's operation for as long as it keeps
+// the id (rest.async.store-duration after the operation completed, 5
+// minutes by default), but once it forgot it (that duration passed, or
+// its JobManager restarted), the same id starts a second savepoint and
+// the first would be left on storage, never recorded. As no request is
+// sent without a lookup later than this after the time it counts from,
+// a savepoint the lookup counts as this one was triggered at most this
+// long after it.
+const forgetAfter = time.Minute
+
+// mayBeForgotten reports whether the trigger of st, a savepoint of
+// TakeSavepoint that Flink never acknowledged, may have been sent and
+// taken long enough ago that Flink forgot its id: the job's checkpoint
+// history is read before it is sent again. A stop's savepoint is not
+// looked up so: a savepoint found would be followed by the job's stop or
+// cancel, and one someone else took would lose the state since; a stop
+// whose first request took effect ended the job, which Flink answers
+// when it is sent again.
+func mayBeForgotten(p *Progress, st savepoint.Status, now time.Time) bool {
+	return p.Operation == opTakeSavepoint && st.NeedsTrigger() && st.TriggerID != "" && !st.TriggerTime.IsZero() &&
+		!now.Before(resendFrom(p, st).Add(forgetAfter))
+}
+
+// resendFrom is the time the trigger of st, never acknowledged, was
+// recorded or last found in no savepoint of the job's checkpoint history.
+func resendFrom(p *Progress, st savepoint.Status) time.Time {
+	return later(st.TriggerTime, p.Resend)
+}
+
+// lookupBeforeResend reads the job's checkpoint history before the
+// trigger of st, recorded long ago and never acknowledged, is sent
+// again (invariant 2): a savepoint completed since the trigger time, and
+// triggered at most forgetAfter after it was last sent without a lookup,
+// is the one an earlier request took, recorded as found (Recovered);
+// while one is in progress the status stays Pending and the history is
+// read again later; when it shows none, the trigger is sent
+// (p.Resend). A read that fails counts as a poll's error would.
+func lookupBeforeResend(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
+	stats, err := c.Checkpoints(ctx, st.JobID)
+	if err != nil {
+		next := savepoint.AfterPoll(st, nil, err, now)
+		if next.State == savepoint.Pending && next.Attempts == 0 {
+			// A definite answer that the history is not there to read
+			// (another 404): nothing will show the savepoint.
+			p.Resend = now
+		}
+		return next
+	}
+	stats = onlyUntil(stats, resendFrom(p, st).Add(forgetAfter))
+	lost := st
+	lost.State = savepoint.Lost
+	if found := recoverSince(lost, stats, st.TriggerTime, now); found.State == savepoint.Succeeded {
+		return found
+	}
+	next := st
+	next.LastUpdate, next.Attempts, next.LastError, next.LastErrorCode = now, 0, "", 0
+	if !savepointInProgress(stats, st.TriggerTime) {
+		p.Resend = now
+	}
+	return savepoint.CheckDeadline(next, now)
+}
+
+// onlyUntil returns a copy of stats in which savepoints triggered after
+// until are no candidates of savepoint.Recover, as onlySince does for
+// those triggered before its time.
+func onlyUntil(stats *flinkapi.CheckpointStatistics, until time.Time) *flinkapi.CheckpointStatistics {
+	late := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
+		if c.IsSavepoint && c.TriggerTime.After(until) {
+			switch c.Status {
+			case flinkapi.CheckpointCompleted:
+				c.Discarded = true
+			case flinkapi.CheckpointInProgress:
+				c.Status = flinkapi.CheckpointFailed
+			}
+		}
+		return c
+	}
+	out := *stats
+	out.History = make([]flinkapi.CheckpointStats, len(stats.History))
+	for i, c := range stats.History {
+		out.History[i] = late(c)
+	}
+	if stats.LatestSavepoint != nil {
+		c := late(*stats.LatestSavepoint)
+		out.LatestSavepoint = &c
+	}
+	return &out
+}
+
+// savepointInProgress reports whether stats show a savepoint in
+// progress that was triggered at or after since, as recoverSince counts
+// them.
+func savepointInProgress(stats *flinkapi.CheckpointStatistics, since time.Time) bool {
+	from := since.Truncate(time.Millisecond) // Flink records trigger times in milliseconds
+	in := func(c *flinkapi.CheckpointStats) bool {
+		return c != nil && c.IsSavepoint && c.Status == flinkapi.CheckpointInProgress && !c.TriggerTime.IsZero() && !c.TriggerTime.Before(from)
+	}
+	if in(stats.LatestSavepoint) {
+		return true
+	}
+	for i := range stats.History {
+		if in(&stats.History[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // recoverSince looks for the savepoint of the Lost status st in the
@@ -210,6 +323,8 @@ func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send fun
 		return st, false, moved
 	case st.NeedsJobList():
 		return confirmJob(ctx, c, p, st, now, t), false, true
+	case mayBeForgotten(p, st, now):
+		return lookupBeforeResend(ctx, c, p, st, now), false, true
 	case st.NeedsTrigger():
 		op, err := send()
 		return savepoint.AfterTrigger(st, op, err, now), false, true
@@ -384,6 +499,10 @@ func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
 	case p.Savepoint.NeedsJobList():
 		// Flink's job list is asked next, at once: the operation ended.
 		return 0
+	case mayBeForgotten(p, p.Savepoint, now):
+		// A savepoint in progress since the trigger, maybe the one an
+		// earlier request took: the history is read again.
+		return t.backoff(3)
 	case p.Savepoint.NeedsTrigger() && p.Requests > 0:
 		// Triggered again after the tasks were not running.
 		return t.backoff(p.Requests)
