@@ -173,3 +173,31 @@ func TestResentTriggerRecordsTheFirstSavepoint(t *testing.T) {
 		t.Errorf("savepoint %s: %s; latest %s", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Latest.Location)
 	}
 }
+
+// TestDisposalKeepsTheStoresRestorePoint: the restore-point store keeps
+// an old savepoint of the history under the deployment's name (a later
+// deploy under the name starts from it). The retention, which cannot
+// see the store when it chooses, picks it; the act reads the store and
+// disposes of the others instead.
+func TestDisposalKeepsTheStoresRestorePoint(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Savepoints = SavepointPolicy{Interval: policy.Duration(time.Minute)}
+	k.settle("deploy", spec)
+	k.run(spec, 4*time.Minute)
+	if len(k.st.Savepoints.Records) < 3 {
+		t.Fatalf("%d savepoints", len(k.st.Savepoints.Records))
+	}
+	kept := k.st.Savepoints.Records[0]
+	if err := k.store.Put(context.Background(), "app/counter", kept); err != nil {
+		t.Fatal(err)
+	}
+	spec.Savepoints = SavepointPolicy{MaxCount: 1}
+	k.run(spec, 5*time.Minute)
+	if !k.onStorage(kept.Location) || !hasLocation(k.st.Savepoints.Records, kept.Location) {
+		t.Errorf("the store's restore point %s was disposed of", kept.Location)
+	}
+	if n := len(k.st.Savepoints.Records); n != 2 {
+		t.Errorf("%d savepoints in the history, want the store's and the newest", n)
+	}
+}
