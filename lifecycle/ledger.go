@@ -62,14 +62,18 @@ func (c *Controller) retentionFor(spec JobSpec, st *JobStatus) savepoint.Retenti
 // neverDisposed lists the savepoints of st that no disposal may touch
 // in a call with spec (invariant 16), as far as the status and the spec
 // say: the job's newest state (Latest, and the newest record of the
-// history), the state a rollback restores (UpgradeFrom), the restore
+// history), the state a rollback restores (UpgradeFrom, until the
+// deployment is deleted: no rollback follows a Delete), the restore
 // point of the last or in-flight action and the restore requests (the
 // action's and the spec's), and the savepoint or state a teardown kept:
 // a Delete's final savepoint. The restore-point store's record is read
 // at the act (storedRestorePoint).
 func neverDisposed(spec JobSpec, st *JobStatus) []string {
 	p := &st.Progress
-	locs := []string{st.Latest.Location, st.UpgradeFrom.Location, p.RestoreFrom, p.Request.Path, spec.Restore.Path}
+	locs := []string{st.Latest.Location, p.RestoreFrom, p.Request.Path, spec.Restore.Path}
+	if !deleted(st) {
+		locs = append(locs, st.UpgradeFrom.Location)
+	}
 	if newest, ok := st.Savepoints.Latest(); ok {
 		locs = append(locs, newest.Location)
 	}

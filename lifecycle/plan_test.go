@@ -225,7 +225,8 @@ func checkPlan(t *testing.T, where string, spec JobSpec, st JobStatus, p Plan) {
 	// Invariant 16: a disposal, also one recorded in an earlier call,
 	// never goes to a savepoint that may not go now.
 	if p.Dispose != "" && !(st.Disposing.Location == p.Dispose && st.Disposing.TriggerID != "") {
-		never := map[string]bool{st.Latest.Location: true, st.UpgradeFrom.Location: true, st.Progress.RestoreFrom: true, spec.Restore.Path: true}
+		// The state a rollback restores, until the deployment is deleted.
+		never := map[string]bool{st.Latest.Location: true, st.UpgradeFrom.Location: !deleted(&st), st.Progress.RestoreFrom: true, spec.Restore.Path: true}
 		if newest, ok := st.Savepoints.Latest(); ok {
 			never[newest.Location] = true
 		}
