@@ -169,7 +169,10 @@ type Plan struct {
 	// Dispose is the savepoint of the history the savepoint ledger
 	// disposes of at this call, beside whatever else the plan does (the
 	// retention of SavepointPolicy; one request per call); empty when
-	// none is due or an action is in flight or starts.
+	// none is due or an action is in flight or starts. Reconcile checks
+	// it again when it sends the disposal, against the status of that
+	// moment and the restore-point store's record, and disposes of
+	// another (or none) when it may not go.
 	Dispose string `json:"dispose,omitempty"`
 	// Request is the one-shot request (JobSpec.Requests) the plan carries
 	// out, by Action or, for one with nothing to do, by Reason alone; its
