@@ -30,7 +30,10 @@ func (t *TakeSavepoint) clock() Clock { return clockOr(t.Clock) }
 // in p.Savepoint and sends nothing; store p, then call again: the next
 // Step sends the trigger with that id, later ones re-send it after
 // transient errors, poll the result, and look a savepoint whose trigger id
-// Flink forgot up in the job's checkpoint history. The operation ends
+// Flink forgot up in the job's checkpoint history. A trigger never
+// answered and recorded more than a minute before is looked up there too
+// before it is sent again: a request sent with it, whose answer was lost,
+// may have taken the savepoint (see Progress.Resend). The operation ends
 // Succeeded with p.Location set, or in another Outcome, at the latest at
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
