@@ -133,44 +133,59 @@ func TestDeleteKeepsItsFinalSavepointOverAnImport(t *testing.T) {
 }
 
 // TestResentTriggerRecordsTheFirstSavepoint: the trigger of a periodic
-// savepoint is recorded and sent, and the status write after it is lost.
-// The caller comes back after Flink forgot the trigger id (its result
-// store expired). The savepoint the first request took is in the job's
-// checkpoint history: it is recorded, not taken a second time, and
-// every savepoint of the job on storage is in the history.
+// savepoint is recorded and sent, and the caller does not learn that it
+// took effect: the status write after it is lost, or Flink's answer is a
+// 503 sent after the savepoint started. The caller comes back after Flink
+// forgot the trigger id (its result store expired). The savepoint the
+// first request took is in the job's checkpoint history: it is recorded,
+// not taken a second time, and every savepoint of the job on storage is
+// in the history.
 func TestResentTriggerRecordsTheFirstSavepoint(t *testing.T) {
-	k := newCluster(t, true)
-	spec := k.spec("/out")
-	spec.Savepoints = SavepointPolicy{Interval: policy.Duration(10 * time.Minute)}
-	k.settle("deploy", spec)
-	k.until("trigger recorded", spec, 500, func(st *JobStatus) bool {
-		return st.Action == ActionSavepoint && st.InFlight() && unsent(&st.Progress)
-	})
-	stored := *k.st.DeepCopy()
-	triggers := count(k.srv, "POST /jobs/:jobid/savepoints")
-	k.call(spec, false)
-	if count(k.srv, "POST /jobs/:jobid/savepoints") != triggers+1 {
-		t.Fatalf("the trigger was not sent: %+v", k.st.Progress.Savepoint)
-	}
-	k.st = stored // the status write after the trigger is lost
-	k.srv.Clock().Advance(7 * time.Minute)
-	k.until("savepoint recorded", spec, 200, func(st *JobStatus) bool { return !st.InFlight() })
-	k.run(spec, time.Minute)
-	var taken []string
-	for _, s := range k.srv.Snapshots() {
-		if s.Job != k.st.JobID || !s.Savepoint {
-			continue
-		}
-		taken = append(taken, s.Location)
-		if !s.Removed && !hasLocation(k.st.Savepoints.Records, s.Location) {
-			t.Errorf("savepoint %s (trigger %s, taken %v) is on storage and not in the history", s.Location, s.TriggerID, s.Taken)
-		}
-	}
-	if len(taken) != 1 {
-		t.Errorf("%d savepoints taken for one trigger: %v", len(taken), taken)
-	}
-	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.Latest.Location != taken[0] {
-		t.Errorf("savepoint %s: %s; latest %s", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Latest.Location)
+	for _, lost := range []string{"status write", "answer"} {
+		t.Run(lost, func(t *testing.T) {
+			k := newCluster(t, true)
+			spec := k.spec("/out")
+			spec.Savepoints = SavepointPolicy{Interval: policy.Duration(10 * time.Minute)}
+			k.settle("deploy", spec)
+			k.until("trigger recorded", spec, 500, func(st *JobStatus) bool {
+				return st.Action == ActionSavepoint && st.InFlight() && unsent(&st.Progress)
+			})
+			stored := *k.st.DeepCopy()
+			triggers := count(k.srv, "POST /jobs/:jobid/savepoints")
+			if lost == "answer" {
+				if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Route: "POST /jobs/:jobid/savepoints", Status: 503, After: true, Times: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			k.call(spec, false)
+			if count(k.srv, "POST /jobs/:jobid/savepoints") != triggers+1 {
+				t.Fatalf("the trigger was not sent: %+v", k.st.Progress.Savepoint)
+			}
+			if lost == "status write" {
+				k.st = stored
+			} else if k.st.Progress.Savepoint.Attempts != 1 {
+				t.Fatalf("the 503 was not counted: %+v", k.st.Progress.Savepoint)
+			}
+			k.srv.Clock().Advance(7 * time.Minute) // the caller is away
+			k.until("savepoint recorded", spec, 200, func(st *JobStatus) bool { return !st.InFlight() })
+			k.run(spec, time.Minute)
+			var taken []string
+			for _, s := range k.srv.Snapshots() {
+				if s.Job != k.st.JobID || !s.Savepoint {
+					continue
+				}
+				taken = append(taken, s.Location)
+				if !s.Removed && !hasLocation(k.st.Savepoints.Records, s.Location) {
+					t.Errorf("savepoint %s (trigger %s, taken %v) is on storage and not in the history", s.Location, s.TriggerID, s.Taken)
+				}
+			}
+			if len(taken) != 1 {
+				t.Fatalf("%d savepoints taken for one trigger: %v", len(taken), taken)
+			}
+			if k.st.Progress.Outcome != OutcomeSucceeded || k.st.Latest.Location != taken[0] {
+				t.Errorf("savepoint %s: %s; latest %s", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Latest.Location)
+			}
+		})
 	}
 }
 
