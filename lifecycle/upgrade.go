@@ -470,10 +470,12 @@ func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepStop steps the stop of the old job, and goes on once it ended.
 func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && p.Requests == 0 && stale(p, now) {
-		// The caller was away between the decision and the cancel:
-		// the checkpoint recorded may have been discarded since, and
-		// the job has checkpointed on, past the state recorded.
+	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && stale(p, now) {
+		// The caller was away between the decision and the cancel, or
+		// between a cancel that did not take (the job was read running
+		// since) and the one sent again: the checkpoint recorded may
+		// have been discarded since, and the job has checkpointed on,
+		// past the state recorded.
 		p.Steps++
 		return r.reobserve(p, now), nil
 	}
@@ -600,6 +602,15 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	switch {
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
+	case err == nil && cachedSubsumed(p, stats):
+		// Flink discards a checkpoint of a job that has not ended once
+		// a newer one completed: statistics whose latest is discarded
+		// were answered from Flink's cache, filled before that one
+		// completed. They tell nothing of what the job retains: the
+		// job is read again once the cache has passed.
+		p.Phase, p.LastError = PhaseObserve, "the checkpoint statistics Flink answered from its cache show the latest checkpoint discarded"
+		p.Deadline = later(p.Deadline, now.Add(r.timing.cache()+r.timing.poll()))
+		return Result{RequeueAfter: r.timing.cache()}, nil
 	case err == nil:
 		p.Observed.CheckpointRead = now
 		dropDiscarded(p, stats)
@@ -613,7 +624,15 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 			p.Observed.Reread, p.Phase, p.LastError = true, PhaseObserve, ""
 			return Result{}, nil
 		}
-	case flinkapi.IsJobNotFound(err), permanent(err):
+	case flinkapi.IsJobNotFound(err):
+		// A JobManager failing over answers so while it recovers the
+		// job: no answer that the job has no statistics. Flink's job
+		// list confirms it first (confirmGone); if the list shows the
+		// job, its state and statistics are read again.
+		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Phase, p.Requests = PhaseObserve, 1
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	case permanent(err):
 		// No statistics: decide on what is known.
 	default:
 		p.LastError = errMessage(err)
@@ -621,6 +640,14 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// cachedSubsumed reports whether stats, read of p's job that was not
+// seen ended, show its latest completed checkpoint discarded: Flink
+// subsumed it after its cache answered them.
+func cachedSubsumed(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
+	c := stats.LatestCompleted
+	return c != nil && c.Discarded && !c.IsSavepoint && !ended(p) && !p.Observed.State.IsGloballyTerminal()
 }
 
 // newerSavepoint makes the job's latest completed savepoint in stats the

@@ -1,0 +1,131 @@
+package lifecycle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
+)
+
+// lastStateUpgrade is a last-state upgrade of the old job, whose caller
+// knows the savepoint latest.
+func lastStateUpgrade(e *env, old flinkapi.JobID, latest savepoint.Record) func() Stepper {
+	return func() Stepper {
+		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Latest: latest, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
+			JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+	}
+}
+
+// newestCheckpoint is the newest checkpoint of job the fake's disk holds.
+func newestCheckpoint(e *env, job flinkapi.JobID) flinktest.Snapshot {
+	var newest flinktest.Snapshot
+	for _, s := range e.srv.Snapshots() {
+		if s.Job == job && !s.Savepoint && !s.Removed && s.Taken.After(newest.Taken) {
+			newest = s
+		}
+	}
+	return newest
+}
+
+// wantFromNewestCheckpoint checks that the upgrade of old that ended in
+// res started the new job from old's newest retained checkpoint, not from
+// the savepoint latest.
+func wantFromNewestCheckpoint(t *testing.T, e *env, old flinkapi.JobID, latest savepoint.Record, res Result, p *Progress) {
+	t.Helper()
+	if res.Outcome != OutcomeSucceeded {
+		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
+	}
+	info, _ := e.srv.Job(p.NewJobID)
+	if info.RestoredFrom == latest.Location {
+		t.Fatalf("restored from the savepoint %q, 20 minutes older than the job's retained checkpoint", latest.Location)
+	}
+	if want := newestCheckpoint(e, old); info.RestoredFrom != want.Location || info.State != flinkapi.JobRunning || want.Location == "" {
+		t.Errorf("new job %s from %q, want it RUNNING from the old job's newest retained checkpoint %q", info.State, info.RestoredFrom, want.Location)
+	}
+}
+
+// TestVerifiedRestoreCachedDiscardedCheckpoint: the checkpoint
+// statistics a last-state upgrade reads come from Flink's cache, filled
+// 1.5 s earlier: their latest completed checkpoint has been subsumed
+// since (Flink shows it discarded). That is no answer that the job
+// retains no checkpoint: the statistics are read again once the cache
+// passed, and the new job starts from the newest checkpoint, not from
+// the caller's savepoint 20 minutes older.
+func TestVerifiedRestoreCachedDiscardedCheckpoint(t *testing.T) {
+	e := newEnv(t)
+	old := retainedJob(t, e)
+	latest := userSavepoint(t, e, old)
+	e.srv.Clock().Advance(20*time.Minute + 300*time.Millisecond)
+	if _, err := e.c.Checkpoints(context.Background(), old); err != nil { // fills Flink's cache
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(1500 * time.Millisecond)
+	cached, err := e.c.Checkpoints(context.Background(), old)
+	if err != nil || cached.LatestCompleted == nil || !cached.LatestCompleted.Discarded {
+		t.Fatalf("the cached statistics should show their latest checkpoint discarded: %+v %v", cached, err)
+	}
+	var p Progress
+	res := resume(t, e, lastStateUpgrade(e, old, latest), &p)
+	wantFromNewestCheckpoint(t, e, old, latest, res, &p)
+}
+
+// TestVerifiedRestoreCheckpointsNotFoundOnce: the one read of the
+// checkpoint statistics of a last-state upgrade answers 404 (a
+// JobManager failing over). It is no answer that the job has no
+// statistics: Flink's job list is asked, it shows the job, and the
+// statistics are read again; the new job starts from the newest
+// checkpoint, not from the caller's savepoint 20 minutes older.
+func TestVerifiedRestoreCheckpointsNotFoundOnce(t *testing.T) {
+	e := newEnv(t)
+	old := retainedJob(t, e)
+	latest := userSavepoint(t, e, old)
+	e.srv.Clock().Advance(20 * time.Minute)
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints", Job: old, Times: 1})
+	var p Progress
+	res := resume(t, e, lastStateUpgrade(e, old, latest), &p)
+	wantFromNewestCheckpoint(t, e, old, latest, res, &p)
+	if count(e.srv, "GET /jobs") == 0 {
+		t.Errorf("Flink's job list was not asked after the 404: %v", routes(e.srv))
+	}
+}
+
+// TestVerifiedRestoreCancelResentAfterAbsence: a last-state upgrade
+// records the job's latest checkpoint and sends the cancel, which Flink
+// answers 503 (it does not take). The caller is away for a minute, the
+// job checkpoints on every second and Flink discards the checkpoint
+// recorded. The cancel is not resent on that minute-old reading: the
+// decision is taken again on what Flink shows now. The statistics read
+// after the cancel answer 404 once (a failover); the new job starts from
+// the job's newest retained checkpoint, never from the discarded one.
+func TestVerifiedRestoreCancelResentAfterAbsence(t *testing.T) {
+	e := newEnv(t)
+	old := retainedJob(t, e)
+	latest := userSavepoint(t, e, old)
+	e.srv.Clock().Advance(20 * time.Minute)
+	mk := lastStateUpgrade(e, old, latest)
+	var p Progress
+	for p.Phase != PhaseCancel {
+		if res, err := mk().Step(context.Background(), &p); err != nil || res.Done {
+			t.Fatalf("before the cancel: %v %+v", err, p)
+		}
+	}
+	recorded := p.RestoreFrom
+	if p.RestoreKind != policy.KindCheckpoint || recorded == "" {
+		t.Fatalf("chose %s %q, want the job's latest checkpoint", p.RestoreKind, recorded)
+	}
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "PATCH /jobs/:jobid", Job: old, Times: 1})
+	if res, err := mk().Step(context.Background(), &p); err != nil || res.Done || p.Phase != PhaseWaitStopped || p.Requests == 0 {
+		t.Fatalf("cancel: %v %+v", err, p)
+	}
+	e.srv.Clock().Advance(time.Minute)
+	if ok, _ := e.srv.SavepointExists(recorded); ok {
+		t.Fatalf("the checkpoint recorded %s should have been discarded during the absence", recorded)
+	}
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints", Job: old, Times: 1})
+	res := resume(t, e, mk, &p)
+	wantFromNewestCheckpoint(t, e, old, latest, res, &p)
+}
