@@ -729,6 +729,9 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Preflight = &spec.Preflight // through an upgrade: the new parallelism against the slots and the maximum
 	case ActionHealthRestart:
 		u.Restore = st.Progress.Request
+	case ActionRestartRequest:
+		rp := spec.Restart
+		u.restartDown = &rp
 	case ActionRollback:
 		if st.UpgradeFrom.Location == "" {
 			break // a stateless update: back without state

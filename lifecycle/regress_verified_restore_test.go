@@ -129,3 +129,50 @@ func TestVerifiedRestoreCancelResentAfterAbsence(t *testing.T) {
 	res := resume(t, e, mk, &p)
 	wantFromNewestCheckpoint(t, e, old, latest, res, &p)
 }
+
+// TestVerifiedRestoreRestartRequestOfFailedJob: a job under the
+// Savepoint update mode (no fallback to last state) and a restart policy
+// that never restarts it fails, 20 minutes after its last savepoint; it
+// retains its checkpoints. A restart request starts it again from its
+// newest state, the retained checkpoint of a second before the failure,
+// as the restart policy chooses, not from the savepoint.
+func TestVerifiedRestoreRestartRequestOfFailedJob(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Job.FlinkConfiguration["restart-strategy.type"] = "none"
+	spec.Update = policy.UpdatePolicy{Mode: policy.UpgradeSavepoint}
+	spec.Restart.Mode = policy.RestartNever
+	k.settle("create", spec)
+	spec.Requests.Savepoint = "sp-1"
+	k.until("savepoint", spec, 100, func(st *JobStatus) bool {
+		return st.RequestsHandled.Savepoint == "sp-1" && !st.InFlight() && st.Latest.Location != ""
+	})
+	latest := k.st.Latest
+	k.srv.Clock().Advance(20 * time.Minute)
+	failed := k.st.JobID
+	if err := k.srv.FailJob(failed, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(5 * time.Second)
+	k.until("failed", spec, 20, func(st *JobStatus) bool { return st.JobState == flinkapi.JobFailed && !st.InFlight() })
+	spec.Requests.Restart = "restart-1"
+	k.until("restart request", spec, 300, func(st *JobStatus) bool {
+		return st.Action == ActionRestartRequest && st.Progress.Done() && !st.InFlight()
+	})
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == failed {
+		t.Fatalf("restart request: %s (%s)", k.st.Progress.Outcome, k.st.Progress.Reason)
+	}
+	var newest flinktest.Snapshot
+	for _, s := range k.srv.Snapshots() {
+		if s.Job == failed && !s.Savepoint && !s.Removed && s.Taken.After(newest.Taken) {
+			newest = s
+		}
+	}
+	info := k.job()
+	if info.RestoredFrom == latest.Location {
+		t.Fatalf("restarted from the savepoint %q, 20 minutes older than the failed job's retained checkpoint %q", latest.Location, newest.Location)
+	}
+	if newest.Location == "" || info.RestoredFrom != newest.Location {
+		t.Errorf("restarted from %q, want the failed job's newest retained checkpoint %q", info.RestoredFrom, newest.Location)
+	}
+}

@@ -97,6 +97,12 @@ type Upgrade struct {
 	// the Upgrade deploys anew without Job: the new job's id derives
 	// from it, so that the name's ids never lead to it (adopt.go).
 	detached flinkapi.JobID
+	// restartDown, if set, is the restart policy of a restart request
+	// (ActionRestartRequest): a job found down (failed, lost, cancelled,
+	// ended) is started again from its newest state, savepoint or
+	// retained checkpoint, within the restart policy's MaxStateAge,
+	// whatever the update mode (restartDecision).
+	restartDown *policy.RestartPolicy
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -133,6 +139,9 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 		op: "Upgrade", client: env.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name, deployer: u.Deployer, cluster: u.Cluster,
 		firstDeploy: u.FirstDeploy, detached: u.detached,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
+			if u.restartDown != nil && (obs.Job == nil || obs.Job.State.IsTerminal()) {
+				return restartDecision(u.Policy, *u.restartDown, obs, now)
+			}
 			return policy.EvaluateUpdate(u.Policy, obs, now)
 		},
 		restore: u.Restore, restoreHandled: u.RestoreHandled,
@@ -149,6 +158,20 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 	}
 	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
 	return r.step(ctx, p)
+}
+
+// restartDecision is the decision for a restart request of a job that
+// is down: the update policy's, but choosing the newest state among
+// savepoints and retained checkpoints within the restart policy's
+// MaxStateAge, as a restart does; a job under the Stateless mode with
+// no such state starts without state, as it would have.
+func restartDecision(up policy.UpdatePolicy, rp policy.RestartPolicy, obs policy.Observations, now time.Time) policy.Decision {
+	if up.Mode == policy.UpgradeStateless {
+		up.AllowStartWithoutState = true
+	}
+	up.Mode, up.FallbackToLastState = policy.UpgradeLastState, false
+	up.MaxStateAge = rp.WithDefaults().MaxStateAge
+	return policy.EvaluateUpdate(up, obs, now)
 }
 
 // Restart starts a job that failed (or that the JobManager lost) again, as
