@@ -131,7 +131,8 @@
 //
 // A job started outside the controller (from the Flink UI, the CLI, the
 // REST API or another operator) is taken over without a restart by
-// JobSpec.Adopt on a fresh status: ActionAdopt, two GETs; a job unknown
+// JobSpec.Adopt on a fresh status: ActionAdopt, two or three GETs, with
+// only state that outlives the job as its newest; a job unknown
 // to Flink or ended is refused (ReasonAdoptFailed), and nothing is
 // deployed while an adoption is pending. JobSpec.OnDelete Detach makes a
 // Delete leave the job running, untouched (ReasonDetached,

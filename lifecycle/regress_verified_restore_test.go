@@ -176,3 +176,78 @@ func TestVerifiedRestoreRestartRequestOfFailedJob(t *testing.T) {
 		t.Errorf("restarted from %q, want the failed job's newest retained checkpoint %q", info.RestoredFrom, newest.Location)
 	}
 }
+
+// savepointByHand takes a savepoint of job as a user would and returns
+// its location.
+func (k *cluster) savepointByHand(job flinkapi.JobID) string {
+	k.t.Helper()
+	op, err := k.c.TriggerSavepoint(context.Background(), job, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()})
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	k.srv.Clock().Advance(5 * time.Second)
+	res, err := k.c.OperationStatus(context.Background(), op)
+	if err != nil || res.Location == "" {
+		k.t.Fatalf("savepoint: %+v %v", res, err)
+	}
+	return res.Location
+}
+
+// TestVerifiedRestoreAdoptWithoutRetainedCheckpoints: a job started by
+// hand without externalized checkpoints (Flink discards its checkpoints
+// when it ends) and with a savepoint taken by hand is adopted 30 s after
+// the savepoint. Its latest checkpoint, newer, is no state that outlives
+// the job: the adoption records the savepoint as the newest state. When
+// the job fails, the Controller restarts it from the savepoint, instead
+// of trying a checkpoint Flink discarded with the job again and again.
+func TestVerifiedRestoreAdoptWithoutRetainedCheckpoints(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Job.FlinkConfiguration = map[string]string{"restart-strategy.type": "none"}
+	k.startByHand(spec, 10*time.Second)
+	sp := k.savepointByHand(userJob)
+	k.srv.Clock().Advance(30 * time.Second)
+	spec.Adopt = userJob
+	k.until("adopt", spec, 5, func(st *JobStatus) bool { return st.JobID == userJob && st.Action == ActionAdopt })
+	if k.st.Latest.Location != sp {
+		t.Fatalf("adopted with latest %q, want the savepoint %q: the job's checkpoints do not outlive it", k.st.Latest.Location, sp)
+	}
+	if err := k.srv.FailJob(userJob, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(5 * time.Second)
+	k.until("restart", spec, 100, func(st *JobStatus) bool {
+		return st.Action == ActionRestart && st.Progress.Done() && !st.InFlight()
+	})
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.job().RestoredFrom != sp {
+		t.Errorf("restart %s (%s), restored from %q, want from the savepoint %q", k.st.Progress.Outcome, k.st.Progress.Reason, k.job().RestoredFrom, sp)
+	}
+}
+
+// TestVerifiedRestoreAdoptStatisticsUnavailable: the checkpoint
+// statistics of a job to adopt answer 503 once. That is no answer that
+// the job has no state: the adoption waits and reads them again, and
+// records the job's savepoint in the history and its newest state
+// (its retained checkpoint, newer) as the status's latest.
+func TestVerifiedRestoreAdoptStatisticsUnavailable(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	k.startByHand(spec, 10*time.Second)
+	sp := k.savepointByHand(userJob)
+	k.srv.Clock().Advance(30 * time.Second)
+	spec.Adopt = userJob
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/checkpoints", Job: userJob, Times: 1}); err != nil {
+		t.Fatal(err)
+	}
+	k.until("adopt", spec, 10, func(st *JobStatus) bool { return st.JobID == userJob && st.Action == ActionAdopt })
+	if !hasLocation(k.st.Savepoints.Records, sp) {
+		t.Errorf("the job's savepoint %q is not in the history %+v", sp, k.st.Savepoints.Records)
+	}
+	stats, err := k.c.Checkpoints(context.Background(), userJob)
+	if err != nil || stats.LatestCompleted == nil {
+		t.Fatalf("checkpoints %+v %v", stats, err)
+	}
+	if k.st.Latest.Location == "" || k.st.Latest.Time.Before(stats.LatestCompleted.TriggerTime.Add(-10*time.Second)) {
+		t.Errorf("adopted with latest %+v, want the job's newest state (its retained checkpoint %s)", k.st.Latest, stats.LatestCompleted.ExternalPath)
+	}
+}
