@@ -714,6 +714,7 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Cluster = st.Cluster
 	}
 	u.detached = detachedFrom(st)
+	u.storage = c.Storage
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.

@@ -2,6 +2,9 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
+	"path"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,4 +253,71 @@ func TestVerifiedRestoreAdoptStatisticsUnavailable(t *testing.T) {
 	if k.st.Latest.Location == "" || k.st.Latest.Time.Before(stats.LatestCompleted.TriggerTime.Add(-10*time.Second)) {
 		t.Errorf("adopted with latest %+v, want the job's newest state (its retained checkpoint %s)", k.st.Latest, stats.LatestCompleted.ExternalPath)
 	}
+}
+
+// fakeDisk is a Storage that shows the fake's simulated disk: the
+// checkpoints Flink has not removed, each chk-N directory with its
+// _metadata.
+type fakeDisk struct{ srv *flinktest.Server }
+
+func (d fakeDisk) List(_ context.Context, dir string) ([]string, error) {
+	var out []string
+	for _, s := range d.srv.Snapshots() {
+		switch loc := strings.TrimSuffix(s.Location, "/"); {
+		case s.Savepoint || s.Removed:
+		case loc == dir:
+			out = append(out, loc+"/_metadata")
+		case path.Dir(strings.TrimPrefix(loc, "file:")) == strings.TrimPrefix(dir, "file:"):
+			out = append(out, loc)
+		}
+	}
+	return out, nil
+}
+
+func (fakeDisk) Delete(context.Context, string) error { return errors.New("fakeDisk: read only") }
+
+// TestVerifiedRestoreCheckpointOnStorage: a last-state upgrade records
+// the job's latest checkpoint and cancels the job; the cancel does not
+// take (503), the job is read running 5 s later and cancelled again, by
+// when Flink has discarded the checkpoint recorded. The JobManager then
+// restarts without high availability: no reading of the cancelled job
+// is left. Storage shows the job's newest completed checkpoint (its
+// _metadata written): the new job starts from it, neither from the
+// discarded one (which Flink would refuse) nor from the savepoint.
+func TestVerifiedRestoreCheckpointOnStorage(t *testing.T) {
+	e := newEnv(t)
+	old := retainedJob(t, e)
+	latest := userSavepoint(t, e, old)
+	e.srv.Clock().Advance(20 * time.Minute)
+	mk := func() Stepper {
+		u := lastStateUpgrade(e, old, latest)().(*Upgrade)
+		u.storage = fakeDisk{e.srv}
+		return u
+	}
+	var p Progress
+	for p.Phase != PhaseCancel {
+		if res, err := mk().Step(context.Background(), &p); err != nil || res.Done {
+			t.Fatalf("before the cancel: %v %+v", err, p)
+		}
+	}
+	recorded := p.RestoreFrom
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "PATCH /jobs/:jobid", Job: old, Times: 1})
+	for range 2 { // the cancel that does not take, the read that shows the job running
+		if res, err := mk().Step(context.Background(), &p); err != nil || res.Done {
+			t.Fatalf("cancel: %v %+v", err, p)
+		}
+	}
+	if p.Phase != PhaseCancel {
+		t.Fatalf("phase %s, want the cancel sent again", p.Phase)
+	}
+	e.srv.Clock().Advance(5 * time.Second)
+	if res, err := mk().Step(context.Background(), &p); err != nil || res.Done || p.Phase != PhaseWaitStopped {
+		t.Fatalf("cancel again: %v %+v", err, p)
+	}
+	if ok, _ := e.srv.SavepointExists(recorded); ok {
+		t.Fatalf("the checkpoint recorded %s should have been discarded before the job was cancelled", recorded)
+	}
+	e.srv.RestartJobManager(flinktest.RestartOptions{})
+	res := resume(t, e, mk, &p)
+	wantFromNewestCheckpoint(t, e, old, latest, res, &p)
 }

@@ -1,11 +1,15 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +107,10 @@ type Upgrade struct {
 	// retained checkpoint, within the restart policy's MaxStateAge,
 	// whatever the update mode (restartDecision).
 	restartDown *policy.RestartPolicy
+	// storage, if set, is where the jobs' checkpoints lie
+	// (Controller.Storage): a start from a checkpoint goes ahead only
+	// as far as it shows it there (checkpointOnStorage).
+	storage Storage
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -154,7 +162,7 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 			return st == flinkapi.JobRunning && pol.Mode != policy.UpgradeLastState && !pol.FallbackToLastState
 		},
 		timing: u.Timing, clock: u.clock(), hook: u.OnTransition, logger: u.Logger,
-		preflight: u.Preflight,
+		preflight: u.Preflight, storage: u.storage,
 	}
 	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
 	return r.step(ctx, p)
@@ -206,6 +214,8 @@ type Restart struct {
 	Deployer Deployer
 	// Cluster is the Deployer's cluster Job ran in, as for Upgrade.
 	Cluster Cluster
+	// storage is Upgrade.storage.
+	storage Storage
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
@@ -242,7 +252,7 @@ func (s *Restart) replacer() (*replacer, error) {
 			return policy.EvaluateRestart(s.Policy, obs, now)
 		},
 		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
-		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
+		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger, storage: s.storage,
 	}, nil
 }
 
@@ -276,6 +286,7 @@ type replacer struct {
 	// slots before the old job is touched.
 	preflight *PreflightPolicy
 	detached  flinkapi.JobID // Upgrade.detached
+	storage   Storage        // Upgrade.storage
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -1093,9 +1104,16 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 }
 
 // startSubmit runs the first Step of a Submit (which sends nothing) on p.
+// A retained checkpoint chosen as the restore point that the storage
+// shows gone is no restore point: the policy decides again without it.
 func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error) {
 	if r.submit.JobID != "" && r.submit.JobID == p.PreviousJobID {
 		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.PreviousJobID)), nil
+	}
+	if !r.checkpointOnStorage(ctx, p) {
+		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+		p.RestoreFrom, p.RestoreKind = "", ""
+		return r.decide(ctx, p, r.clock.Now())
 	}
 	started, steps := p.Started, p.Steps
 	resetPhase(p)
@@ -1120,4 +1138,70 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 		op.Run.AllowNonRestoredState = true
 	}
 	return &op
+}
+
+// checkpointOnStorage checks a start from the retained checkpoint
+// p.RestoreFrom (<dir>/<job>/chk-N) against r.storage, where a
+// checkpoint is complete once its _metadata is written: the newest
+// complete checkpoint of that job directory numbered N or more becomes
+// the restore point (Flink may have completed later ones since the
+// reading that chose it, and discarded it). It reports false when the
+// job's directory shows none: the checkpoint is gone. A storage that
+// is not set, cannot be read, or shows nothing of the job's directory
+// (not mounted where the caller runs) leaves the restore point as
+// Flink's reading chose it.
+func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
+	if r.storage == nil || p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" || p.RestoreFrom == p.Request.Path {
+		return true
+	}
+	jobDir, n, ok := checkpointOf(p.RestoreFrom)
+	if !ok {
+		return true
+	}
+	entries, err := r.storage.List(ctx, jobDir)
+	if err != nil || len(entries) == 0 {
+		return true
+	}
+	type chk struct {
+		path string
+		n    int64
+	}
+	var found []chk
+	for _, e := range entries {
+		name := path.Base(strings.TrimSuffix(e, "/"))
+		if m, err := strconv.ParseInt(strings.TrimPrefix(name, "chk-"), 10, 64); err == nil && isCheckpointName(name) && m >= n {
+			found = append(found, chk{strings.TrimSuffix(e, "/"), m})
+		}
+	}
+	slices.SortFunc(found, func(a, b chk) int { return cmp.Compare(b.n, a.n) })
+	for _, c := range found {
+		files, err := r.storage.List(ctx, c.path)
+		if err != nil {
+			return true
+		}
+		if slices.ContainsFunc(files, func(f string) bool { return path.Base(f) == "_metadata" }) {
+			if c.path != p.RestoreFrom {
+				// Its time is not known: the one chosen's is its lower
+				// bound.
+				if p.Observed.Checkpoint != p.RestoreFrom {
+					p.Observed.CheckpointTime = time.Time{}
+				}
+				p.RestoreFrom, p.Observed.Checkpoint = c.path, c.path
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// checkpointOf splits loc, a checkpoint <dir>/<job>/chk-N, into the
+// job's directory and N.
+func checkpointOf(loc string) (jobDir string, n int64, ok bool) {
+	loc = strings.TrimSuffix(loc, "/")
+	i := strings.LastIndex(loc, "/")
+	if i <= 0 || !isCheckpointName(loc[i+1:]) {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(loc[i+len("/chk-"):], 10, 64)
+	return loc[:i], n, err == nil
 }
