@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"path"
 	"strings"
 	"testing"
 	"time"
@@ -257,18 +256,30 @@ func TestVerifiedRestoreAdoptStatisticsUnavailable(t *testing.T) {
 
 // fakeDisk is a Storage that shows the fake's simulated disk: the
 // checkpoints Flink has not removed, each chk-N directory with its
-// _metadata.
+// _metadata, in the directories of their jobs.
 type fakeDisk struct{ srv *flinktest.Server }
 
 func (d fakeDisk) List(_ context.Context, dir string) ([]string, error) {
+	seen := map[string]bool{}
 	var out []string
+	add := func(e string) {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
 	for _, s := range d.srv.Snapshots() {
-		switch loc := strings.TrimSuffix(s.Location, "/"); {
-		case s.Savepoint || s.Removed:
-		case loc == dir:
-			out = append(out, loc+"/_metadata")
-		case path.Dir(strings.TrimPrefix(loc, "file:")) == strings.TrimPrefix(dir, "file:"):
-			out = append(out, loc)
+		loc := strings.TrimSuffix(s.Location, "/")
+		if s.Savepoint || s.Removed {
+			continue
+		}
+		if loc == dir {
+			add(loc + "/_metadata")
+		}
+		for p := loc; strings.Contains(p, "/"); p = p[:strings.LastIndex(p, "/")] {
+			if p[:strings.LastIndex(p, "/")] == dir {
+				add(p)
+			}
 		}
 	}
 	return out, nil
@@ -320,4 +331,41 @@ func TestVerifiedRestoreCheckpointOnStorage(t *testing.T) {
 	e.srv.RestartJobManager(flinktest.RestartOptions{})
 	res := resume(t, e, mk, &p)
 	wantFromNewestCheckpoint(t, e, old, latest, res, &p)
+}
+
+// TestVerifiedRestoreLatestCheckpointGoneFromStorage: the newest state
+// a caller recorded of a job is one of its checkpoints, which Flink
+// discarded when the job failed (it retains none). A restart checks it
+// against the storage before the run: the job's directory no longer
+// holds it, so no run from it is sent (Flink would refuse it at every
+// retry); the restart ends Blocked for want of state instead.
+func TestVerifiedRestoreLatestCheckpointGoneFromStorage(t *testing.T) {
+	e := newEnv(t)
+	job := flinkapi.JobID("00000000000000000000000000000abc")
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job, ProgramArgs: newArgs(),
+		FlinkConfiguration: map[string]string{"restart-strategy.type": "none"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(30 * time.Second)
+	cp := newestCheckpoint(e, job)
+	if cp.Location == "" {
+		t.Fatal("no checkpoint")
+	}
+	if err := e.srv.FailJob(job, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(5 * time.Second)
+	if ok, _ := e.srv.SavepointExists(cp.Location); ok {
+		t.Fatalf("Flink should have discarded %s with the job", cp.Location)
+	}
+	latest := savepoint.Record{Location: cp.Location, Time: cp.Taken, JobID: job}
+	mk := func() Stepper {
+		return &Restart{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Latest: latest, Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState},
+			JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}, storage: fakeDisk{e.srv}}
+	}
+	var p Progress
+	res := resume(t, e, mk, &p)
+	if n := runsFrom(e.srv, cp.Location); n != 0 || res.Outcome != OutcomeBlocked {
+		t.Errorf("%s (%s); %d runs from the discarded checkpoint %s", res.Outcome, p.Reason, n, cp.Location)
+	}
 }

@@ -1111,6 +1111,9 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.PreviousJobID)), nil
 	}
 	if !r.checkpointOnStorage(ctx, p) {
+		if p.RestoreFrom == p.Observed.Latest.Location {
+			p.Observed.Latest = savepoint.Record{} // a checkpoint recorded as the newest state
+		}
 		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 		p.RestoreFrom, p.RestoreKind = "", ""
 		return r.decide(ctx, p, r.clock.Now())
@@ -1141,26 +1144,35 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 }
 
 // checkpointOnStorage checks a start from the retained checkpoint
-// p.RestoreFrom (<dir>/<job>/chk-N) against r.storage, where a
+// p.RestoreFrom (<dir>/<job>/chk-N; also one the status records as the
+// newest state, unless a restore request names it) against r.storage,
+// where a
 // checkpoint is complete once its _metadata is written: the newest
 // complete checkpoint of that job directory numbered N or more becomes
 // the restore point (Flink may have completed later ones since the
 // reading that chose it, and discarded it). It reports false when the
-// job's directory shows none: the checkpoint is gone. A storage that
-// is not set, cannot be read, or shows nothing of the job's directory
-// (not mounted where the caller runs) leaves the restore point as
-// Flink's reading chose it.
+// job's directory shows none, or when the checkpoint directory shows
+// other jobs' directories but not this job's: the checkpoint is gone.
+// A storage that is not set, cannot be read, or shows nothing of the
+// checkpoint directory (not mounted where the caller runs) leaves the
+// restore point as Flink's reading chose it.
 func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
-	if r.storage == nil || p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" || p.RestoreFrom == p.Request.Path {
+	if r.storage == nil || p.RestoreFrom == "" || p.RestoreFrom == p.Request.Path || p.RestoreFrom == p.Location {
 		return true
 	}
 	jobDir, n, ok := checkpointOf(p.RestoreFrom)
 	if !ok {
-		return true
+		return true // a savepoint
 	}
 	entries, err := r.storage.List(ctx, jobDir)
-	if err != nil || len(entries) == 0 {
+	switch {
+	case err != nil:
 		return true
+	case len(entries) == 0:
+		// No directory of the job: gone if the storage shows the
+		// checkpoint directory it lay in (other jobs' directories).
+		others, err := r.storage.List(ctx, path.Dir(jobDir))
+		return err != nil || len(others) == 0
 	}
 	type chk struct {
 		path string
