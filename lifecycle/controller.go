@@ -68,7 +68,10 @@ type Controller struct {
 	// Storage, if set, is where the jobs' checkpoints lie: the retained
 	// checkpoints of a job the deployment replaced are removed from it
 	// once the new job completed a checkpoint of its own (see
-	// JobStatus.Replaced and LocalStorage). Nil: they stay.
+	// JobStatus.Replaced and LocalStorage), and a start from a
+	// checkpoint goes from the newest one complete there (its
+	// _metadata written), never from one it shows gone. Nil: they stay,
+	// and a start from a checkpoint rests on Flink's answers alone.
 	Storage Storage
 	// Shared, if set, is the cluster's shared overview: a job at rest is
 	// checked with it, without a request of its own (SharedObservation).
