@@ -1146,10 +1146,9 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 // checkpointOnStorage checks a start from the retained checkpoint
 // p.RestoreFrom (<dir>/<job>/chk-N; also one the status records as the
 // newest state, unless a restore request names it) against r.storage,
-// where a
-// checkpoint is complete once its _metadata is written: the newest
-// complete checkpoint of that job directory numbered N or more becomes
-// the restore point (Flink may have completed later ones since the
+// where a checkpoint is complete once its _metadata is written: the
+// newest complete checkpoint of that job directory numbered N or more
+// becomes the restore point (Flink may have completed later ones since the
 // reading that chose it, and discarded it). It reports false when the
 // job's directory shows none, or when the checkpoint directory shows
 // other jobs' directories but not this job's: the checkpoint is gone.
