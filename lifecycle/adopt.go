@@ -85,6 +85,12 @@ func (c *Controller) observeAdopt(ctx context.Context, api API, id flinkapi.JobI
 	obs.CheckpointsRead = true
 	stats, err := api.Checkpoints(ctx, id)
 	switch {
+	case err == nil && cachedDiscarded(stats):
+		// Flink discards a running job's checkpoint once a newer one
+		// completed: these statistics came from its cache, filled
+		// before that one completed.
+		obs.CheckpointsError = "the checkpoint statistics Flink answered from its cache show the latest checkpoint discarded"
+		return obs, nil
 	case err == nil:
 		obs.Checkpoints = stats
 	case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
@@ -139,12 +145,20 @@ func (c *Controller) planAdopt(spec JobSpec, st *JobStatus, obs Observation, p P
 		// Adopted only with its newest state known.
 		p.State, p.Reason = policy.Unknown, string(policy.ReasonJobManagerUnreachable)
 		p.Message = fmt.Sprintf("the checkpoints of job %s to adopt could not be read (%s); read again before it is adopted", id, obs.CheckpointsError)
-		p.RequeueAfter = min(c.poll(), c.Timing.backoff(2))
+		p.RequeueAfter = min(c.poll(), max(c.Timing.backoff(2), c.Timing.cache()))
 		return p, true
 	}
 	p.Action, p.Target = ActionAdopt, spec.Job
 	p.Message = adoptMessage(d, obs)
 	return p, true
+}
+
+// cachedDiscarded reports whether stats of a job that has not ended
+// show its latest completed checkpoint discarded: Flink subsumed it
+// after its cache answered them.
+func cachedDiscarded(stats *flinkapi.CheckpointStatistics) bool {
+	c := stats.LatestCompleted
+	return c != nil && c.Discarded && !c.IsSavepoint
 }
 
 func adoptRefused(p Plan, why string) Plan {

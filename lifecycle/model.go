@@ -242,8 +242,9 @@ type Observation struct {
 	CheckpointsRetained bool `json:"checkpointsRetained,omitempty"`
 	// CheckpointsError is the error that answered the checkpoint
 	// statistics or configuration of a job to adopt (a failover, a
-	// leader election): no answer that it has no state; it is adopted
-	// once they are read.
+	// leader election, statistics from Flink's cache that show its
+	// latest checkpoint discarded): no answer that it has no state; it
+	// is adopted once they are read.
 	CheckpointsError string `json:"checkpointsError,omitempty"`
 	// NoCheckpointing reports that the job runs with periodic
 	// checkpointing off (read once per job).

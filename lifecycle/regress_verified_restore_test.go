@@ -369,3 +369,26 @@ func TestVerifiedRestoreLatestCheckpointGoneFromStorage(t *testing.T) {
 		t.Errorf("%s (%s); %d runs from the discarded checkpoint %s", res.Outcome, p.Reason, n, cp.Location)
 	}
 }
+
+// TestVerifiedRestoreAdoptCachedStatistics: the checkpoint statistics of
+// a job to adopt come from Flink's cache, filled 1.5 s earlier: their
+// latest checkpoint has been subsumed since (Flink shows it discarded).
+// They are read again once the cache passed: the adoption records the
+// job's newest state, its retained checkpoint, not the savepoint 30 s
+// older.
+func TestVerifiedRestoreAdoptCachedStatistics(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	k.startByHand(spec, 10*time.Second)
+	sp := k.savepointByHand(userJob)
+	k.srv.Clock().Advance(30*time.Second + 300*time.Millisecond)
+	if _, err := k.c.Checkpoints(context.Background(), userJob); err != nil { // fills Flink's cache
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(1500 * time.Millisecond)
+	spec.Adopt = userJob
+	k.until("adopt", spec, 10, func(st *JobStatus) bool { return st.JobID == userJob && st.Action == ActionAdopt })
+	if k.st.Latest.Location == sp || k.st.Latest.Location == "" {
+		t.Errorf("adopted with latest %q, want the job's retained checkpoint, 30 s newer than its savepoint %q", k.st.Latest.Location, sp)
+	}
+}

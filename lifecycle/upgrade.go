@@ -680,8 +680,7 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 // seen ended, show its latest completed checkpoint discarded: Flink
 // subsumed it after its cache answered them.
 func cachedSubsumed(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
-	c := stats.LatestCompleted
-	return c != nil && c.Discarded && !c.IsSavepoint && !ended(p) && !p.Observed.State.IsGloballyTerminal()
+	return cachedDiscarded(stats) && !ended(p) && !p.Observed.State.IsGloballyTerminal()
 }
 
 // newerSavepoint makes the job's latest completed savepoint in stats the
