@@ -52,7 +52,7 @@ var actions = map[JobAction]actionRow{
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Restart{Env: b.env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 				Latest: st.Latest, Store: c.storeFor(st), Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
-				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl}
+				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage}
 		},
 		succeeded: func(_ *Controller, spec JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
 			st.Restarts = spec.Restart.CountRestart(st.Restarts, st.LastRestart, now)

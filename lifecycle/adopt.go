@@ -85,10 +85,36 @@ func (c *Controller) observeAdopt(ctx context.Context, api API, id flinkapi.JobI
 	obs.CheckpointsRead = true
 	stats, err := api.Checkpoints(ctx, id)
 	switch {
+	case err == nil && cachedDiscarded(stats):
+		// Flink discards a running job's checkpoint once a newer one
+		// completed: these statistics came from its cache, filled
+		// before that one completed.
+		obs.CheckpointsError = "the checkpoint statistics Flink answered from its cache show the latest checkpoint discarded"
+		return obs, nil
 	case err == nil:
 		obs.Checkpoints = stats
 	case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
 		obs.CheckpointsAbsent = true
+		return obs, nil
+	default:
+		// A failover, a leader election: no answer that the job has no
+		// state. The adoption waits for a read that answers.
+		obs.CheckpointsError = errMessage(err)
+		return obs, nil
+	}
+	if checkpointRecord(obs).Location == "" || !supports[checkpointConfigAPI](api) {
+		return obs, nil
+	}
+	// Its latest checkpoint is state that outlives the job only if the
+	// job retains its checkpoints: Flink discards them when it ends
+	// otherwise.
+	obs.Requests++
+	cfg, err := api.(checkpointConfigAPI).CheckpointConfig(ctx, id)
+	switch {
+	case err == nil:
+		obs.CheckpointsRetained = retains(cfg, flinkapi.JobFailed)
+	case !permanent(err):
+		obs.CheckpointsError = errMessage(err)
 	}
 	return obs, nil
 }
@@ -115,10 +141,24 @@ func (c *Controller) planAdopt(spec JobSpec, st *JobStatus, obs Observation, p P
 		return adoptRefused(p, fmt.Sprintf("job %s to adopt is unknown to Flink; nothing was started", id)), true
 	case !adoptable(d.State):
 		return adoptRefused(p, fmt.Sprintf("job %s to adopt is %s: only a job that runs (or starts, or restarts) is adopted; nothing was started", id, d.State)), true
+	case obs.CheckpointsError != "":
+		// Adopted only with its newest state known.
+		p.State, p.Reason = policy.Unknown, string(policy.ReasonJobManagerUnreachable)
+		p.Message = fmt.Sprintf("the checkpoints of job %s to adopt could not be read (%s); read again before it is adopted", id, obs.CheckpointsError)
+		p.RequeueAfter = min(c.poll(), max(c.Timing.backoff(2), c.Timing.cache()))
+		return p, true
 	}
 	p.Action, p.Target = ActionAdopt, spec.Job
 	p.Message = adoptMessage(d, obs)
 	return p, true
+}
+
+// cachedDiscarded reports whether stats of a job that has not ended
+// show its latest completed checkpoint discarded: Flink subsumed it
+// after its cache answered them.
+func cachedDiscarded(stats *flinkapi.CheckpointStatistics) bool {
+	c := stats.LatestCompleted
+	return c != nil && c.Discarded && !c.IsSavepoint
 }
 
 func adoptRefused(p Plan, why string) Plan {
@@ -167,10 +207,23 @@ func adoptedSavepoint(obs Observation) savepoint.Record {
 	return newest(sp, restored)
 }
 
+// adoptedCheckpoint is the latest checkpoint of the job in obs if it
+// outlives the job: the job retains its checkpoints
+// (Observation.CheckpointsRetained). A checkpoint of a job that does
+// not is discarded at its next one and when the job ends: no state to
+// restart it from.
+func adoptedCheckpoint(obs Observation) savepoint.Record {
+	if !obs.CheckpointsRetained {
+		return savepoint.Record{}
+	}
+	return checkpointRecord(obs)
+}
+
 // adoptedState is the newest state of the job in obs: a savepoint
-// (adoptedSavepoint) or its retained checkpoint, by time.
+// (adoptedSavepoint) or its retained checkpoint (adoptedCheckpoint), by
+// time.
 func adoptedState(obs Observation) savepoint.Record {
-	return newest(adoptedSavepoint(obs), checkpointRecord(obs))
+	return newest(adoptedSavepoint(obs), adoptedCheckpoint(obs))
 }
 
 // adoptJob carries out the Adopt action: the job in obs becomes the
@@ -195,7 +248,7 @@ func (c *Controller) adoptJob(ctx context.Context, spec JobSpec, st *JobStatus, 
 	if sp := adoptedSavepoint(obs); sp.Location != "" && !hasLocation(st.Savepoints.Records, sp.Location) {
 		c.recordSavepoint(st, sp)
 	}
-	if cp := checkpointRecord(obs); cp.Location != "" && cp.Time.After(st.Latest.Time) {
+	if cp := adoptedCheckpoint(obs); cp.Location != "" && cp.Time.After(st.Latest.Time) {
 		st.Latest = cp
 	}
 	if stableNow(d, obs) {

@@ -49,7 +49,7 @@ func (k *cluster) changing() []string {
 
 // TestAdoptRunningJob: a spec that adopts a job started by hand records it
 // as the deployment's job at the first call, with its start time, its
-// newest state (the retained checkpoint) and as stable, sending two GETs
+// newest state (the retained checkpoint) and as stable, sending GETs
 // and nothing else; the job runs on, alone, and the spec converges
 // without a request that changes anything. Plan reports the adoption.
 func TestAdoptRunningJob(t *testing.T) {

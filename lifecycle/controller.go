@@ -68,7 +68,10 @@ type Controller struct {
 	// Storage, if set, is where the jobs' checkpoints lie: the retained
 	// checkpoints of a job the deployment replaced are removed from it
 	// once the new job completed a checkpoint of its own (see
-	// JobStatus.Replaced and LocalStorage). Nil: they stay.
+	// JobStatus.Replaced and LocalStorage), and a start from a
+	// checkpoint goes from the newest one complete there (its
+	// _metadata written), never from one it shows gone. Nil: they stay,
+	// and a start from a checkpoint rests on Flink's answers alone.
 	Storage Storage
 	// Shared, if set, is the cluster's shared overview: a job at rest is
 	// checked with it, without a request of its own (SharedObservation).
@@ -725,6 +728,7 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Cluster = st.Cluster
 	}
 	u.detached = detachedFrom(st)
+	u.storage = c.Storage
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.
@@ -740,6 +744,9 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Preflight = &spec.Preflight // through an upgrade: the new parallelism against the slots and the maximum
 	case ActionHealthRestart:
 		u.Restore = st.Progress.Request
+	case ActionRestartRequest:
+		rp := spec.Restart
+		u.restartDown = &rp
 	case ActionRollback:
 		if st.UpgradeFrom.Location == "" {
 			break // a stateless update: back without state

@@ -140,7 +140,8 @@
 //
 // A job started outside the controller (from the Flink UI, the CLI, the
 // REST API or another operator) is taken over without a restart by
-// JobSpec.Adopt on a fresh status: ActionAdopt, two GETs; a job unknown
+// JobSpec.Adopt on a fresh status: ActionAdopt, two or three GETs, with
+// only state that outlives the job as its newest; a job unknown
 // to Flink or ended is refused (ReasonAdoptFailed), and nothing is
 // deployed while an adoption is pending. JobSpec.OnDelete Detach makes a
 // Delete leave the job running, untouched (ReasonDetached,
@@ -385,11 +386,25 @@
 //
 // A job is cancelled for a retained checkpoint only if it was read
 // shortly before (10 s; else the job is observed again: Flink may have
-// discarded it since). After the cancel the new job starts from the
+// discarded it since), also when a cancel that did not take is sent
+// again. After the cancel the new job starts from the
 // newest retained checkpoint of the cancelled job: a newer one that the
 // statistics show, else the one recorded before the cancel (a JobManager
 // that failed over answers an empty history), never older state, and
 // without asking the policy again about an age it already accepted.
+//
+// A start from a checkpoint is decided only on a reading that shows it
+// retained: never on a transient or cached answer. Statistics of a job
+// that has not ended whose latest checkpoint Flink shows discarded were
+// answered from Flink's cache before its successor completed: the job
+// is read again once Timing.Cache has passed. An answer that Flink does
+// not know the job (a JobManager failing over) is confirmed by its job
+// list, and the job read again if the list shows it; a 503 is read
+// again after a backoff; none is taken for "no checkpoint" and none
+// makes older state the restore point. With Controller.Storage set, a
+// start from a checkpoint (chk-N of <checkpoint dir>/<job id>, complete
+// once its _metadata is written) goes from the newest one complete
+// there, and one the storage shows gone is no restore point.
 //
 // # Blue/green upgrades
 //

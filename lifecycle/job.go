@@ -392,13 +392,17 @@ type JobSpec struct {
 	// started by the Controller (format 5): one started from the Flink UI,
 	// the CLI or the REST API, or by another operator. It is honoured for
 	// a fresh status only (no job recorded yet, or a status after a
-	// Delete): the Controller reads the job (two GETs, no request that
-	// changes anything) and, if it runs (RUNNING, or CREATED,
-	// INITIALIZING, RESTARTING: not ended), records it as the
-	// deployment's job without restarting it (Action Adopt), with the
-	// newest state its checkpoint statistics show (its latest savepoint,
-	// or its latest checkpoint unless Flink shows it discarded) and, if
-	// it is stable, as stable. Setting it asserts that the job runs
+	// Delete): the Controller reads the job (GETs of its details, its
+	// checkpoint statistics and, when they show a checkpoint, its
+	// checkpoint configuration; no request that changes anything) and,
+	// if it runs (RUNNING, or CREATED, INITIALIZING, RESTARTING: not
+	// ended), records it as the deployment's job without restarting it
+	// (Action Adopt), with the newest state that outlives it (its latest
+	// savepoint, or its latest checkpoint if the job retains its
+	// checkpoints, externalized, and Flink does not show it discarded)
+	// and, if it is stable, as stable. Statistics or a configuration
+	// that could not be read (a failover, a leader election) are read
+	// again at a later call before the job is adopted. Setting it asserts that the job runs
 	// Job, the spec's template: the Controller cannot tell, and a later
 	// change of Job upgrades the job as for any job it started. A job
 	// unknown to Flink or ended is not adopted (Reason AdoptFailed), and

@@ -238,6 +238,17 @@ type Observation struct {
 	// CheckpointsAbsent reports that Flink answers the job has no
 	// checkpointing at all (a batch job).
 	CheckpointsAbsent bool `json:"checkpointsAbsent,omitempty"`
+	// CheckpointsRetained reports, of a job to adopt (JobSpec.Adopt),
+	// that its checkpoint configuration retains its checkpoints once it
+	// fails (externalized checkpoints): only then is its latest
+	// checkpoint state that outlives it.
+	CheckpointsRetained bool `json:"checkpointsRetained,omitempty"`
+	// CheckpointsError is the error that answered the checkpoint
+	// statistics or configuration of a job to adopt (a failover, a
+	// leader election, statistics from Flink's cache that show its
+	// latest checkpoint discarded): no answer that it has no state; it
+	// is adopted once they are read.
+	CheckpointsError string `json:"checkpointsError,omitempty"`
 	// NoCheckpointing reports that the job runs with periodic
 	// checkpointing off (read once per job).
 	NoCheckpointing bool `json:"noCheckpointing,omitempty"`

@@ -86,7 +86,17 @@ func TestRealLastStateStaleObservation(t *testing.T) {
 	env := realEnv(c)
 	retain := map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}
 	job := opsSubmit(t, ctx, env, cluster.TestJobJar, cluster.TestJobClass, opsArgs(cluster.OutDir("ops-stale-1"), "ops-stale"), retain)
-	time.Sleep(3 * time.Second) // a few checkpoints complete
+	// A few checkpoints complete (the tasks of a loaded machine may take
+	// seconds to start).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		stats, err := c.Checkpoints(ctx, job)
+		if err == nil && stats.Counts.Completed >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint completed within a minute: %+v, %v", stats, err)
+		}
+	}
 
 	op := &lifecycle.Upgrade{Env: env, Job: job, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
 		JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: opsArgs(cluster.OutDir("ops-stale-2"), "ops-stale"), FlinkConfiguration: retain}}

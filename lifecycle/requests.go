@@ -50,9 +50,12 @@ type ActionRequests struct {
 	// started again as the update policy's mode says (Savepoint: stopped
 	// with a savepoint and started from it; LastState: from its newest
 	// checkpoint; Stateless: without state). A job that failed, was lost,
-	// cancelled or halted, or that Flink restarts itself, is started again
-	// from its newest state. It waits while the job starts, while the
-	// JobManager does not answer, and for a finished job.
+	// cancelled or halted is started again from its newest state, as a
+	// restart chooses it (its newest savepoint or retained checkpoint
+	// within the RestartPolicy's MaxStateAge), whatever the update mode;
+	// one that Flink restarts itself as a running one. It waits while
+	// the job starts, while the JobManager does not answer, and for a
+	// finished job.
 	Restart string `json:"restart,omitempty"`
 	// Rollback asks for the job sent back to the last stable template
 	// (JobStatus.Stable) from the state the upgrade started from

@@ -12,7 +12,9 @@ import (
 
 // Storage is the file system the jobs' checkpoints lie on, as far as the
 // Controller removes the retained checkpoints of replaced jobs
-// (Controller.Storage). Flink has no REST call to delete them.
+// (Controller.Storage), and checks a checkpoint it starts a job from:
+// a chk-N directory with its _metadata is a completed one. Flink has no
+// REST call to delete them.
 //
 // Paths are those Flink writes: URIs such as file:/ckpt/<job id>/chk-17
 // or s3://bucket/ckpt/<job id>/chk-17, or plain absolute paths.

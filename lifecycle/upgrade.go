@@ -1,11 +1,15 @@
 package lifecycle
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +101,16 @@ type Upgrade struct {
 	// the Upgrade deploys anew without Job: the new job's id derives
 	// from it, so that the name's ids never lead to it (adopt.go).
 	detached flinkapi.JobID
+	// restartDown, if set, is the restart policy of a restart request
+	// (ActionRestartRequest): a job found down (failed, lost, cancelled,
+	// ended) is started again from its newest state, savepoint or
+	// retained checkpoint, within the restart policy's MaxStateAge,
+	// whatever the update mode (restartDecision).
+	restartDown *policy.RestartPolicy
+	// storage, if set, is where the jobs' checkpoints lie
+	// (Controller.Storage): a start from a checkpoint goes ahead only
+	// as far as it shows it there (checkpointOnStorage).
+	storage Storage
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -133,6 +147,9 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 		op: "Upgrade", client: env.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name, deployer: u.Deployer, cluster: u.Cluster,
 		firstDeploy: u.FirstDeploy, detached: u.detached,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
+			if u.restartDown != nil && (obs.Job == nil || obs.Job.State.IsTerminal()) {
+				return restartDecision(u.Policy, *u.restartDown, obs, now)
+			}
 			return policy.EvaluateUpdate(u.Policy, obs, now)
 		},
 		restore: u.Restore, restoreHandled: u.RestoreHandled,
@@ -145,10 +162,24 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 			return st == flinkapi.JobRunning && pol.Mode != policy.UpgradeLastState && !pol.FallbackToLastState
 		},
 		timing: u.Timing, clock: u.clock(), hook: u.OnTransition, logger: u.Logger,
-		preflight: u.Preflight,
+		preflight: u.Preflight, storage: u.storage,
 	}
 	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
 	return r.step(ctx, p)
+}
+
+// restartDecision is the decision for a restart request of a job that
+// is down: the update policy's, but choosing the newest state among
+// savepoints and retained checkpoints within the restart policy's
+// MaxStateAge, as a restart does; a job under the Stateless mode with
+// no such state starts without state, as it would have.
+func restartDecision(up policy.UpdatePolicy, rp policy.RestartPolicy, obs policy.Observations, now time.Time) policy.Decision {
+	if up.Mode == policy.UpgradeStateless {
+		up.AllowStartWithoutState = true
+	}
+	up.Mode, up.FallbackToLastState = policy.UpgradeLastState, false
+	up.MaxStateAge = rp.WithDefaults().MaxStateAge
+	return policy.EvaluateUpdate(up, obs, now)
 }
 
 // Restart starts a job that failed (or that the JobManager lost) again, as
@@ -183,6 +214,8 @@ type Restart struct {
 	Deployer Deployer
 	// Cluster is the Deployer's cluster Job ran in, as for Upgrade.
 	Cluster Cluster
+	// storage is Upgrade.storage.
+	storage Storage
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
@@ -219,7 +252,7 @@ func (s *Restart) replacer() (*replacer, error) {
 			return policy.EvaluateRestart(s.Policy, obs, now)
 		},
 		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
-		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger,
+		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger, storage: s.storage,
 	}, nil
 }
 
@@ -253,6 +286,7 @@ type replacer struct {
 	// slots before the old job is touched.
 	preflight *PreflightPolicy
 	detached  flinkapi.JobID // Upgrade.detached
+	storage   Storage        // Upgrade.storage
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -470,10 +504,12 @@ func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepStop steps the stop of the old job, and goes on once it ended.
 func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && p.Requests == 0 && stale(p, now) {
-		// The caller was away between the decision and the cancel:
-		// the checkpoint recorded may have been discarded since, and
-		// the job has checkpointed on, past the state recorded.
+	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && stale(p, now) {
+		// The caller was away between the decision and the cancel, or
+		// between a cancel that did not take (the job was read running
+		// since) and the one sent again: the checkpoint recorded may
+		// have been discarded since, and the job has checkpointed on,
+		// past the state recorded.
 		p.Steps++
 		return r.reobserve(p, now), nil
 	}
@@ -600,6 +636,15 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	switch {
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
+	case err == nil && cachedSubsumed(p, stats):
+		// Flink discards a checkpoint of a job that has not ended once
+		// a newer one completed: statistics whose latest is discarded
+		// were answered from Flink's cache, filled before that one
+		// completed. They tell nothing of what the job retains: the
+		// job is read again once the cache has passed.
+		p.Phase, p.LastError = PhaseObserve, "the checkpoint statistics Flink answered from its cache show the latest checkpoint discarded"
+		p.Deadline = later(p.Deadline, now.Add(r.timing.cache()+r.timing.poll()))
+		return Result{RequeueAfter: r.timing.cache()}, nil
 	case err == nil:
 		p.Observed.CheckpointRead = now
 		dropDiscarded(p, stats)
@@ -613,7 +658,15 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 			p.Observed.Reread, p.Phase, p.LastError = true, PhaseObserve, ""
 			return Result{}, nil
 		}
-	case flinkapi.IsJobNotFound(err), permanent(err):
+	case flinkapi.IsJobNotFound(err):
+		// A JobManager failing over answers so while it recovers the
+		// job: no answer that the job has no statistics. Flink's job
+		// list confirms it first (confirmGone); if the list shows the
+		// job, its state and statistics are read again.
+		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Phase, p.Requests = PhaseObserve, 1
+		return Result{RequeueAfter: r.timing.poll()}, nil
+	case permanent(err):
 		// No statistics: decide on what is known.
 	default:
 		p.LastError = errMessage(err)
@@ -621,6 +674,13 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// cachedSubsumed reports whether stats, read of p's job that was not
+// seen ended, show its latest completed checkpoint discarded: Flink
+// subsumed it after its cache answered them.
+func cachedSubsumed(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
+	return cachedDiscarded(stats) && !ended(p) && !p.Observed.State.IsGloballyTerminal()
 }
 
 // newerSavepoint makes the job's latest completed savepoint in stats the
@@ -1043,9 +1103,19 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 }
 
 // startSubmit runs the first Step of a Submit (which sends nothing) on p.
+// A retained checkpoint chosen as the restore point that the storage
+// shows gone is no restore point: the policy decides again without it.
 func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error) {
 	if r.submit.JobID != "" && r.submit.JobID == p.PreviousJobID {
 		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.PreviousJobID)), nil
+	}
+	if !r.checkpointOnStorage(ctx, p) {
+		if p.RestoreFrom == p.Observed.Latest.Location {
+			p.Observed.Latest = savepoint.Record{} // a checkpoint recorded as the newest state
+		}
+		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+		p.RestoreFrom, p.RestoreKind = "", ""
+		return r.decide(ctx, p, r.clock.Now())
 	}
 	started, steps := p.Started, p.Steps
 	resetPhase(p)
@@ -1070,4 +1140,78 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 		op.Run.AllowNonRestoredState = true
 	}
 	return &op
+}
+
+// checkpointOnStorage checks a start from the retained checkpoint
+// p.RestoreFrom (<dir>/<job>/chk-N; also one the status records as the
+// newest state, unless a restore request names it) against r.storage,
+// where a checkpoint is complete once its _metadata is written: the
+// newest complete checkpoint of that job directory numbered N or more
+// becomes the restore point (Flink may have completed later ones since the
+// reading that chose it, and discarded it). It reports false when the
+// job's directory shows none, or when the checkpoint directory shows
+// other jobs' directories but not this job's: the checkpoint is gone.
+// A storage that is not set, cannot be read, or shows nothing of the
+// checkpoint directory (not mounted where the caller runs) leaves the
+// restore point as Flink's reading chose it.
+func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
+	if r.storage == nil || p.RestoreFrom == "" || p.RestoreFrom == p.Request.Path || p.RestoreFrom == p.Location {
+		return true
+	}
+	jobDir, n, ok := checkpointOf(p.RestoreFrom)
+	if !ok {
+		return true // a savepoint
+	}
+	entries, err := r.storage.List(ctx, jobDir)
+	switch {
+	case err != nil:
+		return true
+	case len(entries) == 0:
+		// No directory of the job: gone if the storage shows the
+		// checkpoint directory it lay in (other jobs' directories).
+		others, err := r.storage.List(ctx, path.Dir(jobDir))
+		return err != nil || len(others) == 0
+	}
+	type chk struct {
+		path string
+		n    int64
+	}
+	var found []chk
+	for _, e := range entries {
+		name := path.Base(strings.TrimSuffix(e, "/"))
+		if m, err := strconv.ParseInt(strings.TrimPrefix(name, "chk-"), 10, 64); err == nil && isCheckpointName(name) && m >= n {
+			found = append(found, chk{strings.TrimSuffix(e, "/"), m})
+		}
+	}
+	slices.SortFunc(found, func(a, b chk) int { return cmp.Compare(b.n, a.n) })
+	for _, c := range found {
+		files, err := r.storage.List(ctx, c.path)
+		if err != nil {
+			return true
+		}
+		if slices.ContainsFunc(files, func(f string) bool { return path.Base(f) == "_metadata" }) {
+			if c.path != p.RestoreFrom {
+				// Its time is not known: the one chosen's is its lower
+				// bound.
+				if p.Observed.Checkpoint != p.RestoreFrom {
+					p.Observed.CheckpointTime = time.Time{}
+				}
+				p.RestoreFrom, p.Observed.Checkpoint = c.path, c.path
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// checkpointOf splits loc, a checkpoint <dir>/<job>/chk-N, into the
+// job's directory and N.
+func checkpointOf(loc string) (jobDir string, n int64, ok bool) {
+	loc = strings.TrimSuffix(loc, "/")
+	i := strings.LastIndex(loc, "/")
+	if i <= 0 || !isCheckpointName(loc[i+1:]) {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(loc[i+len("/chk-"):], 10, 64)
+	return loc[:i], n, err == nil
 }
