@@ -60,6 +60,17 @@ type Controller struct {
 	// request (ErrInvalidName; the message says which names are).
 	Store RestorePointStore
 	Name  string
+	// Namespace, if set, keeps the jobs of this Controller's deployments
+	// apart from those of any other installation that deploys the same
+	// Name to the same session cluster (another team, another operator,
+	// a test run): it is mixed into the id a deployment's first job
+	// derives from Name, so two Controllers of one Name and different
+	// Namespaces never find each other's jobs under their derived ids.
+	// Give every installation its own, and keep it. Empty: the ids of
+	// earlier releases. A status records its job's id, so a Namespace set
+	// or changed later moves no running job: it names the jobs deployed
+	// afresh (a new deployment, or one whose status was lost).
+	Namespace string
 	// PollInterval is how often a job at rest is observed
 	// (DefaultControllerPoll); RetryInterval how long after an action that
 	// did not succeed it may be tried again (DefaultRetryInterval).
@@ -146,6 +157,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	}
 	plan := c.PlanFor(spec, *st, obs, now)
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
+	keepStableJar(st)
 	if err == nil && s.err != nil {
 		err = fmt.Errorf("lifecycle: observing job %s: %w", jobName(st.JobID), s.err)
 	}
@@ -196,6 +208,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 		return Plan{}, err
 	}
 	plan := c.PlanFor(spec, st, obs, now)
+	c.planDerived(ctx, api, &st, obs, &plan)
 	c.planPreflight(ctx, api, spec, &st, obs, &plan)
 	return plan, nil
 }
@@ -713,7 +726,11 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	if c.Deployer != nil {
 		u.Cluster = st.Cluster
 	}
-	u.detached = detachedFrom(st)
+	u.detached, u.namespace = detachedFrom(st), c.Namespace
+	if c.Deployer == nil && st.Target.JarID == "" {
+		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
+		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
+	}
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.
@@ -764,7 +781,9 @@ func (c *Controller) jarID(t JobTemplate, st *JobStatus) flinkapi.JarID {
 		// Uploaded from the same file, whose content did not change.
 		return st.JarID
 	}
-	return ""
+	// The stable template's build, uploaded before the file was
+	// rebuilt: a rollback runs it (keepStableJar).
+	return stableJar(t, st)
 }
 
 // restoreTime is the time of the state p restored from.
