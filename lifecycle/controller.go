@@ -183,7 +183,11 @@ func (c *Controller) recordedAPI(st *JobStatus) (API, *sink, error) {
 // blocked. For a deploy, upgrade or rescale on a session cluster it also
 // runs the preflight (Plan.Preflight): Flink's plan of the new job from
 // the jar uploaded before (POST /jars/:jarid/plan, which changes nothing
-// on the cluster) and the cluster's slots. st is not changed. An invalid spec gives a plan blocked by
+// on the cluster) and the cluster's slots; for one that starts a job
+// where none runs, it reads Flink's job list for a job under the new
+// job's derived id (Plan.Adopt: one it would adopt, or, with Reason
+// ForeignJob, one not provably the deployment's, which blocks the plan).
+// st is not changed. An invalid spec gives a plan blocked by
 // it (Reason InvalidSpec); a status Reconcile refuses gives its error.
 func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan, error) {
 	st = *st.DeepCopy()
