@@ -546,7 +546,7 @@ func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) 
 	if obs.NoCheckpointing {
 		st.NoCheckpointing = st.JobID
 	}
-	if !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
+	if !st.Deployed.IsZero() && !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
 		st.Stable = st.Deployed
 	}
 	if spec.Health.Action != "" && !obs.HealthDeferred {

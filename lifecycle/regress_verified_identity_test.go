@@ -237,3 +237,22 @@ func TestRegressRollbackRunsStableBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestRegressLostWritesChangedSpec: the writes of a whole upgrade are
+// lost (the caller goes on from the status before it) and the spec
+// changed meanwhile: the job the upgrade started, found under the id
+// derived from the deployment's job, is taken over as the deployment's
+// but never reported as running the new spec, which it does not: it is
+// upgraded to it.
+func TestRegressLostWritesChangedSpec(t *testing.T) {
+	k := newCluster(t, true)
+	k.settle("v1", k.spec("/out"))
+	before := *k.st.DeepCopy()
+	k.settle("v2", k.spec("/out2"))
+	k.st = before // every write of the upgrade was lost
+	spec := k.spec("/out3")
+	k.settle("v3", spec)
+	if info := k.job(); !slices.Equal(info.ProgramArgs, spec.Job.Args) || len(k.live()) != 1 {
+		t.Fatalf("reported %s with args %v while job %s runs %v; live %v", k.st.State, k.st.Deployed.Args, k.st.JobID, info.ProgramArgs, k.live())
+	}
+}
