@@ -83,6 +83,7 @@ var knownPhases = map[Phase]bool{
 	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
 	PhaseSetRequirements: true, PhaseConfirmParallelism: true, PhaseCheckSlots: true, PhaseWaitHealthy: true,
 	PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true, PhasePreflight: true, PhaseConfirmOld: true,
+	PhaseCheckJar: true,
 }
 
 var knownOutcomes = map[Outcome]bool{

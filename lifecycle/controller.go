@@ -734,6 +734,12 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	if c.Deployer == nil && st.Target.JarID == "" {
 		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
 		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
+		if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
+			// The file holds that build again (as the action's spec
+			// read it): uploaded anew, whether or not the old upload
+			// is still there.
+			u.JarID, u.checkJar = "", false
+		}
 	}
 	switch st.Action {
 	case ActionDeploy:

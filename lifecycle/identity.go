@@ -78,40 +78,42 @@ type jarsLister interface {
 	ListJars(ctx context.Context) ([]flinkapi.Jar, error)
 }
 
-// maxJarReads bounds the reads of the jar list before an Upgrade that
-// runs the stable build's recorded upload (Upgrade.checkJar) gives up.
-const maxJarReads = 3
+// PhaseCheckJar: before the old job is touched, Upgrade reads the
+// cluster's jars (GET /jars) to see that the recorded upload of the
+// stable build it is to run is still there: the jar file holds another
+// build since (format 6).
+const PhaseCheckJar Phase = "CheckJar"
 
-// stableJarGone checks, before the old job is touched, that the upload
-// of the stable build the new job is to run (the file holds another
-// build since) is still on the cluster (GET /jars): if it was deleted,
-// the operation ends OutcomeJarChanged, and nothing was stopped or
-// started. ok is false when there is nothing to check or the upload is
-// there; with a client that cannot list jars the run says so.
-func (r *replacer) stableJarGone(ctx context.Context, p *Progress, now time.Time) (Result, bool) {
+// checksJar reports whether r runs the recorded upload of the stable
+// build (Upgrade.checkJar) through a client that can list the jars.
+func (r *replacer) checksJar() bool {
+	_, ok := r.client.(jarsLister)
+	a, isAPI := r.client.(API)
+	return r.checkJar && r.submit.JarID != "" && ok && (!isAPI || supports[jarsLister](a))
+}
+
+// stepCheckJar reads the cluster's jars (PhaseCheckJar): with the
+// upload to run there, the operation goes on (begun); without it, it
+// ends OutcomeJarChanged, nothing stopped or started. Reads that fail
+// until the phase's deadline end it TimedOut, the old job untouched.
+func (r *replacer) stepCheckJar(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
 	jar := r.submit.JarID
-	l, ok := r.client.(jarsLister)
-	if a, isAPI := r.client.(API); !r.checkJar || jar == "" || !ok || isAPI && !supports[jarsLister](a) {
-		return Result{}, false
-	}
-	jars, err := l.ListJars(ctx)
+	jars, err := r.client.(jarsLister).ListJars(ctx)
 	if err != nil {
-		p.Requests++
 		p.LastError = "reading the cluster's jars: " + errMessage(err)
-		if p.Requests < maxJarReads {
-			return Result{RequeueAfter: r.timing.backoff(p.Requests)}, true
+		if !now.Before(p.Deadline) {
+			return finish(p, OutcomeTimedOut, "the deadline passed while looking up the jar to run, "+string(jar)+": "+p.LastError+
+				"; nothing was stopped or started"), nil
 		}
-		p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
-		return finish(p, OutcomeTimedOut, "the jar to run, "+string(jar)+", could not be looked up: "+p.LastError+"; nothing was stopped or started"), true
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
+	p.LastError = ""
 	for _, j := range jars {
 		if j.ID == jar {
-			p.Requests, p.LastError = 0, ""
-			return Result{}, false
+			return r.begun(ctx, p, now)
 		}
 	}
-	p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
-	p.Requests, p.LastError = 0, ""
 	return finish(p, OutcomeJarChanged, fmt.Sprintf("the upload %s of the build to run (SHA-256 %s) was deleted, and the jar file %s holds another build: "+
-		"nothing was stopped or started", jar, short(r.digest), r.submit.JarFile)), true
+		"nothing was stopped or started", jar, short(r.digest), r.submit.JarFile)), nil
 }

@@ -194,10 +194,12 @@ func (k *cluster) rebuild(n int) {
 // the same jar path runs the upload of the build that was stable, not
 // the file's new content; housekeeping keeps that upload while the
 // status names it. With the upload gone, the rollback is refused by a
-// typed outcome, and the new build runs on.
+// typed outcome, and the new build runs on; so it is when the status
+// records no upload of that build (one an earlier release wrote).
 func TestRegressRollbackRunsStableBuild(t *testing.T) {
-	for _, gone := range []bool{false, true} {
-		t.Run(fmt.Sprintf("gone=%v", gone), func(t *testing.T) {
+	for _, tc := range []struct{ name string }{{"kept"}, {"kept, the jar list read twice"}, {"gone"}, {"unrecorded"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			gone := !strings.HasPrefix(tc.name, "kept")
 			k := newCluster(t, true)
 			spec := k.spec("/out")
 			k.settle("v1", spec)
@@ -213,8 +215,15 @@ func TestRegressRollbackRunsStableBuild(t *testing.T) {
 			if err != nil || slices.Contains(r.Deleted, old) {
 				t.Fatalf("housekeeping deleted %v (%v); the stable build's upload is %s", r.Deleted, err, old)
 			}
-			if gone {
+			switch tc.name {
+			case "gone":
 				if err := k.c.DeleteJar(context.Background(), old); err != nil {
+					t.Fatal(err)
+				}
+			case "unrecorded":
+				k.st.StableJarID, k.st.StableJarDigest = "", ""
+			case "kept, the jar list read twice":
+				if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jars", Times: 1}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -249,8 +258,16 @@ func TestRegressLostWritesChangedSpec(t *testing.T) {
 	k.settle("v1", k.spec("/out"))
 	before := *k.st.DeepCopy()
 	k.settle("v2", k.spec("/out2"))
+	upgraded := k.st.JobID
 	k.st = before // every write of the upgrade was lost
 	spec := k.spec("/out3")
+	plan, err := k.controller().Plan(context.Background(), spec, k.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Adopt != upgraded || plan.Blocked != "" || !strings.Contains(plan.String(), "would adopt job "+string(upgraded)) {
+		t.Errorf("plan %s: adopt %q, want %s", plan, plan.Adopt, upgraded)
+	}
 	k.settle("v3", spec)
 	if info := k.job(); !slices.Equal(info.ProgramArgs, spec.Job.Args) || len(k.live()) != 1 {
 		t.Fatalf("reported %s with args %v while job %s runs %v; live %v", k.st.State, k.st.Deployed.Args, k.st.JobID, info.ProgramArgs, k.live())

@@ -447,6 +447,8 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		return stepDeleteCluster(ctx, r.deployer, r.cluster, p, now, r.timing), nil
 	case PhasePreflight:
 		return r.stepPreflight(ctx, p, now)
+	case PhaseCheckJar:
+		return r.stepCheckJar(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return r.stepSubmit(ctx, p)
 	}
@@ -462,10 +464,6 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	if res, done := r.stableJarGone(ctx, p, now); done {
-		p.Steps++
-		return res, nil
-	}
 	p.Steps++
 	p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
 	p.Observed = Observed{Latest: latest}
@@ -476,6 +474,17 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if why := r.jarChanged(); why != "" {
 		return finish(p, OutcomeJarChanged, why), nil
 	}
+	if r.checksJar() {
+		p.Phase = PhaseCheckJar
+		return Result{}, nil
+	}
+	return r.begun(ctx, p, now)
+}
+
+// begun goes on from begin once the jar to run is known to be there:
+// to the preflight, to the observation of the old job, or, with none,
+// to the decision.
+func (r *replacer) begun(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	if r.startPreflight(p) {
 		return Result{}, nil
 	}
