@@ -35,10 +35,10 @@ import (
 // Progress.CheckpointID), the retained checkpoints of replaced jobs
 // (JobStatus.Replaced), adopting and detaching (JobSpec.Adopt, OnDelete,
 // JobStatus.Detached); format 6 the upload of the stable template's
-// build (JobStatus.StableJarID, StableJarDigest) and the outcomes of a
-// job found under a derived id that is not the deployment's and of a
-// jar file that holds another build (OutcomeForeignJob,
-// OutcomeJarChanged).
+// build (JobStatus.StableJarID, StableJarDigest), the look-up of that
+// upload (PhaseCheckJar) and the outcomes of a job found under a derived
+// id that is not the deployment's and of a jar file that holds another
+// build (OutcomeForeignJob, OutcomeJarChanged).
 const FormatVersion = 6
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format

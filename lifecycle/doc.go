@@ -148,21 +148,24 @@
 // finds the job an earlier one submitted instead of starting a second:
 // from the job it replaces, or, for a deployment's first job, from the
 // Controller's Name (mixed with its Namespace) or from the job a Delete
-// detached. Before a job is started where none runs, Flink's job list is
-// read, and a job that has not ended under that id is adopted only when
-// its id proves it is the deployment's: derived from a job this status
-// records. Under an id derived from the Name (a fresh status, one whose
-// store was lost, another deployment of the same Name on the same
-// cluster, one re-created after a Detach) or from a detached job, it may
-// be another deployment's or run another spec: the deploy ends
-// OutcomeForeignJob, naming it (Progress.Observed.Adopt), and neither
-// starts a job nor touches that one; Controller.Plan says so beforehand
-// (Reason ForeignJob, Plan.Adopt), or that it would adopt job X. Take
-// such a job over with JobSpec.Adopt, or give each installation that
-// deploys one Name to one cluster a Namespace of its own
-// (Controller.Namespace): its deployments then derive ids of their own
-// and deploy beside it. A detached job is never taken over without
-// JobSpec.Adopt.
+// detached. Before a job is started where none runs, Flink's job list
+// is read, and a job that has not ended under that id is adopted only
+// when its id proves it is the deployment's: derived from a job this
+// status records; as the run that started it left no record of what it
+// runs (its writes were lost, and the spec may have changed since), it
+// is not reported as running the spec, which is deployed to it next
+// (JobStatus.Deployed is left empty). Under an id derived from the Name
+// (a fresh status, one whose store was lost, another deployment of the
+// same Name on the same cluster, one re-created after a Detach) or from
+// a detached job, it may be another deployment's or run another spec:
+// the deploy ends OutcomeForeignJob, naming it
+// (Progress.Observed.Adopt), and neither starts a job nor touches that
+// one; Controller.Plan says so beforehand (Reason ForeignJob,
+// Plan.Adopt), or that it would adopt job X. Take such a job over with
+// JobSpec.Adopt, or give each installation that deploys one Name to one
+// cluster a Namespace of its own (Controller.Namespace): its
+// deployments then derive ids of their own and deploy beside it. A
+// detached job is never taken over without JobSpec.Adopt.
 //
 // # Bounded jobs, schedules and triggered checkpoints
 //

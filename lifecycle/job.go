@@ -548,8 +548,10 @@ type JobStatus struct {
 	// exceptions (at most MaxFailureLength bytes).
 	Failure string `json:"failure,omitempty"`
 	// Deployed is the template JobID runs and DeployedAt when it started
-	// running it; Stable the last template seen stable (RUNNING, all
-	// tasks running, a checkpoint completed after its start).
+	// running it (empty with a JobID: a job taken over under its derived
+	// id after lost writes, whose template is unknown; the spec is
+	// deployed to it); Stable the last template seen stable (RUNNING,
+	// all tasks running, a checkpoint completed after its start).
 	Deployed JobTemplate `json:"deployed,omitzero"`
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
