@@ -122,6 +122,11 @@ func TestRegressLostStatusChangedSpec(t *testing.T) {
 	if k.st.Progress.Outcome != OutcomeForeignJob || k.st.Progress.Observed.Adopt != job {
 		t.Errorf("outcome %s, job named %q", k.st.Progress.Outcome, k.st.Progress.Observed.Adopt)
 	}
+	k.srv.Clock().Advance(DefaultJobGrace)
+	r, err := CleanSession(context.Background(), k.c, []Claim{{Spec: spec, Status: k.st}}, SessionOptions{}, k.srv.Clock().Now())
+	if err != nil || len(r.Unclaimed) != 1 || r.Unclaimed[0].ID != job {
+		t.Errorf("housekeeping: unclaimed %+v (%v), want job %s, which no status records", r.Unclaimed, err, job)
+	}
 	k.run(spec, time.Minute) // tried again after RetryInterval: refused again
 	if info, _ = k.srv.Job(job); len(k.live()) != 1 || info.State != flinkapi.JobRunning || len(k.sentTo(job)) != 0 || k.st.JobID == job {
 		t.Errorf("live %v, sent %v, status's job %q", k.live(), k.sentTo(job), k.st.JobID)

@@ -27,10 +27,15 @@ func (c Claim) jars() []flinkapi.JarID {
 
 // jobs are the Flink jobs c runs or is about to run: its job, the one an
 // operation in flight started or is about to start, the one it replaces,
-// and one it may adopt.
+// and one it may adopt (not one it found and refused as not its own:
+// OutcomeForeignJob).
 func (c Claim) jobs() []flinkapi.JobID {
 	st, p := &c.Status, &c.Status.Progress
-	return []flinkapi.JobID{st.JobID, p.JobID, p.NewJobID, p.PreviousJobID, p.Target, p.Observed.Adopt}
+	adopt := p.Observed.Adopt
+	if p.Outcome == OutcomeForeignJob {
+		adopt = ""
+	}
+	return []flinkapi.JobID{st.JobID, p.JobID, p.NewJobID, p.PreviousJobID, p.Target, adopt}
 }
 
 // Defaults of SessionOptions.
