@@ -52,11 +52,11 @@ func (r *replacer) jarChanged() string {
 		return ""
 	}
 	return fmt.Sprintf("the jar file %s holds another build (SHA-256 %s) than the one to run (%s), and no upload of that build is known: "+
-		"nothing was stopped or started", file, short(d), short(r.digest))
+		"nothing was stopped or started", file, shortDigest(d), shortDigest(r.digest))
 }
 
-// short is the first 12 characters of a digest, for messages.
-func short(digest string) string {
+// shortDigest is the first 12 characters of a digest, for messages.
+func shortDigest(digest string) string {
 	if len(digest) > 12 {
 		return digest[:12]
 	}
@@ -115,5 +115,5 @@ func (r *replacer) stepCheckJar(ctx context.Context, p *Progress, now time.Time)
 		}
 	}
 	return finish(p, OutcomeJarChanged, fmt.Sprintf("the upload %s of the build to run (SHA-256 %s) was deleted, and the jar file %s holds another build: "+
-		"nothing was stopped or started", jar, short(r.digest), r.submit.JarFile)), nil
+		"nothing was stopped or started", jar, shortDigest(r.digest), r.submit.JarFile)), nil
 }

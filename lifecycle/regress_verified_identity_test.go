@@ -15,9 +15,9 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 )
 
-// reconcileAs runs one Reconcile of ctrl on st and moves the clock by
+// reconcileOther runs one Reconcile of ctrl on st and moves the clock by
 // its RequeueAfter.
-func (k *cluster) reconcileAs(ctrl *Controller, spec JobSpec, st *JobStatus) Result {
+func (k *cluster) reconcileOther(ctrl *Controller, spec JobSpec, st *JobStatus) Result {
 	k.t.Helper()
 	res, err := ctrl.Reconcile(context.Background(), spec, st)
 	if err != nil {
@@ -27,9 +27,9 @@ func (k *cluster) reconcileAs(ctrl *Controller, spec JobSpec, st *JobStatus) Res
 	return res
 }
 
-// sentTo lists the requests of the log that could change job id: any
+// changesSentTo lists the requests of the log that could change job id: any
 // but a GET whose path names it.
-func (k *cluster) sentTo(id flinkapi.JobID) []string {
+func (k *cluster) changesSentTo(id flinkapi.JobID) []string {
 	var out []string
 	for _, r := range k.srv.Requests() {
 		if r.Method != "GET" && strings.Contains(r.Path, string(id)) {
@@ -49,8 +49,8 @@ func TestRegressNamespacesOwnTheirJobs(t *testing.T) {
 	a.Namespace, b.Namespace = "team-a", "team-b"
 	var sa, sb JobStatus
 	for range 200 {
-		k.reconcileAs(a, spec, &sa)
-		k.reconcileAs(b, spec, &sb)
+		k.reconcileOther(a, spec, &sa)
+		k.reconcileOther(b, spec, &sb)
 		if !sa.InFlight() && !sb.InFlight() && sa.JobID != "" && sb.JobID != "" && sa.Stable.equal(sa.Deployed) && sb.Stable.equal(sb.Deployed) {
 			break
 		}
@@ -83,7 +83,7 @@ func TestRegressSameNameRefused(t *testing.T) {
 		t.Errorf("plan %s: blocked %q, reason %q, message %q", plan, plan.Blocked, plan.Reason, plan.Message)
 	}
 	for range 20 {
-		k.reconcileAs(ctrl, spec, &st)
+		k.reconcileOther(ctrl, spec, &st)
 		if st.Progress.Done() {
 			break
 		}
@@ -91,8 +91,8 @@ func TestRegressSameNameRefused(t *testing.T) {
 	if st.JobID == first || st.Progress.Outcome != OutcomeForeignJob || st.Progress.Observed.Adopt != first || !strings.Contains(st.Message, string(first)) {
 		t.Fatalf("second deployment: job %q, outcome %s, adopt %q, message %q", st.JobID, st.Progress.Outcome, st.Progress.Observed.Adopt, st.Message)
 	}
-	if len(k.live()) != 1 || !k.isLive(first) || len(k.sentTo(first)) != 0 {
-		t.Errorf("live %v, sent to the first job %v", k.live(), k.sentTo(first))
+	if len(k.live()) != 1 || !k.isLive(first) || len(k.changesSentTo(first)) != 0 {
+		t.Errorf("live %v, sent to the first job %v", k.live(), k.changesSentTo(first))
 	}
 }
 
@@ -128,8 +128,8 @@ func TestRegressLostStatusChangedSpec(t *testing.T) {
 		t.Errorf("housekeeping: unclaimed %+v (%v), want job %s, which no status records", r.Unclaimed, err, job)
 	}
 	k.run(spec, time.Minute) // tried again after RetryInterval: refused again
-	if info, _ = k.srv.Job(job); len(k.live()) != 1 || info.State != flinkapi.JobRunning || len(k.sentTo(job)) != 0 || k.st.JobID == job {
-		t.Errorf("live %v, sent %v, status's job %q", k.live(), k.sentTo(job), k.st.JobID)
+	if info, _ = k.srv.Job(job); len(k.live()) != 1 || info.State != flinkapi.JobRunning || len(k.changesSentTo(job)) != 0 || k.st.JobID == job {
+		t.Errorf("live %v, sent %v, status's job %q", k.live(), k.changesSentTo(job), k.st.JobID)
 	}
 }
 
@@ -160,26 +160,26 @@ func TestRegressDetachedNotTakenOver(t *testing.T) {
 	for range 20 {
 		k.call(k.spec("/out2"), false)
 	}
-	if !k.isLive(detached) || len(k.sentTo(detached)) != 0 {
-		t.Fatalf("the detached job: live %v, sent %v", k.isLive(detached), k.sentTo(detached))
+	if !k.isLive(detached) || len(k.changesSentTo(detached)) != 0 {
+		t.Fatalf("the detached job: live %v, sent %v", k.isLive(detached), k.changesSentTo(detached))
 	}
 	k.st = JobStatus{}
 	ctrl := k.controller()
 	ctrl.Namespace = "again"
 	for range 100 {
-		k.reconcileAs(ctrl, k.spec("/out2"), &k.st)
+		k.reconcileOther(ctrl, k.spec("/out2"), &k.st)
 		if k.st.JobID != "" && !k.st.InFlight() && k.st.Stable.equal(k.st.Deployed) {
 			break
 		}
 	}
-	if k.st.JobID == "" || k.st.JobID == detached || !k.isLive(detached) || len(k.live()) != 2 || len(k.sentTo(detached)) != 0 {
-		t.Errorf("job %q beside %s: live %v, sent %v", k.st.JobID, detached, k.live(), k.sentTo(detached))
+	if k.st.JobID == "" || k.st.JobID == detached || !k.isLive(detached) || len(k.live()) != 2 || len(k.changesSentTo(detached)) != 0 {
+		t.Errorf("job %q beside %s: live %v, sent %v", k.st.JobID, detached, k.live(), k.changesSentTo(detached))
 	}
 }
 
-// rebuild writes another build of the job to the jar file: the same
+// rebuildJar writes another build of the job to the jar file: the same
 // main class, other bytes.
-func (k *cluster) rebuild(n int) {
+func (k *cluster) rebuildJar(n int) {
 	k.t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -209,7 +209,7 @@ func TestRegressRollbackRunsStableBuild(t *testing.T) {
 			spec := k.spec("/out")
 			k.settle("v1", spec)
 			old, oldJob := k.job().JarID, k.st.JobID
-			k.rebuild(2)
+			k.rebuildJar(2)
 			k.until("v2", spec, 100, func(st *JobStatus) bool { return st.JobID != oldJob && !st.InFlight() })
 			newJob, newJar := k.st.JobID, k.job().JarID
 			if newJar == old || k.st.UpgradeFrom.Location == "" || k.st.Stable.equal(k.st.Deployed) {
@@ -237,7 +237,7 @@ func TestRegressRollbackRunsStableBuild(t *testing.T) {
 			k.until("the rollback", spec, 100, func(st *JobStatus) bool { return st.Action == ActionRollback && !st.InFlight() })
 			switch {
 			case gone:
-				if k.st.Progress.Outcome != OutcomeJarChanged || k.st.JobID != newJob || !k.isLive(newJob) || len(k.sentTo(newJob)) != 0 {
+				if k.st.Progress.Outcome != OutcomeJarChanged || k.st.JobID != newJob || !k.isLive(newJob) || len(k.changesSentTo(newJob)) != 0 {
 					t.Errorf("rollback without the old upload: outcome %s, job %s (new %s), live %v", k.st.Progress.Outcome, k.st.JobID, newJob, k.live())
 				}
 			default:
