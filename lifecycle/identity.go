@@ -101,14 +101,15 @@ func (r *replacer) stepCheckJar(ctx context.Context, p *Progress, now time.Time)
 	jar := r.submit.JarID
 	jars, err := r.client.(jarsLister).ListJars(ctx)
 	if err != nil {
+		p.Requests++
 		p.LastError = "reading the cluster's jars: " + errMessage(err)
 		if !now.Before(p.Deadline) {
 			return finish(p, OutcomeTimedOut, "the deadline passed while looking up the jar to run, "+string(jar)+": "+p.LastError+
 				"; nothing was stopped or started"), nil
 		}
-		return Result{RequeueAfter: r.timing.backoff(2)}, nil
+		return Result{RequeueAfter: r.timing.backoff(p.Requests)}, nil
 	}
-	p.LastError = ""
+	p.Requests, p.LastError = 0, ""
 	for _, j := range jars {
 		if j.ID == jar {
 			return r.begun(ctx, p, now)

@@ -202,7 +202,7 @@ func (k *cluster) rebuildJar(n int) {
 // typed outcome, and the new build runs on; so it is when the status
 // records no upload of that build (one an earlier release wrote).
 func TestRegressRollbackRunsStableBuild(t *testing.T) {
-	for _, tc := range []struct{ name string }{{"kept"}, {"kept, the jar list read twice"}, {"gone"}, {"unrecorded"}} {
+	for _, tc := range []struct{ name string }{{"kept"}, {"kept, the jar list read twice"}, {"gone"}, {"unrecorded"}, {"jar list unreadable"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			gone := !strings.HasPrefix(tc.name, "kept")
 			k := newCluster(t, true)
@@ -227,6 +227,10 @@ func TestRegressRollbackRunsStableBuild(t *testing.T) {
 				}
 			case "unrecorded":
 				k.st.StableJarID, k.st.StableJarDigest = "", ""
+			case "jar list unreadable":
+				if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jars", Times: 1000}); err != nil {
+					t.Fatal(err)
+				}
 			case "kept, the jar list read twice":
 				if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jars", Times: 1}); err != nil {
 					t.Fatal(err)
@@ -236,6 +240,10 @@ func TestRegressRollbackRunsStableBuild(t *testing.T) {
 			spec.Requests.Rollback = "r1"
 			k.until("the rollback", spec, 100, func(st *JobStatus) bool { return st.Action == ActionRollback && !st.InFlight() })
 			switch {
+			case tc.name == "jar list unreadable":
+				if k.st.Progress.Outcome != OutcomeTimedOut || k.st.JobID != newJob || !k.isLive(newJob) || len(k.changesSentTo(newJob)) != 0 {
+					t.Errorf("rollback without a jar list: outcome %s, job %s (new %s), live %v", k.st.Progress.Outcome, k.st.JobID, newJob, k.live())
+				}
 			case gone:
 				if k.st.Progress.Outcome != OutcomeJarChanged || k.st.JobID != newJob || !k.isLive(newJob) || len(k.changesSentTo(newJob)) != 0 {
 					t.Errorf("rollback without the old upload: outcome %s, job %s (new %s), live %v", k.st.Progress.Outcome, k.st.JobID, newJob, k.live())
