@@ -392,6 +392,14 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 		}
 	}
 	st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.NewJobID, st.Target, now, false
+	if p.Adopted {
+		// A job an earlier run started, found under the id derived from
+		// the job it replaced: the deployment's, but what it runs is
+		// unknown (that run's records were lost, and the spec may have
+		// changed since). It is never reported as running the target:
+		// with no template known, the next call deploys the spec to it.
+		st.Deployed = JobTemplate{}
+	}
 	if c.Deployer != nil {
 		st.Cluster = p.Cluster // the old one is deleted (PhaseDeleteCluster)
 	}

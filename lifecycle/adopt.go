@@ -42,7 +42,22 @@ const (
 	// ReasonDetached: Delete left the job running, no longer managed
 	// (DeleteDetach).
 	ReasonDetached = "Detached"
+	// ReasonForeignJob: a deploy would find a job that has not ended
+	// under the id derived for its new job, and nothing the status
+	// records shows that this deployment started it (Plan only; the
+	// action ends OutcomeForeignJob). Plan.Adopt names the job.
+	ReasonForeignJob = "ForeignJob"
 )
+
+// OutcomeForeignJob: Upgrade (a deploy) found a job that has not ended
+// under the id derived for its new job, and nothing it recorded proves
+// that this deployment started it (an id derived from the deployment's
+// Name, shared by every deployment of that Name and Controller
+// Namespace, or from a detached job): nothing was started, and the job
+// is left as it is, neither adopted nor stopped. Progress.Observed.Adopt
+// names it. Adopt it with JobSpec.Adopt, or give the Controller a
+// Namespace of its own to deploy beside it.
+const OutcomeForeignJob Outcome = "ForeignJob"
 
 // adoptTarget is the job spec asks to adopt in st: spec.Adopt when st is
 // fresh (no job recorded, or a status after a Delete) and no action is
@@ -329,4 +344,56 @@ func detachedFrom(st *JobStatus) flinkapi.JobID {
 // or of the deployment's name gives.
 func detachedJobID(id flinkapi.JobID) flinkapi.JobID {
 	return derivedJobID("detached\x00" + strings.ToLower(string(id)))
+}
+
+// planDerived is the look-up of Controller.Plan for a plan that starts
+// a job where none runs: the job the action would find under its new
+// job's derived id (one request, GET /jobs). A job there that has not
+// ended is named in p.Adopt: taken over when its id derives from the
+// deployment's own job, else (an id derived from the Name or from a
+// detached job) the plan is blocked, as the action would end
+// OutcomeForeignJob. A job list that cannot be read leaves p as it is:
+// the action reads it again.
+func (c *Controller) planDerived(ctx context.Context, api API, st *JobStatus, obs Observation, p *Plan) {
+	if p.InFlight || c.Deployer != nil || !actions[p.Action].replaces && p.Action != ActionRestart {
+		return
+	}
+	id, owned := c.firstDerived(st, p.Action)
+	if id == "" || owned && obs.Job != nil && !obs.Job.State.IsGloballyTerminal() {
+		// The job runs: the action stops it first, and looks up the
+		// ids derived from it only once it has ended.
+		return
+	}
+	jobs, err := api.ListJobs(ctx)
+	if err != nil {
+		return
+	}
+	found, state, _, ok := followDerived(jobs, id, true)
+	if !ok || state == "" || state.IsGloballyTerminal() {
+		return
+	}
+	p.Adopt = found
+	if !owned {
+		msg := foreignMessage(found, state)
+		p.Blocked, p.Reason, p.Message, p.State = msg, ReasonForeignJob, msg, policy.DeployFailed
+	}
+}
+
+// firstDerived is the first id the new job of action a would get from
+// st (replacer.firstJobID), and whether it derives from the
+// deployment's own job.
+func (c *Controller) firstDerived(st *JobStatus, a JobAction) (flinkapi.JobID, bool) {
+	job, detached := st.JobID, detachedFrom(st)
+	if a == ActionDeploy && st.Detached != "" && st.JobID == st.Detached {
+		job, detached = "", st.Detached // forgetDetached
+	}
+	switch {
+	case job != "":
+		return derivedJobID(strings.ToLower(string(job))), true
+	case detached != "":
+		return detachedJobID(detached), false
+	case c.Name != "":
+		return nameJobID(c.Namespace, c.Name), false
+	}
+	return "", false
 }

@@ -34,8 +34,12 @@ import (
 // requests (JobSpec.Requests, JobStatus.RequestsHandled,
 // Progress.CheckpointID), the retained checkpoints of replaced jobs
 // (JobStatus.Replaced), adopting and detaching (JobSpec.Adopt, OnDelete,
-// JobStatus.Detached).
-const FormatVersion = 5
+// JobStatus.Detached); format 6 the upload of the stable template's
+// build (JobStatus.StableJarID, StableJarDigest), the look-up of that
+// upload (PhaseCheckJar) and the outcomes of a job found under a derived
+// id that is not the deployment's and of a jar file that holds another
+// build (OutcomeForeignJob, OutcomeJarChanged).
+const FormatVersion = 6
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a
@@ -79,6 +83,7 @@ var knownPhases = map[Phase]bool{
 	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
 	PhaseSetRequirements: true, PhaseConfirmParallelism: true, PhaseCheckSlots: true, PhaseWaitHealthy: true,
 	PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true, PhasePreflight: true, PhaseConfirmOld: true,
+	PhaseCheckJar: true,
 }
 
 var knownOutcomes = map[Outcome]bool{
@@ -87,6 +92,7 @@ var knownOutcomes = map[Outcome]bool{
 	OutcomeSubmitFailed: true, OutcomeTimedOut: true, OutcomeBlocked: true, OutcomeNotNeeded: true,
 	OutcomeLeftRunning: true, OutcomeDisposeFailed: true, OutcomeParallelismNotReached: true, OutcomeRescaleRejected: true,
 	OutcomeBlueGreenAborted: true, OutcomeCanaryFailed: true,
+	OutcomeForeignJob: true, OutcomeJarChanged: true,
 }
 
 // bound runs step, the body of the Step of operation op built for job, if

@@ -60,6 +60,17 @@ type Controller struct {
 	// request (ErrInvalidName; the message says which names are).
 	Store RestorePointStore
 	Name  string
+	// Namespace, if set, keeps the jobs of this Controller's deployments
+	// apart from those of any other installation that deploys the same
+	// Name to the same session cluster (another team, another operator,
+	// a test run): it is mixed into the id a deployment's first job
+	// derives from Name, so two Controllers of one Name and different
+	// Namespaces never find each other's jobs under their derived ids.
+	// Give every installation its own, and keep it. Empty: the ids of
+	// earlier releases. A status records its job's id, so a Namespace set
+	// or changed later moves no running job: it names the jobs deployed
+	// afresh (a new deployment, or one whose status was lost).
+	Namespace string
 	// PollInterval is how often a job at rest is observed
 	// (DefaultControllerPoll); RetryInterval how long after an action that
 	// did not succeed it may be tried again (DefaultRetryInterval).
@@ -149,6 +160,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	}
 	plan := c.PlanFor(spec, *st, obs, now)
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
+	keepStableJar(st)
 	if err == nil && s.err != nil {
 		err = fmt.Errorf("lifecycle: observing job %s: %w", jobName(st.JobID), s.err)
 	}
@@ -174,7 +186,11 @@ func (c *Controller) recordedAPI(st *JobStatus) (API, *sink, error) {
 // blocked. For a deploy, upgrade or rescale on a session cluster it also
 // runs the preflight (Plan.Preflight): Flink's plan of the new job from
 // the jar uploaded before (POST /jars/:jarid/plan, which changes nothing
-// on the cluster) and the cluster's slots. st is not changed. An invalid spec gives a plan blocked by
+// on the cluster) and the cluster's slots; for one that starts a job
+// where none runs, it reads Flink's job list for a job under the new
+// job's derived id (Plan.Adopt: one it would adopt, or, with Reason
+// ForeignJob, one not provably the deployment's, which blocks the plan).
+// st is not changed. An invalid spec gives a plan blocked by
 // it (Reason InvalidSpec); a status Reconcile refuses gives its error.
 func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan, error) {
 	st = *st.DeepCopy()
@@ -199,6 +215,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 		return Plan{}, err
 	}
 	plan := c.PlanFor(spec, st, obs, now)
+	c.planDerived(ctx, api, &st, obs, &plan)
 	c.planPreflight(ctx, api, spec, &st, obs, &plan)
 	return plan, nil
 }
@@ -543,7 +560,7 @@ func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) 
 	if obs.NoCheckpointing {
 		st.NoCheckpointing = st.JobID
 	}
-	if !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
+	if !st.Deployed.IsZero() && !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
 		st.Stable = st.Deployed
 	}
 	if spec.Health.Action != "" && !obs.HealthDeferred {
@@ -727,8 +744,18 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	if c.Deployer != nil {
 		u.Cluster = st.Cluster
 	}
-	u.detached = detachedFrom(st)
+	u.detached, u.namespace = detachedFrom(st), c.Namespace
 	u.storage = c.Storage
+	if c.Deployer == nil && st.Target.JarID == "" {
+		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
+		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
+		if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
+			// The file holds that build again (as the action's spec
+			// read it): uploaded anew, whether or not the old upload
+			// is still there.
+			u.JarID, u.checkJar = "", false
+		}
+	}
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.
@@ -782,7 +809,9 @@ func (c *Controller) jarID(t JobTemplate, st *JobStatus) flinkapi.JarID {
 		// Uploaded from the same file, whose content did not change.
 		return st.JarID
 	}
-	return ""
+	// The stable template's build, uploaded before the file was
+	// rebuilt: a rollback runs it (keepStableJar).
+	return stableJar(t, st)
 }
 
 // restoreTime is the time of the state p restored from.

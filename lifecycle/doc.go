@@ -133,7 +133,12 @@
 // status knows in the Store, or says that nothing keeps it
 // (ReasonDeletedStateNotKept); a status reused after a Delete deploys the
 // job anew. A jar rebuilt under the same path is a new template
-// (JobTemplate.JarDigest). A stored status that no Controller of this
+// (JobTemplate.JarDigest); a rollback runs the build that was stable,
+// from its upload recorded in JobStatus.StableJarID (kept by
+// CleanSession while the status names it), never the file's new content:
+// with that upload gone, it ends OutcomeJarChanged before the job is
+// touched. A job is the deployment's only if its identity says so (see
+// Job identity below). A stored status that no Controller of this
 // release wrote is refused with ErrInvalidStatus before it is changed,
 // and no stored time makes a call wait longer than the Controller's
 // intervals.
@@ -146,6 +151,31 @@
 // deployed while an adoption is pending. JobSpec.OnDelete Detach makes a
 // Delete leave the job running, untouched (ReasonDetached,
 // JobStatus.Detached).
+//
+// # Job identity
+//
+// A new job's id is derived, so that a call started again after a crash
+// finds the job an earlier one submitted instead of starting a second:
+// from the job it replaces, or, for a deployment's first job, from the
+// Controller's Name (mixed with its Namespace) or from the job a Delete
+// detached. Before a job is started where none runs, Flink's job list
+// is read, and a job that has not ended under that id is adopted only
+// when its id proves it is the deployment's: derived from a job this
+// status records; as the run that started it left no record of what it
+// runs (its writes were lost, and the spec may have changed since), it
+// is not reported as running the spec, which is deployed to it next
+// (JobStatus.Deployed is left empty). Under an id derived from the Name
+// (a fresh status, one whose store was lost, another deployment of the
+// same Name on the same cluster, one re-created after a Detach) or from
+// a detached job, it may be another deployment's or run another spec:
+// the deploy ends OutcomeForeignJob, naming it
+// (Progress.Observed.Adopt), and neither starts a job nor touches that
+// one; Controller.Plan says so beforehand (Reason ForeignJob,
+// Plan.Adopt), or that it would adopt job X. Take such a job over with
+// JobSpec.Adopt, or give each installation that deploys one Name to one
+// cluster a Namespace of its own (Controller.Namespace): its
+// deployments then derive ids of their own and deploy beside it. A
+// detached job is never taken over without JobSpec.Adopt.
 //
 // # Bounded jobs, schedules and triggered checkpoints
 //
@@ -231,7 +261,10 @@
 // Flink's job list (PhaseAdopt) before it decides, and adopts a job of
 // that id that runs or is starting (Progress.Adopted) instead of
 // submitting a second one; a job of that id that has ended is passed
-// over for the next derived id.
+// over for the next derived id. A job that runs under an id derived from
+// Name is not adopted: any Upgrade of that Name derives it, so nothing
+// shows whose it is; the operation ends OutcomeForeignJob and starts
+// nothing (Job identity above).
 //
 // # Misconfigured clients
 //

@@ -552,8 +552,10 @@ type JobStatus struct {
 	// exceptions (at most MaxFailureLength bytes).
 	Failure string `json:"failure,omitempty"`
 	// Deployed is the template JobID runs and DeployedAt when it started
-	// running it; Stable the last template seen stable (RUNNING, all
-	// tasks running, a checkpoint completed after its start).
+	// running it (empty with a JobID: a job taken over under its derived
+	// id after lost writes, whose template is unknown; the spec is
+	// deployed to it); Stable the last template seen stable (RUNNING,
+	// all tasks running, a checkpoint completed after its start).
 	Deployed JobTemplate `json:"deployed,omitzero"`
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
@@ -625,6 +627,13 @@ type JobStatus struct {
 	// JarDigest is the SHA-256 of JarFile's content when JarID was
 	// uploaded from it.
 	JarDigest string `json:"jarDigest,omitempty"`
+	// StableJarID is the jar uploaded from Stable's JarFile while it
+	// held the stable template's build, whose SHA-256 StableJarDigest
+	// is: a rollback runs it whatever the file holds since, and session
+	// housekeeping keeps it (Claim). Empty: none is known (a status of an
+	// earlier release, or a stable template with a JarID of its own).
+	StableJarID     flinkapi.JarID `json:"stableJarID,omitempty"`
+	StableJarDigest string         `json:"stableJarDigest,omitempty"`
 	// NoCheckpointing is the job that Flink reported running without
 	// periodic checkpoints: it counts as stable once its tasks run.
 	NoCheckpointing flinkapi.JobID `json:"noCheckpointing,omitempty"`

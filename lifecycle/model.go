@@ -164,6 +164,15 @@ type Plan struct {
 	// cluster's slots say now (read-only; Skipped says why not); for one
 	// in flight, what its preflight recorded.
 	Preflight *Preflight `json:"preflight,omitempty"`
+	// Adopt is a job that has not ended found under the id the action's
+	// new job would get (Controller.Plan only; a start of a job where
+	// none runs, on a session cluster): with the id derived from the
+	// deployment's own job, the action adopts it as the one an earlier
+	// call started instead of starting another; with Reason ForeignJob
+	// (an id derived from the deployment's Name, or from a detached job),
+	// nothing shows that this deployment started it, and the action
+	// would end OutcomeForeignJob, leaving it as it is.
+	Adopt flinkapi.JobID `json:"adopt,omitempty"`
 	// RequeueAfter is when to look again when no action starts.
 	RequeueAfter time.Duration `json:"requeueAfter,omitempty"`
 	// Dispose is the savepoint of the history the savepoint ledger
@@ -195,6 +204,9 @@ func (p Plan) String() string {
 		s += ", from a new savepoint"
 	} else if p.RestorePoint.Location != "" && p.Action != "" {
 		s += fmt.Sprintf(", from %s (%s old)", p.RestorePoint.Location, p.RestoreAge.Std().Round(time.Second))
+	}
+	if p.Adopt != "" && p.Blocked == "" {
+		s += ", would adopt job " + string(p.Adopt)
 	}
 	if p.Blocked != "" {
 		s += ", blocked: " + p.Blocked

@@ -106,3 +106,13 @@ var (
 	_ AutoscaleAPI         = (*recorder)(nil)
 	_ checkpointTriggerAPI = (*recorder)(nil)
 )
+
+func (r *recorder) ListJars(ctx context.Context) ([]flinkapi.Jar, error) {
+	c, ok := r.API.(jarsLister)
+	if !ok {
+		return nil, errUnsupported
+	}
+	jars, err := c.ListJars(ctx)
+	r.note(err)
+	return jars, err
+}

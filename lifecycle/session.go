@@ -18,18 +18,24 @@ type Claim struct {
 
 // jars are the uploaded jars c uses or may use again: the spec's, the
 // one uploaded from its jar file, those of the deployed, stable and
-// target templates, and the one an operation in flight uploaded.
+// target templates, the upload of the stable template's build (a
+// rollback runs it), and the one an operation in flight uploaded.
 func (c Claim) jars() []flinkapi.JarID {
 	st := &c.Status
-	return []flinkapi.JarID{c.Spec.Job.JarID, st.JarID, st.Deployed.JarID, st.Stable.JarID, st.Target.JarID, st.Progress.JarID}
+	return []flinkapi.JarID{c.Spec.Job.JarID, st.JarID, st.Deployed.JarID, st.Stable.JarID, st.Target.JarID, st.Progress.JarID, st.StableJarID}
 }
 
 // jobs are the Flink jobs c runs or is about to run: its job, the one an
 // operation in flight started or is about to start, the one it replaces,
-// and one it may adopt.
+// and one it may adopt (not one it found and refused as not its own:
+// OutcomeForeignJob).
 func (c Claim) jobs() []flinkapi.JobID {
 	st, p := &c.Status, &c.Status.Progress
-	return []flinkapi.JobID{st.JobID, p.JobID, p.NewJobID, p.PreviousJobID, p.Target, p.Observed.Adopt}
+	adopt := p.Observed.Adopt
+	if p.Outcome == OutcomeForeignJob {
+		adopt = ""
+	}
+	return []flinkapi.JobID{st.JobID, p.JobID, p.NewJobID, p.PreviousJobID, p.Target, adopt}
 }
 
 // Defaults of SessionOptions.

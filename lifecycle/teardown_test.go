@@ -238,9 +238,14 @@ func TestRedeploy(t *testing.T) {
 		if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != td.Location || info.Events <= before.Events {
 			t.Errorf("redeployed job %+v; old had %d events", info, before.Events)
 		}
-		// A second deploy of the name adopts the job the first started.
-		if again := deploy(2*time.Hour, false, ""); again.Outcome != OutcomeSucceeded || !again.Adopted || again.NewJobID != p.NewJobID || jobsWithID(e, p.NewJobID) != 1 {
-			t.Errorf("second redeploy: %s (%s), adopted %v, new job %s, first %s", again.Outcome, again.Reason, again.Adopted, again.NewJobID, p.NewJobID)
+		// A second deploy of the name, with a Progress of its own, finds
+		// the job the first started under the name's id: nothing shows it
+		// started it (another deployment of the name may have), so it
+		// names the job and starts nothing.
+		if again := deploy(2*time.Hour, false, ""); again.Outcome != OutcomeForeignJob || again.Adopted || again.NewJobID != "" ||
+			again.Observed.Adopt != p.NewJobID || jobsWithID(e, p.NewJobID) != 1 || len(e.srv.Jobs()) != 2 {
+			t.Errorf("second redeploy: %s (%s), adopted %v, new job %s, named %s, first %s", again.Outcome, again.Reason, again.Adopted, again.NewJobID,
+				again.Observed.Adopt, p.NewJobID)
 		}
 		// Too old (as another deployment, with its own job id): blocked,
 		// or started empty where the policy allows it.

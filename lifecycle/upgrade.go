@@ -75,8 +75,13 @@ type Upgrade struct {
 	// lost or with the old job's id, finds the job the first one
 	// submitted and adopts it (Progress.NewJobID, Progress.Adopted)
 	// instead of starting another. When that job has ended, the next id
-	// is derived from its id. With neither Job nor Name, a random id:
-	// set JobID to make such a deploy safe to repeat.
+	// is derived from its id. Only an id derived from Job (or JobID)
+	// proves whose job it is: a job that has not ended under an id
+	// derived from Name may be another deployment's of the same Name, or
+	// run another spec, and is never adopted: the Upgrade ends
+	// OutcomeForeignJob, naming it in Progress.Observed.Adopt, and starts
+	// nothing. With neither Job nor Name, a random id: set JobID to make
+	// such a deploy safe to repeat.
 	JobID flinkapi.JobID
 	// Deployer, if set, starts the new job instead of the jar run (see
 	// Submit.Deployer): for an application cluster, in a cluster of its
@@ -111,6 +116,16 @@ type Upgrade struct {
 	// (Controller.Storage): a start from a checkpoint goes ahead only
 	// as far as it shows it there (checkpointOnStorage).
 	storage Storage
+	// namespace is the Controller's Namespace, mixed into the id derived
+	// from Name.
+	namespace string
+	// digest, if set, is the SHA-256 of the build JarFile must hold to be
+	// uploaded: checked before the old job is touched (OutcomeJarChanged).
+	digest string
+	// checkJar: JarID is the upload of the stable build recorded in the
+	// status (JobStatus.StableJarID), which the file no longer holds:
+	// the cluster's jars are read before the old job is touched.
+	checkJar bool
 }
 
 func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
@@ -145,7 +160,7 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 	}
 	r := &replacer{
 		op: "Upgrade", client: env.Client, job: u.Job, latest: u.Latest, store: u.Store, name: u.Name, deployer: u.Deployer, cluster: u.Cluster,
-		firstDeploy: u.FirstDeploy, detached: u.detached,
+		firstDeploy: u.FirstDeploy, detached: u.detached, namespace: u.namespace, digest: u.digest, checkJar: u.checkJar,
 		evaluate: func(obs policy.Observations, now time.Time) policy.Decision {
 			if u.restartDown != nil && (obs.Job == nil || obs.Job.State.IsTerminal()) {
 				return restartDecision(u.Policy, *u.restartDown, obs, now)
@@ -287,6 +302,9 @@ type replacer struct {
 	preflight *PreflightPolicy
 	detached  flinkapi.JobID // Upgrade.detached
 	storage   Storage        // Upgrade.storage
+	namespace string         // Upgrade.namespace
+	digest    string         // Upgrade.digest
+	checkJar  bool           // Upgrade.checkJar
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -311,9 +329,19 @@ func (r *replacer) firstJobID(p *Progress) (id flinkapi.JobID, derived bool) {
 	case r.detached != "":
 		return detachedJobID(r.detached), true
 	case r.name != "":
-		return derivedJobID("name\x00" + r.name), true
+		return nameJobID(r.namespace, r.name), true
 	}
 	return "", false
+}
+
+// nameJobID is the id of the first job of the deployment name in the
+// Controller's namespace (Controller.Namespace): without one, the id
+// earlier releases gave it.
+func nameJobID(namespace, name string) flinkapi.JobID {
+	if namespace == "" {
+		return derivedJobID("name\x00" + name)
+	}
+	return derivedJobID(fmt.Sprintf("namespace\x00%d\x00%s\x00name\x00%s", len(namespace), namespace, name))
 }
 
 // derivedJobID is the id of the job that follows the one seed names: the
@@ -355,10 +383,36 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 	case st == "":
 		p.Observed.Adopt, p.LastError = id, ""
 		return r.decide(ctx, p, now)
+	case !st.IsGloballyTerminal() && !r.owns():
+		// Nothing shows that this deployment started it: it is named,
+		// never taken over, stopped or started beside.
+		p.Observed.Adopt = id
+		return finish(p, OutcomeForeignJob, foreignMessage(id, st)), nil
 	case !st.IsGloballyTerminal():
 		return r.adopted(ctx, p, id, st)
 	}
 	return finish(p, OutcomeSubmitFailed, fmt.Sprintf("the id %s chosen for the new job (JobID) is that of a job that has ended %s; choose another", id, st)), nil
+}
+
+// owns reports whether a job that has not ended, found under the ids
+// the new job's id derives from, is provably one an earlier run of this
+// operation started: the ids derive from the job it replaces, which
+// this deployment ran (a job id is never reused, and only an operation
+// that replaces that job derives them), or from the id the caller
+// chose (JobID). Ids derived from a name (or from a detached job) are
+// shared by every deployment of that name without a namespace of its
+// own, by one re-created after a detach and by one whose status was
+// lost: a job under them may run another spec, or be another
+// deployment's, so it is never taken for this one's.
+func (r *replacer) owns() bool {
+	return r.submit.JobID != "" || r.job != ""
+}
+
+// foreignMessage says why the job id found running under a derived id
+// in state st was not adopted.
+func foreignMessage(id flinkapi.JobID, st flinkapi.JobState) string {
+	return fmt.Sprintf("job %s (%s) runs under the id derived for the new job, and nothing this deployment recorded shows it started it: "+
+		"nothing was started and the job is left as it is; to take it over, name it in JobSpec.Adopt; to deploy beside it, give the Controller a Namespace of its own", id, st)
 }
 
 // followDerived looks id up in Flink's job list jobs and, with derived,
@@ -427,6 +481,8 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 		return stepDeleteCluster(ctx, r.deployer, r.cluster, p, now, r.timing), nil
 	case PhasePreflight:
 		return r.stepPreflight(ctx, p, now)
+	case PhaseCheckJar:
+		return r.stepCheckJar(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return r.stepSubmit(ctx, p)
 	}
@@ -449,6 +505,20 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 		p.Request = r.restore
 	}
 	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	if why := r.jarChanged(); why != "" {
+		return finish(p, OutcomeJarChanged, why), nil
+	}
+	if r.checksJar() {
+		p.Phase = PhaseCheckJar
+		return Result{}, nil
+	}
+	return r.begun(ctx, p, now)
+}
+
+// begun goes on from begin once the jar to run is known to be there:
+// to the preflight, to the observation of the old job, or, with none,
+// to the decision.
+func (r *replacer) begun(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	if r.startPreflight(p) {
 		return Result{}, nil
 	}

@@ -1,0 +1,120 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// OutcomeJarChanged: the jar file the new job's template names holds
+// another build than the template's (its content's SHA-256 is not
+// JobTemplate.JarDigest), and no upload of the template's build is
+// known (JobStatus.StableJarID): a rollback to the stable template
+// after a rebuild under the same path, whose upload was deleted.
+// Nothing was stopped, uploaded or started: the job runs on as it is.
+// Run the stable build again (its file, or its JarID), or change the
+// spec.
+const OutcomeJarChanged Outcome = "JarChanged"
+
+// keepStableJar records in st the upload of the stable template's
+// build: the jar uploaded from st.Stable's file while it held that build
+// (st.JarID, uploaded with the digest st.Stable names). A rollback runs
+// it (Controller.jarID) whatever the file holds since, and housekeeping
+// keeps it (Claim). A stable template of another build, or none, clears
+// it, except while an action in flight deploys that build: it runs it
+// (a rollback started before its job's successor became stable).
+func keepStableJar(st *JobStatus) {
+	s := &st.Stable
+	switch {
+	case st.InFlight() && st.StableJarID != "" && st.Target.JarDigest == st.StableJarDigest:
+	case s.JarID != "" || s.JarFile == "" || s.JarDigest == "":
+		st.StableJarID, st.StableJarDigest = "", ""
+	case st.JarID != "" && st.JarFile == s.JarFile && st.JarDigest == s.JarDigest:
+		st.StableJarID, st.StableJarDigest = st.JarID, st.JarDigest
+	case st.StableJarDigest != s.JarDigest:
+		st.StableJarID, st.StableJarDigest = "", ""
+	}
+}
+
+// jarChanged is why the jar file a replacer would upload does not hold
+// the build its template names (digest), if it does not; empty: it
+// does, or nothing is known to compare (no digest, a jar id, a file that
+// cannot be read: the upload says so).
+func (r *replacer) jarChanged() string {
+	file := r.submit.JarFile
+	if r.digest == "" || r.submit.JarID != "" || file == "" || r.deployer != nil {
+		return ""
+	}
+	d, err := jarDigest(file)
+	if err != nil || d == r.digest {
+		return ""
+	}
+	return fmt.Sprintf("the jar file %s holds another build (SHA-256 %s) than the one to run (%s), and no upload of that build is known: "+
+		"nothing was stopped or started", file, shortDigest(d), shortDigest(r.digest))
+}
+
+// shortDigest is the first 12 characters of a digest, for messages.
+func shortDigest(digest string) string {
+	if len(digest) > 12 {
+		return digest[:12]
+	}
+	return digest
+}
+
+// stableJar is the upload of t's build recorded as the stable
+// template's (keepStableJar), if t is of that build; empty otherwise.
+func stableJar(t JobTemplate, st *JobStatus) flinkapi.JarID {
+	if st.StableJarID == "" || t.JarFile == "" || t.JarFile != st.Stable.JarFile || t.JarDigest == "" || t.JarDigest != st.StableJarDigest {
+		return ""
+	}
+	return st.StableJarID
+}
+
+// jarsLister is the optional part of a client that lists the session
+// cluster's jars; flinkapi's Client has it.
+type jarsLister interface {
+	ListJars(ctx context.Context) ([]flinkapi.Jar, error)
+}
+
+// PhaseCheckJar: before the old job is touched, Upgrade reads the
+// cluster's jars (GET /jars) to see that the recorded upload of the
+// stable build it is to run is still there: the jar file holds another
+// build since (format 6).
+const PhaseCheckJar Phase = "CheckJar"
+
+// checksJar reports whether r runs the recorded upload of the stable
+// build (Upgrade.checkJar) through a client that can list the jars.
+func (r *replacer) checksJar() bool {
+	_, ok := r.client.(jarsLister)
+	a, isAPI := r.client.(API)
+	return r.checkJar && r.submit.JarID != "" && ok && (!isAPI || supports[jarsLister](a))
+}
+
+// stepCheckJar reads the cluster's jars (PhaseCheckJar): with the
+// upload to run there, the operation goes on (begun); without it, it
+// ends OutcomeJarChanged, nothing stopped or started. Reads that fail
+// until the phase's deadline end it TimedOut, the old job untouched.
+func (r *replacer) stepCheckJar(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	p.Steps++
+	jar := r.submit.JarID
+	jars, err := r.client.(jarsLister).ListJars(ctx)
+	if err != nil {
+		p.Requests++
+		p.LastError = "reading the cluster's jars: " + errMessage(err)
+		if !now.Before(p.Deadline) {
+			return finish(p, OutcomeTimedOut, "the deadline passed while looking up the jar to run, "+string(jar)+": "+p.LastError+
+				"; nothing was stopped or started"), nil
+		}
+		return Result{RequeueAfter: r.timing.backoff(p.Requests)}, nil
+	}
+	p.Requests, p.LastError = 0, ""
+	for _, j := range jars {
+		if j.ID == jar {
+			return r.begun(ctx, p, now)
+		}
+	}
+	return finish(p, OutcomeJarChanged, fmt.Sprintf("the upload %s of the build to run (SHA-256 %s) was deleted, and the jar file %s holds another build: "+
+		"nothing was stopped or started", jar, shortDigest(r.digest), r.submit.JarFile)), nil
+}
