@@ -271,7 +271,9 @@ func (d *driver) checkDiscarded(st lifecycle.JobStatus, id flinkapi.JobID, loc s
 	if !ok || s.Savepoint || !s.Removed {
 		return
 	}
-	d.violateKey(DiscardedCheckpointStart, "run|"+string(id)+"|"+loc, "%s ran job %s from checkpoint %s of job %s (completed %v), which Flink had discarded",
+	// One per checkpoint: a start tried again from the same one (every
+	// retry interval) is the same violation.
+	d.violateKey(DiscardedCheckpointStart, norm(loc), "%s ran job %s from checkpoint %s of job %s (completed %v), which Flink had discarded",
 		st.Action, id, loc, s.Job, d.rel(s.Completed))
 }
 
