@@ -38,7 +38,9 @@
 //     storage refuses, 503s on the disposal routes, a disposal whose
 //     answer is lost);
 //   - users acting on Flink: a stop with a savepoint from the Flink UI, a
-//     cancel, a job failure, a JobManager restart, a cancel of a job
+//     cancel, a job failure (one in three followed by a spec change that
+//     reaches the controller with the job down), a JobManager restart, a
+//     cancel of a job
 //     that is not the deployment's (a detached one, one a user started).
 //
 // After every call the checks compare the stored status with what the

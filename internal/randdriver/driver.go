@@ -778,6 +778,13 @@ func (d *driver) userAct(ctx context.Context) {
 	case 3:
 		err := d.srv.FailJob(id, "java.lang.RuntimeException: boom")
 		d.tracef("event: job %s fails: %v", id, err)
+		if err == nil && !d.deleting && d.r.IntN(3) == 0 {
+			// A spec change reaches the controller with the job down.
+			d.version++
+			d.setName(d.version)
+			d.specSince = d.now()
+			d.tracef("event: spec: new args (upgrade) %v, the job failed", d.spec.Job.Args)
+		}
 	default:
 		o := flinktest.RestartOptions{HA: d.r.IntN(2) == 0}
 		d.srv.RestartJobManager(o)
