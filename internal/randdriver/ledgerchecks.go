@@ -101,16 +101,17 @@ func (d *driver) checkDisposals(ctx context.Context, st lifecycle.JobStatus, sen
 		}
 		loc := disposalPath(q)
 		if why := set[norm(loc)]; why != "" {
-			d.violateKey(NeverDisposeDisposed, norm(loc), "%s (%s/%s) sent the disposal of %s, %s", callName(st), st.Action, st.Progress.Phase, loc, why)
+			d.violateKey(NeverDisposeDisposed, norm(loc), "%s (%s/%s) sent the disposal of %s, %s", d.callName(), st.Action, st.Progress.Phase, loc, why)
 		}
 	}
 }
 
-func callName(st lifecycle.JobStatus) string {
-	if st.Deleted {
+// callName names the call in progress: Reconcile or Delete.
+func (d *driver) callName() string {
+	if d.deleting {
 		return "Delete"
 	}
-	return "a call"
+	return "Reconcile"
 }
 
 // noteTriggers records the trigger ids of the savepoints and stops of
