@@ -143,6 +143,21 @@
 // and no stored time makes a call wait longer than the Controller's
 // intervals.
 //
+// Preconditions are checked at the act, not only where the act was
+// chosen: what an earlier call recorded or read says what to do, never
+// that it is still safe to do it. A disposal is sent only if, in this
+// call, its savepoint is none of the newest state, Latest, UpgradeFrom,
+// the action's restore point, the Store's record or the path of a restore
+// request (a disposal recorded in JobStatus.Disposing included). A job is
+// started from a checkpoint only if this call's reading (not a cached one,
+// nor one from before an absence) or storage shows the checkpoint
+// retained. A job is the deployment's only if its identity says so (the
+// status records it, or Flink records it as this deployment's), never
+// because it runs under an id the deployment would derive. Stable belongs
+// to the job that earned it: every new job (a restart, a redeploy, a
+// revert to the stable template) earns it again, with all its tasks
+// running and a checkpoint of its own.
+//
 // A job started outside the controller (from the Flink UI, the CLI, the
 // REST API or another operator) is taken over without a restart by
 // JobSpec.Adopt on a fresh status: ActionAdopt, two or three GETs, with

@@ -42,6 +42,10 @@ type JobInfo struct {
 	Counts map[string]int64
 	// Restarts counts the restarts after task failures.
 	Restarts int
+	// TasksRunning reports whether all the job's tasks run: the job is
+	// RUNNING and its tasks were scheduled and deployed (not CREATED,
+	// DEPLOYING or restarting after a failure).
+	TasksRunning bool
 }
 
 func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
@@ -50,6 +54,7 @@ func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
 		ID: j.id, Name: j.spec.name, State: j.state, JarID: j.jar, EntryClass: j.entryClass,
 		ProgramArgs: append([]string(nil), j.args...), Parallelism: j.parallelism, Submitted: j.submitted,
 		Events: n, Counts: keyCounts(n, j.spec.keys), Restarts: j.attempt,
+		TasksRunning: j.state == flinkapi.JobRunning && j.tasksRunning,
 	}
 	if j.restored != nil {
 		info.Restored = j.restored.location

@@ -129,9 +129,13 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 			break
 		}
 	}
+	d.noteTriggers(sent)
 	w := d.world()
 	anyRunning := false
 	for id, j := range w.jobs {
+		if j.TasksRunning {
+			d.tasksSeen[id] = after
+		}
 		if j.State == flinkapi.JobRunning {
 			anyRunning = true
 			d.seenRunning[id] = after
@@ -201,6 +205,13 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 			}
 		}
 	}
+	if running && observed && st.Converged(d.spec) {
+		if j, ok := w.jobs[st.JobID]; ok && j.State == flinkapi.JobRunning {
+			d.checkStable(st, j, w, after)
+		}
+	}
+	d.checkDisposals(ctx, st, sent, w)
+	d.checkDetached(st, sent)
 
 	// An action that ended.
 	ended := st.Action != "" && !st.InFlight() && (before.InFlight() || actionKey(before) != actionKey(st))
@@ -216,15 +227,10 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 	}
 
 	// Two live jobs.
-	live := 0
-	for _, j := range w.jobs {
-		if !j.State.IsGloballyTerminal() {
-			live++
-		}
-	}
+	live := len(d.ownLive())
 	if live > 1 && !(st.Action == lifecycle.ActionBlueGreen && st.InFlight()) {
 		if !d.twoLive {
-			d.violate(TwoLiveJobs, "%d jobs live after a call (action %s, in flight %v, %s): %v", live, st.Action, st.InFlight(), st.Reason, liveJobs(d.srv))
+			d.violate(TwoLiveJobs, "%d jobs live after a call (action %s, in flight %v, %s): %v", live, st.Action, st.InFlight(), st.Reason, d.ownLive())
 		}
 		d.twoLive = true
 	} else {
@@ -292,12 +298,19 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 	if path != "" && !exists && (q.Status >= 400 && q.Fault == "" || known && info.RestoredFrom == "") {
 		d.refused[path] = true
 		d.res.Seen["restore paths refused"]++
+		if known {
+			d.refusedJobs[id] = true
+		}
+		d.checkDiscarded(st, id, path, w)
 		return
 	}
 	if !took(q) || !known {
 		return
 	}
+	d.submitted[id] = info.Submitted
+	delete(d.refusedJobs, id)
 	d.checkJar(st, q)
+	d.checkRollbackBuild(st, q, id)
 	d.res.Seen["jobs started"]++
 	if d.baselinePath != "" {
 		d.res.Seen["jobs started after a restore"]++
@@ -569,6 +582,9 @@ func (d *driver) refreshJars(ctx context.Context) {
 		if _, ok := d.jarUploaded[j.ID]; !ok {
 			d.jarUploaded[j.ID] = j.Uploaded
 		}
+		if _, ok := d.jarBuild[j.ID]; !ok {
+			d.jarBuild[j.ID] = d.fileBuild
+		}
 	}
 }
 
@@ -658,12 +674,14 @@ func (d *driver) checkProgress(st lifecycle.JobStatus, w *world, after time.Time
 	j, known := w.jobs[st.JobID]
 	pending := st.Deployed.Fingerprint() != d.spec.Job.Fingerprint()
 	down := st.JobID != "" && !st.Suspended && (!known || j.State == flinkapi.JobFailed)
-	bg := running && d.spec.BlueGreen.Enabled && pending && down && !over && d.spec.Restart.Mode == policy.RestartFromLatestState &&
-		st.Restarts < d.spec.Restart.WithDefaults().MaxRestarts && len(liveJobs(d.srv)) == 0
+	bgPending := running && d.spec.BlueGreen.Enabled && pending
+	bg := bgPending && down && !over && d.spec.Restart.Mode == policy.RestartFromLatestState &&
+		st.Restarts < d.spec.Restart.WithDefaults().MaxRestarts && len(d.ownLive()) == 0
 	if t := d.holding("bg|"+d.spec.Job.Fingerprint(), bg); t > StuckAfter {
 		d.violateKey(StuckBlueGreen, "bg|"+d.spec.Job.Fingerprint(), "blue/green with a change pending: job %s is %v and nothing has run for %v without the caller's absences (%s/%s: %s)",
 			st.JobID, j.State, t, st.State, st.Reason, st.Message)
 	}
+	d.checkFailed(st, w, running, over, bgPending)
 	background := st.Action == lifecycle.ActionSavepoint || st.Action == lifecycle.ActionDispose // beside the running job
 	unstable := argValue(d.spec.Job.Args, "--checkpoint-interval") == "0" && running && (!st.InFlight() || background) && !pending && st.FailedJob == "" &&
 		!d.spec.Restore.Pending(st.RestoreHandled) && !over && !st.Converged(d.spec) && known && j.State == flinkapi.JobRunning &&
@@ -688,7 +706,7 @@ func (d *driver) stoppedByUser(w *world, id flinkapi.JobID) bool {
 
 // liveJob is the one job that lives, if one does.
 func (d *driver) liveJob() flinkapi.JobID {
-	live := liveJobs(d.srv)
+	live := d.ownLive()
 	if len(live) != 1 {
 		return ""
 	}
@@ -723,8 +741,9 @@ func (d *driver) checkDeleted(ctx context.Context, st lifecycle.JobStatus, res l
 		}
 	}
 	older := func(loc string, taken time.Time) bool { return !ok || rec.Location != loc && kept.Before(taken) }
+	detached := st.Detached != "" && st.Detached == st.JobID
 	switch latest, found := w.snapshot(st.Latest.Location); {
-	case d.spec.Update.Mode == policy.UpgradeStateless:
+	case d.spec.Update.Mode == policy.UpgradeStateless, detached: // a detached job runs on with its state
 	case st.Latest.Location != "" && found && !latest.Removed && older(latest.Location, latest.Taken):
 		d.violate(DeleteLostState, "Delete done; the status's Latest is %s (taken %v) and the store holds %q (taken %v)",
 			st.Latest.Location, d.rel(latest.Taken), rec.Location, d.rel(kept))
@@ -739,10 +758,15 @@ func (d *driver) checkDeleted(ctx context.Context, st lifecycle.JobStatus, res l
 				newest.Location, d.rel(newest.Taken), newest.Savepoint, rec.Location, d.rel(kept))
 		}
 	}
-	if st.State == policy.Stopping || st.JobState == flinkapi.JobRunning {
+	if st.State == policy.Stopping || st.JobState == flinkapi.JobRunning && !detached {
 		d.violate(StatusReuseSilent, "Delete done and the status still says %s, job %s %s", st.State, st.JobID, st.JobState)
 	}
-	if live := liveJobs(d.srv); len(live) > 0 {
+	live := d.ownLive()
+	if detached {
+		delete(live, st.Detached)
+	}
+	if len(live) > 0 {
 		d.violate(LiveAfterDelete, "Delete done (%s) and jobs live: %v", res.Outcome, live)
 	}
+	d.checkLedger(ctx, st)
 }

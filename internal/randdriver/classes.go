@@ -67,8 +67,47 @@ const (
 	// of a typed error.
 	BadStoredStatusActedOn Class = "BadStoredStatusActedOn"
 
+	// NeverDisposeDisposed: a call sent the disposal of a savepoint that
+	// was, in the status it returned, in the never-dispose set: the
+	// newest savepoint of the history, Latest, UpgradeFrom, the last
+	// action's restore point, a Delete's final savepoint (its teardown's),
+	// the store's record, the spec's restore request's path, or the one
+	// the deployment's live job started from.
+	NeverDisposeDisposed Class = "NeverDisposeDisposed"
+	// SavepointLeaked: a savepoint the controller triggered (of a job of
+	// the deployment, on the fake's disk) is neither in the history (nor
+	// Latest, UpgradeFrom, the last action's, the store's) nor disposed
+	// of, checked once no action is in flight: when a Delete is done, and
+	// at the end of a run. Savepoints completed before the caller dropped
+	// its status (a fresh one after a Delete) are not counted.
+	SavepointLeaked Class = "SavepointLeaked"
+	// DiscardedCheckpointStart: a job started from a checkpoint that
+	// Flink had discarded when the start was sent (the run's check at
+	// the act).
+	DiscardedCheckpointStart Class = "DiscardedCheckpointStart"
+	// ConvergedTooEarly: the status, right after a call that read the
+	// job, is converged on a RUNNING job whose tasks do not all run (nor
+	// ran within Flink's 3 s cache of job details), or that completed no
+	// checkpoint since it was submitted under its id; a job without
+	// checkpointing needs its tasks running only.
+	ConvergedTooEarly Class = "ConvergedTooEarly"
+	// DetachedTouched: a job a Delete left running (DeleteDetach) was
+	// stopped, cancelled or savepointed by the controller, or taken for
+	// the deployment's job by a status, without the spec adopting it.
+	DetachedTouched Class = "DetachedTouched"
+	// RollbackRanNewBuild: a rollback ran a jar of another build than the
+	// one the template it rolls back to ran (after the jar was rebuilt at
+	// the same path).
+	RollbackRanNewBuild Class = "RollbackRanNewBuild"
+	// FailedNeverRestarted: the deployment's job FAILED, its restart
+	// policy allows a restart, state to restart from exists, and nothing
+	// of the deployment ran for StuckAfter of fake time (blue/green with
+	// a change pending is StuckBlueGreen).
+	FailedNeverRestarted Class = "FailedNeverRestarted"
+
 	// TwoLiveJobs: two jobs of the deployment live at once outside a
-	// blue/green action in flight.
+	// blue/green action in flight (jobs a user started and detached jobs
+	// are not the deployment's).
 	TwoLiveJobs Class = "TwoLiveJobs"
 	// StateLossStop: the controller cancelled a running job under a
 	// state-keeping update mode without a restore point recorded in the
@@ -95,5 +134,6 @@ var Classes = []Class{
 	ExternalStopMisread, RefusedRestoreBecameLatest, StaleSavepointTaken, OlderStateRestored, PolicyChangeMidAction,
 	DeleteLostState, StuckBlueGreen, RestartToReplacedSavepoint, TransientTakenAsFinal, StatusReuseSilent, NeverStable,
 	StuckUndeployable, SameJarPathRunsOld, BadStoredStatusActedOn,
+	NeverDisposeDisposed, SavepointLeaked, DiscardedCheckpointStart, ConvergedTooEarly, DetachedTouched, RollbackRanNewBuild, FailedNeverRestarted,
 	TwoLiveJobs, StateLossStop, ConvergedNotRunning, LiveAfterDelete, Stuck, TooManyRequests,
 }

@@ -69,6 +69,8 @@ var Coverage = []string{
 	"jobs started", "restore requests carried out", "jobs started after a restore", "restore paths refused", "user stops",
 	"actions started", "blue/green actions", "mode changes mid-action", "deletes done", "statuses reused after delete",
 	"jar rebuilds", "parallelism above the slots", "calls on a job without checkpointing", "JobManager restarts",
+	"one-shot requests", "savepoints imported", "adoptions asked", "adoptions of jobs with retained checkpoints", "jobs adopted",
+	"jobs detached", "disposals sent", "disposal faults", "rollbacks after a rebuild", "failed jobs a restart is due for",
 }
 
 // Count is the number of violations of class c.
@@ -84,11 +86,15 @@ func Run(ctx context.Context, seed int64) (*Result, error) {
 		return nil, err
 	}
 	defer d.close()
+	if d.r.IntN(8) == 0 {
+		d.adoptUserJob(ctx) // the deployment starts by adopting a job a user started
+	}
 	n := 50 + d.r.IntN(151)
 	d.res.Events = n
 	for i := 0; i < n; i++ {
 		d.event(ctx, i)
 	}
+	d.settle(ctx)
 	d.probeForged(ctx)
 	return d.res, nil
 }
@@ -157,6 +163,33 @@ type driver struct {
 	holds map[string]held
 	// reported is the keys of violations reported once.
 	reported map[string]bool
+
+	// fileBuild is the build of the jar at jarPath now; buildOfName the
+	// build the jar at jarPath held when the spec's --name took each
+	// value, jarBuild the build each uploaded jar holds.
+	fileBuild   int
+	buildOfName map[string]int
+	jarBuild    map[flinkapi.JarID]int
+	// ctrlTriggers are the trigger ids of the controller's savepoints and
+	// stops; ledgerSince is when the caller last dropped the status (a
+	// fresh one): savepoints completed before are no longer its ledger's.
+	ctrlTriggers map[string]bool
+	ledgerSince  time.Time
+	// foreign are the jobs that live beside the deployment without being
+	// its own: started by a user through the REST API (to be adopted, or
+	// not), or left running by a Delete under DeleteDetach (detached).
+	foreign  map[flinkapi.JobID]string
+	detached map[flinkapi.JobID]bool
+	// submitted is when each job id was last submitted (by a jar run):
+	// a JobManager failover recovers a job under its id, a run under an
+	// id used before starts another job.
+	submitted map[flinkapi.JobID]time.Time
+	// tasksSeen is when a check last saw each job's tasks all running;
+	// refusedJobs the jobs Flink failed at once for a restore path that
+	// named no snapshot.
+	tasksSeen   map[flinkapi.JobID]time.Time
+	refusedJobs map[flinkapi.JobID]bool
+	jmRestarts  []time.Time // when the JobManager restarted
 }
 
 // held is when a condition began to hold.
@@ -201,7 +234,9 @@ func newDriver(seed int64) (*driver, error) {
 	srv := flinktest.NewServer(flinktest.WithVersion(Versions[r.IntN(len(Versions))]), flinktest.WithSeed(seed), flinktest.WithSlots(slots))
 	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
 		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, refusedKnown: map[string]string{}, refusedNow: map[string]string{}, jarUploaded: map[flinkapi.JarID]time.Time{},
-		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{}}
+		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{},
+		buildOfName: map[string]int{"v0": 0}, jarBuild: map[flinkapi.JarID]int{}, ctrlTriggers: map[string]bool{}, foreign: map[flinkapi.JobID]string{},
+		detached: map[flinkapi.JobID]bool{}, submitted: map[flinkapi.JobID]time.Time{}, tasksSeen: map[flinkapi.JobID]time.Time{}, refusedJobs: map[flinkapi.JobID]bool{}}
 	var err error
 	if d.ctrlC, err = flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry)); err != nil {
 		d.close()
@@ -221,6 +256,7 @@ func newDriver(seed int64) (*driver, error) {
 		return nil, err
 	}
 	d.t0 = srv.Clock().Now()
+	d.ledgerSince = d.t0
 	switch r.IntN(12) {
 	case 0, 1, 2:
 		d.calm = 4
@@ -289,13 +325,17 @@ func (d *driver) initialSpec() lifecycle.JobSpec {
 	if r.IntN(4) == 0 {
 		spec.Rollback = lifecycle.RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(3 * time.Minute)}
 	}
+	if r.IntN(2) == 0 {
+		d.retention(&spec)
+	}
 	return spec
 }
 
 func specLine(s lifecycle.JobSpec) string {
-	return fmt.Sprintf("state %s mode %s fallback %v restart %s/%d args %v par %d sp %v bg %v rb %v restore %q@%s retain %v",
+	return fmt.Sprintf("state %s mode %s fallback %v restart %s/%d args %v par %d sp %v keep %d/%v bg %v rb %v restore %q@%s retain %v adopt %q",
 		s.State, s.Update.Mode, s.Update.FallbackToLastState, s.Restart.Mode, s.Restart.MaxRestarts, s.Job.Args, s.Job.Parallelism,
-		s.Savepoints.Interval.Std(), s.BlueGreen.Enabled, s.Rollback.Enabled, s.Restore.Path, s.Restore.Token, s.Job.FlinkConfiguration != nil)
+		s.Savepoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std(), s.BlueGreen.Enabled, s.Rollback.Enabled, s.Restore.Path, s.Restore.Token,
+		s.Job.FlinkConfiguration != nil, s.Adopt)
 }
 
 func (d *driver) now() time.Time { return d.srv.Clock().Now() }
@@ -359,6 +399,11 @@ func (d *driver) newRequests() []flinktest.Request {
 	all := d.srv.Requests()
 	out := all[d.reqSeen:]
 	d.reqSeen = len(all)
+	for _, q := range out {
+		if strings.HasPrefix(q.Fault, "restart") {
+			d.jmRestarts = append(d.jmRestarts, q.Time)
+		}
+	}
 	return out
 }
 
@@ -417,6 +462,7 @@ func (d *driver) call(ctx context.Context) {
 	}
 	d.stored = b
 	maps.Copy(d.refusedKnown, refusedNow)
+	d.afterCall(st, res)
 	if argValue(d.spec.Job.Args, "--checkpoint-interval") == "0" && st.JobID != "" {
 		d.res.Seen["calls on a job without checkpointing"]++
 	}
@@ -486,7 +532,7 @@ func (d *driver) fault() {
 	r := d.r
 	times := 1 + r.IntN(3)
 	var f flinktest.Fault
-	switch r.IntN(9) {
+	switch r.IntN(11) {
 	case 0, 1:
 		routes := []string{"GET /jobs/:jobid", "POST /jobs/:jobid/savepoints", "GET /jobs/:jobid/savepoints/:triggerid", "POST /jobs/:jobid/stop",
 			"POST /jars/:jarid/run", "PATCH /jobs/:jobid", "GET /jobs/:jobid/checkpoints", "GET /jobs", "POST /jars/upload"}
@@ -508,8 +554,21 @@ func (d *driver) fault() {
 		f = flinktest.Fault{Kind: flinktest.FaultJobFailsDuringSavepoint, Times: 1}
 	case 7:
 		f = flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Times: 1}
-	default:
+	case 8:
 		f = flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /jobs/:jobid/savepoints/:triggerid", Times: times}
+	case 9:
+		f = flinktest.Fault{Kind: flinktest.FaultDisposalFails, Times: times}
+		d.res.Seen["disposal faults"]++
+	default:
+		switch r.IntN(3) {
+		case 0:
+			f = flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "POST /savepoint-disposal", Times: times}
+		case 1:
+			f = flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "GET /savepoint-disposal/:triggerid", Times: times}
+		default:
+			f = flinktest.Fault{Kind: flinktest.FaultReset, After: true, Route: "POST /savepoint-disposal", Times: 1}
+		}
+		d.res.Seen["disposal faults"]++
 	}
 	if err := d.srv.Inject(f); err != nil {
 		panic(fmt.Sprintf("randdriver: %v", err))
@@ -537,10 +596,10 @@ func (d *driver) specChange() {
 		return // the resource is being deleted: its spec stays
 	}
 	d.specSince = d.now()
-	switch r.IntN(12) {
+	switch r.IntN(19) {
 	case 0, 1:
 		d.version++
-		d.spec.Job.Args = withName(d.spec.Job.Args, d.version)
+		d.setName(d.version)
 		d.tracef("event: spec: new args (upgrade) %v", d.spec.Job.Args)
 	case 2:
 		d.spec.Job.Parallelism = 1 + r.IntN(2)
@@ -566,6 +625,7 @@ func (d *driver) specChange() {
 		d.restoreRequest()
 	case 7:
 		d.deleting = true
+		d.spec.OnDelete = ""
 		d.tracef("event: delete: the caller calls Delete from now on")
 	case 8:
 		d.spec.BlueGreen.Enabled = !d.spec.BlueGreen.Enabled
@@ -588,13 +648,31 @@ func (d *driver) specChange() {
 		if err := os.WriteFile(d.jarPath, jarBytes(d.version), 0o600); err != nil {
 			panic(err)
 		}
+		d.fileBuild = d.version
 		d.rebuiltAt, d.rebuiltVersion = d.now(), d.version
 		d.res.Seen["jar rebuilds"]++
-		d.spec.Job.Args = withName(d.spec.Job.Args, d.version)
+		d.setName(d.version)
 		d.tracef("event: jar rebuilt at the same path (build %d), spec args %v", d.version, d.spec.Job.Args)
-	default:
+		if r.IntN(2) == 0 {
+			// A rollback once the rebuilt job runs: back to the build
+			// before (the request waits for the upgrade).
+			d.spec.Requests.Rollback = d.token("b")
+			d.tracef("event: spec: rollback request %q", d.spec.Requests.Rollback)
+		}
+	case 11:
 		d.spec.Restart.MaxRestarts = 1 + r.IntN(5)
 		d.tracef("event: spec: restart max %d", d.spec.Restart.MaxRestarts)
+	case 12, 13, 14:
+		d.request()
+	case 15:
+		d.importSavepoint()
+	case 16:
+		d.changeRetention()
+	case 17:
+		d.detachDelete()
+	default:
+		d.spec.Rollback = lifecycle.RollbackPolicy{Enabled: !d.spec.Rollback.Enabled, ReadinessTimeout: policy.Duration(3 * time.Minute)}
+		d.tracef("event: spec: rollback %v", d.spec.Rollback.Enabled)
 	}
 	if d.spec.Job.Parallelism <= d.slots {
 		d.overSince = time.Time{}
@@ -637,8 +715,20 @@ func (d *driver) restoreRequest() {
 func (d *driver) recreate() {
 	d.deleted, d.deleting, d.deleteSince = false, false, time.Time{}
 	d.spec.State = lifecycle.DesiredRunning
+	d.spec.OnDelete, d.spec.Adopt = "", ""
 	d.specSince = d.now()
-	if d.r.IntN(2) == 0 {
+	var detached flinkapi.JobID
+	for id := range d.detached {
+		if d.foreign[id] != "" && (detached == "" || id < detached) {
+			detached = id
+		}
+	}
+	reuse, adopt := d.r.IntN(2) == 0, d.r.IntN(3) == 0
+	if reuse {
+		if adopt && detached != "" {
+			d.spec.Adopt = detached
+			d.tracef("event: spec: adopt the detached job %s", detached)
+		}
 		d.reused, d.reusedAt, d.runSinceReuse = true, d.now(), false
 		d.res.Seen["statuses reused after delete"]++
 		d.tracef("event: re-created under the same name, reusing the status stored before the delete")
@@ -646,6 +736,15 @@ func (d *driver) recreate() {
 	}
 	d.reused = false
 	d.stored, _ = json.Marshal(lifecycle.JobStatus{})
+	d.ledgerSince = d.now()
+	if adopt {
+		if detached != "" && d.r.IntN(2) == 0 {
+			d.spec.Adopt = detached
+			d.tracef("event: spec: adopt the detached job %s", detached)
+		} else {
+			d.adoptUserJob(context.Background())
+		}
+	}
 	// The refusals the controller was told of were in the statuses
 	// dropped here: a restore request of the spec is new to it.
 	d.refusedKnown = map[string]string{}
@@ -656,6 +755,9 @@ func (d *driver) recreate() {
 func (d *driver) userAct(ctx context.Context) {
 	st := d.status()
 	id := st.JobID
+	if d.r.IntN(6) == 0 && d.cancelForeign(ctx) {
+		return
+	}
 	if id == "" {
 		return
 	}
@@ -676,9 +778,17 @@ func (d *driver) userAct(ctx context.Context) {
 	case 3:
 		err := d.srv.FailJob(id, "java.lang.RuntimeException: boom")
 		d.tracef("event: job %s fails: %v", id, err)
+		if err == nil && !d.deleting && d.r.IntN(3) == 0 {
+			// A spec change reaches the controller with the job down.
+			d.version++
+			d.setName(d.version)
+			d.specSince = d.now()
+			d.tracef("event: spec: new args (upgrade) %v, the job failed", d.spec.Job.Args)
+		}
 	default:
 		o := flinktest.RestartOptions{HA: d.r.IntN(2) == 0}
 		d.srv.RestartJobManager(o)
+		d.jmRestarts = append(d.jmRestarts, d.now())
 		d.res.Seen["JobManager restarts"]++
 		d.tracef("event: the JobManager restarts (HA %v)", o.HA)
 	}
