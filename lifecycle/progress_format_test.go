@@ -242,13 +242,12 @@ func ledgerRecord(rec savepoint.Record) savepoint.Record {
 }
 
 // goldenProgress5 is the Progress of the format-version-5 fixture, which
-// added CheckpointID, Resend and the savepoint records' delete choice and
+// added CheckpointID and the savepoint records' delete choice and
 // disposal: every field set.
 var goldenProgress5 = func() Progress {
 	p := goldenProgress4
 	p.FormatVersion = 5
 	p.CheckpointID = 42
-	p.Resend = p.Savepoint.TriggerTime.Add(forgetAfter)
 	p.Observed.Latest = ledgerRecord(p.Observed.Latest)
 	return p
 }()
@@ -275,11 +274,12 @@ var goldenStatus5 = func() JobStatus {
 	return s
 }()
 
-// goldenProgress6 is the Progress of the format-version-6 fixture (no
-// field added; an outcome of format 6).
+// goldenProgress6 is the Progress of the format-version-6 fixture, which
+// added Resend (and the outcomes ForeignJob and JarChanged).
 var goldenProgress6 = func() Progress {
 	p := goldenProgress5
 	p.FormatVersion = 6
+	p.Resend = p.Savepoint.TriggerTime.Add(forgetAfter)
 	return p
 }()
 
