@@ -64,8 +64,14 @@
 // certificate the server refuses, an https:// base URL for a plain-HTTP
 // server, or an http:// one for a TLS server that answers so (a TLS server
 // that just closes the connection cannot be told from a network failure).
-// Their messages name what to configure: WithTLSConfig, WithBasicAuth,
-// WithBearerToken, or the base URL given to NewClient. A caller should stop
+// A TLS failure of the handshake is a *TLSError inside the request's
+// *TransportError, whose Cause names it in a closed set
+// (TLSUnknownAuthority, TLSExpired, TLSHostnameMismatch,
+// TLSInvalidCertificate, TLSClientCertificateRequired,
+// TLSClientCertificateRejected, TLSHandshakeRefused, TLSSchemeMismatch,
+// TLSLocalFiles). Their messages name what to configure: WithTLSConfig,
+// WithCAFile, WithClientCertificateFiles, WithBasicAuth, WithBearerToken,
+// or the base URL given to NewClient. A caller should stop
 // on errors.Is(err, ErrMisconfigured) and report the error, not poll until
 // its deadline.
 //
