@@ -551,6 +551,7 @@ func (c *Client) redirectError(cl call, resp *http.Response) *APIError {
 	}
 	if u, err := base.Parse(loc); err == nil {
 		e.Location = c.red.clean(redactLocation(u))
+		e.toTLS = base.Scheme == "http" && u.Scheme == "https" && u.Hostname() == base.Hostname()
 	}
 	return e
 }

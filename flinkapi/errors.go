@@ -99,6 +99,10 @@ type APIError struct {
 	// request's URL, with user info, query and fragment replaced by
 	// "xxxxx"; empty for other answers.
 	Location string
+
+	// toTLS marks a redirect of a plain HTTP request to the same host with
+	// https://, as Flink's REST server with TLS answers one.
+	toTLS bool
 }
 
 // Error returns "flinkapi: METHOD PATH: CODE: message", with where a
@@ -134,7 +138,8 @@ func (e *APIError) isRedirect() bool { return e.StatusCode >= 300 && e.StatusCod
 
 // isPlainHTTPToTLS recognises the 400 that a TLS server answers a plain
 // HTTP request with: Go's "Client sent an HTTP request to an HTTPS server."
-// and nginx's "The plain HTTP request was sent to HTTPS port".
+// and nginx's "The plain HTTP request was sent to HTTPS port". (Flink's
+// own answer is a redirect to https://, which toTLS marks.)
 func (e *APIError) isPlainHTTPToTLS() bool {
 	if e.StatusCode != http.StatusBadRequest {
 		return false
@@ -151,6 +156,9 @@ func (e *APIError) isPlainHTTPToTLS() bool {
 // matches, and is empty for others.
 func (e *APIError) advice() string {
 	switch {
+	case e.toTLS && e.isRedirect():
+		return "the server speaks TLS (Flink's security.ssl.rest.enabled): use https:// in the base URL given to NewClient, " +
+			"with the cluster's CA given with WithCAFile or WithTLSConfig"
 	case e.isRedirect():
 		return "the client does not follow redirects, and a JobManager never redirects its REST API: " +
 			"check the base URL given to NewClient (this is likely the login page of a proxy in front of the JobManager; " +
@@ -192,7 +200,7 @@ func (e *APIError) Is(target error) bool {
 	case ErrRedirect:
 		return e.isRedirect()
 	case ErrTLS:
-		return e.isPlainHTTPToTLS()
+		return e.isPlainHTTPToTLS() || e.toTLS && e.isRedirect()
 	case ErrMisconfigured:
 		return e.advice() != ""
 	}
