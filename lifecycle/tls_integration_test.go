@@ -123,8 +123,10 @@ func startTLSCluster(t *testing.T, ctx context.Context, pki *tlsPKI, server flin
 //     not sign its certificate, the system's roots, a host name its
 //     certificate does not hold and no cipher suite in common each end in
 //     a TLSError of its cause after one connection, never retried;
+//
 //   - ExpiredCertificate, on a JobManager alone that serves an expired
 //     certificate: TLSExpired, after one connection;
+//
 //   - ClientAuth, on a session cluster with client authentication
 //     (security.ssl.rest.authentication-enabled): a client without a
 //     certificate and one with a certificate of another CA are refused
@@ -133,7 +135,7 @@ func startTLSCluster(t *testing.T, ctx context.Context, pki *tlsPKI, server flin
 //     counts continue) and deletes a job, and the files rotated on disk in
 //     between are used at the next request of the same client.
 //
-//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run '^TestRealTLS$' -v ./lifecycle/
+//     FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run '^TestRealTLS$' -v ./lifecycle/
 func TestRealTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -259,7 +261,9 @@ func TestRealTLS(t *testing.T) {
 		out1, out2 := cluster.OutDir("tls-1"), cluster.OutDir("tls-2")
 		spec := lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass, Args: args(out1)}}
 		var st lifecycle.JobStatus
-		settled := func() bool { return !st.InFlight() && st.State == policy.Running && st.Reason == string(policy.Running) }
+		settled := func() bool {
+			return !st.InFlight() && st.State == policy.Running && st.Reason == string(policy.Running)
+		}
 		realUntil(t, ctx, "create", ctrl, &spec, &st, 3*time.Minute, settled)
 		flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 20 })
 
