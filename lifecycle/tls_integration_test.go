@@ -122,7 +122,8 @@ func startTLSCluster(t *testing.T, ctx context.Context, pki *tlsPKI, server flin
 //     the CA given as a file and in a tls.Config reaches it; a CA that did
 //     not sign its certificate, the system's roots, a host name its
 //     certificate does not hold and no cipher suite in common each end in
-//     a TLSError of its cause after one connection, never retried;
+//     a TLSError of its cause after one connection, never retried, and
+//     http:// to its port is redirected to https://, which matches ErrTLS;
 //
 //   - ExpiredCertificate, on a JobManager alone that serves an expired
 //     certificate: TLSExpired, after one connection;
@@ -135,7 +136,9 @@ func startTLSCluster(t *testing.T, ctx context.Context, pki *tlsPKI, server flin
 //     counts continue) and deletes a job, and the files rotated on disk in
 //     between are used at the next request of the same client.
 //
-//     FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run '^TestRealTLS$' -v ./lifecycle/
+// The subtests start their clusters one after the other:
+//
+//	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run '^TestRealTLS$' -v ./lifecycle/
 func TestRealTLS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
