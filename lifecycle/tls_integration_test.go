@@ -271,14 +271,15 @@ func TestRealTLS(t *testing.T) {
 		flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 20 })
 
 		// Rotations on disk, seen at the next request of the same
-		// client: another CA's pair is refused; a new pair of the
-		// cluster's CA is accepted.
+		// client: another CA's pair is refused (the controller returns
+		// the error after that one request); a new pair of the cluster's
+		// CA is accepted.
 		before := dials.n.Load()
 		if err := strange.WriteFiles(certFile, keyFile); err != nil {
 			t.Fatal(err)
 		}
-		_, err = fc.Overview(ctx)
-		wantTLSError(t, "rotated to another CA's pair", err, dials.n.Load()-before, flinkapi.TLSClientCertificateRejected, strange, first)
+		_, err = ctrl.Reconcile(ctx, spec, &st)
+		wantTLSError(t, "the controller, its client's pair rotated to another CA's", err, dials.n.Load()-before, flinkapi.TLSClientCertificateRejected, strange, first)
 		if err := second.WriteFiles(certFile, keyFile); err != nil {
 			t.Fatal(err)
 		}
