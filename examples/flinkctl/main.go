@@ -191,21 +191,27 @@ func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
 	case a.token != "":
 		opts = append(opts, flinkapi.WithBearerToken(a.token))
 	}
-	flag := "--flink-url"
+	var files []flinkapi.Option // the TLS files, with the flags that name them
+	var flags []string
 	if a.caFile != "" {
-		opts = append(opts, flinkapi.WithCAFile(a.caFile))
-		if _, err := flinkapi.NewClient(a.url, flinkapi.WithCAFile(a.caFile)); err != nil {
-			flag = "--ca-file"
-		}
+		files, flags = append(files, flinkapi.WithCAFile(a.caFile)), append(flags, "--ca-file")
 	}
 	if a.clientCert != "" {
-		opts = append(opts, flinkapi.WithClientCertificateFiles(a.clientCert, a.clientKey))
-		if _, err := flinkapi.NewClient(a.url, flinkapi.WithClientCertificateFiles(a.clientCert, a.clientKey)); err != nil {
-			flag = "--client-cert, --client-key"
-		}
+		files, flags = append(files, flinkapi.WithClientCertificateFiles(a.clientCert, a.clientKey)), append(flags, "--client-cert, --client-key")
 	}
-	c, err := flinkapi.NewClient(a.url, opts...)
+	c, err := flinkapi.NewClient(a.url, append(opts, files...)...)
 	if err != nil {
+		// Name the flag at fault: the URL, else the first file option
+		// that fails alone.
+		flag := "--flink-url"
+		if _, urlErr := flinkapi.NewClient(a.url); urlErr == nil {
+			for i, o := range files {
+				if _, err := flinkapi.NewClient(a.url, o); err != nil {
+					flag = flags[i]
+					break
+				}
+			}
+		}
 		return nil, badInput("%s: %s", flag, strings.TrimPrefix(err.Error(), "flinkapi: "))
 	}
 	return c, nil

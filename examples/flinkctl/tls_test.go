@@ -88,4 +88,5 @@ func TestTLSFiles(t *testing.T) {
 	wantCode(t, run("--ca-file", filepath.Join(dir, "nope"), "jobs"), exitBadInput, "--ca-file: ")
 	wantCode(t, run("--ca-file", caFile, "--client-cert", keyFile, "--client-key", certFile, "jobs"), exitBadInput, "--client-cert, --client-key: ")
 	wantCode(t, run("--client-cert", certFile, "jobs"), exitBadInput, "give both or neither")
+	wantCode(t, run("--flink-url", "ftp://flink:8081", "--ca-file", caFile, "jobs"), exitBadInput, "--flink-url: ")
 }
