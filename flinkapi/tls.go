@@ -373,7 +373,8 @@ func (f *tlsFiles) changed() bool {
 	return true
 }
 
-// readFile reads a file of at most maxTLSFileSize bytes.
+// readTLSFile reads a file of at most maxTLSFileSize bytes; what names it
+// in errors.
 func readTLSFile(path, what string) ([]byte, error) {
 	fh, err := os.Open(path)
 	if err != nil {
