@@ -97,6 +97,14 @@ type budgeted struct {
 	b    *RequestBudget
 }
 
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the
+// transport underneath.
+func (t budgeted) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 func (t budgeted) RoundTrip(req *http.Request) (*http.Response, error) {
 	release, err := t.b.acquire(req.Context())
 	if err != nil {

@@ -3,6 +3,7 @@ package flinkapi
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -36,6 +37,12 @@ type Client struct {
 	maxBody       int64 // the largest answer body read, WithMaxResponseSize
 	fixedVersion  Version
 	red           *redactor // the credentials to keep out of messages
+	// tlsFiles are the files of WithCAFile and WithClientCertificateFiles,
+	// nil without them.
+	tlsFiles *tlsFiles
+	// clientCert reports whether the client has a certificate to present,
+	// which tells a server's refusal of it from its want of one.
+	clientCert bool
 
 	// ver is the version learnt from the cluster, shared with the
 	// clients WithoutRetries derives from this one.
@@ -74,7 +81,12 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 			return nil, fmt.Errorf("flinkapi: NewClient: %w", err)
 		}
 	}
-	hc, err := buildHTTPClient(s)
+	u, _ := url.Parse(base) // parsed by parseBaseURL
+	tlsCfg, files, err := tlsClientConfig(s, u.Hostname())
+	if err != nil {
+		return nil, fmt.Errorf("flinkapi: NewClient: %w", err)
+	}
+	hc, err := buildHTTPClient(s, tlsCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -121,6 +133,8 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		maxBody:       s.maxResponseSize,
 		fixedVersion:  s.version,
 		red:           newRedactor(s),
+		tlsFiles:      files,
+		clientCert:    hasClientCertificate(s),
 		ver:           &versionCache{v: s.version},
 	}, nil
 }
@@ -171,24 +185,29 @@ func parseBaseURL(raw string) (string, error) {
 	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
 }
 
-func buildHTTPClient(s settings) (*http.Client, error) {
+// buildHTTPClient builds the client's HTTP client: the caller's
+// (WithHTTPClient), copied, or one of its own, with tlsCfg in a clone of
+// the transport where WithTLSConfig (or a file option) asks for it or the
+// transport is the client's own.
+func buildHTTPClient(s settings, tlsCfg *tls.Config) (*http.Client, error) {
 	var hc http.Client
 	if s.httpClient != nil {
 		hc = *s.httpClient // never modify the caller's client
 	}
-	if hc.Transport == nil {
+	own := hc.Transport == nil
+	if own {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 16
 		t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
 		hc.Transport = t
 	}
-	if s.tlsConfig != nil {
+	if s.tlsConfig != nil || s.caFile != "" || s.certFile != "" || own {
 		t, ok := hc.Transport.(*http.Transport)
 		if !ok {
-			return nil, errors.New("flinkapi: NewClient: WithTLSConfig needs the HTTP client's transport to be an *http.Transport")
+			return nil, errors.New("flinkapi: NewClient: WithTLSConfig, WithCAFile and WithClientCertificateFiles need the HTTP client's transport to be an *http.Transport")
 		}
 		t = t.Clone()
-		t.TLSClientConfig = s.tlsConfig
+		t.TLSClientConfig = tlsCfg
 		hc.Transport = t
 	}
 	hc.Transport = noRedirects{hc.Transport}
@@ -338,12 +357,14 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 	defer cancel()
 
 	var answered atomic.Bool // the server sent the first byte of an answer
-	resp, err := c.send(httptrace.WithClientTrace(actx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}), cl, body)
+	hs := &handshakeNote{}   // what the server asked of the client in a TLS handshake
+	sctx := context.WithValue(actx, handshakeKey{}, hs)
+	resp, err := c.send(httptrace.WithClientTrace(sctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }}), cl, body)
 	if resp != nil && resp.Body != nil {
 		defer resp.Body.Close()
 	}
 	if err != nil {
-		err := c.transportError(ctx, callCtx, actx, timeout, cl, err)
+		err := c.transportError(ctx, callCtx, actx, timeout, cl, err, hs)
 		if te, ok := err.(*TransportError); ok && answered.Load() && actx.Err() == nil {
 			te.Unreadable = true
 		}
@@ -355,7 +376,7 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 	}
 	raw, err := c.readBody(resp)
 	if err != nil {
-		return status, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err)
+		return status, 0, c.transportError(ctx, callCtx, actx, timeout, cl, err, hs)
 	}
 	if status >= 400 {
 		return status, parseRetryAfter(resp.Header.Get("Retry-After")), c.apiError(cl, status, raw)
@@ -381,6 +402,11 @@ func (c *Client) once(ctx, callCtx context.Context, cl call, body []byte, out an
 // send sends one request of the call with net/http; a jar upload goes
 // through resty, which writes the multipart body.
 func (c *Client) send(actx context.Context, cl call, body []byte) (*http.Response, error) {
+	if c.tlsFiles != nil && c.tlsFiles.changed() {
+		// A CA or key pair replaced on disk: the request connects anew
+		// with it instead of on a connection made with the old one.
+		c.hc.CloseIdleConnections()
+	}
 	if cl.upload != nil {
 		r := c.rc.R().SetContext(actx)
 		if cl.query != nil {
@@ -482,8 +508,8 @@ func (c *Client) readBody(resp *http.Response) ([]byte, error) {
 
 // transportError builds the error of an attempt that got no answer. ctx is
 // the caller's context, callCtx the whole call's, actx the attempt's, which
-// ends after timeout.
-func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time.Duration, cl call, err error) error {
+// ends after timeout; hs is what a TLS handshake of the attempt noted.
+func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time.Duration, cl call, err error, hs *handshakeNote) error {
 	if errors.Is(err, errBodyTooLarge) {
 		return fmt.Errorf("flinkapi: %s %s: %w (limit %d bytes)", cl.method, cl.path, ErrResponseTooLarge, c.maxBody)
 	}
@@ -501,7 +527,11 @@ func (c *Client) transportError(ctx, callCtx, actx context.Context, timeout time
 	}
 	// A transport of the caller's (WithHTTPClient) may put anything in its
 	// errors, the request's URL and headers among them.
-	return &TransportError{Method: cl.method, Path: cl.path, Err: c.red.cleanError(err)}
+	err = c.red.cleanError(err)
+	if cause := classifyTLS(err, hs, c.clientCert); cause != "" {
+		err = &TLSError{Cause: cause, Err: err}
+	}
+	return &TransportError{Method: cl.method, Path: cl.path, Err: err}
 }
 
 // redirectError builds the error of a redirect, which the client never
@@ -521,6 +551,7 @@ func (c *Client) redirectError(cl call, resp *http.Response) *APIError {
 	}
 	if u, err := base.Parse(loc); err == nil {
 		e.Location = c.red.clean(redactLocation(u))
+		e.toTLS = base.Scheme == "http" && u.Scheme == "https" && u.Hostname() == base.Hostname()
 	}
 	return e
 }

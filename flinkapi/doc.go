@@ -27,6 +27,19 @@
 // DisposeSavepoint. Asynchronous results: OperationStatus and Waiter.
 // Jars: UploadJar, UploadJarReader, ListJars, RunJar, DeleteJar.
 //
+// # TLS
+//
+// A JobManager with REST SSL (security.ssl.rest.enabled) has an https://
+// base URL. WithCAFile trusts its CA (the certificate in the cluster's
+// rest.ssl.truststore) and WithClientCertificateFiles presents the client
+// certificate it asks for with security.ssl.rest.authentication-enabled;
+// both read their PEM files again at each new connection, and the client
+// opens a new one after a file changed, so a certificate rotated on disk
+// (or in a mounted Kubernetes Secret) is used without a new client.
+// WithTLSConfig gives a whole tls.Config instead, or beside them. Flink's
+// default security.ssl.algorithms (TLS_RSA_WITH_AES_128_CBC_SHA) is a
+// cipher suite Go does not offer: the cluster must list ECDHE suites.
+//
 // # Versions
 //
 // The client learns the cluster's version from GET /config once and caches
@@ -64,8 +77,14 @@
 // certificate the server refuses, an https:// base URL for a plain-HTTP
 // server, or an http:// one for a TLS server that answers so (a TLS server
 // that just closes the connection cannot be told from a network failure).
-// Their messages name what to configure: WithTLSConfig, WithBasicAuth,
-// WithBearerToken, or the base URL given to NewClient. A caller should stop
+// A TLS failure of the handshake is a *TLSError inside the request's
+// *TransportError, whose Cause names it in a closed set
+// (TLSUnknownAuthority, TLSExpired, TLSHostnameMismatch,
+// TLSInvalidCertificate, TLSClientCertificateRequired,
+// TLSClientCertificateRejected, TLSHandshakeRefused, TLSSchemeMismatch,
+// TLSLocalFiles). Their messages name what to configure: WithTLSConfig,
+// WithCAFile, WithClientCertificateFiles, WithBasicAuth, WithBearerToken,
+// or the base URL given to NewClient. A caller should stop
 // on errors.Is(err, ErrMisconfigured) and report the error, not poll until
 // its deadline.
 //

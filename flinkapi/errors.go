@@ -2,8 +2,6 @@ package flinkapi
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,6 +99,10 @@ type APIError struct {
 	// request's URL, with user info, query and fragment replaced by
 	// "xxxxx"; empty for other answers.
 	Location string
+
+	// toTLS marks a redirect of a plain HTTP request to the same host with
+	// https://, as Flink's REST server with TLS answers one.
+	toTLS bool
 }
 
 // Error returns "flinkapi: METHOD PATH: CODE: message", with where a
@@ -136,7 +138,8 @@ func (e *APIError) isRedirect() bool { return e.StatusCode >= 300 && e.StatusCod
 
 // isPlainHTTPToTLS recognises the 400 that a TLS server answers a plain
 // HTTP request with: Go's "Client sent an HTTP request to an HTTPS server."
-// and nginx's "The plain HTTP request was sent to HTTPS port".
+// and nginx's "The plain HTTP request was sent to HTTPS port". (Flink's
+// own answer is a redirect to https://, which toTLS marks.)
 func (e *APIError) isPlainHTTPToTLS() bool {
 	if e.StatusCode != http.StatusBadRequest {
 		return false
@@ -153,6 +156,9 @@ func (e *APIError) isPlainHTTPToTLS() bool {
 // matches, and is empty for others.
 func (e *APIError) advice() string {
 	switch {
+	case e.toTLS && e.isRedirect():
+		return "the server speaks TLS (Flink's security.ssl.rest.enabled): use https:// in the base URL given to NewClient, " +
+			"with the cluster's CA given with WithCAFile or WithTLSConfig"
 	case e.isRedirect():
 		return "the client does not follow redirects, and a JobManager never redirects its REST API: " +
 			"check the base URL given to NewClient (this is likely the login page of a proxy in front of the JobManager; " +
@@ -194,7 +200,7 @@ func (e *APIError) Is(target error) bool {
 	case ErrRedirect:
 		return e.isRedirect()
 	case ErrTLS:
-		return e.isPlainHTTPToTLS()
+		return e.isPlainHTTPToTLS() || e.toTLS && e.isRedirect()
 	case ErrMisconfigured:
 		return e.advice() != ""
 	}
@@ -217,15 +223,30 @@ type TransportError struct {
 }
 
 // Error names the request and the cause, without credentials; for a TLS
-// failure that ErrTLS matches, it says what to configure.
+// failure that ErrTLS matches, it names the TLSError's cause and what to
+// configure.
 func (e *TransportError) Error() string {
-	if a := tlsAdvice(e.Err); a != "" {
-		return fmt.Sprintf("flinkapi: %s %s: TLS with the JobManager failed: %v; %s", e.Method, e.Path, e.Err, a)
+	if te := e.tlsError(); te != nil {
+		return fmt.Sprintf("flinkapi: %s %s: TLS with the JobManager failed: %v", e.Method, e.Path, te)
 	}
 	if e.Unreadable {
 		return fmt.Sprintf("flinkapi: %s %s: the answer is not an HTTP response the client reads: %v", e.Method, e.Path, e.Err)
 	}
 	return fmt.Sprintf("flinkapi: %s %s: no answer from the JobManager: %v", e.Method, e.Path, e.Err)
+}
+
+// tlsError is the TLS failure that a retry does not change behind e: the
+// *TLSError the client put in Err, or one made up from Err for a
+// TransportError built elsewhere; nil for any other failure.
+func (e *TransportError) tlsError() *TLSError {
+	var te *TLSError
+	if errors.As(e.Err, &te) {
+		return te
+	}
+	if c := classifyTLS(e.Err, nil, false); c != "" {
+		return &TLSError{Cause: c, Err: e.Err}
+	}
+	return nil
 }
 
 // Unwrap returns the underlying network error.
@@ -239,72 +260,11 @@ func (e *TransportError) Is(target error) bool {
 		var ne net.Error
 		return errors.Is(e.Err, context.DeadlineExceeded) || errors.As(e.Err, &ne) && ne.Timeout()
 	case ErrTLS, ErrMisconfigured:
-		return tlsAdvice(e.Err) != ""
+		return e.tlsError() != nil
 	case ErrDecode:
 		return e.Unreadable
 	}
 	return false
-}
-
-// tlsAdvice says what to configure for a TLS failure that a retry does not
-// change, and is empty for any other error.
-func tlsAdvice(err error) string {
-	if err == nil {
-		return ""
-	}
-	var (
-		host  x509.HostnameError
-		ca    x509.UnknownAuthorityError
-		roots x509.SystemRootsError
-		inv   x509.CertificateInvalidError
-		ver   *tls.CertificateVerificationError
-		rec   tls.RecordHeaderError
-	)
-	switch {
-	case errors.As(err, &host):
-		return "the server's certificate is not valid for the host name of the base URL: use a name the certificate holds " +
-			"in the base URL given to NewClient, or set ServerName in the tls.Config given with WithTLSConfig"
-	case errors.As(err, &ca), errors.As(err, &roots):
-		return "the server's certificate is signed by an authority the client does not trust: give the cluster's CA " +
-			"(the certificate in rest.ssl.truststore) as RootCAs in the tls.Config given with WithTLSConfig"
-	case errors.As(err, &inv):
-		return "the server's certificate is expired, not yet valid or not meant for this use: renew the certificate " +
-			"of the JobManager (rest.ssl.keystore) or check the clocks, and trust its CA with WithTLSConfig"
-	case errors.As(err, &ver):
-		return "the server's certificate failed verification: check the CA given with WithTLSConfig and the host name of the base URL"
-	case errors.As(err, &rec), errors.Is(err, http.ErrSchemeMismatch):
-		return "the server does not speak TLS: use http:// in the base URL given to NewClient, or enable rest.ssl.enabled on the cluster"
-	case isCertificateAlert(err):
-		return "the server refused the client's certificate: give the one the cluster asks for (rest.ssl.authentication-enabled) " +
-			"as Certificates in the tls.Config given with WithTLSConfig"
-	case isTLSRecordAsHTTP(err):
-		return "the server speaks TLS: use https:// in the base URL given to NewClient, with the cluster's CA given with WithTLSConfig"
-	}
-	return ""
-}
-
-// isCertificateAlert recognises the TLS alerts by which a server refuses
-// the client's certificate (crypto/tls reports a received alert as a
-// *net.OpError with Op "remote error" around an unexported alert type).
-func isCertificateAlert(err error) bool {
-	var oe *net.OpError
-	if !errors.As(err, &oe) || oe.Op != "remote error" || oe.Err == nil {
-		return false
-	}
-	switch oe.Err.Error() {
-	case "tls: bad certificate", "tls: unsupported certificate", "tls: revoked certificate", "tls: expired certificate",
-		"tls: unknown certificate", "tls: unknown certificate authority", "tls: certificate required":
-		return true
-	}
-	return false
-}
-
-// isTLSRecordAsHTTP recognises a TLS record (handshake or alert, version
-// 3.x) where an HTTP answer was expected: an http:// base URL for a TLS
-// server that answers a plain request with a TLS alert.
-func isTLSRecordAsHTTP(err error) bool {
-	msg := err.Error()
-	return strings.Contains(msg, `malformed HTTP response "\x15\x03`) || strings.Contains(msg, `malformed HTTP response "\x16\x03`)
 }
 
 // DecodeError is a successful (2xx) answer that the client could not read;

@@ -165,6 +165,12 @@ func TestMisconfigurationIsNotRetried(t *testing.T) {
 		{"308 with an unparsable Location", func(t *testing.T) *counted {
 			return startServer(t, answer(308, http.Header{"Location": {"http://u:S3CRET-bad@[::1"}}, ""), nil)
 		}, "", nil, ErrRedirect, []string{"308 Permanent Redirect", "without a usable Location", "base URL"}, false, ""},
+		{"301 to https:// on the same host, as Flink's REST server with TLS answers plain HTTP", func(t *testing.T) *counted {
+			return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Location", "https://"+r.Host+r.URL.Path)
+				w.WriteHeader(http.StatusMovedPermanently)
+			}, nil)
+		}, "", nil, ErrTLS, []string{"301 Moved Permanently", "the server speaks TLS", "use https://", "WithCAFile"}, false, ""},
 		{"unknown certificate authority", func(t *testing.T) *counted {
 			return startServer(t, never, httptestCert)
 		}, "", nil, ErrTLS, []string{"unknown authority", "WithTLSConfig", "RootCAs", "CA"}, true, ""},

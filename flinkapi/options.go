@@ -19,6 +19,9 @@ type settings struct {
 	timeout         time.Duration
 	uploadTimeout   time.Duration
 	tlsConfig       *tls.Config
+	caFile          string // WithCAFile
+	certFile        string // WithClientCertificateFiles
+	keyFile         string
 	basicUser       string
 	basicPass       string
 	bearer          string

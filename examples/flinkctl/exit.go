@@ -63,6 +63,7 @@ func outcomeCode(o lifecycle.Outcome) int {
 func classify(err error, url, resume string) (int, string) {
 	var ee *exitError
 	var te *flinkapi.TransportError
+	var tlsErr *flinkapi.TLSError
 	msg := firstLine(strings.TrimPrefix(err.Error(), "flinkapi: "))
 	switch {
 	case errors.As(err, &ee):
@@ -72,6 +73,8 @@ func classify(err error, url, resume string) (int, string) {
 			return exitInterrupted, "interrupted; what was done is stored: run `" + resume + "` to resume"
 		}
 		return exitInterrupted, "interrupted"
+	case errors.As(err, &tlsErr):
+		return exitUnreachable, msg + " (check --flink-url, --ca-file, --client-cert and --client-key)"
 	case errors.Is(err, flinkapi.ErrMisconfigured):
 		return exitUnreachable, msg + " (check --flink-url)"
 	case errors.As(err, &te) && !errors.Is(te.Err, context.Canceled):

@@ -46,6 +46,11 @@ type app struct {
 	user     string
 	password string
 	token    string
+	// caFile, clientCert and clientKey are the TLS files: the cluster's
+	// CA and the client certificate its REST API asks for.
+	caFile     string
+	clientCert string
+	clientKey  string
 
 	// resume is the command line that resumes an interrupted command.
 	resume string
@@ -74,7 +79,12 @@ acknowledged subtasks and size, the time elapsed) and plain lines on a pipe;
 -o json prints the result as JSON for scripts.
 
 The cluster is --flink-url, or $FLINK_URL. Credentials: --user with
-$FLINK_PASSWORD, or $FLINK_TOKEN.
+$FLINK_PASSWORD, or $FLINK_TOKEN. A REST API with TLS
+(security.ssl.rest.enabled): an https:// URL, with --ca-file for the
+cluster's CA and, where it asks for client certificates
+(security.ssl.rest.authentication-enabled), --client-cert and
+--client-key; the files are read again at each new connection, so a
+certificate rotated on disk is used without a restart.
 
 ` + exitCodesHelp
 
@@ -103,6 +113,9 @@ func (a *app) main(ctx context.Context, args []string) int {
 	f.DurationVar(&a.timeout, "timeout", 15*time.Minute, "give up after this long (exit code 4); the stored progress stays")
 	f.DurationVar(&a.poll, "poll", time.Second, "how often a job or an operation is read while waiting")
 	f.StringVar(&a.user, "user", "", "user name of HTTP basic authentication; the password is read from $FLINK_PASSWORD")
+	f.StringVar(&a.caFile, "ca-file", os.Getenv("FLINK_CA_FILE"), "PEM file of the CA that signs the JobManager's REST certificate; default: the system's ($FLINK_CA_FILE)")
+	f.StringVar(&a.clientCert, "client-cert", os.Getenv("FLINK_CLIENT_CERT"), "PEM file of the client certificate the JobManager asks for, with --client-key ($FLINK_CLIENT_CERT)")
+	f.StringVar(&a.clientKey, "client-key", os.Getenv("FLINK_CLIENT_KEY"), "PEM file of the client certificate's private key ($FLINK_CLIENT_KEY)")
 	a.password, a.token = os.Getenv("FLINK_PASSWORD"), os.Getenv("FLINK_TOKEN")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
@@ -150,6 +163,8 @@ func (a *app) checkFlags() error {
 		return badInput("--poll %v: must be positive", a.poll)
 	case a.dir == "":
 		return badInput("--state-dir is empty: name a directory")
+	case (a.clientCert == "") != (a.clientKey == ""):
+		return badInput("--client-cert and --client-key: give both or neither")
 	}
 	return nil
 }
@@ -176,9 +191,28 @@ func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
 	case a.token != "":
 		opts = append(opts, flinkapi.WithBearerToken(a.token))
 	}
-	c, err := flinkapi.NewClient(a.url, opts...)
+	var files []flinkapi.Option // the TLS files, with the flags that name them
+	var flags []string
+	if a.caFile != "" {
+		files, flags = append(files, flinkapi.WithCAFile(a.caFile)), append(flags, "--ca-file")
+	}
+	if a.clientCert != "" {
+		files, flags = append(files, flinkapi.WithClientCertificateFiles(a.clientCert, a.clientKey)), append(flags, "--client-cert, --client-key")
+	}
+	c, err := flinkapi.NewClient(a.url, append(opts, files...)...)
 	if err != nil {
-		return nil, badInput("--flink-url: %s", strings.TrimPrefix(err.Error(), "flinkapi: "))
+		// Name the flag at fault: the URL, else the first file option
+		// that fails alone.
+		flag := "--flink-url"
+		if _, urlErr := flinkapi.NewClient(a.url); urlErr == nil {
+			for i, o := range files {
+				if _, err := flinkapi.NewClient(a.url, o); err != nil {
+					flag = flags[i]
+					break
+				}
+			}
+		}
+		return nil, badInput("%s: %s", flag, strings.TrimPrefix(err.Error(), "flinkapi: "))
 	}
 	return c, nil
 }

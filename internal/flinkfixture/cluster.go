@@ -57,12 +57,18 @@ type Config struct {
 	// Application, if not nil, starts an application cluster that runs
 	// this job instead of a session cluster (see Application).
 	Application *Application
+	// RESTTLS, if not nil, serves the REST API with TLS (see RESTTLS);
+	// the cluster's URL is then https://.
+	RESTTLS *RESTTLS
+	// NoTaskManager starts the JobManager alone, for tests of the REST
+	// API that run no job: it is ready in about half the time.
+	NoTaskManager bool
 }
 
 // Cluster is a running (or, with FLINK_URL, an external) Flink session
 // cluster. Its methods are safe for concurrent use.
 type Cluster struct {
-	URL           string // http://127.0.0.1:<rest port>
+	URL           string // http://127.0.0.1:<rest port>, https:// with Config.RESTTLS
 	Version       string // the version asked for
 	FlinkVersion  string // the version the cluster reports in GET /config
 	WorkDir       string
@@ -193,6 +199,13 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 		regDir:       regDir,
 		http:         &http.Client{Timeout: 10 * time.Second},
 	}
+	scheme := "http"
+	if cfg.RESTTLS != nil {
+		scheme = "https"
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = cfg.RESTTLS.Client.Clone()
+		c.http.Transport = t
+	}
 	if cfg.WorkDir == "" {
 		dir, err := os.MkdirTemp("", "flinkkit-"+cfg.Version+"-")
 		if err != nil {
@@ -237,10 +250,18 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return nil, err
 		}
 		c.Ports = Ports{REST: ports[0], JobManagerRPC: ports[1], Blob: ports[2]}
-		c.URL = "http://127.0.0.1:" + strconv.Itoa(c.Ports.REST)
+		c.URL = scheme + "://127.0.0.1:" + strconv.Itoa(c.Ports.REST)
 		extra := cfg.Extra
-		if app != nil {
-			extra = applicationConfig()
+		if app != nil || cfg.RESTTLS != nil {
+			extra = map[string]string{}
+			if app != nil {
+				extra = applicationConfig()
+			}
+			if cfg.RESTTLS != nil {
+				for k, v := range cfg.RESTTLS.config() {
+					extra[k] = v
+				}
+			}
 			for k, v := range cfg.Extra {
 				extra[k] = v
 			}
@@ -252,7 +273,7 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 		c.mu.Lock()
 		err = c.startJobManagerLocked()
-		if err == nil {
+		if err == nil && !cfg.NoTaskManager {
 			err = c.startTaskManagerLocked()
 		}
 		c.mu.Unlock()

@@ -1,6 +1,7 @@
 package flinkfixture
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -444,9 +445,38 @@ func TestShareable(t *testing.T) {
 		{Config{Slots: 2, Extra: map[string]string{"jobmanager.scheduler": "adaptive"}}, false},
 		{Config{Slots: 1, Application: &Application{}}, false},
 		{Config{Slots: 1, WorkDir: "/w"}, false},
+		{Config{Slots: 1, RESTTLS: &RESTTLS{}}, false},
+		{Config{NoTaskManager: true}, false},
 	} {
 		if got := Shareable(tc.cfg, 8); got != tc.want {
 			t.Errorf("Shareable(%+v, 8) = %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
+}
+
+// A RESTTLS's configuration turns on the REST API's TLS with its stores,
+// client authentication as asked, and cipher suites Go's TLS offers.
+func TestRESTTLSConfig(t *testing.T) {
+	for _, auth := range []bool{false, true} {
+		c := (&RESTTLS{KeyStore: "/k.p12", TrustStore: "/t.p12", Password: "pw", ClientAuth: auth}).config()
+		want := map[string]string{
+			"security.ssl.rest.enabled": "true", "security.ssl.rest.keystore": "/k.p12", "security.ssl.rest.truststore": "/t.p12",
+			"security.ssl.rest.keystore-password": "pw", "security.ssl.rest.key-password": "pw", "security.ssl.rest.truststore-password": "pw",
+			"security.ssl.rest.authentication-enabled": fmt.Sprint(auth),
+		}
+		for k, v := range want {
+			if c[k] != v {
+				t.Errorf("auth %v: %s = %q, want %q", auth, k, c[k], v)
+			}
+		}
+		supported := map[string]bool{}
+		for _, cs := range tls.CipherSuites() {
+			supported[cs.Name] = true
+		}
+		for _, cs := range strings.Split(c["security.ssl.algorithms"], ",") {
+			if !supported[cs] {
+				t.Errorf("security.ssl.algorithms has %s, which Go's TLS does not offer", cs)
+			}
 		}
 	}
 }

@@ -100,11 +100,11 @@ func Shared() (*Cluster, error) {
 
 // Shareable reports whether a test that asks for cfg can use a shared
 // session cluster of slots task slots: a plain session cluster (no extra
-// configuration, no application, no work folder of its own) with at most
-// that many slots.
+// configuration, no application, no TLS, a TaskManager, no work folder of
+// its own) with at most that many slots.
 func Shareable(cfg Config, slots int) bool {
 	return len(cfg.Extra) == 0 && cfg.Application == nil && cfg.WorkDir == "" && cfg.Slots <= slots &&
-		!cfg.KeepWorkDir && cfg.Java == ""
+		!cfg.KeepWorkDir && cfg.Java == "" && cfg.RESTTLS == nil && !cfg.NoTaskManager
 }
 
 // SharedForTest returns the shared session cluster of SharedEnv for the
