@@ -598,6 +598,12 @@ func (c *Controller) retrying(spec JobSpec, st *JobStatus) bool {
 	case ActionSuspend:
 		return spec.State == DesiredSuspended
 	}
+	if as := st.ActionSpec; as != nil {
+		// The Job the spec asked for when the action started: a spec
+		// changed since, also back to the template deployed before, is a
+		// new spec.
+		return spec.Job.equal(as.Job)
+	}
 	// The template the action deployed (Upgrade, Rescale, Deploy), or the
 	// one it replaced (Rollback, Restart, HealthRestart).
 	return spec.Job.equal(st.Target) || spec.Job.equal(st.Deployed) || st.Target.IsZero()

@@ -41,8 +41,9 @@
 // out a new restore request; restarts a failed or lost job as the restart
 // policy says; rolls an upgraded job that fails, or does not become
 // stable (RUNNING, all its tasks running, a checkpoint completed after
-// its start) within Rollback.ReadinessTimeout, back to the last stable
-// template from the state the upgrade started it from (never older than
+// its start) within Rollback.ReadinessTimeout, and at once an upgrade
+// whose new job Flink refused once the old job had stopped, back to the
+// last stable template from the state the upgrade started from (never older than
 // the update policy's maximum age; a template rolled back is not deployed
 // again until the spec's Job changes); restarts an unhealthy job from its
 // newest state when the health policy says so; takes the savepoints the

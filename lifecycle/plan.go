@@ -55,6 +55,8 @@ func (c *Controller) desired(spec JobSpec, st *JobStatus, obs Observation, sit S
 	switch {
 	case sit == SituationNeverDeployed, sit == SituationDeleted, sit == SituationSuspended:
 		return ActionDeploy, spec.Job
+	case c.refusedUpgrade(spec, st):
+		return ActionRollback, st.Stable
 	case !spec.Job.equal(st.Deployed) && spec.Job.Fingerprint() != st.FailedJob:
 		return c.change(spec, st, sit), spec.Job
 	case spec.Restore.Pending(st.RestoreHandled):
@@ -239,6 +241,18 @@ func (c *Controller) planDown(spec JobSpec, st *JobStatus, obs Observation, now 
 func (c *Controller) rollbackArmed(spec JobSpec, st *JobStatus) bool {
 	return spec.Rollback.Enabled && !st.Stable.IsZero() && !st.Deployed.equal(st.Stable) &&
 		(st.UpgradeFrom.Location != "" || spec.Update.Mode == policy.UpgradeStateless)
+}
+
+// refusedUpgrade reports whether the last action was an upgrade to the
+// spec's Job whose new job Flink refused (SubmitFailed, JobFailed) once
+// the old job had stopped, and which the rollback policy takes back to
+// the last stable template from the state it started from (recorded
+// when it ended: UpgradeFrom, FailedJob): at once, not after RetryAt.
+func (c *Controller) refusedUpgrade(spec JobSpec, st *JobStatus) bool {
+	p := &st.Progress
+	return st.Action == ActionUpgrade && p.Done() && (p.Outcome == OutcomeSubmitFailed || p.Outcome == OutcomeJobFailed) && stoppedOld(p) &&
+		spec.Job.equal(st.Target) && st.FailedJob == st.Target.Fingerprint() && spec.Rollback.Enabled && !st.Stable.IsZero() &&
+		!st.Stable.equal(st.Target) && (st.UpgradeFrom.Location != "" || spec.Update.Mode == policy.UpgradeStateless)
 }
 
 // policyObservations are obs as package policy reads them.
