@@ -39,7 +39,9 @@
 // suspends (stop with savepoint); upgrades to a new template (a new
 // parallelism alone: Rescale, in place where the cluster can); carries
 // out a new restore request; restarts a failed or lost job as the restart
-// policy says; rolls an upgraded job that fails, or does not become
+// policy says (also one whose new Job waits: when the update policy has
+// no state to carry it out with, the job is restarted from its newest
+// state first, and the upgrade follows once it runs); rolls an upgraded job that fails, or does not become
 // stable (RUNNING, all its tasks running, a checkpoint completed after
 // its start) within Rollback.ReadinessTimeout, and at once an upgrade
 // whose new job Flink refused once the old job had stopped, back to the

@@ -44,6 +44,10 @@ func (c *Controller) planFor(spec JobSpec, st JobStatus, obs Observation, now ti
 		return c.requestsWaiting(spec, &st, c.planSuspended(spec, &st, obs, p))
 	}
 	if a, target := c.desired(spec, &st, obs, sit); a != "" {
+		if c.restartFirst(spec, &st, obs, sit, a, now) {
+			p.RequeueAfter = c.poll()
+			return c.planDown(spec, &st, obs, now, p)
+		}
 		return c.planStart(spec, &st, obs, now, p, a, target)
 	}
 	return c.requestsWaiting(spec, &st, c.planAtRest(spec, &st, obs, now, p))
@@ -241,6 +245,26 @@ func (c *Controller) planDown(spec JobSpec, st *JobStatus, obs Observation, now 
 func (c *Controller) rollbackArmed(spec JobSpec, st *JobStatus) bool {
 	return spec.Rollback.Enabled && !st.Stable.IsZero() && !st.Deployed.equal(st.Stable) &&
 		(st.UpgradeFrom.Location != "" || spec.Update.Mode == policy.UpgradeStateless)
+}
+
+// restartFirst reports whether the upgrade a that carries a new Job to a
+// job that is down cannot be carried out now for lack of state (the
+// update policy blocks it: NoRecentSavepoint, NoRecentState) while the
+// restart policy brings the deployed template back from its newest state
+// (now, or after its backoff): then the job is restarted first, and the
+// change follows as the update mode says once it runs.
+func (c *Controller) restartFirst(spec JobSpec, st *JobStatus, obs Observation, sit Situation, a JobAction, now time.Time) bool {
+	if a != ActionUpgrade || !sit.down() || st.Deployed.IsZero() || spec.Restore.Pending(st.RestoreHandled) || finished(st) {
+		return false
+	}
+	pobs := c.policyObservations(st, obs, now)
+	pobs.SpecChanged = true
+	if ud := policy.EvaluateUpdate(spec.Update, pobs, now); ud.Action != policy.ActionBlock ||
+		ud.Reason != policy.ReasonNoRecentSavepoint && ud.Reason != policy.ReasonNoRecentState {
+		return false
+	}
+	rd := policy.EvaluateRestart(spec.Restart, pobs, now)
+	return rd.Action == policy.ActionRestart || rd.Reason == policy.ReasonRestartBackoff
 }
 
 // refusedUpgrade reports whether the last action was an upgrade to the

@@ -131,3 +131,73 @@ func TestRevertAfterRefusedUpgradeAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestDownJobWithPendingChangeRestartsFirst: in Savepoint mode without
+// FallbackToLastState, a job that fails (or is lost) while a change of
+// its Job is pending cannot be upgraded: no savepoint within the update
+// policy's maximum age. It is brought back as the restart policy says
+// (the deployed template from its newest state: the failed job's
+// retained checkpoint, or the status's newest savepoint), then upgraded
+// as the update mode says (stop with a savepoint, start from it), also
+// with blue/green upgrades on. Nothing ends Blocked with nothing running.
+func TestDownJobWithPendingChangeRestartsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		lost      bool
+		blueGreen bool
+	}{
+		{"failed", false, false},
+		{"lost", true, false},
+		{"failed/blue-green", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newCluster(t, true)
+			spec := k.spec("/out")
+			spec.Update = policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(time.Minute)}
+			spec.BlueGreen.Enabled = tc.blueGreen
+			k.settle("create", spec)
+			if tc.lost {
+				// A savepoint in the status, older than the update
+				// policy's maximum age when the job is lost.
+				spec.Job.Args = append(slices.Clone(spec.Job.Args), "--name", "v1")
+				k.settle("a first upgrade", spec)
+				if k.st.Latest.Location == "" {
+					t.Fatal("no savepoint recorded")
+				}
+			}
+			k.run(spec, 2*time.Minute)
+			deployed, down := k.st.Deployed, k.st.JobID
+			if tc.lost {
+				k.srv.RestartJobManager(flinktest.RestartOptions{})
+			} else if err := k.srv.FailJob(down, "java.lang.RuntimeException: boom"); err != nil {
+				t.Fatal(err)
+			}
+			k.srv.Clock().Advance(2 * time.Second)
+			next := spec
+			next.Job.Args = append(slices.Clone(spec.Job.Args), "--name", "v2")
+			var actions []string
+			for i := 0; i < 300 && !(k.st.Deployed.equal(next.Job) && !k.st.InFlight() && k.st.State == policy.Running); i++ {
+				k.call(next, false)
+				if a := fmt.Sprintf("%s %s", k.st.Action, k.st.Progress.Outcome); k.st.Progress.Done() && (len(actions) == 0 || actions[len(actions)-1] != a) {
+					actions = append(actions, a)
+				}
+				if k.st.Progress.Outcome == OutcomeBlocked && len(k.live()) == 0 {
+					t.Fatalf("%s ended Blocked (%s) with nothing running: %s", k.st.Action, k.st.Progress.Decision, k.st.Progress.Reason)
+				}
+			}
+			if !k.st.Deployed.equal(next.Job) || len(k.live()) != 1 {
+				t.Fatalf("the change was not carried out: actions %v, %s (%s), live %v", actions, k.st.Reason, k.st.Message, k.live())
+			}
+			restarted := false
+			for _, j := range k.srv.Jobs() {
+				restarted = restarted || j.ID != down && slices.Equal(j.ProgramArgs, deployed.Args) && j.RestoredFrom != ""
+			}
+			if !restarted || k.st.Restarts != 1 {
+				t.Errorf("the deployed template was not restarted from its state first: actions %v, restarts %d", actions, k.st.Restarts)
+			}
+			if k.job().RestoredFrom == "" || k.job().RestoredFrom != k.st.UpgradeFrom.Location {
+				t.Errorf("the new job restored from %q, the upgrade's state %q", k.job().RestoredFrom, k.st.UpgradeFrom.Location)
+			}
+		})
+	}
+}
