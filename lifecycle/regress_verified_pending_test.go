@@ -1,15 +1,22 @@
 package lifecycle
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/internal/reqlog"
 	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // runBody is the part of a jar run's body the tests below read.
@@ -199,5 +206,147 @@ func TestDownJobWithPendingChangeRestartsFirst(t *testing.T) {
 				t.Errorf("the new job restored from %q, the upgrade's state %q", k.job().RestoredFrom, k.st.UpgradeFrom.Location)
 			}
 		})
+	}
+}
+
+// statusJSON is st as the caller stores it.
+func statusJSON(t *testing.T, st *JobStatus) string {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestNestedHistoryOfNewerFormat: a JobStatus that holds a savepoint
+// history or a health history a later flinkkit wrote decodes whole (an
+// operator's cache reads the object after a downgrade); Reconcile and
+// Delete refuse it where it is used, with an error matching
+// ErrUnknownFormat, before they send or change anything.
+func TestNestedHistoryOfNewerFormat(t *testing.T) {
+	k := newCluster(t, false)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	var stored map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(statusJSON(t, &k.st)), &stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"savepoints", "health"} {
+		t.Run(field, func(t *testing.T) {
+			m := maps.Clone(stored)
+			m[field] = json.RawMessage(`{"formatVersion":99,"records":{"a":[1]},"samples":"x","jobID":7}`)
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st JobStatus
+			if err := json.Unmarshal(b, &st); err != nil {
+				t.Fatalf("a status with a %s of format 99 does not decode: %v", field, err)
+			}
+			if st.JobID != k.st.JobID || st.Latest.Location != k.st.Latest.Location {
+				t.Fatalf("the status did not decode whole: %+v", st)
+			}
+			before, sent := statusJSON(t, &st), len(k.srv.Requests())
+			for _, del := range []bool{false, true} {
+				c := k.controller()
+				var err error
+				if del {
+					_, err = c.Delete(context.Background(), spec, &st)
+				} else {
+					_, err = c.Reconcile(context.Background(), spec, &st)
+				}
+				if !errors.Is(err, ErrUnknownFormat) || !strings.Contains(err.Error(), "format version 99") {
+					t.Errorf("delete=%v: %v, want an error matching ErrUnknownFormat", del, err)
+				}
+			}
+			if after := statusJSON(t, &st); after != before || len(k.srv.Requests()) != sent {
+				t.Errorf("the refused status was changed (%v) or %d requests sent", after != before, len(k.srv.Requests())-sent)
+			}
+		})
+	}
+}
+
+// forgedRecord is a Progress of a teardown of job forged into its record
+// phase with a location Flink never reported.
+func forgedRecord(job flinkapi.JobID, now time.Time) Progress {
+	const loc = "file:/etc/passwd"
+	return Progress{FormatVersion: FormatVersion, Operation: opTeardown, Target: job, Phase: PhaseRecord, PreviousJobID: job,
+		Started: now, Deadline: now.Add(time.Minute), Location: loc, StopOutcome: OutcomeSucceeded,
+		Savepoint: savepoint.Status{Location: loc, State: savepoint.Succeeded, TriggerTime: now, LastUpdate: now}}
+}
+
+// TestForgedRecordNeverStored: a stored Progress of a teardown forged
+// into its record phase with a location Flink never reported for the job
+// is refused, by Teardown's Step and by the Controller's Delete, with a
+// typed error; the restore-point store and the Progress are untouched.
+func TestForgedRecordNeverStored(t *testing.T) {
+	k := newCluster(t, false)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	now := k.srv.Clock().Now()
+	job := k.st.JobID
+
+	p := forgedRecord(job, now)
+	before := p
+	op := &Teardown{Env: Env{Client: k.c, Clock: k.srv.Clock()}, Job: job, Store: k.store, Name: "app/counter"}
+	if _, err := op.Step(context.Background(), &p); !errors.Is(err, ErrInvalidProgress) {
+		t.Errorf("Teardown.Step: %v, want ErrInvalidProgress", err)
+	}
+	if rec, ok, _ := k.storeGet(); ok {
+		t.Errorf("the store holds %+v", rec)
+	}
+	if !reflect.DeepEqual(p, before) {
+		t.Errorf("the refused Progress was changed: %+v", p)
+	}
+
+	st := k.st.DeepCopy()
+	st.Action, st.Target, st.Progress, st.ActionSpec = ActionTeardown, st.Deployed, forgedRecord(job, now), spec.DeepCopy()
+	stored := statusJSON(t, st)
+	_, err := k.controller().Delete(context.Background(), spec, st)
+	if !errors.Is(err, ErrInvalidStatus) && !errors.Is(err, ErrInvalidProgress) {
+		t.Errorf("Delete: %v, want a refusal", err)
+	}
+	if rec, ok, _ := k.storeGet(); ok {
+		t.Errorf("the store holds %+v", rec)
+	}
+	if statusJSON(t, st) != stored {
+		t.Errorf("the refused status was changed")
+	}
+	if len(k.live()) != 1 {
+		t.Errorf("live %v", k.live())
+	}
+}
+
+// TestRefusedProgressLeavesStatus: a status whose Progress in flight
+// another operation, or the same for another job, wrote is refused by
+// Reconcile before anything is sent or changed: not its format version,
+// not its situation, not whether it settled.
+func TestRefusedProgressLeavesStatus(t *testing.T) {
+	for _, forge := range []func(p *Progress){
+		func(p *Progress) { p.Operation = opRestart },
+		func(p *Progress) { p.Target = "0123456789abcdef0123456789abcdef" },
+	} {
+		k := newCluster(t, false)
+		spec := k.spec("/out")
+		k.settle("create", spec)
+		next := spec
+		next.Job.Args = append(slices.Clone(spec.Job.Args), "--name", "v2")
+		k.until("an upgrade in flight", next, 20, func(st *JobStatus) bool {
+			return st.Action == ActionUpgrade && st.InFlight() && st.Progress.Operation != ""
+		})
+		forge(&k.st.Progress)
+		k.st.FormatVersion, k.st.Situation, k.st.Settled = 4, SituationRunning, true
+		stored, sent := statusJSON(t, &k.st), len(k.srv.Requests())
+		_, err := k.controller().Reconcile(context.Background(), next, &k.st)
+		if !errors.Is(err, ErrForeignProgress) {
+			t.Errorf("Reconcile: %v, want ErrForeignProgress", err)
+		}
+		if got := statusJSON(t, &k.st); got != stored {
+			t.Errorf("the refused status was changed:\n%s\nwas\n%s", got, stored)
+		}
+		if n := len(k.srv.Requests()) - sent; n != 0 {
+			t.Errorf("%d requests sent for a refused status", n)
+		}
 	}
 }
