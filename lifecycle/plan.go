@@ -210,6 +210,10 @@ func (c *Controller) planDown(spec JobSpec, st *JobStatus, obs Observation, now 
 	pobs := c.policyObservations(st, obs, now)
 	state := policy.DeploymentStateOf(pobs, policy.Recorded{JobID: st.JobID})
 	if c.rollbackArmed(spec, st) && (p.Situation == SituationFailed || p.Situation == SituationLost) {
+		if c.waiting(spec, st, ActionRollback, now) {
+			p.State, p.Reason, p.RequeueAfter = state, ReasonRetryWait, c.bounded(st.RetryAt.Sub(now))
+			return p
+		}
 		p.Action, p.Target = ActionRollback, st.Stable
 		c.restorePoint(spec, st, obs, now, &p)
 		return p

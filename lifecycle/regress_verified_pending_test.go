@@ -350,3 +350,34 @@ func TestRefusedProgressLeavesStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedRollbackWaits: a rollback that Flink refuses too (every jar
+// run answered 400) is tried again after RetryInterval, not at every
+// call.
+func TestRefusedRollbackWaits(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Rollback = RollbackPolicy{Enabled: true, ReadinessTimeout: policy.Duration(time.Minute)}
+	spec.Preflight.Disabled = true
+	k.settle("create", spec)
+	k.srv.Clock().Advance(5 * time.Second)
+	stable := k.st.Deployed
+	bad := spec
+	bad.Job.Args = append(slices.Clone(spec.Job.Args), "--name", "v2")
+	k.until("the new job submitted", bad, 300, func(st *JobStatus) bool {
+		return st.Action == ActionUpgrade && st.Progress.Phase == PhaseWaitRunning && st.Progress.NewJobID != ""
+	})
+	k.srv.Clock().Advance(time.Second)
+	if err := k.srv.FailJob(k.st.Progress.NewJobID, "java.lang.IllegalStateException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	k.until("the upgrade failed", bad, 300, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 400, Route: "POST /jars/:jarid/run"}); err != nil {
+		t.Fatal(err)
+	}
+	k.until("the rollback refused", bad, 100, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
+	k.run(bad, 5*time.Minute)
+	if runs := jarRuns(k.srv, stable.Args); len(runs) > 1+int(5*time.Minute/(20*time.Second))+1 {
+		t.Errorf("%d jar runs of the stable template in 5 minutes with a retry interval of 20s", len(runs))
+	}
+}
