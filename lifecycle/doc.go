@@ -205,8 +205,14 @@
 // with ErrForeignProgress, one with a phase or outcome this release does
 // not know (or an outcome without the Done phase) with ErrInvalidProgress,
 // and one of a newer format with ErrUnknownFormat; nothing is sent and
-// the Progress is left as it was. Store one Progress per operation, and
-// start the next operation with a zero one.
+// the Progress is left as it was (Reconcile and Delete refuse a JobStatus
+// whose Progress in flight a Step would refuse before they change any of
+// it). A Progress in Teardown's record phase whose location Flink did not
+// report for its job (the savepoint of a trigger recorded for the job, or
+// the newest state read from the job's checkpoint statistics) is refused
+// with ErrInvalidProgress: nothing else enters a restore-point store.
+// Store one Progress per operation, and start the next operation with a
+// zero one.
 //
 // # Adopting the new job
 //
@@ -518,7 +524,8 @@
 // version; FormatVersion is the newest this release writes and reads. A
 // Progress holds it in Progress.FormatVersion, set by every Step, and
 // every Step refuses a newer one with ErrUnknownFormat; so do Reconcile
-// and Delete for a JobStatus, and Validate for a JobSpec. (They are
+// and Delete for a JobStatus (and for the savepoint.History and
+// policy.HealthHistory it holds), and Validate for a JobSpec. (They are
 // checked where they are used, not while decoding: a struct of the
 // caller's that embeds one must decode whole.)
 // A FileStore file holds the version beside the record
