@@ -40,11 +40,16 @@ type opBase struct {
 // actions is the table of the Controller's actions.
 var actions = map[JobAction]actionRow{
 	ActionDeploy:        {during: policy.Deploying, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
-	ActionUpgrade:       {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
+	ActionUpgrade:       {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: upgradeFailed},
 	ActionHealthRestart: {during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
 	ActionRollback: {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater,
 		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, before JobTemplate, _ time.Time) {
-			st.FailedJob, st.Stable = before.Fingerprint(), st.Target
+			if !before.equal(st.Target) {
+				// (An upgrade whose new job Flink refused deployed none:
+				// its template was recorded failed when it ended.)
+				st.FailedJob = before.Fingerprint()
+			}
+			st.Stable = st.Target
 		}},
 	ActionRescale:   {during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: retryLater},
 	ActionAutoscale: {during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: autoscaleFailed},
@@ -145,6 +150,32 @@ func buildRescale(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper 
 
 func retryLater(c *Controller, st *JobStatus, _ Outcome, now time.Time) {
 	st.RetryAt = now.Add(c.retry())
+}
+
+// upgradeFailed: an upgrade is tried again after RetryAt, unless Flink
+// refused its new job once the old job had stopped and the rollback
+// policy it started with takes the job back to the last stable template:
+// then the state it started from is the rollback's (UpgradeFrom), and
+// its template is not deployed again until the spec's Job changes.
+func upgradeFailed(c *Controller, st *JobStatus, o Outcome, now time.Time) {
+	retryLater(c, st, o, now)
+	p := &st.Progress
+	as := st.ActionSpec
+	if o != OutcomeSubmitFailed && o != OutcomeJobFailed || !stoppedOld(p) || as == nil || !as.Rollback.Enabled ||
+		st.Stable.IsZero() || st.Stable.equal(st.Target) {
+		return
+	}
+	switch {
+	case p.RestoreFrom != "" && (p.Request.IsZero() || p.RestoreFrom != p.Request.Path) && !restoreTime(p).IsZero():
+		// The state the stable job wrote: the savepoint it stopped with,
+		// or the checkpoint chosen before its cancel.
+		st.UpgradeFrom = savepoint.Record{Location: p.RestoreFrom, Time: restoreTime(p), JobID: p.PreviousJobID}
+	case as.Update.Mode == policy.UpgradeStateless:
+		st.UpgradeFrom = savepoint.Record{} // back without state
+	default:
+		return // no state of the stable job to go back with
+	}
+	st.FailedJob = st.Target.Fingerprint()
 }
 
 // rescaled: the same job at another parallelism.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/format"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // FormatVersion is the newest format of what this package stores (a
@@ -168,8 +169,45 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 		return fmt.Errorf("%w: phase %q with outcome %q", ErrInvalidProgress, p.Phase, p.Outcome)
 	case !knownOutcomes[p.Ending], p.Ending == "" && p.Phase == PhaseDeleteCluster:
 		return fmt.Errorf("%w: phase %q with the outcome %q to end with", ErrInvalidProgress, p.Phase, p.Ending)
+	case p.Phase == PhaseRecord && !reportedByFlink(p):
+		return fmt.Errorf("%w: phase %q records the location %q, which Flink did not report for job %s", ErrInvalidProgress, p.Phase,
+			teardownRecord(p).Location, jobName(p.Target))
 	}
 	return nil
+}
+
+// reportedByFlink reports whether the location a Progress in its record
+// phase stores is one Flink reported for the job the Progress is bound
+// to, in this operation: the savepoint of a trigger it recorded for that
+// job, or the newest state it read from that job's checkpoint
+// statistics. Nothing else enters a restore-point store.
+func reportedByFlink(p *Progress) bool {
+	job := p.PreviousJobID
+	if job == "" || !strings.EqualFold(string(job), string(p.Target)) {
+		return false
+	}
+	loc := teardownRecord(p).Location
+	switch {
+	case loc == "":
+		return false
+	case loc == p.RestoreFrom && (p.Location == "" || p.RestoreKind == policy.KindCheckpoint):
+		// The newest state of a job that had ended (endedFound).
+		return loc == p.Observed.Checkpoint && !p.Observed.CheckpointTime.IsZero() &&
+			(p.RestoreKind == policy.KindSavepoint || p.RestoreKind == policy.KindCheckpoint)
+	}
+	s := &p.Savepoint
+	return loc == s.Location && s.TriggerID != "" && strings.EqualFold(string(s.JobID), string(job))
+}
+
+// actionOperations names the operation whose Progress each action of the
+// Controller keeps (ActionAdopt keeps none): a status whose Progress in
+// flight another operation, or the same for another job, wrote is
+// refused before anything is changed or sent.
+var actionOperations = map[JobAction]string{
+	ActionDeploy: opUpgrade, ActionUpgrade: opUpgrade, ActionHealthRestart: opUpgrade, ActionRollback: opUpgrade,
+	ActionRescale: opRescale, ActionAutoscale: opRescale, ActionRestart: opRestart, ActionBlueGreen: opBlueGreen,
+	ActionCanary: opCanary, ActionSavepoint: opTakeSavepoint, ActionDispose: opDispose, ActionSuspend: opTeardown,
+	ActionTeardown: opTeardown,
 }
 
 func jobName(id flinkapi.JobID) string {

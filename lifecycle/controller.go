@@ -420,6 +420,14 @@ func checkStatus(st *JobStatus) error {
 	if err := format.Check("lifecycle.Progress", p.FormatVersion, FormatVersion); err != nil {
 		return err
 	}
+	// Histories a later flinkkit wrote decode to their version alone:
+	// refused here, before they are used or written back.
+	if err := st.Savepoints.CheckFormat(); err != nil {
+		return err
+	}
+	if err := st.Health.CheckFormat(); err != nil {
+		return err
+	}
 	if _, ok := actions[st.Action]; !ok && st.Action != "" {
 		return fmt.Errorf("%w: unknown action %q", ErrInvalidStatus, st.Action)
 	}
@@ -432,8 +440,20 @@ func checkStatus(st *JobStatus) error {
 		return fmt.Errorf("%w: progress in phase %q with outcome %q", ErrInvalidStatus, p.Phase, p.Outcome)
 	case p.Phase != "" && st.Action == "":
 		return fmt.Errorf("%w: progress in phase %q of no action", ErrInvalidStatus, p.Phase)
-	case p.Phase == PhaseRecord && p.Location != p.Savepoint.Location && p.Location != p.RestoreFrom:
-		return fmt.Errorf("%w: progress records the location %q, which none of its savepoints has", ErrInvalidStatus, p.Location)
+	case p.Phase == PhaseRecord && !reportedByFlink(p):
+		return fmt.Errorf("%w: progress records the location %q, which Flink did not report for job %s", ErrInvalidStatus,
+			teardownRecord(p).Location, jobName(p.PreviousJobID))
+	}
+	if op, ok := actionOperations[st.Action]; ok && st.InFlight() {
+		// What the action's Step would refuse, refused before the status
+		// is changed.
+		job := st.JobID
+		if op == opDispose {
+			job = ""
+		}
+		if err := check(p, op, job); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -628,6 +648,12 @@ func (c *Controller) retrying(spec JobSpec, st *JobStatus) bool {
 		return false // they have their own schedule
 	case ActionSuspend:
 		return spec.State == DesiredSuspended
+	}
+	if as := st.ActionSpec; as != nil {
+		// The Job the spec asked for when the action started: a spec
+		// changed since, also back to the template deployed before, is a
+		// new spec.
+		return spec.Job.equal(as.Job)
 	}
 	// The template the action deployed (Upgrade, Rescale, Deploy), or the
 	// one it replaced (Rollback, Restart, HealthRestart).

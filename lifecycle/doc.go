@@ -39,10 +39,13 @@
 // suspends (stop with savepoint); upgrades to a new template (a new
 // parallelism alone: Rescale, in place where the cluster can); carries
 // out a new restore request; restarts a failed or lost job as the restart
-// policy says; rolls an upgraded job that fails, or does not become
+// policy says (also one whose new Job waits: when the update policy has
+// no state to carry it out with, the job is restarted from its newest
+// state first, and the upgrade follows once it runs); rolls an upgraded job that fails, or does not become
 // stable (RUNNING, all its tasks running, a checkpoint completed after
-// its start) within Rollback.ReadinessTimeout, back to the last stable
-// template from the state the upgrade started it from (never older than
+// its start) within Rollback.ReadinessTimeout, and at once an upgrade
+// whose new job Flink refused once the old job had stopped, back to the
+// last stable template from the state the upgrade started from (never older than
 // the update policy's maximum age; a template rolled back is not deployed
 // again until the spec's Job changes); restarts an unhealthy job from its
 // newest state when the health policy says so; takes the savepoints the
@@ -257,8 +260,14 @@
 // with ErrForeignProgress, one with a phase or outcome this release does
 // not know (or an outcome without the Done phase) with ErrInvalidProgress,
 // and one of a newer format with ErrUnknownFormat; nothing is sent and
-// the Progress is left as it was. Store one Progress per operation, and
-// start the next operation with a zero one.
+// the Progress is left as it was (Reconcile and Delete refuse a JobStatus
+// whose Progress in flight a Step would refuse before they change any of
+// it). A Progress in Teardown's record phase whose location Flink did not
+// report for its job (the savepoint of a trigger recorded for the job, or
+// the newest state read from the job's checkpoint statistics) is refused
+// with ErrInvalidProgress: nothing else enters a restore-point store.
+// Store one Progress per operation, and start the next operation with a
+// zero one.
 //
 // # Adopting the new job
 //
@@ -600,7 +609,8 @@
 // version; FormatVersion is the newest this release writes and reads. A
 // Progress holds it in Progress.FormatVersion, set by every Step, and
 // every Step refuses a newer one with ErrUnknownFormat; so do Reconcile
-// and Delete for a JobStatus, and Validate for a JobSpec. (They are
+// and Delete for a JobStatus (and for the savepoint.History and
+// policy.HealthHistory it holds), and Validate for a JobSpec. (They are
 // checked where they are used, not while decoding: a struct of the
 // caller's that embeds one must decode whole.)
 // A FileStore file holds the version beside the record

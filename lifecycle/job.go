@@ -565,8 +565,10 @@ type JobStatus struct {
 	// Suspended is set once the job was stopped with a savepoint because
 	// the spec asked for it.
 	Suspended bool `json:"suspended,omitempty"`
-	// FailedJob is the fingerprint of a template that was rolled back: it
-	// is not deployed again until the spec's Job changes.
+	// FailedJob is the fingerprint of a template that was rolled back (or
+	// is to be: an upgrade to it whose new job Flink refused once the old
+	// job had stopped): it is not deployed again until the spec's Job
+	// changes.
 	FailedJob string `json:"failedJob,omitempty"`
 	// CanaryPassed is the fingerprint of the template whose restore
 	// canary passed (BlueGreenPolicy.Canary): the job is upgraded to it
@@ -596,7 +598,8 @@ type JobStatus struct {
 	Savepoints savepoint.History `json:"savepoints,omitzero"`
 	// UpgradeFrom is the restore point the last upgrade started the new
 	// job from (the savepoint it stopped the old job with, or its final
-	// checkpoint): the state a rollback restores.
+	// checkpoint), also one whose new job Flink refused once the old job
+	// had stopped: the state a rollback restores.
 	UpgradeFrom savepoint.Record `json:"upgradeFrom,omitzero"`
 	// SavepointFailures counts the periodic savepoints that failed in a
 	// row.

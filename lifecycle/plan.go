@@ -44,6 +44,10 @@ func (c *Controller) planFor(spec JobSpec, st JobStatus, obs Observation, now ti
 		return c.requestsWaiting(spec, &st, c.planSuspended(spec, &st, obs, p))
 	}
 	if a, target := c.desired(spec, &st, obs, sit); a != "" {
+		if c.restartFirst(spec, &st, obs, sit, a, now) {
+			p.RequeueAfter = c.poll()
+			return c.planDown(spec, &st, obs, now, p)
+		}
 		return c.planStart(spec, &st, obs, now, p, a, target)
 	}
 	return c.requestsWaiting(spec, &st, c.planAtRest(spec, &st, obs, now, p))
@@ -55,6 +59,8 @@ func (c *Controller) desired(spec JobSpec, st *JobStatus, obs Observation, sit S
 	switch {
 	case sit == SituationNeverDeployed, sit == SituationDeleted, sit == SituationSuspended:
 		return ActionDeploy, spec.Job
+	case c.refusedUpgrade(spec, st):
+		return ActionRollback, st.Stable
 	case !spec.Job.equal(st.Deployed) && spec.Job.Fingerprint() != st.FailedJob:
 		return c.change(spec, st, sit), spec.Job
 	case spec.Restore.Pending(st.RestoreHandled):
@@ -204,6 +210,10 @@ func (c *Controller) planDown(spec JobSpec, st *JobStatus, obs Observation, now 
 	pobs := c.policyObservations(st, obs, now)
 	state := policy.DeploymentStateOf(pobs, policy.Recorded{JobID: st.JobID})
 	if c.rollbackArmed(spec, st) && (p.Situation == SituationFailed || p.Situation == SituationLost) {
+		if c.waiting(spec, st, ActionRollback, now) {
+			p.State, p.Reason, p.RequeueAfter = state, ReasonRetryWait, c.bounded(st.RetryAt.Sub(now))
+			return p
+		}
 		p.Action, p.Target = ActionRollback, st.Stable
 		c.restorePoint(spec, st, obs, now, &p)
 		return p
@@ -239,6 +249,38 @@ func (c *Controller) planDown(spec JobSpec, st *JobStatus, obs Observation, now 
 func (c *Controller) rollbackArmed(spec JobSpec, st *JobStatus) bool {
 	return spec.Rollback.Enabled && !st.Stable.IsZero() && !st.Deployed.equal(st.Stable) &&
 		(st.UpgradeFrom.Location != "" || spec.Update.Mode == policy.UpgradeStateless)
+}
+
+// restartFirst reports whether the upgrade a that carries a new Job to a
+// job that is down cannot be carried out now for lack of state (the
+// update policy blocks it: NoRecentSavepoint, NoRecentState) while the
+// restart policy brings the deployed template back from its newest state
+// (now, or after its backoff): then the job is restarted first, and the
+// change follows as the update mode says once it runs.
+func (c *Controller) restartFirst(spec JobSpec, st *JobStatus, obs Observation, sit Situation, a JobAction, now time.Time) bool {
+	if a != ActionUpgrade || !sit.down() || st.Deployed.IsZero() || spec.Restore.Pending(st.RestoreHandled) || finished(st) {
+		return false
+	}
+	pobs := c.policyObservations(st, obs, now)
+	pobs.SpecChanged = true
+	if ud := policy.EvaluateUpdate(spec.Update, pobs, now); ud.Action != policy.ActionBlock ||
+		ud.Reason != policy.ReasonNoRecentSavepoint && ud.Reason != policy.ReasonNoRecentState {
+		return false
+	}
+	rd := policy.EvaluateRestart(spec.Restart, pobs, now)
+	return rd.Action == policy.ActionRestart || rd.Reason == policy.ReasonRestartBackoff
+}
+
+// refusedUpgrade reports whether the last action was an upgrade to the
+// spec's Job whose new job Flink refused (SubmitFailed, JobFailed) once
+// the old job had stopped, and which the rollback policy takes back to
+// the last stable template from the state it started from (recorded
+// when it ended: UpgradeFrom, FailedJob): at once, not after RetryAt.
+func (c *Controller) refusedUpgrade(spec JobSpec, st *JobStatus) bool {
+	p := &st.Progress
+	return st.Action == ActionUpgrade && p.Done() && (p.Outcome == OutcomeSubmitFailed || p.Outcome == OutcomeJobFailed) && stoppedOld(p) &&
+		spec.Job.equal(st.Target) && st.FailedJob == st.Target.Fingerprint() && spec.Rollback.Enabled && !st.Stable.IsZero() &&
+		!st.Stable.equal(st.Target) && (st.UpgradeFrom.Location != "" || spec.Update.Mode == policy.UpgradeStateless)
 }
 
 // policyObservations are obs as package policy reads them.

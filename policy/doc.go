@@ -172,10 +172,12 @@
 // version in FormatVersion. 0 (not written) reads as version 1; a version
 // newer than this package's FormatVersion was written for a later
 // flinkkit and is refused, with an error matching ErrUnknownFormat that
-// names the type and the version. HealthHistory.Add sets the version, and
-// decoding a HealthHistory refuses a newer one. The policies and
-// RestoreRequest are written by users and embedded in their own types, so
-// they have no UnmarshalJSON: Validate refuses a newer version, and the
+// names the type and the version. HealthHistory.Add sets the version; a
+// HealthHistory of a newer one decodes to that version alone (a status
+// that embeds it still decodes), and HealthHistory.CheckFormat and
+// EvaluateHealth refuse it. The
+// policies and RestoreRequest are written by users and embedded in their
+// own types, so they have no UnmarshalJSON: Validate refuses a newer version, and the
 // decisions that validate them block on it as on any invalid policy
 // (InvalidPolicy; InvalidRestoreRequest for a request). Golden fixtures of
 // every format (testdata/golden) hold every release to reading what the

@@ -30,11 +30,23 @@ func checkFormat(typ string, version int) error {
 	return format.Check("policy."+typ, version, FormatVersion)
 }
 
-// UnmarshalJSON decodes h, and refuses a FormatVersion newer than this
-// release reads with an error matching ErrUnknownFormat; h is then left
-// as it was.
+// UnmarshalJSON decodes h. A HealthHistory of a FormatVersion newer
+// than this release reads decodes to one that holds that version alone,
+// its samples unread: a struct that embeds it (a Kubernetes status)
+// still decodes, and CheckFormat (and EvaluateHealth) refuses it where it
+// is used.
 func (h *HealthHistory) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		return nil
+	}
+	var v struct {
+		FormatVersion int `json:"formatVersion"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if checkFormat("HealthHistory", v.FormatVersion) != nil {
+		*h = HealthHistory{FormatVersion: v.FormatVersion}
 		return nil
 	}
 	type plain HealthHistory // without this method
@@ -42,9 +54,14 @@ func (h *HealthHistory) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	if err := checkFormat("HealthHistory", p.FormatVersion); err != nil {
-		return err
-	}
 	*h = HealthHistory(p)
 	return nil
+}
+
+// CheckFormat returns an error matching ErrUnknownFormat, naming the type
+// and the version, for a HealthHistory of a format version this release
+// does not read (decoded from what a later flinkkit wrote: it holds no
+// samples); nil otherwise. Check it before h is used or written back.
+func (h HealthHistory) CheckFormat() error {
+	return checkFormat("HealthHistory", h.FormatVersion)
 }

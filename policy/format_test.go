@@ -90,25 +90,45 @@ func TestPolicyFormats(t *testing.T) {
 	})
 }
 
-// TestHealthHistoryFormats does the same for HealthHistory, which decoding
-// refuses when its format is newer.
+// TestHealthHistoryFormats does the same for HealthHistory, which is
+// refused where it is used when its format is newer.
 func TestHealthHistoryFormats(t *testing.T) {
 	formattest.Check(t, formattest.Type[HealthHistory]{
 		Name: "policy.HealthHistory", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: *update,
+		Decode: func(b []byte) (HealthHistory, error) {
+			var h HealthHistory
+			if err := json.Unmarshal(b, &h); err != nil {
+				return h, err
+			}
+			return h, h.CheckFormat()
+		},
 		Fixtures: []formattest.Fixture[HealthHistory]{{File: "healthhistory-v1.json", Version: 1, Want: healthHistoryV1}},
 	})
 }
 
-// TestHealthHistoryDecode: null leaves a history alone, as does a refused
-// one; Add sets the format version, for a new job too.
+// TestHealthHistoryDecode: null leaves a history alone; one of a newer
+// format decodes to its version alone, also inside a struct, and
+// EvaluateHealth refuses it naming the type and the version; Add sets the
+// format version, for a new job too.
 func TestHealthHistoryDecode(t *testing.T) {
 	h := healthHistoryV1
 	if err := json.Unmarshal([]byte(`null`), &h); err != nil || len(h.Samples) != 2 {
 		t.Errorf("null: %+v, %v", h, err)
 	}
-	err := json.Unmarshal([]byte(`{"formatVersion":2,"jobID":"x"}`), &h)
-	if !errors.Is(err, ErrUnknownFormat) || h.JobID != healthHistoryV1.JobID {
+	newer := `{"formatVersion":2,"jobID":"x","samples":{"a":[1]}}`
+	if err := json.Unmarshal([]byte(newer), &h); err != nil || h.FormatVersion != 2 || h.JobID != "" || h.Samples != nil {
 		t.Errorf("format version 2: %v, history %+v", err, h)
+	}
+	var st struct {
+		Health HealthHistory `json:"health"`
+		Name   string        `json:"name"`
+	}
+	if err := json.Unmarshal([]byte(`{"health":`+newer+`,"name":"n"}`), &st); err != nil || st.Name != "n" || st.Health.FormatVersion != 2 {
+		t.Errorf("a newer history in a struct: %+v, %v", st, err)
+	}
+	d := EvaluateHealth(HealthPolicy{}, h, Observations{JobManagerReachable: true}, now)
+	if d.Action != ActionBlock || d.Reason != ReasonInvalidPolicy || !strings.Contains(d.Details.Failure, "policy.HealthHistory: format version 2") {
+		t.Errorf("EvaluateHealth of a newer history: %+v", d)
 	}
 	if err := json.Unmarshal([]byte(`{"jobID":"x"}`), &h); err != nil || h.FormatVersion != 0 || h.JobID != "x" || h.Samples != nil {
 		t.Errorf("no format version: %+v, %v", h, err)

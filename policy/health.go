@@ -178,7 +178,9 @@ type HealthSample struct {
 // HealthHistory is the caller's bounded record of a job's health samples,
 // meant for a custom resource's status. Add appends a sample and keeps the
 // history within MaxHealthSamples; a sample of another job starts a new
-// history. Decoding refuses a FormatVersion newer than this release reads.
+// history. One of a FormatVersion newer than this release reads decodes
+// to that version alone, and EvaluateHealth refuses it (InvalidPolicy,
+// naming the type and the version).
 //
 // +kubebuilder:object:generate=false
 type HealthHistory struct {
@@ -546,12 +548,17 @@ func (in *HealthHistory) DeepCopy() *HealthHistory {
 // never restarted without state. Every decision but a terminal one asks to
 // be evaluated again after DefaultPollInterval at the latest.
 //
-// A policy of a format version newer than this release reads is invalid
-// (InvalidPolicy), like any other that does not validate.
+// A policy or a history of a format version newer than this release
+// reads is invalid (InvalidPolicy), like any other that does not validate.
 func EvaluateHealth(p HealthPolicy, h HealthHistory, obs Observations, now time.Time) (d HealthDecision) {
 	d.Details.Now = now
 	d.State = NotJudged
-	if err := p.Validate(); err != nil {
+	err := p.Validate()
+	if err == nil {
+		// A history of a newer format holds no samples this release read.
+		err = h.CheckFormat()
+	}
+	if err != nil {
 		d.Problem, d.Action, d.Reason, d.Details.Failure = ReasonInvalidPolicy, ActionBlock, ReasonInvalidPolicy, err.Error()
 		return d
 	}

@@ -144,9 +144,11 @@
 // format version: FormatVersion, which Add and Remove set to this
 // package's FormatVersion. 0 (not written) reads as version 1, and so
 // does the bare array of records that releases before format versions
-// wrote. A version newer than FormatVersion is refused when decoding,
-// with an error matching ErrUnknownFormat that names the type and the
-// version: a History written by a later flinkkit is never acted on, nor
+// wrote. A version newer than FormatVersion decodes to a History that
+// holds that version alone (a status that embeds it still decodes), and
+// History.CheckFormat refuses it with an error matching ErrUnknownFormat
+// that names the type and the version: check it where the History is
+// used, so that one written by a later flinkkit is never acted on, nor
 // written back with its newer parts lost. Golden fixtures of every format
 // (testdata/golden) hold every release to reading what the earlier ones
 // wrote.

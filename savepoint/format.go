@@ -21,8 +21,10 @@ var ErrUnknownFormat = format.ErrUnknown
 
 // UnmarshalJSON decodes h from the object History marshals to, and from
 // the bare array of records written before format versions existed (read
-// as version 1). A FormatVersion newer than this release reads is refused
-// with an error matching ErrUnknownFormat; h is then left as it was.
+// as version 1). A History of a FormatVersion newer than this release
+// reads decodes to one that holds that version alone, its records
+// unread: a struct that embeds it (a Kubernetes status) still decodes,
+// and CheckFormat refuses it where it is used.
 func (h *History) UnmarshalJSON(b []byte) error {
 	t := bytes.TrimLeft(b, " \t\r\n")
 	switch {
@@ -36,14 +38,29 @@ func (h *History) UnmarshalJSON(b []byte) error {
 		*h = History{Records: recs}
 		return nil
 	}
+	var v struct {
+		FormatVersion int `json:"formatVersion"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if format.Check("savepoint.History", v.FormatVersion, FormatVersion) != nil {
+		*h = History{FormatVersion: v.FormatVersion}
+		return nil
+	}
 	type plain History // without this method
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	if err := format.Check("savepoint.History", p.FormatVersion, FormatVersion); err != nil {
-		return err
-	}
 	*h = History(p)
 	return nil
+}
+
+// CheckFormat returns an error matching ErrUnknownFormat, naming the type
+// and the version, for a History of a format version this release does
+// not read (decoded from what a later flinkkit wrote: it holds no
+// records); nil otherwise. Check it before h is used or written back.
+func (h History) CheckFormat() error {
+	return format.Check("savepoint.History", h.FormatVersion, FormatVersion)
 }

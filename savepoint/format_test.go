@@ -44,13 +44,21 @@ func goldenRecordsV2() []Record {
 // TestHistoryFormats decodes every stored form of a History that a release
 // wrote (testdata/golden; its README.md says what each file is and why
 // none is ever edited), checks that this release writes the newest one
-// byte for byte, and that a History of a newer format is refused.
+// byte for byte, and that a History of a newer format is refused where
+// it is used (CheckFormat).
 func TestHistoryFormats(t *testing.T) {
 	if ErrUnknownFormat != format.ErrUnknown {
 		t.Fatal("savepoint.ErrUnknownFormat is not the shared format.ErrUnknown")
 	}
 	formattest.Check(t, formattest.Type[History]{
 		Name: "savepoint.History", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: *update,
+		Decode: func(b []byte) (History, error) {
+			var h History
+			if err := json.Unmarshal(b, &h); err != nil {
+				return h, err
+			}
+			return h, h.CheckFormat()
+		},
 		Fixtures: []formattest.Fixture[History]{
 			// The bare array written while History was []Record.
 			{File: "history-legacy.json", Version: 0, Want: History{Records: goldenRecords()}},
@@ -61,8 +69,9 @@ func TestHistoryFormats(t *testing.T) {
 }
 
 // TestHistoryDecode covers the forms around the fixtures: null, empty,
-// whitespace before a legacy array, versions refused, and a refused
-// History that is left as it was.
+// whitespace before a legacy array, and versions this release does not
+// read, which decode to the version alone (also inside a struct, whatever
+// their records hold) and which CheckFormat refuses.
 func TestHistoryDecode(t *testing.T) {
 	r := goldenRecords()[0]
 	tests := []struct {
@@ -86,15 +95,29 @@ func TestHistoryDecode(t *testing.T) {
 			t.Errorf("Unmarshal(%s) (-want +got):\n%s", tt.in, diff)
 		}
 	}
-	for _, in := range []string{`{"formatVersion":3,"records":[]}`, `{"formatVersion":-1}`} {
+	for in, v := range map[string]int{`{"formatVersion":3,"records":[]}`: 3, `{"formatVersion":-1}`: -1,
+		`{"formatVersion":3,"records":{"a":{"where":["x"]}},"more":1}`: 3} {
 		h := History{FormatVersion: 1, Records: []Record{r}}
-		err := json.Unmarshal([]byte(in), &h)
+		if err := json.Unmarshal([]byte(in), &h); err != nil {
+			t.Errorf("Unmarshal(%s) = %v; a newer History decodes, and is refused where it is used", in, err)
+		}
+		if len(h.Records) != 0 || h.FormatVersion != v {
+			t.Errorf("Unmarshal(%s) = %+v, want the version %d alone", in, h, v)
+		}
+		err := h.CheckFormat()
 		if !errors.Is(err, ErrUnknownFormat) || !strings.HasPrefix(err.Error(), "savepoint.History: format version ") {
-			t.Errorf("Unmarshal(%s) = %v, want a format error", in, err)
+			t.Errorf("CheckFormat of %s = %v, want a format error", in, err)
 		}
-		if len(h.Records) != 1 || h.FormatVersion != 1 {
-			t.Errorf("Unmarshal(%s) changed the History it refused: %+v", in, h)
+		var st struct {
+			Savepoints History `json:"savepoints"`
+			Name       string  `json:"name"`
 		}
+		if err := json.Unmarshal([]byte(`{"savepoints":`+in+`,"name":"n"}`), &st); err != nil || st.Name != "n" || st.Savepoints.FormatVersion != v {
+			t.Errorf("a newer History in a struct: %+v, %v", st, err)
+		}
+	}
+	if err := (History{FormatVersion: FormatVersion}).CheckFormat(); err != nil {
+		t.Errorf("CheckFormat of the newest format: %v", err)
 	}
 	for _, in := range []string{`[1]`, `{"records":{}}`, `"x"`, `{"formatVersion":"1"}`} {
 		var h History
@@ -112,7 +135,7 @@ func TestHistoryDecode(t *testing.T) {
 }
 
 // FuzzHistoryJSON: whatever decodes re-encodes to JSON that decodes to the
-// same History, and nothing newer than FormatVersion decodes.
+// same History, and nothing of a History newer than FormatVersion is read.
 func FuzzHistoryJSON(f *testing.F) {
 	f.Add(`[{"location":"a","time":"2026-03-01T12:00:00Z","reason":"Update","jobID":"x"}]`)
 	f.Add(`{"formatVersion":1,"records":[{"location":"a","time":"2026-03-01T12:00:00.5Z"}]}`)
@@ -123,8 +146,12 @@ func FuzzHistoryJSON(f *testing.F) {
 		if err := json.Unmarshal([]byte(in), &h); err != nil {
 			return
 		}
-		if h.FormatVersion < 0 || h.FormatVersion > FormatVersion {
-			t.Fatalf("%q decoded to format version %d", in, h.FormatVersion)
+		if h.CheckFormat() != nil {
+			// A version this release does not read: nothing of it is read.
+			if len(h.Records) != 0 {
+				t.Fatalf("%q of format version %d decoded records: %+v", in, h.FormatVersion, h.Records)
+			}
+			return
 		}
 		b, err := json.Marshal(h)
 		if err != nil {

@@ -70,6 +70,9 @@ repeatedly (e.g. with watch) for a job older than the window.
 		if _, err := readJSON(path, &h); err != nil {
 			return err
 		}
+		if err := h.CheckFormat(); err != nil {
+			return err // one a later flinkkit wrote is never written back
+		}
 		if h.JobID != job && !d.StartTime.IsZero() && now.Sub(d.StartTime) < p.WithDefaults().Window.Std() {
 			// Flink counts restarts from the job's start: none then.
 			h.Add(job, d.StartTime, policy.HealthSample{Time: d.StartTime, State: flinkapi.JobCreated, Restarts: 0}, p)

@@ -169,8 +169,10 @@ func (s stateDir) deployments() ([]string, error) {
 // history reads the savepoints flinkctl took of job.
 func (s stateDir) history(job flinkapi.JobID) (savepoint.History, error) {
 	var h savepoint.History
-	_, err := readJSON(s.path("savepoints", string(job)+".json"), &h)
-	return h, err
+	if _, err := readJSON(s.path("savepoints", string(job)+".json"), &h); err != nil {
+		return h, err
+	}
+	return h, h.CheckFormat() // one a later flinkkit wrote is never written back
 }
 
 // saveHistory writes the savepoints flinkctl took of job.

@@ -142,11 +142,15 @@ func TestStatusWithLegacySavepoints(t *testing.T) {
 	if st.ObservedGeneration != 3 || st.JobID != "a1b2c3d4e5f60718293a4b5c6d7e8f90" || len(st.Conditions) != 1 || st.InFlight() {
 		t.Errorf("status %+v", st)
 	}
-	// A savepoint history of a newer format does not decode; a JobStatus
-	// of one decodes whole (the controller refuses it before acting, and
-	// the reconciler never writes it back).
-	if err := json.Unmarshal([]byte(`{"status":{"savepoints":{"formatVersion":99,"records":[]}}}`), &job); !errors.Is(err, savepoint.ErrUnknownFormat) {
-		t.Errorf("a history of format 99: %v", err)
+	// A JobStatus that holds a savepoint history or a health history of a
+	// newer format decodes whole, and so does one of a newer format (the
+	// controller refuses them before acting, and the reconciler never
+	// writes them back).
+	var histories FlinkJob
+	if err := json.Unmarshal([]byte(`{"status":{"savepoints":{"formatVersion":99,"records":[{"x":1}]},"health":{"formatVersion":99},"observedGeneration":3}}`),
+		&histories); err != nil || histories.Status.ObservedGeneration != 3 || !errors.Is(histories.Status.Savepoints.CheckFormat(), savepoint.ErrUnknownFormat) ||
+		!errors.Is(histories.Status.Health.CheckFormat(), savepoint.ErrUnknownFormat) {
+		t.Errorf("histories of format 99: %v, %+v", err, histories.Status)
 	}
 	var newer FlinkJob
 	if err := json.Unmarshal([]byte(`{"status":{"formatVersion":99,"observedGeneration":3}}`), &newer); err != nil ||
