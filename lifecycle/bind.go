@@ -34,8 +34,10 @@ import (
 // requests (JobSpec.Requests, JobStatus.RequestsHandled,
 // Progress.CheckpointID), the retained checkpoints of replaced jobs
 // (JobStatus.Replaced), adopting and detaching (JobSpec.Adopt, OnDelete,
-// JobStatus.Detached).
-const FormatVersion = 5
+// JobStatus.Detached); format 6 the job that earned stability
+// (JobStatus.StableJobID: a status without it reads as one whose Stable
+// the job it records earned).
+const FormatVersion = 6
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a

@@ -529,8 +529,8 @@ func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) 
 	if obs.NoCheckpointing {
 		st.NoCheckpointing = st.JobID
 	}
-	if !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
-		st.Stable = st.Deployed
+	if !st.runsStably() && stableNow(obs.Job, obs) {
+		st.markStable()
 	}
 	if spec.Health.Action != "" && !obs.HealthDeferred {
 		st.Health.Add(st.JobID, obs.Job.StartTime, healthSample(st, obs, now), spec.Health)

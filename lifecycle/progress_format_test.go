@@ -59,6 +59,7 @@ func TestProgressFormats(t *testing.T) {
 			{File: "progress-v3.json", Version: 3, Want: goldenProgress3},
 			{File: "progress-v4.json", Version: 4, Want: goldenProgress4},
 			{File: "progress-v5.json", Version: 5, Want: goldenProgress5},
+			{File: "progress-v6.json", Version: 6, Want: goldenProgress6},
 		},
 	})
 }
@@ -285,6 +286,33 @@ var goldenSpec5 = func() JobSpec {
 	return s
 }()
 
+// goldenProgress6 is the Progress of the format-version-6 fixture (no
+// field added).
+var goldenProgress6 = func() Progress {
+	p := goldenProgress5
+	p.FormatVersion = 6
+	return p
+}()
+
+// goldenStatus6 is the JobStatus of the format-version-6 fixture, which
+// added the job that earned stability (StableJobID).
+var goldenStatus6 = func() JobStatus {
+	s := goldenStatus5
+	s.FormatVersion, s.Progress = 6, goldenProgress6
+	spec := goldenSpec6
+	s.ActionSpec = &spec
+	s.StableJobID = "00112233445566778899aabbccddeeff"
+	return s
+}()
+
+// goldenSpec6 is the JobSpec of the format-version-6 fixture (no field
+// added).
+var goldenSpec6 = func() JobSpec {
+	s := goldenSpec5
+	s.FormatVersion = 6
+	return s
+}()
+
 // goldenStatus is the JobStatus of the format-version-1 fixture: every
 // field set. It is as fixed as the file.
 var goldenStatus = func() JobStatus {
@@ -333,6 +361,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobstatus-v3.json", Version: 3, Want: goldenStatus3},
 			{File: "jobstatus-v4.json", Version: 4, Want: goldenStatus4},
 			{File: "jobstatus-v5.json", Version: 5, Want: goldenStatus5},
+			{File: "jobstatus-v6.json", Version: 6, Want: goldenStatus6},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -350,6 +379,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobspec-v3.json", Version: 3, Want: goldenSpec3},
 			{File: "jobspec-v4.json", Version: 4, Want: goldenSpec4},
 			{File: "jobspec-v5.json", Version: 5, Want: goldenSpec5},
+			{File: "jobspec-v6.json", Version: 6, Want: goldenSpec6},
 		},
 	})
 }

@@ -82,6 +82,7 @@ func TestFileStoreFormats(t *testing.T) {
 			{File: "filestore-v3.json", Version: 3, Want: goldenRecord},
 			{File: "filestore-v4.json", Version: 4, Want: goldenRecord},
 			{File: "filestore-v5.json", Version: 5, Want: ledgerRecord(goldenRecord)},
+			{File: "filestore-v6.json", Version: 6, Want: ledgerRecord(goldenRecord)},
 		},
 	})
 }
