@@ -36,7 +36,8 @@ import (
 // (JobStatus.Replaced), adopting and detaching (JobSpec.Adopt, OnDelete,
 // JobStatus.Detached); format 6 the job that earned stability
 // (JobStatus.StableJobID: a status without it reads as one whose Stable
-// the job it records earned).
+// the job it records earned) and the last call's verdict
+// (JobStatus.Verdict).
 const FormatVersion = 6
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format

@@ -129,6 +129,8 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
+	// Whatever the call did, the status ends with its verdict of spec.
+	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
 	now := c.clock().Now()
 	if err := spec.Validate(); err != nil {
 		c.set(st, st.State, ReasonInvalidSpec, err.Error())
@@ -145,6 +147,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		return Result{RequeueAfter: c.poll()}, err
 	}
 	plan := c.PlanFor(spec, *st, obs, now)
+	plan.Verdict = c.planVerdict(spec, st, obs, now, plan)
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
 	if err == nil && s.err != nil {
 		err = fmt.Errorf("lifecycle: observing job %s: %w", jobName(st.JobID), s.err)
@@ -181,7 +184,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 	now := c.clock().Now()
 	if err := spec.Validate(); err != nil {
 		return Plan{Situation: situationOf(spec, &st, Observation{}), State: st.State, Reason: ReasonInvalidSpec,
-			Blocked: err.Error(), Message: err.Error()}, nil
+			Blocked: err.Error(), Message: err.Error(), Verdict: VerdictInvalid}, nil
 	}
 	spec = c.withDigest(spec.effective(&st), &st)
 	api, s, err := c.recordedAPI(&st)
@@ -196,6 +199,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 		return Plan{}, err
 	}
 	plan := c.PlanFor(spec, st, obs, now)
+	plan.Verdict = c.planVerdict(spec, &st, obs, now, plan)
 	c.planPreflight(ctx, api, spec, &st, obs, &plan)
 	return plan, nil
 }
@@ -258,6 +262,7 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
+	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
 	now := c.clock().Now()
 	st.Settled = false
 	if st.InFlight() {
@@ -427,7 +432,7 @@ func (c *Controller) set(st *JobStatus, state policy.DeploymentState, reason, me
 // the autoscaler, a triggered checkpoint).
 func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
 	c.record(ctx, api, spec, st, obs, plan, now)
-	st.Situation, st.Settled = plan.Situation, plan.Settled
+	st.Situation, st.Settled, st.Verdict = plan.Situation, plan.Settled, plan.Verdict
 	c.takeRequest(spec, st, plan)
 	switch {
 	case plan.InFlight:

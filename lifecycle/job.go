@@ -632,11 +632,17 @@ type JobStatus struct {
 	// NoCheckpointing is the job that Flink reported running without
 	// periodic checkpoints: it counts as stable once its tasks run.
 	NoCheckpointing flinkapi.JobID `json:"noCheckpointing,omitempty"`
-	// Situation is where the job stood at the last call (Plan.Situation),
-	// and Settled whether it then ran the spec's job stably with nothing
-	// to do or to report (Plan.Settled).
+	// Situation is where the job stood at the last call (Plan.Situation;
+	// once an action ended in it, where the action left the job, or
+	// empty until the next call reads it), and Settled whether it then
+	// ran the spec's job stably with nothing to do or to report
+	// (Plan.Settled).
 	Situation Situation `json:"situation,omitempty"`
 	Settled   bool      `json:"settled,omitempty"`
+	// Verdict is the verdict of the last call against the spec it was
+	// given (format 6): VerdictFor derives the verdict against a spec
+	// from it and the rest of the status.
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Deleted is set once a Delete finished. A status reused after it
 	// deploys the job anew, from its newest state.
 	Deleted bool `json:"deleted,omitempty"`

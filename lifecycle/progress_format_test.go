@@ -295,13 +295,15 @@ var goldenProgress6 = func() Progress {
 }()
 
 // goldenStatus6 is the JobStatus of the format-version-6 fixture, which
-// added the job that earned stability (StableJobID).
+// added the job that earned stability (StableJobID) and the last call's
+// verdict (Verdict).
 var goldenStatus6 = func() JobStatus {
 	s := goldenStatus5
 	s.FormatVersion, s.Progress = 6, goldenProgress6
 	spec := goldenSpec6
 	s.ActionSpec = &spec
 	s.StableJobID = "00112233445566778899aabbccddeeff"
+	s.Verdict = VerdictBlocked
 	return s
 }()
 
