@@ -3,6 +3,9 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,4 +245,195 @@ func TestBlockedEndLeavesNothingInFlight(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestVerdictOfEverySituation: for every situation of the model, spec
+// change, update mode and restart policy, the plan has exactly one
+// verdict of the closed set, the status that records it has one against
+// the same spec, Done holds exactly when the status converges (or a
+// periodic savepoint runs beside a converged job), an action started or
+// stepped is Progressing, and the situations whose verdict the model
+// fixes have it.
+func TestVerdictOfEverySituation(t *testing.T) {
+	c := &Controller{}
+	restarts := map[string]policy.RestartPolicy{
+		"restart": {Mode: policy.RestartFromLatestState},
+		"never":   {Mode: policy.RestartNever},
+	}
+	n := 0
+	for sit, pc := range planCases() {
+		for name, change := range specChanges {
+			for _, mode := range planModes {
+				for rname, rp := range restarts {
+					spec := planSpec(mode)
+					spec.Restart = rp
+					change(&spec)
+					p := c.PlanFor(spec, pc.st, pc.obs, planNow)
+					v := c.planVerdict(spec, &pc.st, pc.obs, planNow, p)
+					where := fmt.Sprintf("%s / %s / %s / %s: %s", sit, name, mode, rname, p)
+					n++
+					if !slices.Contains(Verdicts, v) {
+						t.Errorf("%s: verdict %q is none of %v", where, v, Verdicts)
+					}
+					if (p.InFlight && !actions[p.Action].background || p.Action != "" && !p.Settled) && v != VerdictProgressing {
+						t.Errorf("%s: an action started or stepped, verdict %s", where, v)
+					}
+					st := *pc.st.DeepCopy()
+					st.Situation, st.Settled, st.Verdict, st.State, st.Reason = p.Situation, p.Settled, v, p.State, p.Reason
+					got := st.VerdictFor(spec)
+					if !slices.Contains(Verdicts, got) {
+						t.Errorf("%s: VerdictFor %q is none of %v", where, got, Verdicts)
+					}
+					if (got == VerdictDone) != st.Converged(spec) && !(st.InFlight() && actions[st.Action].background) {
+						t.Errorf("%s: VerdictFor %s, Converged %v", where, got, st.Converged(spec))
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d plans judged", n)
+
+	cases := planCases()
+	for _, tc := range []struct {
+		sit     Situation
+		change  string
+		restart string
+		want    Verdict
+	}{
+		{SituationNeverDeployed, "none", "restart", VerdictProgressing},
+		{SituationNeverDeployed, "suspend", "restart", VerdictDone},
+		{SituationDeleted, "none", "restart", VerdictProgressing},
+		{SituationSuspended, "suspend", "restart", VerdictDone},
+		{SituationInFlight, "none", "restart", VerdictProgressing},
+		{SituationUnreachable, "none", "restart", VerdictWaiting},
+		{SituationRunning, "none", "restart", VerdictDone},
+		{SituationRunning, "new job", "restart", VerdictProgressing},
+		{SituationStarting, "none", "restart", VerdictProgressing},
+		{SituationRestarting, "none", "restart", VerdictProgressing},
+		{SituationStoppedExternally, "none", "restart", VerdictProgressing},
+		{SituationStoppedExternally, "suspend", "restart", VerdictDone},
+		{SituationFinished, "none", "restart", VerdictDone},
+		{SituationFinishUnconfirmed, "none", "restart", VerdictProgressing},
+		{SituationFailed, "none", "restart", VerdictProgressing},
+		{SituationFailed, "none", "never", VerdictFailed},
+		{SituationLost, "none", "never", VerdictFailed},
+		{SituationCancelled, "none", "never", VerdictFailed},
+	} {
+		spec := planSpec(policy.UpgradeSavepoint)
+		spec.Restart = restarts[tc.restart]
+		specChanges[tc.change](&spec)
+		pc := cases[tc.sit]
+		p := c.PlanFor(spec, pc.st, pc.obs, planNow)
+		if v := c.planVerdict(spec, &pc.st, pc.obs, planNow, p); v != tc.want {
+			t.Errorf("%s / %s / %s: verdict %s, want %s (%s)", tc.sit, tc.change, tc.restart, v, tc.want, p)
+		}
+	}
+}
+
+// TestVerdictOfEveryOutcome: an action of every kind that ended with
+// every outcome, for the same spec, has exactly one verdict: that of the
+// ended action (Blocked for one refused with the job left as it was,
+// Failed for the others) until the Controller tries it again, none of
+// them for one that succeeded and for the savepoints and disposals
+// beside the running job; a new spec is Progressing at once; the
+// status of a finished Delete is Deleted; an invalid spec is Invalid.
+func TestVerdictOfEveryOutcome(t *testing.T) {
+	base := planCases()[SituationRunning].st
+	spec := planSpec(policy.UpgradeSavepoint)
+	for a := range actions {
+		for o := range knownOutcomes {
+			if o == "" {
+				continue
+			}
+			st := *base.DeepCopy()
+			st.Action, st.Target = a, planJob
+			st.Progress = Progress{Phase: PhaseDone, Outcome: o}
+			st.Situation, st.Verdict = SituationRunning, VerdictProgressing
+			if a == ActionTeardown && (o == OutcomeSucceeded || st.Progress.Stopped()) {
+				if v := st.VerdictFor(spec); v != VerdictDeleted {
+					t.Errorf("%s %s: verdict %s, want Deleted", a, o, v)
+				}
+				continue
+			}
+			v := st.VerdictFor(spec)
+			want := VerdictProgressing
+			switch {
+			case o == OutcomeSucceeded || o == OutcomeNotNeeded || actions[a].background || a == ActionAutoscale || a == ActionAdopt:
+			case a == ActionSuspend:
+				// A suspend is retried for a spec that suspends; this one runs.
+			case refusal(o):
+				want = VerdictBlocked
+			default:
+				want = VerdictFailed
+			}
+			if v != want {
+				t.Errorf("%s ended %s: verdict %s, want %s", a, o, v, want)
+			}
+			if (want == VerdictFailed || want == VerdictBlocked) && a != ActionTeardown { // a Delete's is retried whatever the spec
+				if !st.RetryPending(spec) {
+					t.Errorf("%s ended %s: no retry pending", a, o)
+				}
+				next := spec
+				next.Job.Args = append(slices.Clone(spec.Job.Args), "--v3")
+				if v := st.VerdictFor(next); v != VerdictProgressing {
+					t.Errorf("%s ended %s: verdict %s for a new spec, want Progressing", a, o, v)
+				}
+			}
+		}
+	}
+	bad := spec
+	bad.Job.Parallelism = -1
+	if st := base; st.VerdictFor(bad) != VerdictInvalid {
+		t.Errorf("an invalid spec's verdict is %s", st.VerdictFor(bad))
+	}
+}
+
+// TestConvergeEndsOnTheVerdict: Converge follows the status's verdict.
+// A job that failed and that the restart policy does not start again is
+// Failed at rest: Converge ends with a *VerdictError (it used to wait
+// for ever); Converge called again after an action that failed waits
+// for the retry (RetryPending) instead of failing at once.
+func TestConvergeEndsOnTheVerdict(t *testing.T) {
+	k := newCluster(t, false)
+	spec := k.spec("/out")
+	spec.Restart = policy.RestartPolicy{Mode: policy.RestartNever}
+	save := func(*JobStatus) error { return nil }
+	if err := k.controller().Converge(context.Background(), spec, &k.st, save); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.srv.FailJob(k.st.JobID, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(10 * time.Second) // past Flink's cache of the job's details
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := k.controller().Converge(ctx, spec, &k.st, save)
+	var ve *VerdictError
+	if !errors.As(err, &ve) || !errors.Is(err, ErrNotCarriedOut) || ve.Verdict != VerdictFailed || ve.Situation != SituationFailed {
+		t.Fatalf("Converge of a failed job the policy does not restart = %v, want a *VerdictError Failed", err)
+	}
+	if v := k.st.VerdictFor(spec); v != VerdictFailed || k.st.Verdict != VerdictFailed {
+		t.Errorf("verdict %s (stored %s), want Failed", v, k.st.Verdict)
+	}
+
+	// An upgrade refused by its preflight: the call in which it ends
+	// returns an *ActionError, Blocked; called again, Converge waits
+	// for the retry and ends with the same refusal once it is retried.
+	k2 := newCluster(t, false)
+	spec2 := k2.spec("/out")
+	if err := k2.controller().Converge(context.Background(), spec2, &k2.st, save); err != nil {
+		t.Fatal(err)
+	}
+	spec2.Job.Args = append(slices.Clone(spec2.Job.Args), "--bogus", "1")
+	var ae *ActionError
+	if err := k2.controller().Converge(ctx, spec2, &k2.st, save); !errors.As(err, &ae) || ae.Verdict != VerdictBlocked || ae.Outcome != OutcomeBlocked {
+		t.Fatalf("Converge of a refused upgrade = %v, want an *ActionError Blocked", err)
+	}
+	if !k2.st.RetryPending(spec2) || k2.st.VerdictFor(spec2) != VerdictBlocked {
+		t.Fatalf("after the refusal: retry pending %v, verdict %s", k2.st.RetryPending(spec2), k2.st.VerdictFor(spec2))
+	}
+	started := k2.st.Progress.Started
+	if err := k2.controller().Converge(ctx, spec2, &k2.st, save); !errors.As(err, &ae) || !k2.st.Progress.Started.After(started) {
+		t.Fatalf("Converge called again = %v (started %v, was %v), want the retried upgrade's *ActionError", err, k2.st.Progress.Started, started)
+	}
 }

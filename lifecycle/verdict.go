@@ -223,10 +223,14 @@ func (c *Controller) planVerdict(spec JobSpec, st *JobStatus, obs Observation, n
 		if slots {
 			return VerdictWaiting
 		}
-		switch policy.EvaluateRestart(spec.Restart, c.policyObservations(st, obs, now), now).Action {
-		case policy.ActionWait:
+		// The restart policy's decision, typed: a backoff waits; a
+		// restart refused because no state is recent enough is blocked
+		// (it would lose state); the rest (restarts disabled or used up,
+		// a job cancelled) leave the job failed.
+		switch rd := policy.EvaluateRestart(spec.Restart, c.policyObservations(st, obs, now), now); {
+		case rd.Action == policy.ActionWait:
 			return VerdictWaiting
-		case policy.ActionBlock:
+		case rd.Action == policy.ActionBlock && rd.Reason == policy.ReasonNoRecentState:
 			return VerdictBlocked
 		}
 		return VerdictFailed
