@@ -72,9 +72,12 @@
 // A program of its own (a command-line tool, a runtime) calls
 // Controller.Converge instead: it calls Reconcile until the spec is
 // carried out, storing the status after every call with the function it
-// is given, and ends with an error matching ErrInvalidSpec for a spec
-// the Controller cannot act on or an *ActionError for an action that
-// ended without success. StatusFile is such a store: a file replaced
+// is given, and ends, as the status's verdict says (see below), with nil
+// once it is Done, an error matching ErrInvalidSpec for a spec the
+// Controller cannot act on, an *ActionError for an action that ended
+// without success, or a *VerdictError for a spec it does not carry out
+// at rest (a failed job the restart policy does not restart, a spec
+// whose job was rolled back). StatusFile is such a store: a file replaced
 // atomically, locked against a second process.
 //
 // # The verdict

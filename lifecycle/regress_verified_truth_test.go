@@ -437,3 +437,56 @@ func TestConvergeEndsOnTheVerdict(t *testing.T) {
 		t.Fatalf("Converge called again = %v (started %v, was %v), want the retried upgrade's *ActionError", err, k2.st.Progress.Started, started)
 	}
 }
+
+// TestPlanNeverSettlesUnearnedStability: over every situation, spec
+// change and update mode, a status whose current job did not earn its
+// stability (another job did: a restart, a redeploy, a revert) is never
+// planned settled, nor judged Done, unless the observation shows the job
+// stable now (all its tasks running, a checkpoint completed after its
+// start); and the same status whose job earned it is settled at rest.
+func TestPlanNeverSettlesUnearnedStability(t *testing.T) {
+	c := &Controller{}
+	n := 0
+	for sit, pc := range planCases() {
+		for name, change := range specChanges {
+			for _, mode := range planModes {
+				spec := planSpec(mode)
+				change(&spec)
+				st := *pc.st.DeepCopy()
+				if st.JobID == "" {
+					continue
+				}
+				st.StableJobID = "fedcba9876543210fedcba9876543210" // the job before
+				obs := pc.obs
+				if obs.Job != nil && obs.Job.State == flinkapi.JobRunning {
+					// Its tasks are still being deployed.
+					d := *obs.Job
+					d.Vertices = []flinkapi.JobVertex{{ID: "v1", Parallelism: 2, Status: "CREATED", Tasks: flinkapi.TaskCounts{Created: 2, Total: 2}}}
+					obs.Job = &d
+				}
+				p := c.PlanFor(spec, st, obs, planNow)
+				n++
+				where := fmt.Sprintf("%s / %s / %s: %s", sit, name, mode, p)
+				if p.Settled {
+					t.Errorf("%s: settled while the job has not earned its stability", where)
+				}
+				if v := c.planVerdict(spec, &st, obs, planNow, p); v == VerdictDone && spec.State != DesiredSuspended && sit != SituationFinished {
+					t.Errorf("%s: verdict Done while the job has not earned its stability", where)
+				}
+			}
+		}
+	}
+	pc := planCases()[SituationRunning]
+	earned := *pc.st.DeepCopy()
+	earned.StableJobID = earned.JobID
+	unearned := *pc.st.DeepCopy()
+	unearned.StableJobID = "fedcba9876543210fedcba9876543210"
+	spec := planSpec(policy.UpgradeSavepoint)
+	if p := c.PlanFor(spec, earned, pc.obs, planNow); !p.Settled || p.Reason != ReasonRunning {
+		t.Errorf("a job that earned its stability: %s", p)
+	}
+	if p := c.PlanFor(spec, unearned, pc.obs, planNow); !p.Settled {
+		t.Errorf("a job seen stable now (tasks running, a checkpoint since its start) is not settled: %s", p)
+	}
+	t.Logf("%d plans checked", n)
+}
