@@ -487,7 +487,7 @@ func (a *app) delete(ctx context.Context, name string) error {
 			}
 			return nil
 		case res.Outcome != "" && st.Action == lifecycle.ActionTeardown && res.Outcome != lifecycle.OutcomeSucceeded:
-			return &exitError{code: outcomeCode(res.Outcome), msg: fmt.Sprintf("%s: the job was not stopped (%s: %s); it runs on: delete again to retry",
+			return &exitError{code: verdictCode(st.VerdictFor(d.Spec), res.Outcome), msg: fmt.Sprintf("%s: the job was not stopped (%s: %s); it runs on: delete again to retry",
 				name, res.Outcome, st.Progress.Reason)}
 		}
 		if err := a.sleep(ctx, res.RequeueAfter); err != nil {
