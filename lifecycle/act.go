@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
@@ -74,7 +75,7 @@ var actions = map[JobAction]actionRow{
 			return bg
 		},
 		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) {
-			st.Stable = st.Target // healthy beside the old job before it stopped
+			st.markStable() // the new job was healthy beside the old one before it stopped
 		},
 		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
 			st.RetryAt = now.Add(c.retry())
@@ -334,8 +335,14 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 		}
 	}
 	c.applyOutcome(spec, st, row, before, now)
-	if st.Action == ActionTeardown && deleted(st) {
+	tornDown := st.Action == ActionTeardown && deleted(st)
+	if tornDown {
 		st.Deleted = true
+	}
+	// The action no longer is in flight: the status says where the job
+	// stands, as far as this call knows.
+	st.Situation, st.Settled = situationLeft(st), false
+	if tornDown {
 		return c.keepNewest(ctx, st)
 	}
 	return nil
@@ -405,9 +412,75 @@ func (c *Controller) setFailed(st *JobStatus, row actionRow, o Outcome) {
 		c.set(st, policy.Suspended, ActionReason(st.Action, o), p.Reason)
 	case o == OutcomeSubmitFailed || o == OutcomeJobFailed || st.Action == ActionDeploy:
 		c.set(st, policy.DeployFailed, ActionReason(st.Action, o), p.Reason)
+	case p.NewJobID == "":
+		// No job was started: the job is as the action left it (as it
+		// was, when it was refused), not in the action's own state.
+		state, missing := leftJob(st)
+		c.set(st, leftState(st, state, missing), ActionReason(st.Action, o), p.Reason)
 	default:
 		c.set(st, st.State, ActionReason(st.Action, o), p.Reason)
 	}
+}
+
+// leftJob is the state of the deployment's job once its action ended in
+// this call: as the action last read it (missing: Flink did not know
+// it), or, when the action read it not, as the call that started the
+// action recorded it.
+func leftJob(st *JobStatus) (flinkapi.JobState, bool) {
+	p := &st.Progress
+	if p.NewJobID == "" && p.PreviousJobID != "" && p.PreviousJobID == st.JobID && (p.Observed.State != "" || p.Observed.Missing) {
+		return p.Observed.State, p.Observed.Missing
+	}
+	return st.JobState, false
+}
+
+// leftState is the deployment state of the job an action that started
+// none left, in state (or missing).
+func leftState(st *JobStatus, state flinkapi.JobState, missing bool) policy.DeploymentState {
+	obs := policy.Observations{JobManagerReachable: true}
+	switch {
+	case st.JobID == "":
+		return policy.DeployFailed // nothing was deployed
+	case state != "":
+		obs.Job = &policy.Job{ID: st.JobID, State: state}
+	case !missing:
+		return policy.Unknown // read at the next call
+	}
+	return policy.DeploymentStateOf(obs, policy.Recorded{JobID: st.JobID})
+}
+
+// situationLeft is the job's situation once its action ended in this
+// call, as far as the call knows it without reading the job again: no
+// longer ActionInFlight. Empty when only the next call's observation can
+// tell (a new job not seen running, a job whose state is not known).
+func situationLeft(st *JobStatus) Situation {
+	switch {
+	case deleted(st):
+		return SituationDeleted
+	case st.Suspended:
+		return SituationSuspended
+	case st.JobID == "":
+		return SituationNeverDeployed
+	}
+	state, missing := leftJob(st)
+	if missing {
+		return SituationLost
+	}
+	switch state {
+	case flinkapi.JobRunning:
+		return SituationRunning
+	case flinkapi.JobCreated, flinkapi.JobInitializing:
+		return SituationStarting
+	case flinkapi.JobRestarting, flinkapi.JobFailing, flinkapi.JobReconciling:
+		return SituationRestarting
+	case flinkapi.JobFailed:
+		return SituationFailed
+	case flinkapi.JobCanceled, flinkapi.JobCancelling:
+		return SituationCancelled
+	case flinkapi.JobSuspended:
+		return SituationHalted
+	}
+	return "" // FINISHED (how, the checkpoint history tells) or not known
 }
 
 // adopt makes the job the action submitted (or may have submitted, or
@@ -417,6 +490,10 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 	p := &st.Progress
 	c.noteReplaced(st)
 	if st.JobID != p.NewJobID {
+		// The new job earns stability of its own (JobStatus.StableJobID):
+		// Stable stays the job's that earned it, also in a status an
+		// earlier release wrote (the job it recorded).
+		st.StableJobID = st.stableJob()
 		st.Health, st.JobState = policy.HealthHistory{}, ""
 		if p.Outcome == OutcomeSucceeded {
 			st.JobState = "RUNNING" // the operation saw it RUNNING

@@ -267,7 +267,7 @@ func (c *Controller) adoptJob(ctx context.Context, spec JobSpec, st *JobStatus, 
 		st.Latest = cp
 	}
 	if stableNow(d, obs) {
-		st.Stable = st.Deployed
+		st.markStable()
 	}
 	msg := adoptMessage(d, obs)
 	st.Progress = Progress{Phase: PhaseDone, Outcome: OutcomeSucceeded, JobID: d.ID, Reason: msg}
@@ -307,7 +307,7 @@ func forgetDetached(st *JobStatus, a JobAction) {
 	if a != ActionDeploy || st.Detached == "" || st.JobID != st.Detached {
 		return
 	}
-	st.JobID, st.JobState, st.Cluster, st.Stable = "", "", Cluster{}, JobTemplate{}
+	st.JobID, st.JobState, st.Cluster, st.Stable, st.StableJobID = "", "", Cluster{}, JobTemplate{}, ""
 }
 
 func onDeleteError(p DeletePolicy) error {

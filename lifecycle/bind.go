@@ -39,7 +39,11 @@ import (
 // build (JobStatus.StableJarID, StableJarDigest), the look-up of that
 // upload (PhaseCheckJar) and the outcomes of a job found under a derived
 // id that is not the deployment's and of a jar file that holds another
-// build (OutcomeForeignJob, OutcomeJarChanged).
+// build (OutcomeForeignJob, OutcomeJarChanged), the job that earned stability
+// (JobStatus.StableJobID: a status without it reads as one whose Stable
+// the job it records earned), the last call's verdict
+// (JobStatus.Verdict) and the look-up of a savepoint trigger before it
+// is sent again (Progress.Resend).
 const FormatVersion = 6
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format

@@ -143,6 +143,8 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
+	// Whatever the call did, the status ends with its verdict of spec.
+	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
 	now := c.clock().Now()
 	if err := spec.Validate(); err != nil {
 		c.set(st, st.State, ReasonInvalidSpec, err.Error())
@@ -159,6 +161,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		return Result{RequeueAfter: c.poll()}, err
 	}
 	plan := c.PlanFor(spec, *st, obs, now)
+	plan.Verdict = c.planVerdict(spec, st, obs, now, plan)
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
 	keepStableJar(st)
 	if err == nil && s.err != nil {
@@ -200,7 +203,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 	now := c.clock().Now()
 	if err := spec.Validate(); err != nil {
 		return Plan{Situation: situationOf(spec, &st, Observation{}), State: st.State, Reason: ReasonInvalidSpec,
-			Blocked: err.Error(), Message: err.Error()}, nil
+			Blocked: err.Error(), Message: err.Error(), Verdict: VerdictInvalid}, nil
 	}
 	spec = c.withDigest(spec.effective(&st), &st)
 	api, s, err := c.recordedAPI(&st)
@@ -216,6 +219,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 	}
 	plan := c.PlanFor(spec, st, obs, now)
 	c.planDerived(ctx, api, &st, obs, &plan)
+	plan.Verdict = c.planVerdict(spec, &st, obs, now, plan)
 	c.planPreflight(ctx, api, spec, &st, obs, &plan)
 	return plan, nil
 }
@@ -280,6 +284,7 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
+	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
 	now := c.clock().Now()
 	st.Settled = false
 	if st.InFlight() {
@@ -469,7 +474,7 @@ func (c *Controller) set(st *JobStatus, state policy.DeploymentState, reason, me
 // the autoscaler, a triggered checkpoint).
 func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
 	c.record(ctx, api, spec, st, obs, plan, now)
-	st.Situation, st.Settled = plan.Situation, plan.Settled
+	st.Situation, st.Settled, st.Verdict = plan.Situation, plan.Settled, plan.Verdict
 	c.takeRequest(spec, st, plan)
 	switch {
 	case plan.InFlight:
@@ -580,8 +585,8 @@ func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) 
 	if obs.NoCheckpointing {
 		st.NoCheckpointing = st.JobID
 	}
-	if !st.Deployed.IsZero() && !st.Deployed.equal(st.Stable) && stableNow(obs.Job, obs) {
-		st.Stable = st.Deployed
+	if !st.Deployed.IsZero() && !st.runsStably() && stableNow(obs.Job, obs) {
+		st.markStable()
 	}
 	if spec.Health.Action != "" && !obs.HealthDeferred {
 		st.Health.Add(st.JobID, obs.Job.StartTime, healthSample(st, obs, now), spec.Health)

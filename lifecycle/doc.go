@@ -84,10 +84,39 @@
 // A program of its own (a command-line tool, a runtime) calls
 // Controller.Converge instead: it calls Reconcile until the spec is
 // carried out, storing the status after every call with the function it
-// is given, and ends with an error matching ErrInvalidSpec for a spec
-// the Controller cannot act on or an *ActionError for an action that
-// ended without success. StatusFile is such a store: a file replaced
+// is given, and ends, as the status's verdict says (see below), with nil
+// once it is Done, an error matching ErrInvalidSpec for a spec the
+// Controller cannot act on, an *ActionError for an action that ended
+// without success, or a *VerdictError for a spec it does not carry out
+// at rest (a failed job the restart policy does not restart, a spec
+// whose job was rolled back). StatusFile is such a store: a file replaced
 // atomically, locked against a second process.
+//
+// # The verdict
+//
+// Whether a spec is done, failed or stuck is one typed word, not
+// something for the caller to work out from situations, reasons and
+// outcomes: JobStatus.VerdictFor(spec) is a Verdict of the closed set
+// Verdicts. Done: the spec is carried out (Converged). Progressing: an
+// action is in flight or starts at the next call, a new job earns its
+// stability, Flink restarts the job itself. Waiting: the Controller acts
+// again by itself once what it waits for comes (the JobManager, task
+// slots, a restart's backoff). Blocked: the spec is refused and the job
+// was left as it was (an action ended Blocked or LeftRunning, a
+// blue/green upgrade aborted, a canary failed, the spec's job rolled
+// back, a restart that would lose state, an adoption refused). Failed:
+// the last action failed, or the job failed and the restart policy
+// does not start it again, or it runs unhealthy. Invalid: the spec does
+// not validate. Deleted: a Delete finished. A Blocked or Failed action
+// is tried again with the same spec after RetryInterval
+// (JobStatus.RetryPending), a new spec at once. Every call records its
+// verdict in JobStatus.Verdict, and Controller.Plan returns the one of
+// the call it plans (Plan.Verdict). The verdict is derived from typed
+// state alone (the situation, the action in flight or ended and its
+// outcome, the plan's decisions, the restart and health policies'
+// decisions, Deleted), never from a Reason or a Message; Converge's
+// return, flinkctl's exit codes and the example operator's Ready,
+// Progressing and Degraded conditions all follow from it.
 //
 // Before an upgrade, rescale, blue/green upgrade or deploy touches the
 // job, its preflight (JobSpec.Preflight, on by default) asks Flink for
@@ -128,8 +157,18 @@
 // success where the history cannot tell. An action in flight keeps the
 // spec it started with (JobStatus.ActionSpec). A restore path whose job
 // failed never becomes the job's latest state; a restore the user asked
-// for does, also when it is older than the state it replaces. A job
-// without checkpointing is stable once its tasks run. A job whose tasks
+// for does, also when it is older than the state it replaces. Stability
+// belongs to the job that earned it (JobStatus.StableJobID): a job is
+// stable once it was seen RUNNING with all its tasks running and a
+// checkpoint completed after its start, and every new job (deployed,
+// restarted, upgraded, rolled back, rescaled through a new job,
+// redeployed after a stop from outside or a Delete, adopted) earns it
+// again, also when it runs the last stable template; until then the
+// status is not Converged (WaitingForStable). A job without
+// checkpointing is stable once its tasks run. An action that ended
+// leaves a status no longer in flight: the job's situation and state as
+// the action left it (a refused upgrade: the old job Running as it
+// was), not the action's own (Updating, Deploying). A job whose tasks
 // wait for more slots than the cluster has free is reported
 // (ReasonNotEnoughSlots, naming the numbers), and a Delete cancels it at
 // once: it holds no state of its own. A Delete keeps the newest state the

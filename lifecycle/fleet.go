@@ -309,7 +309,7 @@ func (s *SharedObservation) Run(ctx context.Context, changed func([]flinkapi.Job
 func (c *Controller) atRest(spec JobSpec, st *JobStatus) bool {
 	return c.Shared != nil && c.Deployer == nil && st.JobID != "" && st.Settled && st.Situation == SituationRunning &&
 		st.JobState == flinkapi.JobRunning && !st.InFlight() && !st.Suspended && !deleted(st) &&
-		spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) && st.Stable.equal(st.Deployed) &&
+		spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) && st.runsStably() &&
 		!spec.Restore.Pending(st.RestoreHandled) && len(spec.Requests.Pending(st.RequestsHandled)) == 0 &&
 		spec.Adopt == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 && !awaitsOwnCheckpoint(st)
 }

@@ -554,14 +554,22 @@ type JobStatus struct {
 	// Deployed is the template JobID runs and DeployedAt when it started
 	// running it (empty with a JobID: a job taken over under its derived
 	// id after lost writes, whose template is unknown; the spec is
-	// deployed to it); Stable the last template seen stable (RUNNING,
-	// all tasks running, a checkpoint completed after its start).
+	// deployed to it); Stable the last template seen stable (RUNNING, all
+	// tasks running, a checkpoint completed after its start), and
+	// StableJobID the job that earned it. Stability belongs to that job:
+	// every new job (a deploy, restart, upgrade, rollback, rescale
+	// through a new job, adoption) earns it again, also when it runs
+	// the Stable template; a blue/green upgrade's new job earned it
+	// beside the old one. A status without StableJobID (written by an
+	// earlier release) reads as one whose Stable the job it records
+	// earned.
 	Deployed JobTemplate `json:"deployed,omitzero"`
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
-	DeployedAt time.Time   `json:"deployedAt,omitzero"`
-	Stable     JobTemplate `json:"stable,omitzero"`
+	DeployedAt  time.Time      `json:"deployedAt,omitzero"`
+	Stable      JobTemplate    `json:"stable,omitzero"`
+	StableJobID flinkapi.JobID `json:"stableJobID,omitempty"`
 	// Suspended is set once the job was stopped with a savepoint because
 	// the spec asked for it.
 	Suspended bool `json:"suspended,omitempty"`
@@ -640,11 +648,17 @@ type JobStatus struct {
 	// NoCheckpointing is the job that Flink reported running without
 	// periodic checkpoints: it counts as stable once its tasks run.
 	NoCheckpointing flinkapi.JobID `json:"noCheckpointing,omitempty"`
-	// Situation is where the job stood at the last call (Plan.Situation),
-	// and Settled whether it then ran the spec's job stably with nothing
-	// to do or to report (Plan.Settled).
+	// Situation is where the job stood at the last call (Plan.Situation;
+	// once an action ended in it, where the action left the job, or
+	// empty until the next call reads it), and Settled whether it then
+	// ran the spec's job stably with nothing to do or to report
+	// (Plan.Settled).
 	Situation Situation `json:"situation,omitempty"`
 	Settled   bool      `json:"settled,omitempty"`
+	// Verdict is the verdict of the last call against the spec it was
+	// given (format 6): VerdictFor derives the verdict against a spec
+	// from it and the rest of the status.
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Deleted is set once a Delete finished. A status reused after it
 	// deploys the job anew, from its newest state.
 	Deleted bool `json:"deleted,omitempty"`
@@ -675,6 +689,32 @@ func (s *JobStatus) actionSpec(spec JobSpec) JobSpec {
 	return spec
 }
 
+// stableJob is the job that earned Stable: StableJobID, or, in a status
+// an earlier release wrote (Stable without StableJobID), the job it
+// records.
+func (s *JobStatus) stableJob() flinkapi.JobID {
+	if s.StableJobID == "" && !s.Stable.IsZero() {
+		return s.JobID
+	}
+	return s.StableJobID
+}
+
+// runsStably reports whether the deployment's current job earned
+// stability running the deployed template: it was seen with all its
+// tasks running and a checkpoint completed after its start (or its
+// tasks running, without checkpointing). A new job has not, whatever
+// template it runs, until it is seen so itself.
+func (s *JobStatus) runsStably() bool {
+	return s.JobID != "" && s.stableJob() == s.JobID && s.Deployed.equal(s.Stable)
+}
+
+// markStable records that the current job runs the deployed template
+// stably.
+func (s *JobStatus) markStable() {
+	s.Deployed.DeepCopyInto(&s.Stable)
+	s.StableJobID = s.JobID
+}
+
 // InFlight reports whether an action is under way.
 func (s *JobStatus) InFlight() bool {
 	return s.Action != "" && !s.Progress.Done() && s.Progress.Phase != ""
@@ -682,7 +722,10 @@ func (s *JobStatus) InFlight() bool {
 
 // Converged reports whether s carries out spec: no action in flight, and
 // either the job is suspended as spec asks, or it runs spec's Job, stably
-// (all its tasks running, a checkpoint completed after its start), with
+// (the current job itself seen with all its tasks running and a
+// checkpoint completed after its start, or, without checkpointing, its
+// tasks running: a new job running the last stable template is not
+// stable until then), with
 // spec's restore request and one-shot requests (Requests) taken, or it ran spec's Job and FINISHED
 // on its own (Result). A spec whose Job was rolled back never converges:
 // Reason says so (RolledBack) until the spec changes.
@@ -697,7 +740,7 @@ func (s *JobStatus) Converged(spec JobSpec) bool {
 		return s.Deployed.equal(spec.Job) && !spec.Restore.Pending(s.RestoreHandled)
 	}
 	return s.JobID != "" && !s.Suspended && !s.Deleted && s.Settled && s.State == policy.Running &&
-		s.Deployed.equal(spec.Job) && s.Stable.equal(s.Deployed) && !spec.Restore.Pending(s.RestoreHandled) &&
+		s.Deployed.equal(spec.Job) && s.runsStably() && !spec.Restore.Pending(s.RestoreHandled) &&
 		len(spec.Requests.Pending(s.RequestsHandled)) == 0
 }
 

@@ -159,6 +159,9 @@ type Plan struct {
 	// Settled reports that the job runs the spec's job stably with
 	// nothing to start, report or wait for.
 	Settled bool `json:"settled,omitempty"`
+	// Verdict is the verdict of the call planned (see Verdict), from the
+	// plan's typed decisions: set by Controller.Plan and Reconcile.
+	Verdict Verdict `json:"verdict,omitempty"`
 	// Preflight is the preflight of the action (Controller.Plan only):
 	// for one to start, what Flink's plan of the new job and the
 	// cluster's slots say now (read-only; Skipped says why not); for one

@@ -102,7 +102,7 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 			obs.Restarts = n
 		}
 	}
-	pending := !st.Deployed.equal(st.Stable)
+	pending := !st.runsStably()
 	switch {
 	case !tasksRunning(d):
 		obs.FreeSlots, obs.TotalSlots = c.freeSlots(ctx, api)
@@ -135,7 +135,7 @@ func needsCheckpoints(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails) bool 
 	case flinkapi.JobFailed, flinkapi.JobSuspended, flinkapi.JobCanceled:
 		return true
 	case flinkapi.JobRunning:
-		return !st.Deployed.equal(st.Stable) || spec.Health.Action != "" || spec.Checkpoints.Interval > 0
+		return !st.runsStably() || spec.Health.Action != "" || spec.Checkpoints.Interval > 0
 	}
 	return false
 }

@@ -304,7 +304,7 @@ func (c *Controller) policyObservations(st *JobStatus, obs Observation, now time
 // its tasks, and the savepoints and disposals that are due.
 func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p Plan) Plan {
 	d := obs.Job
-	pending := !st.Deployed.equal(st.Stable) && !stableNow(d, obs)
+	pending := !st.runsStably() && !stableNow(d, obs)
 	if pending && c.rollbackArmed(spec, st) && !now.Before(st.DeployedAt.Add(orDefault(spec.Rollback.ReadinessTimeout.Std(), DefaultReadinessTimeout))) {
 		p.Action, p.Target = ActionRollback, st.Stable
 		c.restorePoint(spec, st, obs, now, &p)

@@ -218,7 +218,7 @@ func (f *preflightRun) failed(p *Progress, err error) Result {
 	switch {
 	case flinkapi.IsProgramError(err), flinkapi.IsJarNotFound(err), permanent(err):
 		p.Decision = policy.ReasonPreflightRefused
-		return finish(p, OutcomeBlocked, "preflight: Flink cannot build the new job's plan, the old job is left running: "+errWithCause(err))
+		return finish(p, OutcomeBlocked, "preflight: Flink cannot build the new job's plan ("+errWithCause(err)+")"+leftAlone(f.job))
 	}
 	p.Requests++
 	p.LastError = errMessage(err)
@@ -232,6 +232,16 @@ func (f *preflightRun) verdict(p *Progress) policy.PreflightVerdict {
 	return v
 }
 
+// leftAlone says what a refused preflight left: nothing started, and the
+// old job, if there is one, as it was (it need not run: a redeploy's
+// job has ended).
+func leftAlone(job flinkapi.JobID) string {
+	if job == "" {
+		return "; nothing was started"
+	}
+	return "; nothing was started, the job " + string(job) + " is left as it was"
+}
+
 // preflightVerdict compares what the preflight read: it ends the
 // operation Blocked when the verdict refuses, else goes on to observe the
 // old job.
@@ -240,11 +250,7 @@ func (r *replacer) preflightVerdict(ctx context.Context, p *Progress, now time.T
 	p.LastError = ""
 	if !v.Allowed() {
 		p.Decision = policy.ReasonPreflightRefused
-		why := "; nothing was started"
-		if r.job != "" {
-			why = "; the old job is left as it is"
-		}
-		return finish(p, OutcomeBlocked, "preflight: "+v.Message()+why), nil
+		return finish(p, OutcomeBlocked, "preflight: "+v.Message()+leftAlone(r.job)), nil
 	}
 	if r.job == "" {
 		p.Observed.Missing = true

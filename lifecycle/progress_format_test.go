@@ -284,13 +284,16 @@ var goldenProgress6 = func() Progress {
 }()
 
 // goldenStatus6 is the JobStatus of the format-version-6 fixture, which
-// added the upload of the stable template's build.
+// added the upload of the stable template's build, the job that earned
+// stability (StableJobID) and the last call's verdict (Verdict).
 var goldenStatus6 = func() JobStatus {
 	s := goldenStatus5
 	s.FormatVersion, s.Progress = 6, goldenProgress6
 	spec := goldenSpec6
 	s.ActionSpec = &spec
 	s.StableJarID, s.StableJarDigest = "c0ffee_app.jar", "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+	s.StableJobID = "00112233445566778899aabbccddeeff"
+	s.Verdict = VerdictBlocked
 	return s
 }()
 

@@ -16,7 +16,6 @@ import (
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
-	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
@@ -199,17 +198,22 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 			return err
 		}
 		a.showApply(ctx, out, c, name, st, a.now().Sub(start))
+		// Where apply stands follows from the status's verdict alone.
+		v := st.VerdictFor(spec)
 		switch {
-		case st.Converged(spec):
+		case v == lifecycle.VerdictDone:
 			return a.applied(out, name, &d)
-		case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded &&
-			st.Action != lifecycle.ActionSavepoint && st.Action != lifecycle.ActionDispose:
-			return &exitError{code: outcomeCode(res.Outcome), msg: fmt.Sprintf("%s: %s %s: %s; the status is stored: fix the cause (or the job file) and apply again",
+		case v != lifecycle.VerdictFailed && v != lifecycle.VerdictBlocked:
+			// Progressing, or Waiting for what comes by itself.
+		case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded:
+			// The action ended in this call.
+			return &exitError{code: verdictCode(v, res.Outcome), msg: fmt.Sprintf("%s: %s %s: %s; the status is stored: fix the cause (or the job file) and apply again",
 				name, st.Action, res.Outcome, st.Progress.Reason)}
-		case !st.InFlight() && stuckReason(st.Reason):
-			return &exitError{code: exitFailed, msg: fmt.Sprintf("%s: %s: %s; change the job file and apply again", name, st.Reason, st.Message)}
+		case !st.RetryPending(spec):
+			// Nothing is done until the job file (or the cluster) changes.
+			return &exitError{code: verdictCode(v, ""), msg: fmt.Sprintf("%s: %s: %s; change the job file and apply again", name, st.Reason, st.Message)}
 		}
-		if st.Reason == string(policy.ReasonJobManagerUnreachable) {
+		if v == lifecycle.VerdictWaiting && st.Situation == lifecycle.SituationUnreachable {
 			if downSince.IsZero() {
 				downSince = a.now()
 			} else if a.now().Sub(downSince) >= unreachable {
@@ -261,17 +265,6 @@ func (a *app) plan(ctx context.Context, file string) error {
 		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
 	}
 	return nil
-}
-
-// stuckReason reports whether a job at rest with this reason will not
-// converge without a change of the spec or of the cluster.
-func stuckReason(r string) bool {
-	switch policy.Reason(r) {
-	case policy.ReasonRestartDisabled, policy.ReasonRestartBudgetExhausted, policy.ReasonJobFinished, policy.ReasonJobCancelled,
-		policy.ReasonNoRecentState, lifecycle.ReasonRolledBack, lifecycle.ReasonBlueGreenAborted, lifecycle.ReasonNotEnoughSlots:
-		return true
-	}
-	return false
 }
 
 // showApply shows where the deployment stands: the action in flight with
@@ -374,6 +367,7 @@ func (a *app) status(name string) error {
 	}
 	row("savepoints", fmt.Sprint(len(st.Savepoints.Records)))
 	row("converged", fmt.Sprint(st.Converged(d.Spec)))
+	row("verdict", string(st.VerdictFor(d.Spec)))
 	return w.Flush()
 }
 
@@ -493,7 +487,7 @@ func (a *app) delete(ctx context.Context, name string) error {
 			}
 			return nil
 		case res.Outcome != "" && st.Action == lifecycle.ActionTeardown && res.Outcome != lifecycle.OutcomeSucceeded:
-			return &exitError{code: outcomeCode(res.Outcome), msg: fmt.Sprintf("%s: the job was not stopped (%s: %s); it runs on: delete again to retry",
+			return &exitError{code: verdictCode(st.VerdictFor(d.Spec), res.Outcome), msg: fmt.Sprintf("%s: the job was not stopped (%s: %s); it runs on: delete again to retry",
 				name, res.Outcome, st.Progress.Reason)}
 		}
 		if err := a.sleep(ctx, res.RequeueAfter); err != nil {

@@ -57,6 +57,24 @@ func outcomeCode(o lifecycle.Outcome) int {
 	return exitFailed
 }
 
+// verdictCode is the exit code of apply for a status's verdict: 0 once
+// Done, 3 Blocked (refused, nothing unsafe done), 2 Invalid, and 1
+// Failed, or 4 for an action that failed by its deadline (outcome).
+func verdictCode(v lifecycle.Verdict, outcome lifecycle.Outcome) int {
+	switch v {
+	case lifecycle.VerdictDone:
+		return exitOK
+	case lifecycle.VerdictBlocked:
+		return exitBlocked
+	case lifecycle.VerdictInvalid:
+		return exitBadInput
+	}
+	if outcome == lifecycle.OutcomeTimedOut {
+		return exitTimedOut
+	}
+	return exitFailed
+}
+
 // classify turns err into its exit code and the one line printed for it.
 // url is the --flink-url, named when the cluster cannot be reached; resume
 // is what to run to go on after an interruption.

@@ -39,3 +39,22 @@ func TestClassify(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdictCode: apply's exit code follows the verdict, for every
+// verdict there is.
+func TestVerdictCode(t *testing.T) {
+	want := map[lifecycle.Verdict]int{lifecycle.VerdictDone: exitOK, lifecycle.VerdictBlocked: exitBlocked, lifecycle.VerdictInvalid: exitBadInput,
+		lifecycle.VerdictFailed: exitFailed, lifecycle.VerdictProgressing: exitFailed, lifecycle.VerdictWaiting: exitFailed, lifecycle.VerdictDeleted: exitFailed}
+	for _, v := range lifecycle.Verdicts {
+		w, ok := want[v]
+		if !ok {
+			t.Errorf("verdict %s has no exit code in the test", v)
+		}
+		if got := verdictCode(v, ""); got != w {
+			t.Errorf("verdict %s: exit %d, want %d", v, got, w)
+		}
+	}
+	if got := verdictCode(lifecycle.VerdictFailed, lifecycle.OutcomeTimedOut); got != exitTimedOut {
+		t.Errorf("an action that timed out: exit %d, want %d", got, exitTimedOut)
+	}
+}

@@ -69,10 +69,13 @@ type FlinkJobStatus struct {
 
 	lifecycle.JobStatus `json:",inline"`
 
-	// Conditions: Ready is True while the job runs the spec's job (State
-	// and Reason Running), and otherwise says why not; Progressing is
-	// True while an action is in flight or the spec is not carried out
-	// yet; Degraded is True while the job fails its spec (failed, lost,
+	// Conditions, all derived from the status's verdict
+	// (lifecycle.JobStatus.VerdictFor: Done, Progressing, Waiting,
+	// Blocked, Failed, Invalid, Deleted): Ready is True while the job
+	// runs the spec's job (Done, State Running), and otherwise says why
+	// not; Progressing is True while the verdict is Progressing or
+	// Waiting, or a failed action waits for its retry; Degraded is True
+	// while it is Waiting, Blocked, Failed or Invalid (failed, lost,
 	// rolled back, an action failed and waits for its retry, the
 	// JobManager unreachable, ...).
 	// +listType=map
@@ -88,6 +91,7 @@ type FlinkJobStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Job",type=string,JSONPath=`.status.jobID`
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Verdict",type=string,JSONPath=`.status.verdict`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`
 // +kubebuilder:printcolumn:name="Action",type=string,JSONPath=`.status.action`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.progress.phase`

@@ -62,43 +62,41 @@ func condition(job *v1alpha1.FlinkJob, typ string, status metav1.ConditionStatus
 		ObservedGeneration: job.Generation, LastTransitionTime: metav1.NewTime(now)}
 }
 
-// progressing is the Progressing condition of job's status: True, with
-// the action's reason ("UpgradeInProgress", ...), while an action is in
-// flight (a FlinkJob being deleted: its Teardown); False, Converged, once
-// the status carries out the spec (lifecycle.JobStatus.Converged); False,
-// with the status's reason, when nothing is done until the spec or the
-// cluster changes (stalled); else True with the status's reason (waiting
-// for the job to become stable, for a restart's backoff, for an action's
-// retry, for the JobManager).
+// verdict is the verdict of job's status against its spec
+// (lifecycle.JobStatus.VerdictFor), from which every condition follows;
+// a FlinkJob being deleted is Progressing until its teardown is done.
+func verdict(job *v1alpha1.FlinkJob) lifecycle.Verdict {
+	v := job.Status.VerdictFor(job.Spec.JobSpec)
+	if v == lifecycle.VerdictDone && !job.DeletionTimestamp.IsZero() {
+		return lifecycle.VerdictProgressing
+	}
+	return v
+}
+
+// progressing is the Progressing condition of job's status, from its
+// verdict: True, with the action's reason ("UpgradeInProgress", ...),
+// while an action is in flight (a FlinkJob being deleted: its
+// Teardown); False, Converged, once the verdict is Done; True, with the
+// status's reason, while it is Progressing or Waiting (for the job to
+// become stable, a restart's backoff, the JobManager) and while a
+// failed action waits for its retry (JobStatus.RetryPending); False,
+// with the status's reason, when nothing is done until the spec (or the
+// cluster) changes: Blocked (PreflightRefused for a preflight's
+// refusal), Failed, Invalid.
 func progressing(job *v1alpha1.FlinkJob, now time.Time) metav1.Condition {
 	st := &job.Status.JobStatus
+	v := verdict(job)
 	switch {
 	case st.InFlight():
 		return condition(job, ConditionProgressing, metav1.ConditionTrue, lifecycle.ActionReason(st.Action, ""), st.Message, now)
-	case job.DeletionTimestamp.IsZero() && st.Converged(job.Spec.JobSpec):
+	case v == lifecycle.VerdictDone:
 		return condition(job, ConditionProgressing, metav1.ConditionFalse, ReasonConverged, st.Message, now)
+	case v == lifecycle.VerdictProgressing || v == lifecycle.VerdictWaiting || v == lifecycle.VerdictFailed && st.RetryPending(job.Spec.JobSpec):
+		return condition(job, ConditionProgressing, metav1.ConditionTrue, st.Reason, st.Message, now)
+	case preflightRefused(st):
+		return condition(job, ConditionProgressing, metav1.ConditionFalse, string(policy.ReasonPreflightRefused), st.Message, now)
 	}
-	if reason, ok := stalled(st); ok {
-		return condition(job, ConditionProgressing, metav1.ConditionFalse, reason, st.Message, now)
-	}
-	return condition(job, ConditionProgressing, metav1.ConditionTrue, st.Reason, st.Message, now)
-}
-
-// stalled reports whether nothing will be done for st until the spec (or
-// the cluster) changes, and the reason: the spec's job was rolled back,
-// aborted or failed its canary, the spec is invalid, a failed job is not
-// restarted (restart policy Never) or a cancelled one never is, or the
-// preflight refused the spec's job.
-func stalled(st *lifecycle.JobStatus) (string, bool) {
-	switch st.Reason {
-	case lifecycle.ReasonRolledBack, lifecycle.ReasonBlueGreenAborted, lifecycle.ReasonCanaryFailed, lifecycle.ReasonInvalidSpec,
-		string(policy.ReasonRestartDisabled), string(policy.ReasonJobCancelled):
-		return st.Reason, true
-	}
-	if preflightRefused(st) {
-		return string(policy.ReasonPreflightRefused), true
-	}
-	return "", false
+	return condition(job, ConditionProgressing, metav1.ConditionFalse, st.Reason, st.Message, now)
 }
 
 // preflightRefused reports whether the last action ended Blocked by its
@@ -109,78 +107,46 @@ func preflightRefused(st *lifecycle.JobStatus) bool {
 }
 
 // degraded is the Degraded condition of job's status, derived from its
-// typed state (State, Situation, Progress, RetryAt, the savepoint
-// history, the stable reasons), never from a message: True, with the
-// first that holds of
+// verdict and typed state (Situation, Progress, RetryAt, the savepoint
+// history), never from a message: True while the verdict is Waiting,
+// Blocked, Failed or Invalid, with the first reason that holds of
 //
-//	InvalidSpec                the spec cannot be acted on
 //	JobManagerUnreachable      the JobManager does not answer (Situation Unreachable)
-//	RolledBack, BlueGreenAborted, CanaryFailed
-//	                           the spec's job did not become stable, healthy, or restore the state
 //	PreflightRefused           the preflight refused the spec's job; the old job runs on
 //	<Action><Outcome>          an action did not succeed and waits for its retry (RetryAt)
-//	the status's reason        the job is Failed, DeployFailed, Lost or Cancelled (with its failure's root cause)
-//	TooManyRestarts, NoCheckpointProgress, SavepointsFailing, NotEnoughSlots
-//	                           the job runs, unhealthy or short of task slots
-//	DisposalsGivenUp           savepoints could not be disposed of and stay on storage
+//	the status's reason        otherwise (InvalidSpec; RolledBack, BlueGreenAborted,
+//	                           CanaryFailed; a failed, lost or cancelled job, with its
+//	                           failure's root cause; an unhealthy job; NotEnoughSlots; ...)
 //
-// and otherwise False (AsExpected). An action in flight is not itself
-// degraded: the action that failed is, once it ended.
+// except that a failed action whose retry is due (RetryAt passed) is no
+// longer degraded: the next call tries it again. Otherwise True,
+// DisposalsGivenUp, while savepoints could not be disposed of and stay
+// on storage, else False (AsExpected). An action in flight is not
+// itself degraded: the action that failed is, once it ended.
 func degraded(job *v1alpha1.FlinkJob, now time.Time) metav1.Condition {
 	st := &job.Status.JobStatus
 	yes := func(reason, message string) metav1.Condition {
 		return condition(job, ConditionDegraded, metav1.ConditionTrue, reason, message, now)
 	}
-	inFlight := st.InFlight()
-	switch {
-	case st.Reason == lifecycle.ReasonInvalidSpec:
-		return yes(st.Reason, st.Message)
-	case !inFlight && st.Situation == lifecycle.SituationUnreachable && st.State == policy.Unknown:
+	retry := st.RetryPending(job.Spec.JobSpec)
+	switch v := verdict(job); {
+	case v == lifecycle.VerdictFailed && retry && !now.Before(st.RetryAt):
+		// Tried again at the next call.
+	case v != lifecycle.VerdictWaiting && v != lifecycle.VerdictBlocked && v != lifecycle.VerdictFailed && v != lifecycle.VerdictInvalid:
+	case st.Situation == lifecycle.SituationUnreachable:
 		return yes(string(policy.ReasonJobManagerUnreachable), st.Message)
-	case st.Reason == lifecycle.ReasonRolledBack || st.Reason == lifecycle.ReasonBlueGreenAborted || st.Reason == lifecycle.ReasonCanaryFailed:
-		return yes(st.Reason, st.Message)
 	case preflightRefused(st):
 		return yes(string(policy.ReasonPreflightRefused), st.Progress.Reason)
-	case actionFailed(job, now):
+	case retry:
 		return yes(lifecycle.ActionReason(st.Action, st.Progress.Outcome), st.Progress.Reason)
-	case !inFlight && (st.State == policy.Failed || st.State == policy.DeployFailed || st.State == policy.Lost || st.State == policy.Cancelled):
+	default:
 		return yes(orState(st), withFailure(st))
-	case !inFlight && unhealthy(st):
-		return yes(st.Reason, st.Message)
 	}
 	if n := givenUp(st); n > 0 {
 		return yes(ReasonDisposalsGivenUp,
 			fmt.Sprintf("%d savepoints could not be disposed of after %d attempts and stay on storage (see status.savepoints)", n, lifecycle.MaxDisposeAttempts))
 	}
 	return condition(job, ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "", now)
-}
-
-// actionFailed reports whether the last action ended other than
-// Succeeded or NotNeeded and waits for its retry (RetryAt after now)
-// while the spec is not carried out: a spec changed back meanwhile, or a
-// background action's failure beside a job that runs the spec, is not
-// degraded.
-func actionFailed(job *v1alpha1.FlinkJob, now time.Time) bool {
-	st := &job.Status.JobStatus
-	p := &st.Progress
-	if st.InFlight() || !p.Done() || p.Outcome == lifecycle.OutcomeSucceeded || p.Outcome == lifecycle.OutcomeNotNeeded {
-		return false
-	}
-	if !now.Before(st.RetryAt) {
-		return false
-	}
-	return !job.DeletionTimestamp.IsZero() || !st.Converged(job.Spec.JobSpec)
-}
-
-// unhealthy reports whether a running job is judged unhealthy by its
-// health policy, or waits for more task slots than the cluster has free.
-func unhealthy(st *lifecycle.JobStatus) bool {
-	switch st.Reason {
-	case string(policy.ReasonTooManyRestarts), string(policy.ReasonNoCheckpointProgress), string(policy.ReasonSavepointsFailing),
-		lifecycle.ReasonNotEnoughSlots:
-		return true
-	}
-	return false
 }
 
 // orState is st's reason, or its state when it records none.

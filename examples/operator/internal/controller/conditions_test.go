@@ -190,12 +190,15 @@ func TestConditionsRolledBack(t *testing.T) {
 // statuses the other tests do not reach, built by hand: an action that
 // failed and waits for its retry, a preflight that refused, the
 // JobManager unreachable, disposals given up, an unhealthy job; and the
-// same messages with a state that is not degraded.
+// same messages with a state that is not degraded. They follow from the
+// verdict (the one the last call recorded, for what only an observation
+// tells), not from the reasons.
 func TestDegradedFromTypedState(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	// The job runs an (empty) spec, stably: converged.
+	// The job runs the spec's job, stably (its job earned it): converged.
+	tmpl := lifecycle.JobTemplate{JarID: "d1e2f3_app.jar"}
 	running := lifecycle.JobStatus{State: policy.Running, Reason: lifecycle.ReasonRunning, Message: "job x runs the spec's job", JobID: "x",
-		Settled: true}
+		Deployed: tmpl, Stable: tmpl, StableJobID: "x", Settled: true, Verdict: lifecycle.VerdictDone}
 	for _, tc := range []struct {
 		name        string
 		st          func(*lifecycle.JobStatus)
@@ -230,13 +233,24 @@ func TestDegradedFromTypedState(t *testing.T) {
 		}, metav1.ConditionTrue, string(policy.ReasonPreflightRefused), metav1.ConditionFalse},
 		{"JobManager unreachable", func(st *lifecycle.JobStatus) {
 			st.State, st.Reason, st.Situation, st.Settled = policy.Unknown, string(policy.ReasonJobManagerUnreachable), lifecycle.SituationUnreachable, false
+			st.Verdict = lifecycle.VerdictWaiting
 		}, metav1.ConditionTrue, string(policy.ReasonJobManagerUnreachable), metav1.ConditionTrue},
 		{"lost", func(st *lifecycle.JobStatus) {
-			st.State, st.Reason, st.Settled = policy.Lost, string(policy.ReasonRestartBackoff), false
+			st.State, st.Reason, st.Settled, st.Verdict = policy.Lost, string(policy.ReasonRestartBackoff), false, lifecycle.VerdictWaiting
 		}, metav1.ConditionTrue, string(policy.ReasonRestartBackoff), metav1.ConditionTrue},
+		{"lost, reason without the verdict", func(st *lifecycle.JobStatus) {
+			// A reason alone decides nothing: the status's verdict
+			// (Progressing, none recorded) does.
+			st.State, st.Reason, st.Settled, st.Verdict = policy.Lost, string(policy.ReasonRestartBackoff), false, ""
+		}, metav1.ConditionFalse, ReasonAsExpected, metav1.ConditionTrue},
 		{"unhealthy", func(st *lifecycle.JobStatus) {
-			st.Reason, st.Settled = string(policy.ReasonNoCheckpointProgress), false
-		}, metav1.ConditionTrue, string(policy.ReasonNoCheckpointProgress), metav1.ConditionTrue},
+			// Its health policy does not restart it: nothing is done
+			// until the spec changes.
+			st.Reason, st.Settled, st.Verdict = string(policy.ReasonNoCheckpointProgress), false, lifecycle.VerdictFailed
+		}, metav1.ConditionTrue, string(policy.ReasonNoCheckpointProgress), metav1.ConditionFalse},
+		{"short of task slots", func(st *lifecycle.JobStatus) {
+			st.State, st.Reason, st.Settled, st.Verdict = policy.Deploying, lifecycle.ReasonNotEnoughSlots, false, lifecycle.VerdictWaiting
+		}, metav1.ConditionTrue, lifecycle.ReasonNotEnoughSlots, metav1.ConditionTrue},
 		{"disposals given up", func(st *lifecycle.JobStatus) {
 			st.Savepoints.Records = []savepoint.Record{{Location: "s3://a"}, {Location: "s3://b", Disposal: savepoint.Disposal{Attempts: 5, GaveUp: true}}}
 		}, metav1.ConditionTrue, ReasonDisposalsGivenUp, metav1.ConditionFalse},
@@ -248,7 +262,8 @@ func TestDegradedFromTypedState(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			job := &v1alpha1.FlinkJob{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
-			job.Status.JobStatus = running
+			job.Spec.Job = tmpl
+			job.Status.JobStatus = *running.DeepCopy()
 			tc.st(&job.Status.JobStatus)
 			d, p := degraded(job, now), progressing(job, now)
 			if d.Status != tc.degraded || d.Reason != tc.reason || d.ObservedGeneration != 3 {

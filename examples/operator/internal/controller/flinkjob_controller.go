@@ -216,15 +216,15 @@ func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.Flink
 }
 
 // ready is the Ready condition of job's status: True while the job runs
-// the spec's job (State and Reason Running), Unknown while the JobManager
-// cannot be read, and otherwise False, with the status's reason and
-// message.
+// the spec's job (the verdict Done, State Running), Unknown while the
+// JobManager cannot be read, and otherwise False, with the status's
+// reason and message.
 func ready(job *v1alpha1.FlinkJob, now time.Time) metav1.Condition {
 	st := &job.Status
 	c := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: st.Reason, Message: st.Message,
 		ObservedGeneration: job.Generation, LastTransitionTime: metav1.NewTime(now)}
 	switch {
-	case st.State == policy.Running && st.Reason == string(policy.Running):
+	case verdict(job) == lifecycle.VerdictDone && st.State == policy.Running:
 		c.Status = metav1.ConditionTrue
 	case st.State == policy.Unknown:
 		c.Status = metav1.ConditionUnknown
