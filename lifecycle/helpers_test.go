@@ -69,6 +69,18 @@ func writeJar(t *testing.T) string {
 	return f
 }
 
+// jarsOf is a Jars reading the directory of file, closed when the test
+// ends.
+func jarsOf(tb testing.TB, file string) *Jars {
+	tb.Helper()
+	j, err := JarDir(filepath.Dir(file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { j.Close() })
+	return j
+}
+
 // drive runs an operation to its end. With resume, after every Step the
 // Progress goes through JSON and a fresh operation is built, as by a caller
 // that restarts after each step. Waits move the server's clock.
