@@ -63,7 +63,8 @@ type Jars struct {
 // may name a file relative to dir ("app/job.jar") or by an absolute path
 // under dir ("/opt/flink/usrlib/app/job.jar", for dir
 // "/opt/flink/usrlib"); symbolic links are followed only while they stay
-// under dir (os.Root).
+// under dir, and only relative ones (os.Root refuses a link to an
+// absolute path, even one under dir).
 func JarDir(dir string) (*Jars, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
