@@ -69,15 +69,13 @@ func writeJar(t *testing.T) string {
 	return f
 }
 
-// jarsOf is a Jars reading the directory of file, closed when the test
-// ends.
+// jarsOf is a Jars reading the directory of file.
 func jarsOf(tb testing.TB, file string) *Jars {
 	tb.Helper()
 	j, err := JarDir(filepath.Dir(file))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { j.Close() })
 	return j
 }
 

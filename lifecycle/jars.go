@@ -46,17 +46,28 @@ const DefaultMaxJarSize int64 = 512 << 20
 // Deployer (whose JarFile names a file of the cluster's image, which
 // nothing here reads) needs no Jars.
 //
-// Build a Jars once and share it: a JarDir holds its directory open until
-// Close, and keeps the digests of the jars it read.
+// A Jars holds no open file: build it once or at every call. The digests
+// of a JarDir's jars are kept for every JarDir of the same directory,
+// those of a JarFS's by the JarFS.
 type Jars struct {
 	// MaxSize is the largest jar file read, in bytes; 0:
 	// DefaultMaxJarSize.
 	MaxSize int64
 
-	root    *os.Root // JarDir's
+	dir     string   // JarDir's, absolute
 	fsys    fs.FS    // JarFS's
 	name    string   // the source, as errors name it
-	digests sync.Map // jarKey -> string
+	digests sync.Map // JarFS's: jarKey -> string
+}
+
+// dirDigests are the digests of JarDirs' jars.
+var dirDigests sync.Map // jarKey -> string
+
+func (j *Jars) cache() *sync.Map {
+	if j.fsys != nil {
+		return &j.digests
+	}
+	return &dirDigests
 }
 
 // JarDir is a Jars reading the files under dir, and only them. A JarFile
@@ -70,11 +81,14 @@ func JarDir(dir string) (*Jars, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: jar directory %q: %w", dir, err)
 	}
-	root, err := os.OpenRoot(abs)
+	fi, err := os.Stat(abs)
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: jar directory: %w", err)
 	}
-	return &Jars{root: root, name: abs}, nil
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("lifecycle: jar directory %s is not a directory", abs)
+	}
+	return &Jars{dir: abs, name: abs}, nil
 }
 
 // JarFS is a Jars reading the files of fsys, named by slash-separated
@@ -94,14 +108,6 @@ func (j *Jars) String() string {
 		return "no jar source"
 	}
 	return j.name
-}
-
-// Close closes a JarDir's directory; the Jars reads nothing afterwards.
-func (j *Jars) Close() error {
-	if j == nil || j.root == nil {
-		return nil
-	}
-	return j.root.Close()
 }
 
 func (j *Jars) maxSize() int64 {
@@ -126,6 +132,7 @@ type jarFile struct {
 }
 
 type jarKey struct {
+	dir  string // JarDir's
 	name string
 	size int64
 	mod  time.Time
@@ -144,10 +151,8 @@ func (j *Jars) open(file string) (*jarFile, error) {
 		return nil, j.refuse(file, "does not end in .jar, as Flink requires; jars are read from")
 	}
 	var f fs.File
-	if j.root != nil {
-		// Non-blocking: the open of a FIFO returns at once, and is
-		// refused below, rather than wait for a writer.
-		f, err = j.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if j.fsys == nil {
+		f, err = openInDir(j.dir, name)
 	} else {
 		// An fs.FS opens without flags: look first, so that a FIFO is
 		// refused rather than opened; the open file is checked again.
@@ -180,12 +185,24 @@ func (j *Jars) open(file string) (*jarFile, error) {
 		f.Close()
 		return nil, j.refuse(file, fmt.Sprintf("is %d bytes, more than the %d bytes jars may have in", fi.Size(), j.maxSize()))
 	}
-	return &jarFile{f: f, name: name, key: jarKey{name: name, size: fi.Size(), mod: fi.ModTime()}, max: j.maxSize()}, nil
+	return &jarFile{f: f, name: name, key: jarKey{dir: j.dir, name: name, size: fi.Size(), mod: fi.ModTime()}, max: j.maxSize()}, nil
 }
 
 // errJarMissing is matched by the error of a jar file that does not
 // exist: the upload fails, and the digest stays unknown until it does.
 var errJarMissing = errors.New("lifecycle: no such jar file")
+
+// openInDir opens name in dir, following no link out of it (os.Root),
+// non-blocking: the open of a FIFO returns at once, and is refused by
+// its caller, rather than wait for a writer.
+func openInDir(dir, name string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
 
 // testHookJarOpened is called between the open of a jar and its checks:
 // tests replace the file there.
@@ -207,7 +224,7 @@ func (j *Jars) local(file string) (string, error) {
 	if file == "" || strings.ContainsRune(file, 0) {
 		return "", j.refuse(file, "is not a file name in")
 	}
-	if j.root != nil {
+	if j.fsys == nil {
 		rel := file
 		if filepath.IsAbs(file) {
 			r, err := filepath.Rel(j.name, filepath.Clean(file))
@@ -267,7 +284,7 @@ func (j *Jars) digest(ctx context.Context, file string) (string, error) {
 		return "", err
 	}
 	defer jf.f.Close()
-	if d, ok := j.digests.Load(jf.key); ok {
+	if d, ok := j.cache().Load(jf.key); ok {
 		return d.(string), nil
 	}
 	h := sha256.New()
@@ -275,7 +292,7 @@ func (j *Jars) digest(ctx context.Context, file string) (string, error) {
 		return "", fmt.Errorf("lifecycle: reading jar file %q in %s: %w", file, j.String(), err)
 	}
 	d := hex.EncodeToString(h.Sum(nil))
-	j.digests.Store(jf.key, d)
+	j.cache().Store(jf.key, d)
 	return d, nil
 }
 
@@ -300,7 +317,7 @@ func (j *Jars) upload(ctx context.Context, api JarUploader, file string) (flinka
 		return id, lr.err
 	}
 	if err == nil && lr.eof {
-		j.digests.Store(jf.key, hex.EncodeToString(h.Sum(nil)))
+		j.cache().Store(jf.key, hex.EncodeToString(h.Sum(nil)))
 	}
 	return id, err
 }
