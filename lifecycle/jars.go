@@ -117,9 +117,14 @@ func (j *Jars) maxSize() int64 {
 	return DefaultMaxJarSize
 }
 
+// ErrJarRefused is matched, with ErrInvalidSpec, by the error of a jar
+// file that Jars does not read: outside its source, not a regular file,
+// too large, or no source at all.
+var ErrJarRefused = errors.New("jar file refused")
+
 // refuse is the error of a jar file the source does not give.
 func (j *Jars) refuse(file, why string) error {
-	return fmt.Errorf("%w: job.jarFile %q: %s %s", ErrInvalidSpec, file, why, j.String())
+	return fmt.Errorf("%w: %w: job.jarFile %q %s %s", ErrInvalidSpec, ErrJarRefused, file, why, j.String())
 }
 
 // jarFile is a jar file opened in a source and checked: a regular file
@@ -141,7 +146,7 @@ type jarKey struct {
 // open opens file in the source and checks it, reading nothing of it.
 func (j *Jars) open(file string) (*jarFile, error) {
 	if j == nil {
-		return nil, fmt.Errorf("%w: job.jarFile %q: no jar source is configured (Env.Jars), so no jar file is read", ErrInvalidSpec, file)
+		return nil, fmt.Errorf("%w: %w: job.jarFile %q: no jar source is configured (Env.Jars), so no jar file is read", ErrInvalidSpec, ErrJarRefused, file)
 	}
 	name, err := j.local(file)
 	if err != nil {
@@ -250,7 +255,7 @@ func (j *Jars) local(file string) (string, error) {
 func (jf *jarFile) copy(ctx context.Context, w io.Writer) (int64, error) {
 	n, err := io.Copy(w, jf.reader(ctx))
 	if err == nil && n > jf.max {
-		err = fmt.Errorf("%w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, jf.name, jf.max)
+		err = fmt.Errorf("%w: %w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, ErrJarRefused, jf.name, jf.max)
 	}
 	return n, err
 }
@@ -339,7 +344,7 @@ func (l *limitCheck) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	if l.n > l.max {
-		l.err = fmt.Errorf("%w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, l.name, l.max)
+		l.err = fmt.Errorf("%w: %w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, ErrJarRefused, l.name, l.max)
 		return 0, l.err
 	}
 	if err == io.EOF {

@@ -118,7 +118,7 @@ func TestControllerRefusesJarsOutsideTheirRoot(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			err := reconcileOnce(t, k.controller(), ctx, spec, &k.st)
-			if !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), tc.why) ||
+			if !errors.Is(err, ErrInvalidSpec) || !errors.Is(err, ErrJarRefused) || !strings.Contains(err.Error(), tc.why) ||
 				!strings.Contains(err.Error(), tc.file) || !strings.Contains(err.Error(), tr.root) {
 				t.Fatalf("Reconcile = %v; want ErrInvalidSpec saying %q and naming %q and %q", err, tc.why, tc.file, tr.root)
 			}

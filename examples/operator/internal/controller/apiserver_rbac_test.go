@@ -448,6 +448,7 @@ func TestAPIServerLeastPrivilege(t *testing.T) {
 		Timing:       lifecycle.Timing{Poll: 50 * time.Millisecond, Savepoint: 30 * time.Second, Stop: 30 * time.Second, Submit: 30 * time.Second},
 		PollInterval: 500 * time.Millisecond, RetryInterval: time.Second,
 		Options: controller.Options{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: 2},
+		Jars:    testJars(t),
 	}
 	// The cache holds every namespace's FlinkJobs (the ClusterRole's
 	// list and watch); the reconciler leaves those of other tests alone.

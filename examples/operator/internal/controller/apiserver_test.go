@@ -50,6 +50,7 @@ var apiServer struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	os.RemoveAll(testJarRoot())
 	if apiServer.env != nil {
 		if err := apiServer.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
@@ -255,6 +256,7 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 		Timing:       lifecycle.Timing{Poll: 50 * time.Millisecond, Savepoint: 30 * time.Second, Stop: 30 * time.Second, Submit: 30 * time.Second},
 		PollInterval: mc.poll, RetryInterval: mc.retry, Shared: mc.shared, Resync: mc.resync,
 		Options: controller.Options{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: max(mc.concurrent, 1)},
+		Jars:    testJars(t),
 	}
 	if mc.recorder {
 		r.Recorder = mgr.GetEventRecorder("flinkjob-controller")

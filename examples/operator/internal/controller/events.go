@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,32 @@ func (r *FlinkJobReconciler) reportFailure(job *v1alpha1.FlinkJob, before *lifec
 	// The note is a format: the cause goes in as an argument, never as
 	// the format itself.
 	r.event(job, corev1.EventTypeWarning, ReasonJobException, "Observe", "%s", truncate(note, maxEventNote))
+}
+
+// Reasons of the Warning event of a spec the controller does not act on.
+const (
+	// ReasonJarRefused: the spec's jarFile is outside --jar-root, not a
+	// regular file, or too large; nothing of it was read or uploaded.
+	ReasonJarRefused = "JarRefused"
+	// ReasonInvalidSpec: any other invalid spec.
+	ReasonInvalidSpec = "InvalidSpec"
+)
+
+// reportInvalid emits one Warning event when a reconcile stored a new
+// refusal of the spec (err matching lifecycle.ErrInvalidSpec, a status
+// message other than before's): JarRefused for its jar, else
+// InvalidSpec.
+func (r *FlinkJobReconciler) reportInvalid(job *v1alpha1.FlinkJob, before *lifecycle.JobStatus, err error) {
+	st := &job.Status.JobStatus
+	if !errors.Is(err, lifecycle.ErrInvalidSpec) || st.Reason != lifecycle.ReasonInvalidSpec ||
+		before.Reason == st.Reason && before.Message == st.Message {
+		return
+	}
+	reason := ReasonInvalidSpec
+	if errors.Is(err, lifecycle.ErrJarRefused) {
+		reason = ReasonJarRefused
+	}
+	r.event(job, corev1.EventTypeWarning, reason, "Validate", "%s", truncate(st.Message, maxEventNote))
 }
 
 // newFailure reports whether after records a failure that before did not.
