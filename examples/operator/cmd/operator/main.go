@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	controllerruntime "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -105,6 +106,9 @@ func run(args []string) error {
 		HealthProbeBindAddress: *probeAddr,
 		LeaderElection:         *leaderElect,
 		LeaderElectionID:       "flinkjob.flinkkit.dev",
+		// Only the Secrets and owned objects it manages, not every one of
+		// the cluster.
+		Cache: cache.Options{ByObject: controller.CacheByObject()},
 	})
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)

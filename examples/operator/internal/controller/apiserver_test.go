@@ -208,6 +208,9 @@ type managerConfig struct {
 	// (the watch of the overview).
 	shared *lifecycle.SharedObservation
 	resync time.Duration
+	// wideCache caches every Secret, ConfigMap, Service and Deployment
+	// of the namespace, as the operator did before CacheByObject.
+	wideCache bool
 	// wrap, if set, wraps the reconciler the manager runs.
 	wrap func(reconcile.Reconciler) reconcile.Reconciler
 	// setup, if set, registers more with the manager before it starts.
@@ -224,7 +227,10 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// The namespaces of other tests keep their FlinkJobs.
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{mc.ns: {}}},
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{mc.ns: {}}, ByObject: CacheByObject()},
+	}
+	if mc.wideCache {
+		opts.Cache.ByObject = nil
 	}
 	if mc.ns == "" {
 		t.Fatal("startManager: no namespace")
