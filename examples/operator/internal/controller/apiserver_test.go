@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -208,6 +209,8 @@ type managerConfig struct {
 	// (the watch of the overview).
 	shared *lifecycle.SharedObservation
 	resync time.Duration
+	// logger, if set, is the manager's logger (and its reconcilers').
+	logger *logr.Logger
 	// wideCache caches every Secret, ConfigMap, Service and Deployment
 	// of the namespace, as the operator did before CacheByObject.
 	wideCache bool
@@ -231,6 +234,9 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 	}
 	if mc.wideCache {
 		opts.Cache.ByObject = nil
+	}
+	if mc.logger != nil {
+		opts.Logger = *mc.logger
 	}
 	if mc.ns == "" {
 		t.Fatal("startManager: no namespace")
