@@ -21,7 +21,9 @@
 // down with a final savepoint. A Kubernetes reconciler is a thin shell
 // around it:
 //
-//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: client}, Store: store, Name: req.String()}
+//	// jars: lifecycle.JarDir("/opt/flink/usrlib"), built once; see
+//	// "Where jars come from"
+//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: client, Jars: jars}, Store: store, Name: req.String()}
 //	res, err := ctrl.Reconcile(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
 //	// store the status before anything else, whatever err is, then
 //	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err
