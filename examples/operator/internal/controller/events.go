@@ -39,30 +39,22 @@ func (r *FlinkJobReconciler) reportFailure(job *v1alpha1.FlinkJob, before *lifec
 	r.event(job, corev1.EventTypeWarning, ReasonJobException, "Observe", "%s", truncate(note, maxEventNote))
 }
 
-// Reasons of the Warning event of a spec the controller does not act on.
-const (
-	// ReasonJarRefused: the spec's jarFile is outside --jar-root, not a
-	// regular file, or too large; nothing of it was read or uploaded.
-	ReasonJarRefused = "JarRefused"
-	// ReasonInvalidSpec: any other invalid spec.
-	ReasonInvalidSpec = "InvalidSpec"
-)
+// ReasonJarRefused is the reason of the Warning event of a spec whose
+// jarFile is outside --jar-root, not a regular file, or too large:
+// nothing of it was read or uploaded.
+const ReasonJarRefused = "JarRefused"
 
-// reportInvalid emits one Warning event when a reconcile stored a new
-// refusal of the spec (err matching lifecycle.ErrInvalidSpec, a status
-// message other than before's): JarRefused for its jar, else
-// InvalidSpec.
+// reportInvalid emits one Warning event, JarRefused, when a reconcile
+// stored a new refusal of the spec's jar (err matching
+// lifecycle.ErrJarRefused, a status message other than before's). Other
+// invalid specs show in the Ready condition only.
 func (r *FlinkJobReconciler) reportInvalid(job *v1alpha1.FlinkJob, before *lifecycle.JobStatus, err error) {
 	st := &job.Status.JobStatus
-	if !errors.Is(err, lifecycle.ErrInvalidSpec) || st.Reason != lifecycle.ReasonInvalidSpec ||
+	if !errors.Is(err, lifecycle.ErrJarRefused) || st.Reason != lifecycle.ReasonInvalidSpec ||
 		before.Reason == st.Reason && before.Message == st.Message {
 		return
 	}
-	reason := ReasonInvalidSpec
-	if errors.Is(err, lifecycle.ErrJarRefused) {
-		reason = ReasonJarRefused
-	}
-	r.event(job, corev1.EventTypeWarning, reason, "Validate", "%s", truncate(st.Message, maxEventNote))
+	r.event(job, corev1.EventTypeWarning, ReasonJarRefused, "Validate", "%s", truncate(st.Message, maxEventNote))
 }
 
 // newFailure reports whether after records a failure that before did not.
