@@ -36,7 +36,11 @@
 //	if err != nil {
 //		return err
 //	}
-//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c}, Store: store, Name: "app/counter"}
+//	jars, err := lifecycle.JarDir("jars") // the only directory jars are read from
+//	if err != nil {
+//		return err
+//	}
+//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: c, Jars: jars}, Store: store, Name: "app/counter"}
 //	spec := lifecycle.JobSpec{
 //		Job:    lifecycle.JobTemplate{JarFile: "app-v2.jar", EntryClass: "com.example.App", Parallelism: 4},
 //		Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(6 * time.Hour)},

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -17,13 +18,28 @@ import (
 // the id Flink gave it. The cluster must run with web.submit.enable. It is
 // never retried: a retry could leave two copies.
 //
+// It reads the file the caller names, in the directory the caller names
+// (a symbolic link out of that directory is refused): give it only paths
+// you trust. To read jars that others name (a spec, a custom resource),
+// open them in a directory of your choice (os.Root, or lifecycle.Jars,
+// which the lifecycle operations use) and call UploadJarReader. The file
+// must be a regular file; it is read up to its size when opened, and no
+// further.
+//
 // Flink REST: POST /jars/upload (1.5+)
 func (c *Client) UploadJar(ctx context.Context, file string) (JarID, error) {
 	name := filepath.Base(file)
 	if !strings.HasSuffix(name, ".jar") {
 		return "", invalidInput("jar file %q: Flink accepts only files whose name ends in .jar", file)
 	}
-	f, err := os.Open(file)
+	// Opened in its own directory, non-blocking: a FIFO is refused below
+	// rather than waited on.
+	root, err := os.OpenRoot(filepath.Dir(file))
+	if err != nil {
+		return "", invalidInput("jar file: %v", err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", invalidInput("jar file: %v", err)
 	}
@@ -35,11 +51,13 @@ func (c *Client) UploadJar(ctx context.Context, file string) (JarID, error) {
 	if !st.Mode().IsRegular() {
 		return "", invalidInput("jar file %q is not a regular file", file)
 	}
-	return c.UploadJarReader(ctx, name, f)
+	return c.UploadJarReader(ctx, name, io.LimitReader(f, st.Size()))
 }
 
 // UploadJarReader uploads a jar read from r under the file name name, which
-// must end in ".jar". It is never retried.
+// must end in ".jar". It is never retried. The whole of r is sent (and
+// held in memory while sent): bound it (io.LimitReader) when it may be
+// large.
 //
 // Flink REST: POST /jars/upload (1.5+)
 func (c *Client) UploadJarReader(ctx context.Context, name string, r io.Reader) (JarID, error) {

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,6 +156,41 @@ func TestUploadJarSendsMultipart(t *testing.T) {
 	}
 	if _, err := c.UploadJar(context.Background(), dir); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("uploading a directory: %v", err)
+	}
+
+	// A FIFO is refused at once (its open does not wait for a writer),
+	// and so is a symbolic link out of the named directory: nothing sent.
+	calls := mt.GetCallCountInfo()["POST "+testBase+"/jars/upload"]
+	if err := syscall.Mkfifo(dir+"/fifo.jar", 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("my-job.jar", dir+"/link.jar"); err != nil {
+		t.Fatal(err)
+	}
+	sub := dir + "/sub"
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../my-job.jar", sub+"/out.jar"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{dir + "/fifo.jar", sub + "/out.jar"} {
+		done := make(chan error, 1)
+		go func() { _, err := c.UploadJar(context.Background(), bad); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("uploading %s: %v; want ErrInvalidInput", bad, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("uploading %s did not return", bad)
+		}
+	}
+	if n := mt.GetCallCountInfo()["POST "+testBase+"/jars/upload"]; n != calls {
+		t.Fatalf("%d uploads sent; want none more", n-calls)
+	}
+	if _, err := c.UploadJar(context.Background(), dir+"/link.jar"); err != nil {
+		t.Fatalf("a link inside the directory: %v", err)
 	}
 }
 

@@ -24,7 +24,9 @@ var _ API = (*flinkapi.Client)(nil)
 // timing, the clock, where to report, and where savepoints go. Build it
 // once and embed it in each operation:
 //
-//	env := lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: time.Second}}
+//	jars, err := lifecycle.JarDir("/opt/flink/usrlib") // where jars may be read
+//	...
+//	env := lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: time.Second}, Jars: jars}
 //	op := &lifecycle.Upgrade{Env: env, Job: id, JarFile: "app.jar"}
 //
 // The operations learn the cluster's Flink version from the client when
@@ -52,6 +54,11 @@ type Env struct {
 	TargetDirectory string
 	// FormatType is the savepoint format; empty: Flink's default.
 	FormatType flinkapi.FormatType
+	// Jars is where the jar files the specs and operations name are read
+	// from (JarDir, JarFS); nil: none is, and a JarFile to read is
+	// refused with ErrInvalidSpec. Jobs started from an uploaded JarID or
+	// by a Deployer need none.
+	Jars *Jars
 }
 
 // SavepointAPI is the part of the Flink REST client that takes savepoints
@@ -78,10 +85,10 @@ type StopAPI interface {
 	JobAPI
 }
 
-// SubmitAPI is what Submit needs: uploading a jar, running it, and looking
+// SubmitAPI is what Submit needs: uploading a jar (read from Env.Jars), running it, and looking
 // the job up before submitting again.
 type SubmitAPI interface {
-	UploadJar(ctx context.Context, file string) (flinkapi.JarID, error)
+	JarUploader
 	RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error)
 	Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error)
 	JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error)

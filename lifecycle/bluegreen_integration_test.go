@@ -82,7 +82,7 @@ func TestRealBlueGreen(t *testing.T) {
 		return flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass,
 			ProgramArgs: []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--checkpoint-interval", "300", "--name", "bluegreen"}}
 	}
-	env := lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond, Submit: 2 * time.Minute, Savepoint: 2 * time.Minute}}
+	env := lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond, Submit: 2 * time.Minute, Savepoint: 2 * time.Minute}, Jars: testJars()}
 	out1, out2, out3 := cluster.OutDir("bluegreen-1"), cluster.OutDir("bluegreen-2"), cluster.OutDir("bluegreen-3")
 
 	var p lifecycle.Progress

@@ -175,7 +175,7 @@ func (b *BlueGreen) stepPreflight(ctx context.Context, p *Progress, now time.Tim
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
 	}
-	f := &preflightRun{client: b.oldAPI, pol: b.Preflight, job: b.Job, jarID: b.JarID, jarFile: b.JarFile, run: b.Run,
+	f := &preflightRun{client: b.oldAPI, pol: b.Preflight, job: b.Job, jarID: b.JarID, jarFile: b.JarFile, jars: b.Jars, run: b.Run,
 		timing: b.Timing, beside: true}
 	more, err := f.read(ctx, p)
 	switch {

@@ -2,14 +2,9 @@ package lifecycle
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -151,7 +146,15 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		st.Settled = false
 		return Result{RequeueAfter: c.poll()}, err
 	}
-	spec = c.withDigest(spec.effective(st), st)
+	spec, err := c.withDigest(ctx, spec.effective(st), st)
+	if errors.Is(err, ErrInvalidSpec) {
+		c.set(st, st.State, ReasonInvalidSpec, err.Error())
+		st.Settled = false
+		return Result{RequeueAfter: c.poll()}, err
+	}
+	if err != nil {
+		return Result{RequeueAfter: c.poll()}, err
+	}
 	api, s, err := c.recordedAPI(st)
 	if err != nil {
 		return Result{RequeueAfter: c.retry()}, err
@@ -205,7 +208,14 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 		return Plan{Situation: situationOf(spec, &st, Observation{}), State: st.State, Reason: ReasonInvalidSpec,
 			Blocked: err.Error(), Message: err.Error(), Verdict: VerdictInvalid}, nil
 	}
-	spec = c.withDigest(spec.effective(&st), &st)
+	spec, err := c.withDigest(ctx, spec.effective(&st), &st)
+	if errors.Is(err, ErrInvalidSpec) {
+		return Plan{Situation: situationOf(spec, &st, Observation{}), State: st.State, Reason: ReasonInvalidSpec,
+			Blocked: err.Error(), Message: err.Error()}, nil
+	}
+	if err != nil {
+		return Plan{}, err
+	}
 	api, s, err := c.recordedAPI(&st)
 	if err != nil {
 		return Plan{}, err
@@ -615,20 +625,30 @@ func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
 }
 
 // withDigest is spec with the digest of its jar file's content, read
-// when the file changed since it was last read; a file that cannot be
-// read keeps the digest of the deployed template of the same file.
-func (c *Controller) withDigest(spec JobSpec, st *JobStatus) JobSpec {
+// from Env.Jars when the file changed since it was last read; a file
+// that does not exist keeps the digest of the deployed template of the
+// same file. A file Jars refuses is an error matching ErrInvalidSpec,
+// returned before any of it is read; a context that ends during the read
+// is its error.
+func (c *Controller) withDigest(ctx context.Context, spec JobSpec, st *JobStatus) (JobSpec, error) {
 	t := &spec.Job
 	if t.JarFile == "" || t.JarID != "" || c.Deployer != nil {
-		return spec
+		return spec, nil
 	}
-	digest := jarDigest
+	digest := c.Jars.digest
 	if c.Shared != nil {
-		digest = c.Shared.jarDigest
+		digest = func(ctx context.Context, file string) (string, error) { return c.Shared.jarDigest(ctx, c.Jars, file) }
 	}
-	d, err := digest(t.JarFile)
-	if err != nil && st.Deployed.JarFile == t.JarFile {
+	d, err := digest(ctx, t.JarFile)
+	switch {
+	case errors.Is(err, ErrInvalidSpec):
+		return spec, err
+	case err != nil && ctx.Err() != nil:
+		return spec, err
+	case err != nil && st.Deployed.JarFile == t.JarFile:
 		d = st.Deployed.JarDigest
+	case err != nil:
+		d = ""
 	}
 	// The spec may be stored in st: a copy of the caller's arguments, or
 	// the status's own when they are equal.
@@ -641,7 +661,7 @@ func (c *Controller) withDigest(spec JobSpec, st *JobStatus) JobSpec {
 		t.FlinkConfiguration = st.Deployed.FlinkConfiguration
 	}
 	t.JarDigest = d
-	return spec
+	return spec, nil
 }
 
 // retrying reports whether the spec asks for what it asked when the last
@@ -884,39 +904,4 @@ func (c *Controller) recordSavepoint(st *JobStatus, rec savepoint.Record) {
 	if rec.Time.After(st.Latest.Time) || st.Latest.Location == "" {
 		st.Latest = rec
 	}
-}
-
-// jarDigests caches the digests of jar files by path, size and
-// modification time, so that a Controller built anew for every call
-// reads a jar once per change.
-var jarDigests sync.Map // jarKey -> string
-
-type jarKey struct {
-	path string
-	size int64
-	mod  time.Time
-}
-
-// jarDigest is the SHA-256 of the file's content, hex-encoded.
-func jarDigest(path string) (string, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", err
-	}
-	k := jarKey{path: path, size: fi.Size(), mod: fi.ModTime()}
-	if d, ok := jarDigests.Load(k); ok {
-		return d.(string), nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	d := hex.EncodeToString(h.Sum(nil))
-	jarDigests.Store(k, d)
-	return d, nil
 }

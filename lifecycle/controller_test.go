@@ -24,6 +24,7 @@ type cluster struct {
 	c     *flinkapi.Client
 	store *MemoryStore
 	jar   string
+	jars  *Jars // the directory of jar
 	// resume sends the status through JSON after every call, as a
 	// caller that stores it and restarts.
 	resume bool
@@ -57,11 +58,11 @@ func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
 	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{t: t, srv: srv, c: c, store: &MemoryStore{}, jar: jar, resume: resume}
+	return &cluster{t: t, srv: srv, c: c, store: &MemoryStore{}, jar: jar, jars: jarsOf(t, jar), resume: resume}
 }
 
 func (k *cluster) controller() *Controller {
-	c := &Controller{Env: Env{Client: k.c, Clock: k.srv.Clock()}, Store: k.store, Name: "app/counter", PollInterval: 5 * time.Second,
+	c := &Controller{Env: Env{Client: k.c, Clock: k.srv.Clock(), Jars: k.jars}, Store: k.store, Name: "app/counter", PollInterval: 5 * time.Second,
 		RetryInterval: 20 * time.Second}
 	if k.deployer != nil {
 		c.Client, c.Deployer = nil, k.deployer

@@ -141,6 +141,7 @@ func TestConvergeNotEnoughSlots(t *testing.T) {
 	}
 
 	k = newCluster(t, false)
+	spec.Job.JarFile = k.jar
 	spec.Preflight.ElasticSlots = true
 	err = k.controller().Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil })
 	if !errors.As(err, &ae) || ae.Action != ActionDeploy || ae.Outcome != OutcomeJobFailed {

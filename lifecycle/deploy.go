@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -343,7 +344,7 @@ func (absentAPI) JobStatus(_ context.Context, id flinkapi.JobID) (flinkapi.JobSt
 	return "", absentJob(id)
 }
 func (absentAPI) CancelJob(_ context.Context, id flinkapi.JobID) error { return absentJob(id) }
-func (absentAPI) UploadJar(context.Context, string) (flinkapi.JarID, error) {
+func (absentAPI) UploadJarReader(context.Context, string, io.Reader) (flinkapi.JarID, error) {
 	return "", errNoCluster
 }
 func (absentAPI) RunJar(context.Context, flinkapi.JarID, flinkapi.RunJarRequest) (flinkapi.JobID, error) {

@@ -21,7 +21,9 @@
 // down with a final savepoint. A Kubernetes reconciler is a thin shell
 // around it:
 //
-//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: client}, Store: store, Name: req.String()}
+//	// jars: lifecycle.JarDir("/opt/flink/usrlib"), built once; see
+//	// "Where jars come from"
+//	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: client, Jars: jars}, Store: store, Name: req.String()}
 //	res, err := ctrl.Reconcile(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
 //	// store the status before anything else, whatever err is, then
 //	return ctrl.Result{RequeueAfter: res.RequeueAfter}, err
@@ -422,6 +424,23 @@
 // cause of Flink's exception (for a savepoint Flink cannot restore, its
 // message). With a Deployer, Submit (and Upgrade and Restart) start the job
 // in an application cluster of its own instead (see below).
+//
+// # Where jars come from
+//
+// A spec's JobTemplate.JarFile (and an operation's JarFile) is read only
+// through Env.Jars, the caller's choice: JarDir, a directory that no
+// name, "..", absolute path elsewhere or symbolic link may leave (Go's
+// os.Root), or JarFS, an fs.FS. A name outside it, anything but a
+// regular file (a device such as /dev/zero, a FIFO, a directory) or a
+// file larger than Jars.MaxSize (DefaultMaxJarSize) is refused with an
+// error matching ErrInvalidSpec that names the file and the source,
+// before a byte of it is read or sent: Reconcile reports it in the
+// status (Reason InvalidSpec) and stores no digest of it. Every read is
+// bounded and ends with its context; the type and size are checked on the
+// open file the digest or the upload then reads. Without Env.Jars no jar
+// file is read at all. Jobs started from an uploaded JarID, or by a
+// Deployer (whose JarFile names a file of the cluster's image), read
+// none.
 //
 // # Application clusters
 //

@@ -56,7 +56,7 @@ type SharedObservation struct {
 	list      []flinkapi.JobOverview      // the last overview read
 	index     map[flinkapi.JobID]int      // position in list by id, reused by every read
 	built     map[flinkapi.JobID]builtJob // observations built from list, kept while unchanged
-	jars      map[string]string           // jar digests by path, read since the overview was
+	jars      map[sharedJar]string        // jar digests by source and path, read since the overview was
 	spare     map[flinkapi.JobID]int      // the index before, reused by the next read
 	listed    bool                        // a read succeeded
 	watched   bool                        // Changes was called: reads note the changes
@@ -124,25 +124,32 @@ func sameEntry(a, b flinkapi.JobOverview) bool {
 	return a == b
 }
 
-// jarDigest is the digest of the jar at path (jarDigest), read at most
-// once per path between two reads of the overview: a jar rebuilt under
-// the same name is seen within MaxAge, as a job's change is.
-func (s *SharedObservation) jarDigest(path string) (string, error) {
+// sharedJar names a jar file in a source.
+type sharedJar struct {
+	jars *Jars
+	path string
+}
+
+// jarDigest is the digest of the jar at path in jars (Jars.digest), read
+// at most once per path between two reads of the overview: a jar rebuilt
+// under the same name is seen within MaxAge, as a job's change is.
+func (s *SharedObservation) jarDigest(ctx context.Context, jars *Jars, path string) (string, error) {
+	k := sharedJar{jars: jars, path: path}
 	s.mu.Lock()
-	d, ok := s.jars[path]
+	d, ok := s.jars[k]
 	s.mu.Unlock()
 	if ok {
 		return d, nil
 	}
-	d, err := jarDigest(path)
+	d, err := jars.digest(ctx, path)
 	if err != nil {
 		return "", err
 	}
 	s.mu.Lock()
 	if s.jars == nil {
-		s.jars = map[string]string{}
+		s.jars = map[sharedJar]string{}
 	}
-	s.jars[path] = d
+	s.jars[k] = d
 	s.mu.Unlock()
 	return d, nil
 }

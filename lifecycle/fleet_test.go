@@ -41,13 +41,14 @@ func newFleet(t testing.TB, n int, poll time.Duration) *fleet {
 		t.Fatal(err)
 	}
 	f := &fleet{srv: srv, c: c, shared: &SharedObservation{Client: c, Clock: srv.Clock()}}
+	jars := jarsOf(t, jar)
 	for i := range n {
 		f.specs = append(f.specs, JobSpec{
 			Job: JobTemplate{JarFile: jar, Args: []string{"--out", fmt.Sprintf("/out/%d", i), "--keys", "2", "--rate", "10", "--checkpoint-interval", "10000"},
 				FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}},
 			Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)},
 		})
-		f.ctrls = append(f.ctrls, &Controller{Env: Env{Client: c, Clock: srv.Clock()}, Name: fmt.Sprintf("fleet/job-%d", i),
+		f.ctrls = append(f.ctrls, &Controller{Env: Env{Client: c, Clock: srv.Clock(), Jars: jars}, Name: fmt.Sprintf("fleet/job-%d", i),
 			PollInterval: poll, Shared: f.shared})
 	}
 	f.sts = make([]JobStatus, n)
@@ -307,7 +308,7 @@ func TestSharedObservationJarRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Within the overview's MaxAge the jar is not read again.
-	if d, err := f.shared.jarDigest(jarFile); err != nil || d != digest {
+	if d, err := f.shared.jarDigest(context.Background(), f.ctrls[0].Jars, jarFile); err != nil || d != digest {
 		t.Fatalf("digest before the next overview read: %.12s, %v; want the cached %.12s", d, err, digest)
 	}
 	f.srv.Clock().Advance(DefaultSharedMaxAge)

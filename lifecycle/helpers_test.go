@@ -69,6 +69,16 @@ func writeJar(t *testing.T) string {
 	return f
 }
 
+// jarsOf is a Jars reading the directory of file.
+func jarsOf(tb testing.TB, file string) *Jars {
+	tb.Helper()
+	j, err := JarDir(filepath.Dir(file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j
+}
+
 // drive runs an operation to its end. With resume, after every Step the
 // Progress goes through JSON and a fresh operation is built, as by a caller
 // that restarts after each step. Waits move the server's clock.

@@ -42,12 +42,12 @@ func keepStableJar(st *JobStatus) {
 // the build its template names (digest), if it does not; empty: it
 // does, or nothing is known to compare (no digest, a jar id, a file that
 // cannot be read: the upload says so).
-func (r *replacer) jarChanged() string {
+func (r *replacer) jarChanged(ctx context.Context) string {
 	file := r.submit.JarFile
 	if r.digest == "" || r.submit.JarID != "" || file == "" || r.deployer != nil {
 		return ""
 	}
-	d, err := jarDigest(file)
+	d, err := r.submit.Jars.digest(ctx, file)
 	if err != nil || d == r.digest {
 		return ""
 	}

@@ -340,7 +340,7 @@ func TestImportSavepoint(t *testing.T) {
 	spec := k.spec("/out")
 	k.settle("deploy", spec)
 	// A savepoint of another job, as another operator took it.
-	k2 := &cluster{t: t, srv: k.srv, c: k.c, store: &MemoryStore{}, jar: k.jar, resume: true, name: "elsewhere/counter"}
+	k2 := &cluster{t: t, srv: k.srv, c: k.c, store: &MemoryStore{}, jar: k.jar, jars: k.jars, resume: true, name: "elsewhere/counter"}
 	k2.settle("the other job", k2.spec("/other"))
 	otherJob := k2.st.JobID
 	op, err := k.c.TriggerSavepoint(context.Background(), otherJob, flinkapi.SavepointRequest{})
@@ -370,7 +370,7 @@ func TestImportSavepoint(t *testing.T) {
 	if st.Latest.Location != loc || st.Latest.Reason != savepoint.ReasonImported || len(st.Savepoints.Records) != 1 {
 		t.Fatalf("imported: latest %+v, history %+v", st.Latest, st.Savepoints.Records)
 	}
-	k3 := &cluster{t: t, srv: k.srv, c: k.c, store: &MemoryStore{}, jar: k.jar, resume: true, st: st, name: "imported/counter"}
+	k3 := &cluster{t: t, srv: k.srv, c: k.c, store: &MemoryStore{}, jar: k.jar, jars: k.jars, resume: true, st: st, name: "imported/counter"}
 	k3.settle("deploy from the imported savepoint", k3.spec("/imported"))
 	if got := k3.job().RestoredFrom; got != loc {
 		t.Errorf("the deploy restored from %q, want the imported %s", got, loc)

@@ -169,7 +169,7 @@ func measureStable(tb testing.TB) (pollFigures, time.Duration) {
 	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	ctrl := &Controller{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Store: &MemoryStore{}, Name: "app/counter",
+	ctrl := &Controller{Env: Env{Client: e.c, Clock: e.srv.Clock(), Jars: jarsOf(tb, jar)}, Store: &MemoryStore{}, Name: "app/counter",
 		PollInterval: 30 * time.Second, RetryInterval: 20 * time.Second}
 	spec := JobSpec{Job: JobTemplate{JarFile: jar, Args: []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "10000"}},
 		Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)}}

@@ -140,7 +140,7 @@ func (r *replacer) stepPreflight(ctx context.Context, p *Progress, now time.Time
 
 // preflightRun is the preflight of r.
 func (r *replacer) preflightRun() *preflightRun {
-	return &preflightRun{client: r.client, pol: r.preflight, job: r.job, jarID: r.submit.JarID, jarFile: r.submit.JarFile, run: r.submit.Run,
+	return &preflightRun{client: r.client, pol: r.preflight, job: r.job, jarID: r.submit.JarID, jarFile: r.submit.JarFile, jars: r.submit.Jars, run: r.submit.Run,
 		timing: r.timing}
 }
 
@@ -154,6 +154,7 @@ type preflightRun struct {
 	job     flinkapi.JobID // the old job; empty: none
 	jarID   flinkapi.JarID // configured; empty: Progress.JarID, once JarFile is uploaded
 	jarFile string
+	jars    *Jars // where jarFile is read
 	run     flinkapi.RunJarRequest
 	timing  Timing
 	beside  bool
@@ -167,7 +168,7 @@ func (f *preflightRun) read(ctx context.Context, p *Progress) (bool, error) {
 	switch {
 	case p.JarID == "" && f.jarID == "":
 		var jar flinkapi.JarID
-		if jar, err = f.client.UploadJar(ctx, f.jarFile); err == nil {
+		if jar, err = f.jars.upload(ctx, f.client, f.jarFile); err == nil {
 			p.JarID = jar
 		}
 	case !pf.NewRead:

@@ -58,7 +58,7 @@ func TestRealCluster(t *testing.T) {
 
 	// Submit uploads the jar and starts the job with a recorded job id.
 	out1 := cluster.OutDir("lifecycle-first")
-	sub := run(t, "Submit", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1)}})
+	sub := run(t, "Submit", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing, Jars: testJars()}, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1)}})
 	job := sub.JobID
 	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= minCount })
 
@@ -262,7 +262,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 
 	// Deploy, then upgrade with a stop with savepoint to new arguments.
 	out1 := cluster.OutDir("upgrade-first")
-	first := run(t, "Deploy", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, FirstDeploy: true, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	first := run(t, "Deploy", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing, Jars: testJars()}, FirstDeploy: true, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out1), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= 20 })
 
 	// Five upgrades in a row, each timed; the counter continues across

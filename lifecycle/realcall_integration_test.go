@@ -5,6 +5,7 @@ package lifecycle_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,8 +42,19 @@ func sessionClient(t *testing.T, cluster *flinkfixture.Cluster) (*flinkfixture.C
 // realEnv is the Env of the real-cluster tests: the client, polled every
 // 200 ms.
 func realEnv(c *flinkapi.Client) lifecycle.Env {
-	return lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}}
+	return lifecycle.Env{Client: c, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}, Jars: testJars()}
 }
+
+// testJars reads the jars of the real-cluster tests, which name them by
+// absolute paths in the fixture's cache or the test's directory: all of
+// the file system (that jars stay in their root is tested with the fake).
+var testJars = sync.OnceValue(func() *lifecycle.Jars {
+	j, err := lifecycle.JarDir("/")
+	if err != nil {
+		panic(err)
+	}
+	return j
+})
 
 // realCall runs one Reconcile (or Delete) of spec on a real cluster,
 // stores the status as JSON and reads it back, as a caller that restarts

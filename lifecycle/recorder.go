@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -105,8 +106,8 @@ func (r *recorder) CancelJob(ctx context.Context, id flinkapi.JobID) error {
 	return err
 }
 
-func (r *recorder) UploadJar(ctx context.Context, file string) (flinkapi.JarID, error) {
-	id, err := r.API.UploadJar(ctx, file)
+func (r *recorder) UploadJarReader(ctx context.Context, name string, rd io.Reader) (flinkapi.JarID, error) {
+	id, err := r.API.UploadJarReader(ctx, name, rd)
 	r.note(err)
 	return id, err
 }

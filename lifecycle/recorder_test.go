@@ -3,9 +3,11 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -40,7 +42,9 @@ func TestRecorderRecordsEveryCall(t *testing.T) {
 		case reflect.TypeFor[flinkapi.ResourceRequirements]():
 			return reflect.ValueOf(flinkapi.ResourceRequirements{"b93d204074064b03a853367828fb3dfe": {LowerBound: 1, UpperBound: 2}})
 		case reflect.TypeFor[string]():
-			return reflect.ValueOf(writeJar(t))
+			return reflect.ValueOf("job.jar")
+		case reflect.TypeFor[io.Reader]():
+			return reflect.ValueOf(io.Reader(strings.NewReader("jar")))
 		case reflect.TypeFor[int]():
 			return reflect.ValueOf(1)
 		}

@@ -58,7 +58,7 @@ func TestRealClusterRescale(t *testing.T) {
 			}
 			out := cluster.OutDir("rescale-" + strings.ToLower(tc.name))
 			var sub lifecycle.Progress
-			if res, err := lifecycle.Run(ctx, &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out, 1)}}, &sub, nil); err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
+			if res, err := lifecycle.Run(ctx, &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing, Jars: testJars()}, JarFile: cluster.TestJobJar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out, 1)}}, &sub, nil); err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
 				t.Fatalf("submit: %+v, %v; %+v", res, err, sub)
 			}
 			before := flinkfixture.WaitCounts(t, ctx, out, keys, countsTimeout, func(_ string, n int64) bool { return n >= 120 })

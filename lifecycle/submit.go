@@ -21,7 +21,8 @@ type Submit struct {
 	// JarID is an uploaded jar to run. If empty, JarFile is uploaded once
 	// and its id recorded in Progress.JarID.
 	JarID flinkapi.JarID
-	// JarFile is the path of the jar file to upload when JarID is empty.
+	// JarFile is the path of the jar file to upload when JarID is empty,
+	// read from Env.Jars (see Jars: with none, it is refused).
 	JarFile string
 	// Run is the jar run request: entry class, arguments, parallelism,
 	// SavepointPath to restore from. Its JobID is ignored: Step chooses it,
@@ -161,7 +162,7 @@ func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
 }
 
 func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
-	jar, err := s.Client.UploadJar(ctx, s.JarFile)
+	jar, err := s.Jars.upload(ctx, s.Client, s.JarFile)
 	if err != nil {
 		if permanent(err) {
 			return finish(p, OutcomeSubmitFailed, "jar upload failed: "+errMessage(err))
@@ -305,7 +306,8 @@ func (s *Submit) stepFailureCause(ctx context.Context, api SubmitAPI, p *Progres
 // a 400 (that is not a duplicate job), invalid input, or a feature the
 // cluster lacks.
 func permanent(err error) bool {
-	return errors.Is(err, flinkapi.ErrBadRequest) || errors.Is(err, flinkapi.ErrInvalidInput) || errors.Is(err, flinkapi.ErrUnsupported)
+	return errors.Is(err, flinkapi.ErrBadRequest) || errors.Is(err, flinkapi.ErrInvalidInput) || errors.Is(err, flinkapi.ErrUnsupported) ||
+		errors.Is(err, ErrInvalidSpec) || errors.Is(err, errJarMissing)
 }
 
 // errWithCause is errMessage followed by the root cause of Flink's stack

@@ -70,14 +70,17 @@ func TestSubmit(t *testing.T) {
 				for _, f := range tt.faults {
 					e.inject(t, f)
 				}
-				jarFile := ""
+				jarFile, jars := "", (*Jars)(nil)
 				if tt.upload {
 					jarFile = writeJar(t)
+					jars = jarsOf(t, jarFile)
 				}
 				mk := func() Stepper {
 					s := &Submit{Env: Env{Client: e.c, Timing: Timing{Submit: time.Minute}, Clock: e.srv.Clock()}, JarFile: jarFile, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs(), SavepointPath: restoreFrom}}
 					if !tt.upload {
 						s.JarID = e.jar
+					} else {
+						s.Jars = jars
 					}
 					return s
 				}

@@ -505,7 +505,7 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 		p.Request = r.restore
 	}
 	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
-	if why := r.jarChanged(); why != "" {
+	if why := r.jarChanged(ctx); why != "" {
 		return finish(p, OutcomeJarChanged, why), nil
 	}
 	if r.checksJar() {

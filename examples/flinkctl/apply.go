@@ -26,7 +26,9 @@ type jobFile struct {
 }
 
 // readJobFile reads and validates the job file at path. A relative
-// jarFile is taken relative to the file's directory.
+// jarFile is taken relative to the file's directory. The jar is read
+// later, by the Controller, only from --jar-root (default: the job file's
+// directory).
 func readJobFile(path string) (string, lifecycle.JobSpec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -165,6 +167,9 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 	if err != nil {
 		return err
 	}
+	if err := a.useJars(filepath.Dir(file)); err != nil {
+		return err
+	}
 	a.resume = "flinkctl apply -f " + file
 	s, err := a.open(name)
 	if err != nil {
@@ -237,6 +242,9 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 func (a *app) plan(ctx context.Context, file string) error {
 	name, spec, err := readJobFile(file)
 	if err != nil {
+		return err
+	}
+	if err := a.useJars(filepath.Dir(file)); err != nil {
 		return err
 	}
 	s, err := a.open(name)
@@ -451,6 +459,14 @@ func (a *app) delete(ctx context.Context, name string) error {
 	defer s.unlock()
 	if !s.found {
 		return badInput("no job named %q in %s: apply it first (`flinkctl status` lists them)", name, a.state().root)
+	}
+	if j := s.d.Spec.Job.JarFile; j != "" {
+		// An action in flight may upload the jar apply named, from
+		// --jar-root or the directory apply read it from.
+		if err := a.useJars(filepath.Dir(j)); err != nil {
+			return err
+		}
+		s.ctrl.Jars = a.jars
 	}
 	c, ctrl, d := s.c, s.ctrl, s.d
 	out := a.printer()

@@ -51,6 +51,11 @@ type app struct {
 	caFile     string
 	clientCert string
 	clientKey  string
+	jarRoot    string
+
+	// jars is where the Controller reads jars (--jar-root, or the job
+	// file's directory); nil: none is read.
+	jars *lifecycle.Jars
 
 	// resume is the command line that resumes an interrupted command.
 	resume string
@@ -112,6 +117,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	f.StringVarP(&a.output, "output", "o", "text", "output format: text or json")
 	f.DurationVar(&a.timeout, "timeout", 15*time.Minute, "give up after this long (exit code 4); the stored progress stays")
 	f.DurationVar(&a.poll, "poll", time.Second, "how often a job or an operation is read while waiting")
+	f.StringVar(&a.jarRoot, "jar-root", "", "the only directory job files' jars are read from (default: the job file's directory); a jarFile outside it is refused")
 	f.StringVar(&a.user, "user", "", "user name of HTTP basic authentication; the password is read from $FLINK_PASSWORD")
 	f.StringVar(&a.caFile, "ca-file", os.Getenv("FLINK_CA_FILE"), "PEM file of the CA that signs the JobManager's REST certificate; default: the system's ($FLINK_CA_FILE)")
 	f.StringVar(&a.clientCert, "client-cert", os.Getenv("FLINK_CLIENT_CERT"), "PEM file of the client certificate the JobManager asks for, with --client-key ($FLINK_CLIENT_CERT)")
@@ -219,7 +225,22 @@ func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
 
 // env is the lifecycle.Env of the operations.
 func (a *app) env(c lifecycle.API) lifecycle.Env {
-	return lifecycle.Env{Client: c, Clock: a.clock, Timing: lifecycle.Timing{Poll: a.poll}}
+	return lifecycle.Env{Client: c, Clock: a.clock, Timing: lifecycle.Timing{Poll: a.poll}, Jars: a.jars}
+}
+
+// useJars makes the Controller read jars from --jar-root, or else from
+// dir.
+func (a *app) useJars(dir string) error {
+	root := a.jarRoot
+	if root == "" {
+		root = dir
+	}
+	j, err := lifecycle.JarDir(root)
+	if err != nil {
+		return badInput("--jar-root: %s", strings.TrimPrefix(err.Error(), "lifecycle: "))
+	}
+	a.jars = j
+	return nil
 }
 
 // now is the time on the app's clock.

@@ -646,3 +646,40 @@ func TestApplyPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyJarRoot: a job file's jar is read only from --jar-root, by
+// default the job file's directory: a jar elsewhere (by "..", by an
+// absolute path, by a symbolic link) is refused, exit 2, naming the jar
+// and the root; nothing is uploaded. With --jar-root over it, it is
+// deployed.
+func TestApplyJarRoot(t *testing.T) {
+	f := newFixture(t)
+	jobs := filepath.Join(f.dir, "jobs")
+	if err := os.Mkdir(jobs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../counter.jar", filepath.Join(jobs, "link.jar")); err != nil {
+		t.Fatal(err)
+	}
+	for _, jar := range []string{"../counter.jar", f.jar, "link.jar"} {
+		p := filepath.Join(jobs, "x.yaml")
+		if err := os.WriteFile(p, []byte("name: x\njob: {jarFile: "+jar+", args: [--out, /out/x]}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := f.run("apply", "-f", p)
+		wantCode(t, r, exitBadInput, jobs)
+		if !strings.Contains(r.stderr, "job.jarFile") {
+			t.Fatalf("stderr %q does not name the jar", r.stderr)
+		}
+		for _, req := range f.srv.Requests() {
+			if strings.HasPrefix(req.Path, "/jars") {
+				t.Fatalf("%s: request %s %s sent", jar, req.Method, req.Path)
+			}
+		}
+	}
+	p := filepath.Join(jobs, "x.yaml")
+	wantCode(t, f.run("--jar-root", f.dir, "apply", "-f", p, "--timeout", "1m"), exitOK, "")
+	if d := f.deployment("x"); d.Status.JarID == "" || d.Status.JarDigest == "" {
+		t.Fatalf("deployed with --jar-root: %+v", d.Status)
+	}
+}

@@ -108,7 +108,8 @@ type cenv struct {
 }
 
 func (e *cenv) controller() *lifecycle.Controller {
-	c := &lifecycle.Controller{Env: lifecycle.Env{Client: e.c, Clock: e.srv.Clock(), Timing: timing}, Store: e.store, Name: storeName,
+	jars, _ := lifecycle.JarDir(e.dir) // the directory of the jar; an error shows as the spec's
+	c := &lifecycle.Controller{Env: lifecycle.Env{Client: e.c, Clock: e.srv.Clock(), Timing: timing, Jars: jars}, Store: e.store, Name: storeName,
 		PollInterval: ctrlPoll, RetryInterval: ctrlRetry}
 	if e.app != nil {
 		c.Client, c.Deployer = nil, appDeployer{e.app}

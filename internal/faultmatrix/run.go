@@ -392,7 +392,8 @@ func (e *env) stages() []stage {
 		}}}
 	case OpSubmit:
 		return []stage{{name: "submit", mk: func() lifecycle.Stepper {
-			return &lifecycle.Submit{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock}, JarFile: e.jarFile, Run: newRun, JobID: newJob}
+			jars, _ := lifecycle.JarDir(filepath.Dir(e.jarFile)) // an error shows as the submission's
+			return &lifecycle.Submit{Env: lifecycle.Env{Client: e.c, Timing: e.timing, Clock: clock, Jars: jars}, JarFile: e.jarFile, Run: newRun, JobID: newJob}
 		}}}
 	case OpTeardown:
 		return []stage{teardown}

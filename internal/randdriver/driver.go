@@ -417,7 +417,8 @@ func (d *driver) call(ctx context.Context) {
 	d.newRequests() // the user's requests since the last call
 	before := d.status()
 	st := before
-	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: d.ctrlC, Clock: d.srv.Clock()}, Store: d.store, Name: storeName,
+	jars, _ := lifecycle.JarDir(d.dir) // the directory of the jar; an error shows as the spec's
+	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: d.ctrlC, Clock: d.srv.Clock(), Jars: jars}, Store: d.store, Name: storeName,
 		PollInterval: pollInterval, RetryInterval: retryInterval}
 	live := liveJobs(d.srv)
 	now := d.now()

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	controllerruntime "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -50,6 +51,7 @@ func run(args []string) error {
 		concurrent    = fs.Int("max-concurrent-reconciles", 4, "how many FlinkJobs are reconciled at the same time")
 		qps           = fs.Float64("flink-qps", 50, "requests per second to the JobManager at most, on average (with bursts of --flink-burst)")
 		burst         = fs.Int("flink-burst", 100, "requests to the JobManager at once above --flink-qps")
+		jarRoot       = fs.String("jar-root", defaultJarRoot, "the only directory the session FlinkJobs' jarFile may name a jar in (relative to it, or by an absolute path under it); anything else is refused; empty: no jar is read")
 		inFlight      = fs.Int("flink-concurrency", 4, "requests to the JobManager in flight at once at most (its rest.server.numThreads is 4 by default)")
 	)
 	config.RegisterFlags(fs) // --kubeconfig
@@ -82,6 +84,11 @@ func run(args []string) error {
 		return fmt.Errorf("--restore-points-configmap %q: %s", *restoreCM, strings.Join(errs, "; "))
 	}
 
+	jars, err := jarSource(*jarRoot, fs)
+	if err != nil {
+		return err
+	}
+
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -99,6 +106,9 @@ func run(args []string) error {
 		HealthProbeBindAddress: *probeAddr,
 		LeaderElection:         *leaderElect,
 		LeaderElectionID:       "flinkjob.flinkkit.dev",
+		// Only the Secrets and owned objects it manages, not every one of
+		// the cluster.
+		Cache: cache.Options{ByObject: controller.CacheByObject()},
 	})
 	if err != nil {
 		return fmt.Errorf("manager: %w", err)
@@ -116,6 +126,7 @@ func run(args []string) error {
 		RetryInterval: *retry,
 		Resync:        *resync,
 		Options:       controllerruntime.Options{MaxConcurrentReconciles: *concurrent},
+		Jars:          jars,
 	}
 	if err := setupSessions(mgr, r, *flinkURL, clientOpts, *poll, *concurrent); err != nil {
 		return err
@@ -130,6 +141,31 @@ func run(args []string) error {
 		return err
 	}
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// defaultJarRoot is --jar-root's default: where Flink's images keep a
+// job's jars, mounted into the operator's pod.
+const defaultJarRoot = "/opt/flink/usrlib"
+
+// jarSource is the Jars of --jar-root: none when it is empty, or when it
+// is the default and does not exist (logged: every session FlinkJob
+// naming a jarFile is then refused). A --jar-root set to a directory that
+// does not exist is an error.
+func jarSource(dir string, fs *flag.FlagSet) (*lifecycle.Jars, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "jar-root" })
+	jars, err := lifecycle.JarDir(dir)
+	switch {
+	case err != nil && set:
+		return nil, fmt.Errorf("--jar-root: %w", err)
+	case err != nil:
+		ctrl.Log.Info("no jar directory: every session FlinkJob that names a jarFile is refused; mount the jars there or set --jar-root", "jarRoot", dir, "error", err.Error())
+		return nil, nil
+	}
+	return jars, nil
 }
 
 // defaultSession is the client and shared overview of the default session

@@ -25,6 +25,8 @@ func TestRunBadFlags(t *testing.T) {
 		{[]string{"--flink-url", "http://localhost:8081", "--restore-points-configmap", "Not_A_Name"}, "--restore-points-configmap"},
 		{[]string{"--flink-url", "http://localhost:8081", "--max-concurrent-reconciles", "0"}, "--max-concurrent-reconciles"},
 		{[]string{"--no-such-flag"}, "no-such-flag"},
+		{[]string{"--jar-root", filepath.Join(file, "sub")}, "--jar-root"},
+		{[]string{"--jar-root", file}, "--jar-root"},
 	} {
 		err := run(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -18,6 +18,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -435,6 +437,7 @@ func TestAPIServerLeastPrivilege(t *testing.T) {
 		LeaseDuration:           ptr.To(2 * time.Second),
 		RenewDeadline:           ptr.To(1500 * time.Millisecond),
 		RetryPeriod:             ptr.To(200 * time.Millisecond),
+		Cache:                   cache.Options{ByObject: CacheByObject()}, // as cmd/operator
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -448,6 +451,20 @@ func TestAPIServerLeastPrivilege(t *testing.T) {
 		Timing:       lifecycle.Timing{Poll: 50 * time.Millisecond, Savepoint: 30 * time.Second, Stop: 30 * time.Second, Submit: 30 * time.Second},
 		PollInterval: 500 * time.Millisecond, RetryInterval: time.Second,
 		Options: controller.Options{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: 2},
+		Jars:    testJars(t),
+	}
+	// The FlinkSessionClusters' reconciler, and with it the watch of the
+	// labelled Secrets, as cmd/operator registers them.
+	r.Sessions = &SessionClusters{Client: fc, Options: []flinkapi.Option{flinkapi.WithRetryPolicy(flinkapi.NoRetry)}}
+	sr := &SessionClusterReconciler{Client: fc, Sessions: r.Sessions, Options: controller.Options{SkipNameValidation: ptr.To(true)}}
+	if err := sr.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	for name, lbl := range map[string]map[string]string{"labelled": {LabelSecret: "true"}, "unlabelled": nil} {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: lbl},
+			Data: map[string][]byte{"token": []byte("x")}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The cache holds every namespace's FlinkJobs (the ClusterRole's
 	// list and watch); the reconciler leaves those of other tests alone.
@@ -476,6 +493,21 @@ func TestAPIServerLeastPrivilege(t *testing.T) {
 		default:
 			return false
 		}
+	})
+
+	// The cache holds the labelled Secrets only, listed and watched with
+	// the ServiceAccount's rights.
+	eventually(t, "the labelled Secret in the cache", waitTimeout, func() bool {
+		var list corev1.SecretList
+		if err := mgr.GetCache().List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatalf("listing the cached Secrets: %v", err)
+		}
+		for _, s := range list.Items {
+			if s.Name != "labelled" {
+				t.Fatalf("the cache holds the Secret %s, which has no %s label", s.Name, LabelSecret)
+			}
+		}
+		return len(list.Items) == 1
 	})
 
 	app := h.appSpec()

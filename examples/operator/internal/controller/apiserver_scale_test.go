@@ -11,7 +11,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
@@ -68,6 +73,32 @@ func scaleJobs(t *testing.T) int {
 	return n
 }
 
+// scaleOthers creates FLINKKIT_SCALE_OTHERS (default 0) Secrets and as
+// many ConfigMaps of 8 KiB each in ns, none of them the operator's, as
+// other applications have them; with FLINKKIT_SCALE_WIDE_CACHE=1 the
+// manager caches them all (wide), as before CacheByObject.
+func scaleOthers(t *testing.T, ns string) (int, bool) {
+	k := 0
+	if v := os.Getenv("FLINKKIT_SCALE_OTHERS"); v != "" {
+		var err error
+		if k, err = strconv.Atoi(v); err != nil || k < 0 {
+			t.Fatalf("FLINKKIT_SCALE_OTHERS=%q: want a number", v)
+		}
+	}
+	_, c := kube(t)
+	blob := make([]byte, 8<<10)
+	for i := range k {
+		meta := metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("other-%04d", i)}
+		if err := c.Create(context.Background(), &corev1.Secret{ObjectMeta: meta, Data: map[string][]byte{"key": blob}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: meta, BinaryData: map[string][]byte{"data": blob}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return k, os.Getenv("FLINKKIT_SCALE_WIDE_CACHE") == "1"
+}
+
 // TestAPIServerScale: one manager, MaxConcurrentReconciles 8, reconciles
 // many FlinkJobs on one flinktest JobManager through the real API server.
 // It measures the reconcile latency while the jobs are deployed and at
@@ -81,12 +112,23 @@ func TestAPIServerScale(t *testing.T) {
 	const poll = 5 * time.Second
 	srv, flink := realTimeFlink(t, flinktest.WithSlots(n))
 	ns := namespace(t)
+	others, wide := scaleOthers(t, ns)
 	timed := &timedReconciler{}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	m := startManager(t, managerConfig{ns: ns, flink: flink, concurrent: 8, poll: poll, retry: 2 * time.Second,
-		wrap: func(r reconcile.Reconciler) reconcile.Reconciler { timed.Reconciler = r; return timed }})
+	m := startManager(t, managerConfig{ns: ns, flink: flink, concurrent: 8, poll: poll, retry: 2 * time.Second, wideCache: wide,
+		wrap: func(r reconcile.Reconciler) reconcile.Reconciler {
+			// The session clusters' Secret watch, as cmd/operator has it.
+			r.(*FlinkJobReconciler).Sessions = &SessionClusters{Client: r.(*FlinkJobReconciler).Client}
+			timed.Reconciler = r
+			return timed
+		},
+		setup: func(mgr ctrl.Manager, r *FlinkJobReconciler) error {
+			sr := &SessionClusterReconciler{Client: mgr.GetClient(), Sessions: r.Sessions,
+				Options: controller.Options{SkipNameValidation: ptr.To(true)}}
+			return sr.SetupWithManager(mgr)
+		}})
 
 	jar := counterJar(t)
 	start := time.Now()
@@ -137,8 +179,8 @@ func TestAPIServerScale(t *testing.T) {
 	t.Logf("at rest over %v: %d reconciles (%.2f per job per poll interval), %d REST requests (%.2f per job per poll interval), %d API-server writes (%.2f per job per minute)",
 		window, reconciles, float64(reconciles)/float64(n)/float64(window/poll), requests, perPoll, writes,
 		float64(writes)/float64(n)/window.Minutes())
-	t.Logf("heap in use after GC: %.1f MiB before the manager started, %.1f MiB at rest (manager, its cache, flinktest with %d jobs); %d goroutines",
-		float64(before.HeapInuse)/(1<<20), float64(after.HeapInuse)/(1<<20), n, runtime.NumGoroutine())
+	t.Logf("heap in use after GC: %.1f MiB before the manager started, %.1f MiB at rest (manager, its cache, flinktest with %d jobs; %d Secrets and %d ConfigMaps of others in the namespace, wide cache %v); %d goroutines",
+		float64(before.HeapInuse)/(1<<20), float64(after.HeapInuse)/(1<<20), n, others, others, wide, runtime.NumGoroutine())
 
 	if writes != 0 {
 		t.Errorf("%d API-server writes at rest, want none", writes)

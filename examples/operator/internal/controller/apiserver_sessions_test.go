@@ -348,7 +348,7 @@ func TestAPIServerSessionClusterSecrets(t *testing.T) {
 		t.Errorf("without its Secrets: Reachable %+v, want False, %s, naming flink-ca", c, ReasonSessionClusterInvalid)
 	}
 	secret := func(name string, data map[string][]byte) *corev1.Secret {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.key.Namespace, Name: name}, Data: data}
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: h.key.Namespace, Name: name, Labels: map[string]string{LabelSecret: "true"}}, Data: data}
 		if err := h.k8s.Create(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -476,7 +476,7 @@ func TestAPIServerSessionSecretWatched(t *testing.T) {
 	srv2, _ := realTimeFlink(t, flinktest.WithSeed(2))
 	front, ca := tokenProxy(t, srv2.URL)
 	for name, data := range map[string]map[string][]byte{"flink-ca": {"ca.crt": ca}, "flink-token": {"token": []byte("wrong")}} {
-		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}); err != nil {
+		if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{LabelSecret: "true"}}, Data: data}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -50,6 +51,7 @@ var apiServer struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	os.RemoveAll(testJarRoot())
 	if apiServer.env != nil {
 		if err := apiServer.env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stopping the API server:", err)
@@ -207,6 +209,11 @@ type managerConfig struct {
 	// (the watch of the overview).
 	shared *lifecycle.SharedObservation
 	resync time.Duration
+	// logger, if set, is the manager's logger (and its reconcilers').
+	logger *logr.Logger
+	// wideCache caches every Secret, ConfigMap, Service and Deployment
+	// of the namespace, as the operator did before CacheByObject.
+	wideCache bool
 	// wrap, if set, wraps the reconciler the manager runs.
 	wrap func(reconcile.Reconciler) reconcile.Reconciler
 	// setup, if set, registers more with the manager before it starts.
@@ -223,7 +230,13 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// The namespaces of other tests keep their FlinkJobs.
-		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{mc.ns: {}}},
+		Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{mc.ns: {}}, ByObject: CacheByObject()},
+	}
+	if mc.wideCache {
+		opts.Cache.ByObject = nil
+	}
+	if mc.logger != nil {
+		opts.Logger = *mc.logger
 	}
 	if mc.ns == "" {
 		t.Fatal("startManager: no namespace")
@@ -255,6 +268,7 @@ func startManager(t testing.TB, mc managerConfig) *testManager {
 		Timing:       lifecycle.Timing{Poll: 50 * time.Millisecond, Savepoint: 30 * time.Second, Stop: 30 * time.Second, Submit: 30 * time.Second},
 		PollInterval: mc.poll, RetryInterval: mc.retry, Shared: mc.shared, Resync: mc.resync,
 		Options: controller.Options{SkipNameValidation: ptr.To(true), MaxConcurrentReconciles: max(mc.concurrent, 1)},
+		Jars:    testJars(t),
 	}
 	if mc.recorder {
 		r.Recorder = mgr.GetEventRecorder("flinkjob-controller")

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,24 @@ func (r *FlinkJobReconciler) reportFailure(job *v1alpha1.FlinkJob, before *lifec
 	// The note is a format: the cause goes in as an argument, never as
 	// the format itself.
 	r.event(job, corev1.EventTypeWarning, ReasonJobException, "Observe", "%s", truncate(note, maxEventNote))
+}
+
+// ReasonJarRefused is the reason of the Warning event of a spec whose
+// jarFile is outside --jar-root, not a regular file, or too large:
+// nothing of it was read or uploaded.
+const ReasonJarRefused = "JarRefused"
+
+// reportInvalid emits one Warning event, JarRefused, when a reconcile
+// stored a new refusal of the spec's jar (err matching
+// lifecycle.ErrJarRefused, a status message other than before's). Other
+// invalid specs show in the Ready condition only.
+func (r *FlinkJobReconciler) reportInvalid(job *v1alpha1.FlinkJob, before *lifecycle.JobStatus, err error) {
+	st := &job.Status.JobStatus
+	if !errors.Is(err, lifecycle.ErrJarRefused) || st.Reason != lifecycle.ReasonInvalidSpec ||
+		before.Reason == st.Reason && before.Message == st.Message {
+		return
+	}
+	r.event(job, corev1.EventTypeWarning, ReasonJarRefused, "Validate", "%s", truncate(st.Message, maxEventNote))
 }
 
 // newFailure reports whether after records a failure that before did not.

@@ -37,7 +37,8 @@ func Example() {
 	scheme := runtime.NewScheme()
 	_ = v1alpha1.AddToScheme(scheme)
 	k8s := fake.NewClientBuilder().WithScheme(scheme).WithStatusSubresource(&v1alpha1.FlinkJob{}).Build()
-	r := &controller.FlinkJobReconciler{Client: k8s, Flink: flink, Clock: srv.Clock()}
+	jars, _ := lifecycle.JarDir(dir) // the only directory jars are read from (--jar-root)
+	r := &controller.FlinkJobReconciler{Client: k8s, Flink: flink, Clock: srv.Clock(), Jars: jars}
 
 	key := types.NamespacedName{Namespace: "default", Name: "counter"}
 	_ = k8s.Create(ctx, &v1alpha1.FlinkJob{

@@ -92,6 +92,13 @@ type FlinkJobReconciler struct {
 	// every PollInterval (lifecycle.Controller.Resync); its schedules
 	// (savepoints) requeue it when due. 0: no watch.
 	Resync time.Duration
+	// Jars is where the session FlinkJobs' jarFile is read from
+	// (lifecycle.JarDir of the operator's --jar-root): a jarFile outside
+	// it, anything but a regular file or a jar too large is refused
+	// (Ready: InvalidSpec, a Warning event JarRefused) before anything is
+	// read or uploaded; nil: none is read. The Application mode's jarFile
+	// names a file of the cluster's image, never read here.
+	Jars *lifecycle.Jars
 	// Options configure the controller SetupWithManager registers, such
 	// as MaxConcurrentReconciles (default 1: one FlinkJob at a time).
 	Options controller.Options
@@ -167,6 +174,7 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		observeSavepoint(&before.Progress, &job.Status.Progress, now)
 		r.reportFailure(&job, &before.JobStatus)
+		r.reportInvalid(&job, &before.JobStatus, err)
 	}
 	report := r.onTransition(&job)
 	for _, t := range pending {
@@ -202,7 +210,7 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 // application clusters, through whose clients it reads the job.
 func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.FlinkJob, flink lifecycle.API, shared *lifecycle.SharedObservation) *lifecycle.Controller {
 	c := &lifecycle.Controller{
-		Env: lifecycle.Env{Client: flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job),
+		Env: lifecycle.Env{Client: flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job), Jars: r.Jars,
 			Logger: slog.New(logr.ToSlogHandler(log.FromContext(ctx)))},
 		Store: r.Store, Name: job.Namespace + "/" + job.Name, PollInterval: r.PollInterval, RetryInterval: r.RetryInterval,
 		Resync: r.Resync,

@@ -65,14 +65,43 @@ func newHarness(t *testing.T, opts ...flinktest.Option) *harness {
 		Client: &recordingClient{Client: h.k8s, log: h.status}, Flink: flink, Recorder: h.events, Store: h.store, Clock: srv.Clock(),
 		Shared: &lifecycle.SharedObservation{Client: flink, Clock: srv.Clock(), MaxAge: 5 * time.Second},
 		Timing: lifecycle.Timing{Poll: time.Second}, PollInterval: 10 * time.Second, RetryInterval: time.Minute,
+		Jars: testJars(t),
 	}
 	return h
 }
 
-// counterJar writes a jar of flinktest's counter job.
+// testJarRoot is the tests' --jar-root: every counterJar is in a
+// directory of its own under it.
+var testJarRoot = sync.OnceValue(func() string {
+	dir, err := os.MkdirTemp("", "operator-jars-")
+	if err != nil {
+		panic(err)
+	}
+	return dir
+})
+
+// testJars is the reconcilers' Jars: testJarRoot.
+func testJars(t testing.TB) *lifecycle.Jars { return jarsIn(t, testJarRoot()) }
+
+// jarsIn is the Jars of dir.
+func jarsIn(t testing.TB, dir string) *lifecycle.Jars {
+	t.Helper()
+	j, err := lifecycle.JarDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// counterJar writes a jar of flinktest's counter job under testJarRoot.
 func counterJar(t testing.TB) string {
 	t.Helper()
-	jar := filepath.Join(t.TempDir(), "counter.jar")
+	dir, err := os.MkdirTemp(testJarRoot(), "jar-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	jar := filepath.Join(dir, "counter.jar")
 	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,7 @@ func TestRealCluster(t *testing.T) {
 		Shared:       &lifecycle.SharedObservation{Client: flink, MaxAge: 500 * time.Millisecond},
 		Timing:       lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute},
 		PollInterval: time.Second, RetryInterval: 5 * time.Second,
+		Jars: jarsIn(t, filepath.Dir(cluster.TestJobJar)),
 	}
 	key := types.NamespacedName{Namespace: namespace(t), Name: "counter"}
 	const keys = 3

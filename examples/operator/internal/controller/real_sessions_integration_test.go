@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -61,6 +62,7 @@ func TestRealSessionClusters(t *testing.T) {
 		Shared:       &lifecycle.SharedObservation{Client: flink1, MaxAge: 500 * time.Millisecond},
 		Timing:       lifecycle.Timing{Poll: 200 * time.Millisecond, Savepoint: 2 * time.Minute, Stop: time.Minute, Submit: 2 * time.Minute},
 		PollInterval: time.Second, RetryInterval: 5 * time.Second,
+		Jars: jarsIn(t, filepath.Dir(first.TestJobJar)),
 	}
 	ns := namespace(t)
 	hk := v1alpha1.Housekeeping{Interval: policy.Duration(10 * time.Minute), JarGrace: policy.Duration(time.Millisecond),

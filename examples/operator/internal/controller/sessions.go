@@ -171,7 +171,7 @@ func (s *SessionClusters) clientOptions(ctx context.Context, sc *v1alpha1.FlinkS
 		var sec corev1.Secret
 		if err := s.Client.Get(ctx, types.NamespacedName{Namespace: sc.Namespace, Name: name}, &sec); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, &sessionError{ReasonSessionClusterInvalid, fmt.Sprintf("FlinkSessionCluster %s: Secret %q not found", sc.Name, name)}
+				return nil, &sessionError{ReasonSessionClusterInvalid, fmt.Sprintf("FlinkSessionCluster %s: Secret %q not found (the operator reads only Secrets labelled %s: \"true\")", sc.Name, name, LabelSecret)}
 			}
 			return nil, err
 		}

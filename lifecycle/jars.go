@@ -1,0 +1,356 @@
+package lifecycle
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// DefaultMaxJarSize is the largest jar file Jars reads when its MaxSize
+// is 0: 512 MiB, larger than any job jar Flink's default
+// rest.client.max-content-length (100 MiB) lets through.
+const DefaultMaxJarSize int64 = 512 << 20
+
+// Jars is where the jar files a spec names (JobTemplate.JarFile,
+// Submit.JarFile and the other operations' JarFile) are read from: a
+// directory (JarDir) that no name, "..", absolute path or symbolic link
+// may leave, or a file system (JarFS). It is the caller's decision, not
+// the spec's author's: give the Controller of a spec anyone may write the
+// directory of the jars they may run, and nothing more.
+//
+// A name outside the source, or anything but a regular file (a device, a
+// FIFO, a directory, a socket), or a file larger than MaxSize is refused
+// with an error matching ErrInvalidSpec that names the file and the
+// source, before a byte of it is read or sent; a name that does not
+// exist (yet) is an error that does not. Every read is bounded by
+// MaxSize and ends when its context ends. Each read opens the file once:
+// its type and size are checked on the open file, and the digest and the
+// upload read from it, so a file replaced between the check and the read
+// is not read.
+//
+// A nil *Jars reads no jar: every JarFile is refused (ErrInvalidSpec).
+// Env.Jars is nil unless set. A JarID (a jar uploaded by the caller) or a
+// Deployer (whose JarFile names a file of the cluster's image, which
+// nothing here reads) needs no Jars.
+//
+// A Jars holds no open file: build it once or at every call. The digests
+// of a JarDir's jars are kept for every JarDir of the same directory,
+// those of a JarFS's by the JarFS.
+type Jars struct {
+	// MaxSize is the largest jar file read, in bytes; 0:
+	// DefaultMaxJarSize.
+	MaxSize int64
+
+	dir     string   // JarDir's, absolute
+	fsys    fs.FS    // JarFS's
+	name    string   // the source, as errors name it
+	digests sync.Map // JarFS's: jarKey -> string
+}
+
+// dirDigests are the digests of JarDirs' jars.
+var dirDigests sync.Map // jarKey -> string
+
+func (j *Jars) cache() *sync.Map {
+	if j.fsys != nil {
+		return &j.digests
+	}
+	return &dirDigests
+}
+
+// JarDir is a Jars reading the files under dir, and only them. A JarFile
+// may name a file relative to dir ("app/job.jar") or by an absolute path
+// under dir ("/opt/flink/usrlib/app/job.jar", for dir
+// "/opt/flink/usrlib"); symbolic links are followed only while they stay
+// under dir, and only relative ones (os.Root refuses a link to an
+// absolute path, even one under dir).
+func JarDir(dir string) (*Jars, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle: jar directory %q: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle: jar directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("lifecycle: jar directory %s is not a directory", abs)
+	}
+	return &Jars{dir: abs, name: abs}, nil
+}
+
+// JarFS is a Jars reading the files of fsys, named by slash-separated
+// paths relative to its root (fs.ValidPath; a leading "/" is taken as
+// fsys's root). name says in errors which file system it is. The file
+// system decides where its files are: os.DirFS follows symbolic links out
+// of its directory, (*os.Root).FS does not; for a directory, prefer
+// JarDir.
+func JarFS(fsys fs.FS, name string) *Jars {
+	return &Jars{fsys: fsys, name: name}
+}
+
+// String is the source's name: JarDir's absolute directory or JarFS's
+// name.
+func (j *Jars) String() string {
+	if j == nil {
+		return "no jar source"
+	}
+	return j.name
+}
+
+func (j *Jars) maxSize() int64 {
+	if j.MaxSize > 0 {
+		return j.MaxSize
+	}
+	return DefaultMaxJarSize
+}
+
+// ErrJarRefused is matched, with ErrInvalidSpec, by the error of a jar
+// file that Jars does not read: outside its source, not a regular file,
+// too large, or no source at all.
+var ErrJarRefused = errors.New("jar file refused")
+
+// refuse is the error of a jar file the source does not give.
+func (j *Jars) refuse(file, why string) error {
+	return fmt.Errorf("%w: %w: job.jarFile %q %s %s", ErrInvalidSpec, ErrJarRefused, file, why, j.String())
+}
+
+// jarFile is a jar file opened in a source and checked: a regular file
+// of at most the source's MaxSize.
+type jarFile struct {
+	f    fs.File
+	name string // the path in the source
+	key  jarKey
+	max  int64
+}
+
+type jarKey struct {
+	dir  string // JarDir's
+	name string
+	size int64
+	mod  time.Time
+}
+
+// open opens file in the source and checks it, reading nothing of it.
+func (j *Jars) open(file string) (*jarFile, error) {
+	if j == nil {
+		return nil, fmt.Errorf("%w: %w: job.jarFile %q: no jar source is configured (Env.Jars), so no jar file is read", ErrInvalidSpec, ErrJarRefused, file)
+	}
+	name, err := j.local(file)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(name, ".jar") {
+		return nil, j.refuse(file, "does not end in .jar, as Flink requires; jars are read from")
+	}
+	var f fs.File
+	if j.fsys == nil {
+		f, err = openInDir(j.dir, name)
+	} else {
+		// An fs.FS opens without flags: look first, so that a FIFO is
+		// refused rather than opened; the open file is checked again.
+		var fi fs.FileInfo
+		if fi, err = fs.Stat(j.fsys, name); err == nil && !fi.Mode().IsRegular() {
+			return nil, j.refuse(file, "is not a regular file ("+fi.Mode().Type().String()+"); only regular files are read from")
+		}
+		if err == nil {
+			f, err = j.fsys.Open(name)
+		}
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %q in %s", errJarMissing, file, j.String())
+	}
+	if err != nil {
+		// A symbolic link out of the source, a denied permission, a loop.
+		return nil, j.refuse(file, "cannot be opened ("+openFailure(err)+") in")
+	}
+	testHookJarOpened(name)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lifecycle: jar file %q in %s: %w", file, j.String(), err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, j.refuse(file, "is not a regular file ("+fi.Mode().Type().String()+"); only regular files are read from")
+	}
+	if fi.Size() > j.maxSize() {
+		f.Close()
+		return nil, j.refuse(file, fmt.Sprintf("is %d bytes, more than the %d bytes jars may have in", fi.Size(), j.maxSize()))
+	}
+	return &jarFile{f: f, name: name, key: jarKey{dir: j.dir, name: name, size: fi.Size(), mod: fi.ModTime()}, max: j.maxSize()}, nil
+}
+
+// errJarMissing is matched by the error of a jar file that does not
+// exist: the upload fails, and the digest stays unknown until it does.
+var errJarMissing = errors.New("lifecycle: no such jar file")
+
+// openInDir opens name in dir, following no link out of it (os.Root),
+// non-blocking: the open of a FIFO returns at once, and is refused by
+// its caller, rather than wait for a writer.
+func openInDir(dir, name string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// testHookJarOpened is called between the open of a jar and its checks:
+// tests replace the file there.
+var testHookJarOpened = func(string) {}
+
+// openFailure is the cause of a failed open, without the path, which the
+// caller's message names.
+func openFailure(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err.Error()
+}
+
+// local is file's path in the source: relative, slash-separated, inside
+// it. A path that leaves it is refused.
+func (j *Jars) local(file string) (string, error) {
+	if file == "" || strings.ContainsRune(file, 0) {
+		return "", j.refuse(file, "is not a file name in")
+	}
+	if j.fsys == nil {
+		rel := file
+		if filepath.IsAbs(file) {
+			r, err := filepath.Rel(j.name, filepath.Clean(file))
+			if err != nil {
+				return "", j.refuse(file, "is outside")
+			}
+			rel = r
+		}
+		if !filepath.IsLocal(rel) {
+			return "", j.refuse(file, "is outside")
+		}
+		return filepath.ToSlash(filepath.Clean(rel)), nil
+	}
+	name := strings.TrimPrefix(file, "/")
+	if !fs.ValidPath(name) || name == "." {
+		return "", j.refuse(file, "is outside")
+	}
+	return name, nil
+}
+
+// copy reads the whole file into w, up to the size limit, stopping when
+// ctx ends.
+func (jf *jarFile) copy(ctx context.Context, w io.Writer) (int64, error) {
+	n, err := io.Copy(w, jf.reader(ctx))
+	if err == nil && n > jf.max {
+		err = fmt.Errorf("%w: %w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, ErrJarRefused, jf.name, jf.max)
+	}
+	return n, err
+}
+
+// reader reads the file up to one byte past the size limit, failing
+// with ctx's error once ctx ends.
+func (jf *jarFile) reader(ctx context.Context) io.Reader {
+	return &ctxReader{ctx: ctx, r: io.LimitReader(jf.f, jf.max+1)}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if len(p) > 1<<20 {
+		p = p[:1<<20]
+	}
+	return c.r.Read(p)
+}
+
+// digest is the SHA-256 of file's content, hex-encoded, read once per
+// change of the file (its name, size and modification time).
+func (j *Jars) digest(ctx context.Context, file string) (string, error) {
+	jf, err := j.open(file)
+	if err != nil {
+		return "", err
+	}
+	defer jf.f.Close()
+	if d, ok := j.cache().Load(jf.key); ok {
+		return d.(string), nil
+	}
+	h := sha256.New()
+	if _, err := jf.copy(ctx, h); err != nil {
+		return "", fmt.Errorf("lifecycle: reading jar file %q in %s: %w", file, j.String(), err)
+	}
+	d := hex.EncodeToString(h.Sum(nil))
+	j.cache().Store(jf.key, d)
+	return d, nil
+}
+
+// JarUploader is the part of the client that uploads a jar:
+// *flinkapi.Client.
+type JarUploader interface {
+	UploadJarReader(ctx context.Context, name string, r io.Reader) (flinkapi.JarID, error)
+}
+
+// upload uploads file through api, read from one open file of the
+// source; its digest is recorded as the file's, like digest's.
+func (j *Jars) upload(ctx context.Context, api JarUploader, file string) (flinkapi.JarID, error) {
+	jf, err := j.open(file)
+	if err != nil {
+		return "", err
+	}
+	defer jf.f.Close()
+	h := sha256.New()
+	lr := &limitCheck{r: io.TeeReader(jf.reader(ctx), h), max: jf.max, name: jf.name}
+	id, err := api.UploadJarReader(ctx, path.Base(jf.name), lr)
+	if lr.err != nil {
+		return id, lr.err
+	}
+	if err == nil && lr.eof {
+		j.cache().Store(jf.key, hex.EncodeToString(h.Sum(nil)))
+	}
+	return id, err
+}
+
+// limitCheck fails a read past max bytes.
+type limitCheck struct {
+	r    io.Reader
+	n    int64
+	max  int64
+	name string
+	eof  bool
+	err  error
+}
+
+func (l *limitCheck) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.n > l.max {
+		l.err = fmt.Errorf("%w: %w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, ErrJarRefused, l.name, l.max)
+		return 0, l.err
+	}
+	if err == io.EOF {
+		l.eof = true
+	} else if err != nil {
+		l.err = err
+	}
+	return n, err
+}
