@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -132,6 +133,35 @@ func TestCheckDetachedTouched(t *testing.T) {
 			}
 		})
 		if adopt {
+			b.none(DetachedTouched)
+		} else {
+			b.want(DetachedTouched)
+		}
+	}
+}
+
+// A status that takes a job running under a detached job's id is
+// counted while that job is the detached one; once a JobManager without
+// high availability forgot it and a run under its id started another
+// job, that job is the deployment's to take.
+func TestCheckDetachedRunAgain(t *testing.T) {
+	for _, rerun := range []bool{false, true} {
+		b := newBench(t)
+		id := b.run("")
+		b.advance(10 * time.Second)
+		j, _ := b.d.srv.Job(id)
+		b.d.detached[id], b.d.detachedRun[id], b.d.foreign[id] = true, j.Submitted, "detached"
+		if rerun {
+			b.d.srv.RestartJobManager(flinktest.RestartOptions{})
+			b.advance(time.Second)
+			if _, err := b.d.ctrlC.RunJar(b.ctx, b.jar, flinkapi.RunJarRequest{JobID: id, ProgramArgs: b.d.spec.Job.Args}); err != nil {
+				t.Fatal(err)
+			}
+			b.d.newRequests()
+		}
+		st := b.running(id)
+		b.call(st, st, func() {})
+		if rerun {
 			b.none(DetachedTouched)
 		} else {
 			b.want(DetachedTouched)
