@@ -52,7 +52,7 @@ var actions = map[JobAction]actionRow{
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Restart{Env: b.env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 				Latest: st.Latest, Store: c.storeFor(st), Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
-				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage}
+				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage, latestRanOn: latestRanOn(st)}
 		},
 		succeeded: func(_ *Controller, spec JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
 			st.Restarts = spec.Restart.CountRestart(st.Restarts, st.LastRestart, now)
@@ -385,6 +385,12 @@ func (c *Controller) setFailed(st *JobStatus, row actionRow, o Outcome) {
 func (c *Controller) adopt(st *JobStatus, now time.Time) {
 	p := &st.Progress
 	c.noteReplaced(st)
+	if st.JobID != p.NewJobID && c.Storage == nil && latestRanOn(st) && p.RestoreFrom != st.Latest.Location {
+		// The checkpoint recorded while the replaced job ran on is no
+		// restore point once another job is the deployment's: no later
+		// reading of the replaced job tells whether Flink discarded it.
+		st.Latest = newestRecord(st.Savepoints.Records)
+	}
 	if st.JobID != p.NewJobID {
 		st.Health, st.JobState = policy.HealthHistory{}, ""
 		if p.Outcome == OutcomeSucceeded {

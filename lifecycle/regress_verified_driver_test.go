@@ -1,0 +1,74 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// discardedStarts are the jobs the fake ran from a checkpoint it had
+// discarded (a start Flink refuses), and whether st's Latest names one.
+func discardedStarts(k *cluster) (runs []string, latest bool) {
+	removed := map[string]bool{}
+	for _, s := range k.srv.Snapshots() {
+		if s.Removed && !s.Savepoint {
+			removed[s.Location] = true
+		}
+	}
+	for _, r := range k.srv.Requests() {
+		if r.Route == "POST /jars/:jarid/run" && r.Status == 400 {
+			runs = append(runs, r.Path)
+		}
+	}
+	return runs, removed[k.st.Latest.Location]
+}
+
+// TestVerifiedDriverAdoptedCheckpointLostJob: a job started by hand
+// that retains its checkpoints is adopted; its latest checkpoint is
+// recorded as its newest state. The job runs on and completes others
+// (Flink discards that one), then a JobManager without high availability
+// forgets it. No reading shows which checkpoint the job retained last and
+// no Storage is set: the restart does not send a start from the recorded
+// checkpoint (which Flink would refuse), and once another job is the
+// deployment's, the recorded checkpoint is no longer its newest state.
+func TestVerifiedDriverAdoptedCheckpointLostJob(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	k.startByHand(spec, 10*time.Second)
+	spec.Adopt = userJob
+	k.until("adopt", spec, 5, func(st *JobStatus) bool { return st.JobID == userJob && st.Action == ActionAdopt })
+	recorded := k.st.Latest.Location
+	if recorded == "" {
+		t.Fatal("the adoption recorded no newest state")
+	}
+	k.srv.Clock().Advance(5 * time.Second) // later checkpoints subsume it
+	k.srv.RestartJobManager(flinktest.RestartOptions{})
+	k.srv.Clock().Advance(time.Second)
+	k.until("restart", spec, 100, func(st *JobStatus) bool {
+		return st.Action == ActionRestart && st.Progress.Done() && !st.InFlight()
+	})
+	for _, s := range k.srv.Snapshots() {
+		if s.Location == recorded && !s.Removed {
+			t.Fatalf("the recorded checkpoint %s was not discarded: the test shows nothing", recorded)
+		}
+	}
+	if runs, _ := discardedStarts(k); len(runs) > 0 {
+		t.Errorf("restart %s (%s): jobs run from a checkpoint Flink had discarded (refused): %v", k.st.Progress.Outcome, k.st.Progress.Reason, runs)
+	}
+	// A stateless update starts another job.
+	spec.Update.Mode = policy.UpgradeStateless
+	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	k.until("update", spec, 100, func(st *JobStatus) bool {
+		return st.JobID != userJob && st.JobID != "" && !st.InFlight() && st.JobState == flinkapi.JobRunning
+	})
+	runs, latest := discardedStarts(k)
+	if len(runs) > 0 {
+		t.Errorf("jobs run from a checkpoint Flink had discarded (refused): %v", runs)
+	}
+	if latest || k.st.Latest.Location == recorded {
+		t.Errorf("the status's newest state is still the discarded checkpoint %s", k.st.Latest.Location)
+	}
+}
