@@ -1,12 +1,14 @@
 package lifecycle
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // discardedStarts are the jobs the fake ran from a checkpoint it had
@@ -70,5 +72,39 @@ func TestVerifiedDriverAdoptedCheckpointLostJob(t *testing.T) {
 	}
 	if latest || k.st.Latest.Location == recorded {
 		t.Errorf("the status's newest state is still the discarded checkpoint %s", k.st.Latest.Location)
+	}
+}
+
+// TestVerifiedDriverDeleteWithoutJobKeepsLatest: a status that knows a
+// newest state (reused after a Delete, or a savepoint imported) deploys
+// a job the cluster has no slots for: the deploy is blocked and no job
+// runs. A Delete then finds nothing deployed, and still leaves the
+// status's newest state in the restore-point store, for a later deploy
+// under the name.
+func TestVerifiedDriverDeleteWithoutJobKeepsLatest(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Job.Parallelism = 5 // 4 slots
+	latest := savepoint.Record{Location: "file:/tmp/flinktest/savepoints/savepoint-000000-imported", Time: k.srv.Clock().Now().Add(-time.Minute),
+		Reason: savepoint.ReasonImported}
+	k.st = JobStatus{FormatVersion: FormatVersion, Latest: latest}
+	k.st.Savepoints = k.st.Savepoints.Add(latest)
+	k.until("blocked", spec, 50, func(st *JobStatus) bool {
+		return st.Action == ActionDeploy && st.Progress.Done() && st.Progress.Outcome == OutcomeBlocked
+	})
+	if k.st.JobID != "" || k.st.Latest.Location != latest.Location {
+		t.Fatalf("blocked deploy: job %q, latest %q", k.st.JobID, k.st.Latest.Location)
+	}
+	for range 20 {
+		if res := k.call(spec, true); res.Done {
+			break
+		}
+	}
+	if !k.st.Deleted {
+		t.Fatalf("not deleted: %s %s", k.st.Reason, k.st.Message)
+	}
+	rec, ok, err := k.store.Get(context.Background(), "app/counter")
+	if err != nil || !ok || rec.Location != latest.Location {
+		t.Errorf("the store holds %q (%v, %v) after the Delete, want the status's newest state %q", rec.Location, ok, err, latest.Location)
 	}
 }
