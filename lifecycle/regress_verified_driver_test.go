@@ -108,3 +108,37 @@ func TestVerifiedDriverDeleteWithoutJobKeepsLatest(t *testing.T) {
 		t.Errorf("the store holds %q (%v, %v) after the Delete, want the status's newest state %q", rec.Location, ok, err, latest.Location)
 	}
 }
+
+// TestVerifiedDriverFailoverAfterSavepoint: a savepoint of the job
+// completes, then its JobManager fails over (with high availability)
+// and recovers the job from its latest checkpoint, taken before the
+// savepoint: Flink never recovers a job from a savepoint. The job's
+// state since derives from that checkpoint (an exactly-once sink aborted
+// what the savepoint holds pending), so a last-state upgrade starts the
+// new job from it, not from the savepoint of the execution the job left.
+func TestVerifiedDriverFailoverAfterSavepoint(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "60000"}
+	spec.Update.Mode = policy.UpgradeLastState
+	k.settle("deploy", spec)
+	k.srv.Clock().Advance(65 * time.Second) // a checkpoint at 60 s
+	sp := k.savepointByHand(k.st.JobID)
+	rec := savepoint.Record{Location: sp, Time: k.srv.Clock().Now().Add(-5 * time.Second), JobID: k.st.JobID, Reason: savepoint.ReasonUser}
+	k.st.Savepoints = k.st.Savepoints.Add(rec)
+	k.st.Latest = rec
+	k.srv.RestartJobManager(flinktest.RestartOptions{HA: true})
+	k.srv.Clock().Advance(5 * time.Second)
+	recovered := k.job().Restored
+	if recovered == "" || recovered == sp {
+		t.Fatalf("the job recovered from %q", recovered)
+	}
+	old := k.st.JobID
+	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	k.until("upgrade", spec, 200, func(st *JobStatus) bool {
+		return st.JobID != old && !st.InFlight() && st.JobState == flinkapi.JobRunning
+	})
+	if got := k.job().RestoredFrom; got != recovered {
+		t.Errorf("upgraded from %q, want the checkpoint %q the job failed over to (not the savepoint %q of the execution it left)", got, recovered, sp)
+	}
+}
