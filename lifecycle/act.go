@@ -173,7 +173,7 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 	}
 	st.Action, st.Progress, st.RetryAt = a, Progress{}, time.Time{}
 	target.DeepCopyInto(&st.Target)
-	forgetDetached(st, a)
+	forgetDetached(st, a, c.Storage != nil)
 	if a == ActionDeploy {
 		st.Deleted = false // a status reused after a Delete: deployed anew
 	}
@@ -314,7 +314,8 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 // newest state of a job a suspend or teardown found ended.
 func (c *Controller) recordTaken(st *JobStatus) {
 	p := &st.Progress
-	if rec, ok := p.Record(); ok && rec.Location != "" {
+	rec, ok := p.Record()
+	if ok && rec.Location != "" {
 		c.recordSavepoint(st, rec)
 		if st.Action == ActionTeardown && rec.Location == teardownRecord(p).Location {
 			// A Delete's final savepoint is the job's newest state, also
@@ -322,10 +323,15 @@ func (c *Controller) recordTaken(st *JobStatus) {
 			// later time (the savepoint is timed from its trigger).
 			st.Latest = rec
 		}
-	} else if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
+	}
+	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
 		// A job that had ended: its newest state, a savepoint it ended
-		// with or its retained checkpoint, is its restore point.
-		c.recordSavepoint(st, teardownRecord(p))
+		// with or its retained checkpoint, is its restore point; also
+		// when a savepoint completed before the job failed while it
+		// stopped and its retained checkpoint is newer.
+		if cp := teardownRecord(p); cp.Location != rec.Location || !ok {
+			c.recordSavepoint(st, cp)
+		}
 	}
 }
 
@@ -440,6 +446,12 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 // latest savepoint is recorded. Without a store, the status says that
 // nothing keeps it.
 func (c *Controller) keepNewest(ctx context.Context, st *JobStatus) error {
+	if c.Storage == nil && latestRanOn(st) {
+		// A checkpoint recorded while the job ran on, which no reading
+		// of the teardown showed retained: no restore point for a later
+		// deploy (Flink discarded it once the next one completed).
+		st.Latest = newestRecord(st.Savepoints.Records)
+	}
 	if st.Latest.Location == "" {
 		return nil
 	}

@@ -142,3 +142,77 @@ func TestVerifiedDriverFailoverAfterSavepoint(t *testing.T) {
 		t.Errorf("upgraded from %q, want the checkpoint %q the job failed over to (not the savepoint %q of the execution it left)", got, recovered, sp)
 	}
 }
+
+// adoptRunning starts a job by hand that retains its checkpoints, adopts
+// it (its latest checkpoint becomes the status's newest state) and lets
+// it run on until Flink discarded that checkpoint. It returns the spec
+// and the checkpoint recorded.
+func adoptRunning(t *testing.T, k *cluster) (JobSpec, string) {
+	t.Helper()
+	spec := k.spec("/out")
+	k.startByHand(spec, 10*time.Second)
+	spec.Adopt = userJob
+	k.until("adopt", spec, 5, func(st *JobStatus) bool { return st.JobID == userJob && st.Action == ActionAdopt })
+	recorded := k.st.Latest.Location
+	if recorded == "" {
+		t.Fatal("the adoption recorded no newest state")
+	}
+	k.srv.Clock().Advance(5 * time.Second)
+	for _, s := range k.srv.Snapshots() {
+		if s.Location == recorded && !s.Removed {
+			t.Fatalf("the recorded checkpoint %s was not discarded: the test shows nothing", recorded)
+		}
+	}
+	return spec, recorded
+}
+
+// TestVerifiedDriverTeardownKeepsNoRanOnCheckpoint: an adopted job, whose
+// latest checkpoint the adoption recorded, runs on (Flink discards that
+// checkpoint) and is deleted under the Stateless mode: cancelled, its
+// checkpoints not read. The restore-point store does not get the
+// discarded checkpoint as the newest state for a later deploy.
+func TestVerifiedDriverTeardownKeepsNoRanOnCheckpoint(t *testing.T) {
+	k := newCluster(t, true)
+	spec, recorded := adoptRunning(t, k)
+	spec.Update.Mode = policy.UpgradeStateless
+	for range 50 {
+		if res := k.call(spec, true); res.Done {
+			break
+		}
+	}
+	if !k.st.Deleted {
+		t.Fatalf("not deleted: %s %s", k.st.Reason, k.st.Message)
+	}
+	if rec, ok, _ := k.store.Get(context.Background(), "app/counter"); ok && rec.Location == recorded {
+		t.Errorf("the store keeps the checkpoint %s Flink discarded as the newest state", recorded)
+	}
+	if k.st.Latest.Location == recorded {
+		t.Errorf("the status keeps the checkpoint %s Flink discarded as the newest state", recorded)
+	}
+}
+
+// TestVerifiedDriverDetachedRanOnCheckpoint: an adopted job, whose latest
+// checkpoint the adoption recorded, is detached by a Delete and runs on
+// (Flink discards that checkpoint). The deployment is created again
+// with the status stored before: its deploy starts a job of its own,
+// never from the detached job's discarded checkpoint.
+func TestVerifiedDriverDetachedRanOnCheckpoint(t *testing.T) {
+	k := newCluster(t, true)
+	spec, recorded := adoptRunning(t, k)
+	spec.OnDelete = DeleteDetach
+	if res := k.call(spec, true); !res.Done || k.st.Detached != userJob {
+		t.Fatalf("detach: %+v %s %s", res, k.st.Reason, k.st.Message)
+	}
+	k.srv.Clock().Advance(time.Minute)
+	spec.OnDelete, spec.Adopt = "", ""
+	spec.Update.AllowStartWithoutState = true
+	k.until("deploy", spec, 100, func(st *JobStatus) bool {
+		return st.Action == ActionDeploy && st.Progress.Done() && !st.InFlight()
+	})
+	if runs, _ := discardedStarts(k); len(runs) > 0 {
+		t.Errorf("deploy %s (%s): jobs run from a checkpoint Flink had discarded (refused): %v", k.st.Progress.Outcome, k.st.Progress.Reason, runs)
+	}
+	if k.st.Latest.Location == recorded {
+		t.Errorf("the status keeps the detached job's discarded checkpoint %s as the newest state", recorded)
+	}
+}
