@@ -216,3 +216,36 @@ func TestVerifiedDriverDetachedRanOnCheckpoint(t *testing.T) {
 		t.Errorf("the status keeps the detached job's discarded checkpoint %s as the newest state", recorded)
 	}
 }
+
+// TestVerifiedDriverSuspendFailedWhileStopping: a suspend's stop took
+// a savepoint, the job failed after it and ran on (Flink restarted it)
+// until it was cancelled; the suspend then read its retained checkpoint,
+// 6 s newer than the savepoint, as its restore point. That checkpoint is
+// the status's newest state (beside the savepoint in the history), and
+// the Delete that follows keeps it in the restore-point store.
+func TestVerifiedDriverSuspendFailedWhileStopping(t *testing.T) {
+	k := newCluster(t, true)
+	now := k.srv.Clock().Now()
+	job := flinkapi.JobID("0123456789abcdef0123456789abcdef")
+	sp, chk := "file:/tmp/flinktest/savepoints/savepoint-012345-0fd53d6f9885", "file:/tmp/flinktest/checkpoints/"+string(job)+"/chk-82"
+	k.st = JobStatus{FormatVersion: FormatVersion, JobID: job, JobState: flinkapi.JobCanceled, Action: ActionSuspend, Suspended: true,
+		Progress: Progress{Phase: PhaseDone, Outcome: OutcomeSucceeded, JobID: job, PreviousJobID: job, Location: sp,
+			Savepoint:   savepoint.Status{TriggerTime: now.Add(-time.Minute), Location: sp, JobID: job, Reason: savepoint.ReasonStop},
+			RestoreFrom: chk, RestoreKind: policy.KindCheckpoint,
+			Observed: Observed{Checkpoint: chk, CheckpointTime: now.Add(-54 * time.Second)}}}
+	k.controller().recordTaken(&k.st)
+	if k.st.Latest.Location != chk {
+		t.Fatalf("latest %q, want the retained checkpoint %q, newer than the savepoint %q", k.st.Latest.Location, chk, sp)
+	}
+	if !hasLocation(k.st.Savepoints.Records, sp) {
+		t.Errorf("the savepoint %q is not in the history %+v", sp, k.st.Savepoints.Records)
+	}
+	for range 10 {
+		if res := k.call(JobSpec{Job: k.spec("/out").Job}, true); res.Done {
+			break
+		}
+	}
+	if rec, ok, _ := k.store.Get(context.Background(), "app/counter"); !ok || rec.Location != chk {
+		t.Errorf("the store holds %q after the Delete, want the retained checkpoint %q", rec.Location, chk)
+	}
+}
