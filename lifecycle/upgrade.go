@@ -306,13 +306,14 @@ type replacer struct {
 	logger          *slog.Logger
 	// preflight, if set, checks the new job's plan and the cluster's
 	// slots before the old job is touched.
-	preflight   *PreflightPolicy
-	detached    flinkapi.JobID // Upgrade.detached
-	storage     Storage        // Upgrade.storage
-	latestRanOn bool           // Upgrade.latestRanOn
-	namespace   string         // Upgrade.namespace
-	digest      string         // Upgrade.digest
-	checkJar    bool           // Upgrade.checkJar
+	preflight *PreflightPolicy
+	detached  flinkapi.JobID // Upgrade.detached
+	storage   Storage        // Upgrade.storage
+	namespace string         // Upgrade.namespace
+	digest    string         // Upgrade.digest
+	checkJar  bool           // Upgrade.checkJar
+
+	latestRanOn bool // Upgrade.latestRanOn
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
