@@ -180,9 +180,10 @@ type driver struct {
 	// not), or left running by a Delete under DeleteDetach (detached).
 	foreign  map[flinkapi.JobID]string
 	detached map[flinkapi.JobID]bool
-	// detachedRun is when each detached job was submitted: a run under
-	// its id submitted at another time (once the detached job ended, or
-	// a JobManager without high availability forgot it) is another job.
+	// detachedRun is when each detached job was submitted by a jar run
+	// (submitted): a later jar run under its id (once the detached job
+	// ended, or a JobManager without high availability forgot it) started
+	// another job; a JobManager failover that recovers it does not.
 	detachedRun map[flinkapi.JobID]time.Time
 	// submitted is when each job id was last submitted (by a jar run):
 	// a JobManager failover recovers a job under its id, a run under an

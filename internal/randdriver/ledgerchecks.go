@@ -203,9 +203,8 @@ func (d *driver) checkDetached(st lifecycle.JobStatus, sent []flinktest.Request)
 
 // forgetEndedDetached forgets the detached jobs whose id now names
 // another job: the detached job ended or Flink forgot it (a JobManager
-// restart without high availability), and a run under its id (the
-// deployment's derived id, once re-created) started a job submitted at
-// another time. That job is not the detached one: the controller may
+// restart without high availability), and a jar run under its id (the
+// deployment's derived id, once re-created) started another job. That job is not the detached one: the controller may
 // take it for its own.
 func (d *driver) forgetEndedDetached() {
 	for id := range d.detached {
@@ -213,8 +212,8 @@ func (d *driver) forgetEndedDetached() {
 		if !ok {
 			continue // when it was submitted is not known: it stays detached
 		}
-		if j, known := d.srv.Job(id); !known || j.Submitted.Equal(run) {
-			continue // still the detached job, or no job under its id yet
+		if d.submitted[id].Equal(run) {
+			continue // no jar run under its id since: still the detached job
 		}
 		delete(d.detached, id)
 		delete(d.detachedRun, id)
