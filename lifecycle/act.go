@@ -58,7 +58,7 @@ var actions = map[JobAction]actionRow{
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Restart{Env: b.env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 				Latest: st.Latest, Store: c.storeFor(st), Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
-				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage}
+				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage, latestRanOn: latestRanOn(st)}
 		},
 		succeeded: func(_ *Controller, spec JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
 			st.Restarts = spec.Restart.CountRestart(st.Restarts, st.LastRestart, now)
@@ -205,7 +205,7 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 	}
 	st.Action, st.Progress, st.RetryAt = a, Progress{}, time.Time{}
 	target.DeepCopyInto(&st.Target)
-	forgetDetached(st, a)
+	forgetDetached(st, a, c.Storage != nil)
 	if a == ActionDeploy {
 		st.Deleted = false // a status reused after a Delete: deployed anew
 	}
@@ -352,7 +352,8 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 // newest state of a job a suspend or teardown found ended.
 func (c *Controller) recordTaken(st *JobStatus) {
 	p := &st.Progress
-	if rec, ok := p.Record(); ok && rec.Location != "" {
+	rec, ok := p.Record()
+	if ok && rec.Location != "" {
 		c.recordSavepoint(st, rec)
 		if st.Action == ActionTeardown && rec.Location == teardownRecord(p).Location {
 			// A Delete's final savepoint is the job's newest state, also
@@ -360,10 +361,15 @@ func (c *Controller) recordTaken(st *JobStatus) {
 			// later time (the savepoint is timed from its trigger).
 			st.Latest = rec
 		}
-	} else if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
+	}
+	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
 		// A job that had ended: its newest state, a savepoint it ended
-		// with or its retained checkpoint, is its restore point.
-		c.recordSavepoint(st, teardownRecord(p))
+		// with or its retained checkpoint, is its restore point; also
+		// when a savepoint completed before the job failed while it
+		// stopped and its retained checkpoint is newer.
+		if cp := teardownRecord(p); cp.Location != rec.Location || !ok {
+			c.recordSavepoint(st, cp)
+		}
 	}
 }
 
@@ -489,6 +495,12 @@ func situationLeft(st *JobStatus) Situation {
 func (c *Controller) adopt(st *JobStatus, now time.Time) {
 	p := &st.Progress
 	c.noteReplaced(st)
+	if st.JobID != p.NewJobID && c.Storage == nil && latestRanOn(st) && p.RestoreFrom != st.Latest.Location {
+		// The checkpoint recorded while the replaced job ran on is no
+		// restore point once another job is the deployment's: no later
+		// reading of the replaced job tells whether Flink discarded it.
+		st.Latest = newestRecord(st.Savepoints.Records)
+	}
 	if st.JobID != p.NewJobID {
 		// The new job earns stability of its own (JobStatus.StableJobID):
 		// Stable stays the job's that earned it, also in a status an
@@ -542,6 +554,12 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 // latest savepoint is recorded. Without a store, the status says that
 // nothing keeps it.
 func (c *Controller) keepNewest(ctx context.Context, st *JobStatus) error {
+	if c.Storage == nil && latestRanOn(st) {
+		// A checkpoint recorded while the job ran on, which no reading
+		// of the teardown showed retained: no restore point for a later
+		// deploy (Flink discarded it once the next one completed).
+		st.Latest = newestRecord(st.Savepoints.Records)
+	}
 	if st.Latest.Location == "" {
 		return nil
 	}

@@ -302,10 +302,16 @@ func (c *Controller) detach(spec JobSpec, st *JobStatus) (Result, error) {
 
 // forgetDetached makes a deploy from the status of a detached job start
 // a job of its own: the detached job stays the record in
-// JobStatus.Detached and is never read, stopped or replaced.
-func forgetDetached(st *JobStatus, a JobAction) {
+// JobStatus.Detached and is never read, stopped or replaced. A
+// checkpoint of it recorded while it ran on (latestRanOn) is no longer
+// the newest state unless a Storage (storage) shows it at the start: the
+// detached job ran on, and Flink discards it once the next completes.
+func forgetDetached(st *JobStatus, a JobAction, storage bool) {
 	if a != ActionDeploy || st.Detached == "" || st.JobID != st.Detached {
 		return
+	}
+	if !storage && latestRanOn(st) {
+		st.Latest = newestRecord(st.Savepoints.Records)
 	}
 	st.JobID, st.JobState, st.Cluster, st.Stable, st.StableJobID = "", "", Cluster{}, JobTemplate{}, ""
 }

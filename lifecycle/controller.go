@@ -304,9 +304,16 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	case deleted(st):
 		return Result{Done: true, Outcome: c.deletedOutcome(st)}, nil
 	case st.JobID == "":
-		// Nothing was ever deployed.
+		// Nothing was ever deployed, or no job of it ran (a deploy that
+		// was blocked or refused): the newest state the status knows
+		// (one a status reused after a Delete, or an import, recorded)
+		// is kept for a later deploy all the same.
 		c.set(st, policy.Deleted, ReasonNotDeployed, "nothing was deployed")
 		st.Deleted = true
+		if err := c.keepNewest(ctx, st); err != nil {
+			st.Deleted = false
+			return Result{RequeueAfter: c.retry()}, err
+		}
 		return Result{Done: true, Outcome: OutcomeNotNeeded}, nil
 	case finished(st) && (c.Deployer == nil || st.Cluster.IsZero()):
 		// A bounded job that finished: nothing runs, no state to keep.
@@ -796,7 +803,7 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Cluster = st.Cluster
 	}
 	u.detached, u.namespace = detachedFrom(st), c.Namespace
-	u.storage = c.Storage
+	u.storage, u.latestRanOn = c.Storage, latestRanOn(st)
 	if c.Deployer == nil && st.Target.JarID == "" {
 		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
 		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID

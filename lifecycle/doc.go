@@ -519,7 +519,13 @@
 // makes older state the restore point. With Controller.Storage set, a
 // start from a checkpoint (chk-N of <checkpoint dir>/<job id>, complete
 // once its _metadata is written) goes from the newest one complete
-// there, and one the storage shows gone is no restore point.
+// there, and one the storage shows gone is no restore point. The latest
+// checkpoint an adoption records of a job that retains them is the job's
+// newest state only while no later reading is needed: without Storage, a
+// start from it that no reading of the action shows retained is not sent
+// (the job ran on after the record, and Flink discards a checkpoint once
+// the next completes), and once another job is the deployment's it is no
+// longer the status's Latest.
 //
 // # Blue/green upgrades
 //

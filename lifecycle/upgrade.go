@@ -116,6 +116,10 @@ type Upgrade struct {
 	// (Controller.Storage): a start from a checkpoint goes ahead only
 	// as far as it shows it there (checkpointOnStorage).
 	storage Storage
+	// latestRanOn reports that Latest is a checkpoint of Job recorded
+	// while Job ran on (latestRanOn): no restore point unless a reading
+	// of the action or the storage shows it retained.
+	latestRanOn bool
 	// namespace is the Controller's Namespace, mixed into the id derived
 	// from Name.
 	namespace string
@@ -177,7 +181,7 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 			return st == flinkapi.JobRunning && pol.Mode != policy.UpgradeLastState && !pol.FallbackToLastState
 		},
 		timing: u.Timing, clock: u.clock(), hook: u.OnTransition, logger: u.Logger,
-		preflight: u.Preflight, storage: u.storage,
+		preflight: u.Preflight, storage: u.storage, latestRanOn: u.latestRanOn,
 	}
 	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
 	return r.step(ctx, p)
@@ -231,6 +235,8 @@ type Restart struct {
 	Cluster Cluster
 	// storage is Upgrade.storage.
 	storage Storage
+	// latestRanOn is Upgrade.latestRanOn.
+	latestRanOn bool
 }
 
 func (s *Restart) clock() Clock { return clockOr(s.Clock) }
@@ -268,6 +274,7 @@ func (s *Restart) replacer() (*replacer, error) {
 		},
 		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger, storage: s.storage,
+		latestRanOn: s.latestRanOn,
 	}, nil
 }
 
@@ -305,6 +312,8 @@ type replacer struct {
 	namespace string         // Upgrade.namespace
 	digest    string         // Upgrade.digest
 	checkJar  bool           // Upgrade.checkJar
+
+	latestRanOn bool // Upgrade.latestRanOn
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -1179,7 +1188,7 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 	if r.submit.JobID != "" && r.submit.JobID == p.PreviousJobID {
 		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.PreviousJobID)), nil
 	}
-	if !r.checkpointOnStorage(ctx, p) {
+	if !r.checkpointOnStorage(ctx, p) || r.unreadCheckpoint(p) {
 		if p.RestoreFrom == p.Observed.Latest.Location {
 			p.Observed.Latest = savepoint.Record{} // a checkpoint recorded as the newest state
 		}
@@ -1272,6 +1281,24 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 		}
 	}
 	return false
+}
+
+// unreadCheckpoint reports a start from the checkpoint the status
+// recorded as the newest state of the job it replaces while that job ran
+// on (latestRanOn: an adoption records the latest checkpoint of a job
+// that retains them), when neither a reading of this operation nor the
+// storage shows it retained: Flink discards a checkpoint once the next
+// one completes, and a job that ran on after the record (and that Flink
+// may have forgotten since) may have completed others. Such a
+// checkpoint is no restore point: the policy decides without it. With a
+// Storage, checkpointOnStorage has checked it.
+func (r *replacer) unreadCheckpoint(p *Progress) bool {
+	if !r.latestRanOn || r.storage != nil || p.RestoreFrom == "" || p.RestoreFrom != p.Observed.Latest.Location ||
+		p.RestoreFrom == p.Observed.Checkpoint || p.RestoreFrom == p.Request.Path || p.RestoreFrom == p.Location {
+		return false
+	}
+	_, _, ok := checkpointOf(p.RestoreFrom)
+	return ok
 }
 
 // checkpointOf splits loc, a checkpoint <dir>/<job>/chk-N, into the

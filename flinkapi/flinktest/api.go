@@ -33,6 +33,10 @@ type JobInfo struct {
 	// one (a job recovered by a JobManager failover restores its
 	// checkpoint once it is created, not while it initialises).
 	Restored string
+	// RestoredAt is when the job restored Restored: its creation, or its
+	// latest restart after a task failure (which restores its latest
+	// completed checkpoint, never a savepoint).
+	RestoredAt time.Time
 	// Events is the job's state: the number of events its counter has
 	// processed. A savepoint or checkpoint records it, and a job restored
 	// from one continues from it.
@@ -57,7 +61,7 @@ func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
 		TasksRunning: j.state == flinkapi.JobRunning && j.tasksRunning,
 	}
 	if j.restored != nil {
-		info.Restored = j.restored.location
+		info.Restored, info.RestoredAt = j.restored.location, j.restored.at
 	}
 	if j.initial != nil {
 		info.RestoredFrom = j.restoredFrom

@@ -446,6 +446,9 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 			continue
 		}
 		j, known := w.jobs[s.Job]
+		if known && abandoned(w, j, s) {
+			continue
+		}
 		known = known && w.served(j, s)
 		if known && !j.State.IsGloballyTerminal() {
 			continue // the job lives: its state is not lost
@@ -461,6 +464,23 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 		}
 	}
 	return best, found
+}
+
+// abandoned reports whether savepoint s of job j belongs to an execution
+// j left: j failed over after s completed (a task failure, or a
+// JobManager that failed over with high availability) and restored a
+// checkpoint taken before s (not the path a jar run started it from).
+// Flink recovers a job from its latest completed checkpoint, never from
+// an intermediate savepoint: the job's state since derives from that
+// checkpoint, and an exactly-once sink aborted the transactions opened
+// after it, those s holds pending included. s is then no newer state of
+// the job than the checkpoint, which the controller times at its restore.
+func abandoned(w *world, j flinktest.JobInfo, s flinktest.Snapshot) bool {
+	if !s.Savepoint || s.Job != j.ID || j.Restored == "" || j.Restored == j.RestoredFrom || !j.RestoredAt.After(s.Completed) {
+		return false
+	}
+	r, ok := w.snapshot(j.Restored)
+	return ok && !r.Savepoint && r.Taken.Before(s.Taken)
 }
 
 // served reports whether Flink's REST API serves snapshot s in the

@@ -167,6 +167,53 @@ func TestCheckOlderStateRestored(t *testing.T) {
 	b.want(OlderStateRestored)
 }
 
+// A savepoint completed before the job failed over (a JobManager with
+// high availability recovers it from its latest checkpoint, older than
+// the savepoint) is no newer state than that checkpoint: a last-state
+// start from the checkpoint the job was cancelled with is not counted.
+// Without the failover, the savepoint is the newer state and the same
+// start is counted.
+func TestCheckOlderStateAfterFailover(t *testing.T) {
+	for _, failover := range []bool{false, true} {
+		b := newBench(t)
+		b.d.spec.Update.Mode = policy.UpgradeLastState
+		b.d.spec.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "60000"}
+		b.d.spec.Job.FlinkConfiguration = map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}
+		id := b.run("")
+		b.advance(65 * time.Second) // one checkpoint, at 60 s
+		sp := b.savepoint(id)
+		if failover {
+			b.d.srv.RestartJobManager(flinktest.RestartOptions{HA: true})
+			b.advance(5 * time.Second)
+		}
+		var chk string
+		for _, s := range b.d.srv.Snapshots() {
+			if s.Job == id && !s.Savepoint && !s.Removed {
+				chk = s.Location
+			}
+		}
+		if chk == "" {
+			t.Fatal("no retained checkpoint")
+		}
+		before := b.running(id)
+		before.Latest = savepoint.Record{Location: sp, Time: b.d.now().Add(-5 * time.Second)}
+		st := before
+		st.Action, st.Progress = lifecycle.ActionUpgrade, lifecycle.Progress{Phase: lifecycle.PhaseSubmit, Started: b.d.now()}
+		b.call(before, st, func() {
+			if err := b.d.ctrlC.CancelJob(b.ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			b.advance(5 * time.Second)
+			b.run(chk)
+		})
+		if failover {
+			b.none(OlderStateRestored)
+		} else {
+			b.want(OlderStateRestored)
+		}
+	}
+}
+
 // After a restore request to an older savepoint, a restart goes back to
 // the newer one the request replaced.
 func TestCheckRestartToReplacedSavepoint(t *testing.T) {

@@ -22,7 +22,10 @@ const (
 	StaleSavepointTaken Class = "StaleSavepointTaken"
 	// OlderStateRestored (4, 10): a job started from a restore point
 	// older than the newest one the status, the store or Flink's
-	// checkpoint history of an ended job held at the time.
+	// checkpoint history of an ended job held at the time. A savepoint
+	// completed before its job failed over to an older checkpoint is no
+	// newer state than that checkpoint: the job's state since derives
+	// from the checkpoint (Flink never recovers from a savepoint).
 	OlderStateRestored Class = "OlderStateRestored"
 	// PolicyChangeMidAction (5): an action in flight behaved otherwise
 	// because the spec's policies changed after it started: it started

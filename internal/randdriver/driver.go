@@ -180,6 +180,11 @@ type driver struct {
 	// not), or left running by a Delete under DeleteDetach (detached).
 	foreign  map[flinkapi.JobID]string
 	detached map[flinkapi.JobID]bool
+	// detachedRun is when each detached job was submitted by a jar run
+	// (submitted): a later jar run under its id (once the detached job
+	// ended, or a JobManager without high availability forgot it) started
+	// another job; a JobManager failover that recovers it does not.
+	detachedRun map[flinkapi.JobID]time.Time
 	// submitted is when each job id was last submitted (by a jar run):
 	// a JobManager failover recovers a job under its id, a run under an
 	// id used before starts another job.
@@ -236,7 +241,7 @@ func newDriver(seed int64) (*driver, error) {
 		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, refusedKnown: map[string]string{}, refusedNow: map[string]string{}, jarUploaded: map[flinkapi.JarID]time.Time{},
 		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{},
 		buildOfName: map[string]int{"v0": 0}, jarBuild: map[flinkapi.JarID]int{}, ctrlTriggers: map[string]bool{}, foreign: map[flinkapi.JobID]string{},
-		detached: map[flinkapi.JobID]bool{}, submitted: map[flinkapi.JobID]time.Time{}, tasksSeen: map[flinkapi.JobID]time.Time{}, refusedJobs: map[flinkapi.JobID]bool{}}
+		detached: map[flinkapi.JobID]bool{}, detachedRun: map[flinkapi.JobID]time.Time{}, submitted: map[flinkapi.JobID]time.Time{}, tasksSeen: map[flinkapi.JobID]time.Time{}, refusedJobs: map[flinkapi.JobID]bool{}}
 	var err error
 	if d.ctrlC, err = flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry)); err != nil {
 		d.close()

@@ -167,6 +167,7 @@ func (d *driver) afterCall(st lifecycle.JobStatus, res lifecycle.Result) {
 	if d.deleting && res.Done && st.Detached != "" && st.Detached == st.JobID {
 		if j, ok := d.srv.Job(st.Detached); ok && !j.State.IsGloballyTerminal() {
 			d.detached[st.Detached] = true
+			d.detachedRun[st.Detached] = d.submitted[st.Detached]
 			d.foreign[st.Detached] = "detached"
 			d.res.Seen["jobs detached"]++
 		}

@@ -185,6 +185,7 @@ func (d *driver) learnable(s flinktest.Snapshot) bool {
 // spec adopts it: no stop, cancel or savepoint of it, and no status that
 // takes it for the deployment's job.
 func (d *driver) checkDetached(st lifecycle.JobStatus, sent []flinktest.Request) {
+	d.forgetEndedDetached()
 	for _, q := range sent {
 		id := pathJob(q.Path)
 		if !d.detached[id] || d.spec.Adopt == id || !mutating(q) || !took(q) {
@@ -197,6 +198,28 @@ func (d *driver) checkDetached(st lifecycle.JobStatus, sent []flinktest.Request)
 			id, st.Action, st.State, st.Reason)
 		delete(d.detached, id)
 		delete(d.foreign, id) // the deployment's from now on, rightly or not
+	}
+}
+
+// forgetEndedDetached forgets the detached jobs whose id now names
+// another job: the detached job ended or Flink forgot it (a JobManager
+// restart without high availability), and a jar run under its id (the
+// deployment's derived id, once re-created) started another job. That job is not the detached one: the controller may
+// take it for its own.
+func (d *driver) forgetEndedDetached() {
+	for id := range d.detached {
+		run, ok := d.detachedRun[id]
+		if !ok {
+			continue // when it was submitted is not known: it stays detached
+		}
+		if d.submitted[id].Equal(run) {
+			continue // no jar run under its id since: still the detached job
+		}
+		delete(d.detached, id)
+		delete(d.detachedRun, id)
+		if d.foreign[id] == "detached" {
+			delete(d.foreign, id)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -132,6 +133,41 @@ func TestCheckDetachedTouched(t *testing.T) {
 			}
 		})
 		if adopt {
+			b.none(DetachedTouched)
+		} else {
+			b.want(DetachedTouched)
+		}
+	}
+}
+
+// A status that takes a job running under a detached job's id is
+// counted while that job is the detached one (also once a JobManager
+// with high availability recovered it); once a JobManager without high
+// availability forgot it and a jar run under its id started another
+// job, that job is the deployment's to take.
+func TestCheckDetachedRunAgain(t *testing.T) {
+	for _, rerun := range []bool{false, true} {
+		b := newBench(t)
+		id := b.run("")
+		b.advance(10 * time.Second)
+		b.d.detached[id], b.d.detachedRun[id], b.d.foreign[id] = true, b.d.submitted[id], "detached"
+		if rerun {
+			b.d.srv.RestartJobManager(flinktest.RestartOptions{})
+			b.advance(time.Second)
+		} else {
+			// A failover with high availability recovers the detached job.
+			b.d.srv.RestartJobManager(flinktest.RestartOptions{HA: true})
+			b.advance(time.Second)
+		}
+		st := b.running(id)
+		b.call(st, st, func() {
+			if rerun {
+				if _, err := b.d.ctrlC.RunJar(b.ctx, b.jar, flinkapi.RunJarRequest{JobID: id, ProgramArgs: b.d.spec.Job.Args}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		if rerun {
 			b.none(DetachedTouched)
 		} else {
 			b.want(DetachedTouched)
