@@ -40,11 +40,10 @@ func newTestPKI(t *testing.T, name string) *testPKI {
 // leaf is a certificate signed by p and its key, as a tls.Certificate
 // and as PEM.
 type leaf struct {
-	tls              tls.Certificate
-	serial           *big.Int
-	certPEM, keyPEM  []byte
-	keyDER           []byte
-	notBefore, until time.Time
+	tls             tls.Certificate
+	serial          *big.Int
+	certPEM, keyPEM []byte
+	keyDER          []byte
 }
 
 func (p *testPKI) issue(t *testing.T, cn string, usage x509.ExtKeyUsage, ips []net.IP, dns []string, notBefore, notAfter time.Time) leaf {
