@@ -93,7 +93,8 @@ func neverDisposed(spec JobSpec, st *JobStatus) []string {
 // holds a savepoint the job completed. A savepoint is self-contained, so
 // the job's own is newer state a restart or an upgrade starts from; an
 // import or a checkpoint of the job (which Flink may discard at the
-// next one) does not free it.
+// next one) does not free it; an import counts only when its record
+// names the job.
 func standsOn(st *JobStatus) string {
 	loc := st.RestoredFrom
 	if loc == "" || st.JobID == "" || deleted(st) {
