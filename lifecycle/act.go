@@ -511,6 +511,9 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 			st.JobState = "RUNNING" // the operation saw it RUNNING
 		}
 	}
+	if st.JobID != p.NewJobID || p.RestoreFrom != "" {
+		st.RestoredFrom = p.RestoreFrom
+	}
 	st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.NewJobID, st.Target, now, false
 	if p.Adopted {
 		// A job an earlier run started, found under the id derived from

@@ -63,8 +63,10 @@
 // and MaxAge) runs at every call with no action in flight, whatever the
 // job's situation (running, suspended, failed, down), one disposal
 // request per call beside what else the call does (Plan.Dispose). It never
-// disposes of the newest savepoint, the one the job started from, the one
-// a rollback would restore, nor the one the spec's restore request names.
+// disposes of the newest savepoint, the one the job started from
+// (JobStatus.RestoredFrom, until the history holds a savepoint of that
+// job: a later action or an import does not free it), the one a rollback
+// would restore, nor the one the spec's restore request names.
 // These are checked at the act, in the call that sends the disposal,
 // against the status and spec of that call and the restore-point store's
 // record under the Controller's Name (read then), never only where the
@@ -191,7 +193,8 @@
 // chosen: what an earlier call recorded or read says what to do, never
 // that it is still safe to do it. A disposal is sent only if, in this
 // call, its savepoint is none of the newest state, Latest, UpgradeFrom,
-// the action's restore point, the Store's record or the path of a restore
+// the action's restore point, the state the job started from while it
+// has no savepoint of its own, the Store's record or the path of a restore
 // request (a disposal recorded in JobStatus.Disposing included). A job is
 // started from a checkpoint only if this call's reading (not a cached one,
 // nor one from before an absence) or storage shows the checkpoint

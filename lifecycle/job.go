@@ -678,6 +678,14 @@ type JobStatus struct {
 	// or replaced by this status again, unless a spec adopts it
 	// (JobSpec.Adopt).
 	Detached flinkapi.JobID `json:"detached,omitempty"`
+	// RestoredFrom is the savepoint or checkpoint the deployment's job
+	// (JobID) was started from, as the action that started it recorded
+	// it (format 6; empty: started without state, or by an earlier
+	// release). No disposal touches it while that job runs and has no
+	// savepoint of its own in the history (Savepoints): until then it
+	// is the state the job stands on, also once a later action or an
+	// import (ImportSavepoint) took the place of its progress and Latest.
+	RestoredFrom string `json:"restoredFrom,omitempty"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it

@@ -65,12 +65,13 @@ func (c *Controller) retentionFor(spec JobSpec, st *JobStatus) savepoint.Retenti
 // history), the state a rollback restores (UpgradeFrom, until the
 // deployment is deleted: no rollback follows a Delete), the restore
 // point of the last or in-flight action and the restore requests (the
-// action's and the spec's), and the savepoint or state a teardown kept:
-// a Delete's final savepoint. The restore-point store's record is read
-// at the act (storedRestorePoint).
+// action's and the spec's), the state the deployment's job started from
+// until it has a savepoint of its own (standsOn), and the savepoint or
+// state a teardown kept: a Delete's final savepoint. The restore-point
+// store's record is read at the act (storedRestorePoint).
 func neverDisposed(spec JobSpec, st *JobStatus) []string {
 	p := &st.Progress
-	locs := []string{st.Latest.Location, p.RestoreFrom, p.Request.Path, spec.Restore.Path}
+	locs := []string{st.Latest.Location, p.RestoreFrom, p.Request.Path, spec.Restore.Path, standsOn(st)}
 	if !deleted(st) {
 		locs = append(locs, st.UpgradeFrom.Location)
 	}
@@ -84,6 +85,26 @@ func neverDisposed(spec JobSpec, st *JobStatus) []string {
 		locs = append(locs, p.Location, p.Savepoint.Location, teardownRecord(p).Location)
 	}
 	return slices.DeleteFunc(locs, func(l string) bool { return l == "" })
+}
+
+// standsOn is the state the deployment's job was started from
+// (JobStatus.RestoredFrom) while it is the job's only state the status
+// knows of: "" once the deployment is deleted, and once the history
+// holds a savepoint the job completed. A savepoint is self-contained, so
+// the job's own is newer state a restart or an upgrade starts from; an
+// import or a checkpoint of the job (which Flink may discard at the
+// next one) does not free it; an import counts only when its record
+// names the job.
+func standsOn(st *JobStatus) string {
+	loc := st.RestoredFrom
+	if loc == "" || st.JobID == "" || deleted(st) {
+		return ""
+	}
+	own := func(r savepoint.Record) bool { return r.JobID == st.JobID && r.Location != loc }
+	if slices.ContainsFunc(st.Savepoints.Records, own) {
+		return ""
+	}
+	return loc
 }
 
 // nextDisposal is the savepoint the ledger disposes of at this call:

@@ -285,7 +285,8 @@ var goldenProgress6 = func() Progress {
 
 // goldenStatus6 is the JobStatus of the format-version-6 fixture, which
 // added the upload of the stable template's build, the job that earned
-// stability (StableJobID) and the last call's verdict (Verdict).
+// stability (StableJobID), the last call's verdict (Verdict) and the
+// state the job started from (RestoredFrom).
 var goldenStatus6 = func() JobStatus {
 	s := goldenStatus5
 	s.FormatVersion, s.Progress = 6, goldenProgress6
@@ -294,6 +295,7 @@ var goldenStatus6 = func() JobStatus {
 	s.StableJarID, s.StableJarDigest = "c0ffee_app.jar", "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 	s.StableJobID = "00112233445566778899aabbccddeeff"
 	s.Verdict = VerdictBlocked
+	s.RestoredFrom = "s3://bucket/savepoints/savepoint-a1b2c3-00aa11bb22cc"
 	return s
 }()
 

@@ -46,7 +46,10 @@ func disposalPath(q flinktest.Request) string {
 // status's Latest, UpgradeFrom (a rollback's state, but in a Delete),
 // the restore point of the last action, a Delete's final savepoint (its
 // teardown's), the store's record, the spec's restore request's path,
-// and the one the deployment's live job started from.
+// and the one the deployment's live job started from while the history
+// holds no savepoint of that job: a savepoint is self-contained, and the
+// job's own is newer state than the one it started from (an import or a
+// checkpoint does not count).
 func (d *driver) neverDispose(ctx context.Context, st lifecycle.JobStatus, w *world) map[string]string {
 	set := map[string]string{}
 	add := func(loc, why string) {
@@ -81,10 +84,21 @@ func (d *driver) neverDispose(ctx context.Context, st lifecycle.JobStatus, w *wo
 	if newest >= 0 {
 		add(st.Savepoints.Records[newest].Location, "the newest savepoint of the history")
 	}
-	if j, ok := w.jobs[st.JobID]; ok && !j.State.IsGloballyTerminal() {
-		add(j.RestoredFrom, "the savepoint job "+string(st.JobID)+" started from")
+	if j, ok := w.jobs[st.JobID]; ok && !j.State.IsGloballyTerminal() && !hasOwnSavepoint(st, j.RestoredFrom) {
+		add(j.RestoredFrom, "the savepoint job "+string(st.JobID)+" started from, and its only state in the history")
 	}
 	return set
+}
+
+// hasOwnSavepoint reports whether the history of st holds a savepoint
+// the job st.JobID took, other than from.
+func hasOwnSavepoint(st lifecycle.JobStatus, from string) bool {
+	for _, r := range st.Savepoints.Records {
+		if r.JobID == st.JobID && norm(r.Location) != norm(from) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkDisposals checks the disposals a call sent: none of a savepoint

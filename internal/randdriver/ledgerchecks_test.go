@@ -247,3 +247,36 @@ func TestCheckFailedNeverRestarted(t *testing.T) {
 	}
 	b.want(FailedNeverRestarted)
 }
+
+// A disposal of the savepoint the live job started from is counted while
+// the history holds no savepoint of that job (an import newer than it
+// is Latest); once it holds one, the disposal is not.
+func TestCheckNeverDisposeRestorePoint(t *testing.T) {
+	for _, own := range []bool{false, true} {
+		b := newBench(t)
+		old := b.run("")
+		b.advance(10 * time.Second)
+		from := b.savepoint(old)
+		id := b.run(from)
+		b.advance(10 * time.Second)
+		imported := b.savepoint(id)
+		st := b.running(id)
+		st.Latest = savepoint.Record{Location: imported, Time: b.d.now(), Reason: savepoint.ReasonImported}
+		st.Savepoints = st.Savepoints.Add(savepoint.Record{Location: from, Time: b.d.now().Add(-10 * time.Second), JobID: old}).Add(st.Latest)
+		if own {
+			b.advance(10 * time.Second)
+			st.Latest = savepoint.Record{Location: b.savepoint(id), Time: b.d.now(), JobID: id}
+			st.Savepoints = st.Savepoints.Add(st.Latest)
+		}
+		b.call(st, st, func() {
+			if _, err := b.d.ctrlC.DisposeSavepoint(b.ctx, from); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if own {
+			b.none(NeverDisposeDisposed)
+		} else {
+			b.want(NeverDisposeDisposed)
+		}
+	}
+}
