@@ -91,3 +91,60 @@ func TestDeleteReadsRetentionPastDeadline(t *testing.T) {
 		t.Errorf("the teardown's reason does not name the recorded checkpoint %s: %s", newest.Location, k.st.Progress.Reason)
 	}
 }
+
+// TestTeardownReadsPastDeadlineBounded: the teardown of a failed job
+// reads its retention, every answer says Flink does not know the job
+// while its job list shows it, and the caller was away past the phase's
+// deadline. The reads past the deadline are bounded: the teardown ends
+// TimedOut after lateObserveReads of them, one request a step, and is
+// never stuck.
+func TestTeardownReadsPastDeadlineBounded(t *testing.T) {
+	e := newEnv(t)
+	job := flinkapi.JobID("00000000000000000000000000000f13")
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
+		ProgramArgs:        []string{"--out", "/late", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	if err := e.srv.FailJob(job, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	store := &MemoryStore{}
+	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeLastState, Store: store, Name: "app/late"}
+	var p Progress
+	away, late, maxSent := false, 0, 0
+	for range 200 {
+		if p.Phase == PhaseObserveRetention && !away {
+			away = true
+			e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints/config"})
+		}
+		if away && !e.srv.Clock().Now().Before(p.Deadline) {
+			late++
+		}
+		before := len(e.srv.Requests())
+		res, err := td.Step(context.Background(), &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxSent = max(maxSent, len(e.srv.Requests())-before)
+		if res.Done {
+			break
+		}
+		if away && late == 0 && p.Unconfirmed {
+			e.srv.Clock().Advance(DefaultStopTimeout + time.Hour) // away after the first refused read
+		}
+		e.srv.Clock().Advance(res.RequeueAfter)
+	}
+	if !away || p.Outcome != OutcomeTimedOut {
+		t.Fatalf("teardown %s (%s) (away %v), want TimedOut", p.Outcome, p.Reason, away)
+	}
+	t.Logf("%d steps past the deadline: %s", late, p.Reason)
+	if late < 2 || late > lateObserveReads+1 || maxSent > 1 {
+		t.Errorf("the teardown made %d steps past its deadline (want 2 to %d) and sent up to %d requests a step", late, lateObserveReads+1, maxSent)
+	}
+	if rec, ok, _ := store.Get(context.Background(), "app/late"); ok {
+		t.Errorf("recorded %q, though Flink never answered the retention", rec.Location)
+	}
+}
