@@ -175,27 +175,43 @@ func (t *Teardown) stepStop(ctx context.Context, p *Progress, now time.Time) (Re
 	return t.next(ctx, p, now)
 }
 
+// lateObserveReads bounds the reads of a job that had ended past the
+// deadline of its observe phases (counted in Progress.Requests): its
+// state, its checkpoint statistics and its retention, each with one
+// answer that Flink does not know the job, which the job list confirms
+// or not before the read is sent again.
+const lateObserveReads = 6
+
 // stepObserve does one read of the state and checkpoints of a job that
-// had ended, within the phase's deadline.
+// had ended, within the phase's deadline. Past it the reads go on while
+// each gets an answer that moves the phase on, lateObserveReads reads at
+// most: a read that failed before the caller went away leaves the
+// job's retained checkpoint, which Flink may still show, to be read when
+// it is back, rather than the teardown ending without the job's newest
+// state. The first read past the deadline that fails without moving on
+// ends the teardown TimedOut.
 func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	p.Steps++
 	timedOut := func() (Result, error) {
 		return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.StopOutcome)+": "+p.Reason+
 			"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
 	}
-	if !now.Before(p.Deadline) && p.LastError != "" {
+	late := !now.Before(p.Deadline)
+	switch {
+	case late && p.Requests >= lateObserveReads:
 		return timedOut()
-	}
-	if !now.Before(p.Deadline) {
+	case late && p.LastError == "" && p.Requests == 0:
 		// No read of the phase failed: the time passed while the caller
 		// was away, not waiting for Flink. The job has ended, nothing
 		// runs: the phase's deadline counts from its first read after.
-		p.Deadline = now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		p.Deadline, late = now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), false
+	case late:
+		p.Requests++
 	}
-	phase, deadline := p.Phase, p.Deadline
+	phase, deadline, unconfirmed := p.Phase, p.Deadline, p.Unconfirmed
 	res, err := t.observeEnded(ctx, p, now)
-	if err == nil && !res.Done && !now.Before(deadline) && p.Phase == phase && p.Deadline.Equal(deadline) && p.LastError != "" {
-		return timedOut() // the one more read past the deadline failed too
+	if err == nil && !res.Done && late && p.Phase == phase && p.Deadline.Equal(deadline) && p.Unconfirmed == unconfirmed && p.LastError != "" {
+		return timedOut() // a read past the deadline failed and moved nothing on
 	}
 	return res, err
 }
@@ -431,7 +447,7 @@ func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 		p.RestoreFrom, p.RestoreKind = cp, policy.KindCheckpoint
 	}
 	if p.RestoreFrom != "" && t.Store != nil && t.Name != "" {
-		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		p.Phase, p.Deadline, p.Requests = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), 0
 		return Result{}
 	}
 	if ranOn(p) {
