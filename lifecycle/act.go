@@ -255,7 +255,9 @@ func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now 
 	if err != nil {
 		return Result{RequeueAfter: c.retry()}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
 	}
+	taken := st.Progress.Savepoint
 	res, err := op.Step(ctx, &st.Progress)
+	keepReplaced(st, taken)
 	if err != nil {
 		return Result{RequeueAfter: max(res.RequeueAfter, soon)}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
 	}
@@ -346,6 +348,25 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 		return c.keepNewest(ctx, st)
 	}
 	return nil
+}
+
+// keepReplaced records in the history the savepoint taken, which the
+// action's Progress held completed before this step and no longer holds:
+// a later savepoint of the same action (a blue/green upgrade's stop of
+// the old job with a savepoint, after the one its new job started from)
+// replaced it. Flink completed it at the action's trigger; retention can
+// dispose of it only once the history names it, also when the action
+// then ends otherwise (aborted, timed out) or a later action moves
+// Latest and UpgradeFrom past it. It is recorded in the status written
+// with the step that replaced it, so no lost write separates the two.
+// Latest is the action's to set once it ended.
+func keepReplaced(st *JobStatus, taken savepoint.Status) {
+	if taken.Location == "" || st.Progress.Savepoint.TriggerID == taken.TriggerID {
+		return
+	}
+	if rec, ok := savepoint.RecordOf(taken); ok {
+		st.Savepoints = st.Savepoints.Add(rec)
+	}
 }
 
 // recordTaken records the savepoint the ended action took, or the

@@ -131,7 +131,8 @@ func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
 // job's details: it must run), CheckSlots (the cluster's free slots),
 // Adopt (Flink's job list: a job of the new id that an earlier run
 // started is adopted), the savepoint phase of TakeSavepoint (its location
-// recorded in p.Location and p.RestoreFrom before the submission),
+// recorded in p.Location and p.RestoreFrom, its record in
+// p.Observed.Latest, before the submission),
 // ConfirmOld (the old job's state once more: a job someone else stopped
 // meanwhile with a newer savepoint has the new job start from that one),
 // the phases of Submit (p.NewJobID recorded before the jar run), WaitHealthy,
@@ -434,6 +435,12 @@ func (b *BlueGreen) afterSavepoint(ctx context.Context, p *Progress) (Result, er
 		return res, nil
 	}
 	p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
+	if rec, ok := p.Record(); ok {
+		// Kept as the record of the restore point: the stop of the old
+		// job with a savepoint (StopOld) replaces p.Savepoint later, and
+		// the state the new job started from keeps its time.
+		p.Observed.Latest = rec
+	}
 	resetPhase(p)
 	p.Phase, p.Deadline = PhaseConfirmOld, b.clock().Now().Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
 	return Result{}, nil

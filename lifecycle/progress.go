@@ -311,7 +311,9 @@ type Observed struct {
 	// +kubebuilder:validation:Format=date-time
 	CheckpointRead time.Time `json:"checkpointRead,omitzero"`
 	// Latest is the newest savepoint known: the caller's, or the one in
-	// the RestorePointStore, whichever is newer.
+	// the RestorePointStore, whichever is newer. In a BlueGreen's or a
+	// Canary's Progress: the savepoint the new job starts from, once
+	// chosen (its own, or the one the old job ended with).
 	Latest savepoint.Record `json:"latest,omitzero"`
 	// StatsAfter is the earliest time the job's checkpoint statistics may
 	// be read once it is in a terminal State: Flink answers them from a
