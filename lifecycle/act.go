@@ -493,21 +493,7 @@ func situationLeft(st *JobStatus) Situation {
 	if missing {
 		return SituationLost
 	}
-	switch state {
-	case flinkapi.JobRunning:
-		return SituationRunning
-	case flinkapi.JobCreated, flinkapi.JobInitializing:
-		return SituationStarting
-	case flinkapi.JobRestarting, flinkapi.JobFailing, flinkapi.JobReconciling:
-		return SituationRestarting
-	case flinkapi.JobFailed:
-		return SituationFailed
-	case flinkapi.JobCanceled, flinkapi.JobCancelling:
-		return SituationCancelled
-	case flinkapi.JobSuspended:
-		return SituationHalted
-	}
-	return "" // FINISHED (how, the checkpoint history tells) or not known
+	return situationOfJobState(state) // empty: FINISHED (how, the checkpoint history tells) or not known
 }
 
 // adopt makes the job the action submitted (or may have submitted, or

@@ -341,7 +341,20 @@ func situationOfState(spec JobSpec, st *JobStatus, obs Observation) Situation {
 		// cached before the job ended.
 		return SituationFinishUnconfirmed
 	}
-	switch obs.Job.State {
+	if obs.Job.State == flinkapi.JobFinished {
+		return finishedSituation(spec, st, obs)
+	}
+	if s := situationOfJobState(obs.Job.State); s != "" {
+		return s
+	}
+	return SituationUnreachable // a state this release does not know: nothing is decided on it
+}
+
+// situationOfJobState is the situation of a job in Flink's state js,
+// but for FINISHED (how it finished, its checkpoint history tells);
+// empty for that and for a state this release does not know.
+func situationOfJobState(js flinkapi.JobState) Situation {
+	switch js {
 	case flinkapi.JobRunning:
 		return SituationRunning
 	case flinkapi.JobCreated, flinkapi.JobInitializing:
@@ -354,10 +367,8 @@ func situationOfState(spec JobSpec, st *JobStatus, obs Observation) Situation {
 		return SituationCancelled
 	case flinkapi.JobSuspended:
 		return SituationHalted
-	case flinkapi.JobFinished:
-		return finishedSituation(spec, st, obs)
 	}
-	return SituationUnreachable // a state this release does not know: nothing is decided on it
+	return ""
 }
 
 // finishedSituation tells a bounded job that finished from a streaming

@@ -181,8 +181,16 @@ func lookupBeforeResend(ctx context.Context, c SavepointAPI, p *Progress, st sav
 // until are no candidates of savepoint.Recover, as onlySince does for
 // those triggered before its time.
 func onlyUntil(stats *flinkapi.CheckpointStatistics, until time.Time) *flinkapi.CheckpointStatistics {
-	late := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
-		if c.IsSavepoint && c.TriggerTime.After(until) {
+	return withoutSavepoints(stats, func(c flinkapi.CheckpointStats) bool { return c.TriggerTime.After(until) })
+}
+
+// withoutSavepoints returns a copy of stats in which the savepoints out
+// says are no candidates of savepoint.Recover: completed ones read as
+// discarded, those in progress as failed. Their trigger times stay, so
+// that the history still shows how far back it reaches.
+func withoutSavepoints(stats *flinkapi.CheckpointStatistics, out func(flinkapi.CheckpointStats) bool) *flinkapi.CheckpointStatistics {
+	mark := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
+		if c.IsSavepoint && out(c) {
 			switch c.Status {
 			case flinkapi.CheckpointCompleted:
 				c.Discarded = true
@@ -192,16 +200,16 @@ func onlyUntil(stats *flinkapi.CheckpointStatistics, until time.Time) *flinkapi.
 		}
 		return c
 	}
-	out := *stats
-	out.History = make([]flinkapi.CheckpointStats, len(stats.History))
+	cp := *stats
+	cp.History = make([]flinkapi.CheckpointStats, len(stats.History))
 	for i, c := range stats.History {
-		out.History[i] = late(c)
+		cp.History[i] = mark(c)
 	}
 	if stats.LatestSavepoint != nil {
-		c := late(*stats.LatestSavepoint)
-		out.LatestSavepoint = &c
+		c := mark(*stats.LatestSavepoint)
+		cp.LatestSavepoint = &c
 	}
-	return &out
+	return &cp
 }
 
 // savepointInProgress reports whether stats show a savepoint in
@@ -239,33 +247,10 @@ func recoverSince(st savepoint.Status, stats *flinkapi.CheckpointStatistics, sin
 }
 
 // onlySince returns a copy of stats in which savepoints triggered before
-// since are no candidates of savepoint.Recover: completed ones read as
-// discarded, those in progress as failed. Their trigger times stay, so
-// that the history still shows how far back it reaches.
+// since are no candidates of savepoint.Recover (withoutSavepoints).
 func onlySince(stats *flinkapi.CheckpointStatistics, since time.Time) *flinkapi.CheckpointStatistics {
-	// Flink records trigger times in milliseconds.
-	since = since.Truncate(time.Millisecond)
-	early := func(c flinkapi.CheckpointStats) flinkapi.CheckpointStats {
-		if c.IsSavepoint && !c.TriggerTime.IsZero() && c.TriggerTime.Before(since) {
-			switch c.Status {
-			case flinkapi.CheckpointCompleted:
-				c.Discarded = true
-			case flinkapi.CheckpointInProgress:
-				c.Status = flinkapi.CheckpointFailed
-			}
-		}
-		return c
-	}
-	out := *stats
-	out.History = make([]flinkapi.CheckpointStats, len(stats.History))
-	for i, c := range stats.History {
-		out.History[i] = early(c)
-	}
-	if stats.LatestSavepoint != nil {
-		c := early(*stats.LatestSavepoint)
-		out.LatestSavepoint = &c
-	}
-	return &out
+	since = since.Truncate(time.Millisecond) // Flink records trigger times in milliseconds
+	return withoutSavepoints(stats, func(c flinkapi.CheckpointStats) bool { return !c.TriggerTime.IsZero() && c.TriggerTime.Before(since) })
 }
 
 // recoveryFrom is the earliest trigger time of a savepoint in the
