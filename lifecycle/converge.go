@@ -59,8 +59,11 @@ func (e *VerdictError) Is(target error) bool { return target == ErrNotCarriedOut
 // on the Controller's Clock. What it returns follows from the status's
 // verdict (JobStatus.VerdictFor) after each call.
 //
-// It returns nil once the verdict is Done: the job runs stably, is
-// suspended, or (a bounded job) finished. It returns an error matching
+// It returns nil once the verdict is Done and the status is converged
+// (JobStatus.Converged): the job runs stably, is suspended, or (a
+// bounded job) finished; a savepoint or disposal in flight beside the
+// job (a verdict of Done for readers of the status) is stepped to its
+// end and the job read again first. It returns an error matching
 // ErrInvalidSpec, after one call that records it in st, for a spec the
 // Controller cannot act on (Invalid); an *ActionError (matching
 // ErrActionFailed) as soon as an action ends without success (Failed or
@@ -87,8 +90,13 @@ func (c *Controller) Converge(ctx context.Context, spec JobSpec, st *JobStatus, 
 			return err
 		}
 		switch v := st.VerdictFor(spec); {
-		case v == VerdictDone:
+		case v == VerdictDone && st.Converged(spec):
 			return nil
+		case v == VerdictDone:
+			// A savepoint or disposal beside the job: Done for a reader
+			// of the status, but the job was not read while it ran, and
+			// may have failed meanwhile; stepped to its end, and the job
+			// read again.
 		case v != VerdictFailed && v != VerdictBlocked:
 		case res.Outcome != "" && res.Outcome != OutcomeSucceeded && res.Outcome != OutcomeNotNeeded:
 			// The action that ended in this call.

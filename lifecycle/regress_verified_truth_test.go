@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -489,4 +490,41 @@ func TestPlanNeverSettlesUnearnedStability(t *testing.T) {
 		t.Errorf("a job seen stable now (tasks running, a checkpoint since its start) is not settled: %s", p)
 	}
 	t.Logf("%d plans checked", n)
+}
+
+// TestConvergeStepsABackgroundSavepointFirst: a periodic savepoint in
+// flight beside a job that ran the spec stably is Done for a reader of
+// the status, but the job is not read while it runs. A job that failed
+// meanwhile is restarted by Converge, which returns only once the status
+// is converged again (it returned at once with the job FAILED before).
+func TestConvergeStepsABackgroundSavepointFirst(t *testing.T) {
+	k := newCluster(t, false, flinktest.WithSavepointDuration(30*time.Second))
+	spec := k.spec("/out")
+	spec.Savepoints.Interval = policy.Duration(time.Minute)
+	save := func(*JobStatus) error { return nil }
+	if err := k.controller().Converge(context.Background(), spec, &k.st, save); err != nil {
+		t.Fatal(err)
+	}
+	failed := k.st.JobID
+	for i := 0; i < 100 && !(k.st.InFlight() && k.st.Action == ActionSavepoint); i++ {
+		k.call(spec, false)
+	}
+	if !k.st.InFlight() || k.st.Action != ActionSavepoint {
+		t.Fatalf("no periodic savepoint in flight: %s %s", k.st.Action, k.st.Situation)
+	}
+	if v := k.st.VerdictFor(spec); v != VerdictDone {
+		t.Fatalf("verdict with a periodic savepoint in flight = %s, want Done", v)
+	}
+	if err := k.srv.FailJob(failed, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(10 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := k.controller().Converge(ctx, spec, &k.st, save); err != nil {
+		t.Fatal(err)
+	}
+	if k.st.JobID == failed || !k.st.Converged(spec) {
+		t.Fatalf("Converge returned with job %s (the failed one: %v), converged %v, situation %s", k.st.JobID, k.st.JobID == failed, k.st.Converged(spec), k.st.Situation)
+	}
 }

@@ -206,8 +206,11 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 		// Where apply stands follows from the status's verdict alone.
 		v := st.VerdictFor(spec)
 		switch {
-		case v == lifecycle.VerdictDone:
+		case v == lifecycle.VerdictDone && st.Converged(spec):
 			return a.applied(out, name, &d)
+		case v == lifecycle.VerdictDone:
+			// A savepoint beside the job: stepped to its end and the
+			// job read again, as Converge does.
 		case v != lifecycle.VerdictFailed && v != lifecycle.VerdictBlocked:
 			// Progressing, or Waiting for what comes by itself.
 		case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded:
