@@ -44,7 +44,8 @@ func TestRealFlink(t *testing.T) {
 	bin := buildBinary(t)
 	work := t.TempDir()
 	state := filepath.Join(work, "state")
-	base := []string{"--flink-url", cluster.URL, "--state-dir", state, "--poll", "500ms", "--timeout", "4m"}
+	// The job files name the fixture's test jar, outside their folder.
+	base := []string{"--flink-url", cluster.URL, "--state-dir", state, "--poll", "500ms", "--timeout", "4m", "--jar-root", filepath.Dir(cluster.TestJobJar)}
 	ctl := func(want int, args ...string) string {
 		t.Helper()
 		start := time.Now()
