@@ -172,3 +172,20 @@ func count(srv *flinktest.Server, route string) int {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// failedRetainingJob runs the counter job under id job, writing to out,
+// with its checkpoints retained on cancellation, lets it checkpoint for
+// 10 s, fails it, and moves the clock 10 s on.
+func (e *env) failedRetainingJob(t *testing.T, job flinkapi.JobID, out string) {
+	t.Helper()
+	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
+		ProgramArgs:        []string{"--out", out, "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	if err := e.srv.FailJob(job, "java.lang.RuntimeException: boom"); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+}

@@ -101,16 +101,7 @@ func TestDeleteReadsRetentionPastDeadline(t *testing.T) {
 func TestTeardownReadsPastDeadlineBounded(t *testing.T) {
 	e := newEnv(t)
 	job := flinkapi.JobID("00000000000000000000000000000f13")
-	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
-		ProgramArgs:        []string{"--out", "/late", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000"},
-		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.Clock().Advance(10 * time.Second)
-	if err := e.srv.FailJob(job, "java.lang.RuntimeException: boom"); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.Clock().Advance(10 * time.Second)
+	e.failedRetainingJob(t, job, "/late")
 	store := &MemoryStore{}
 	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeLastState, Store: store, Name: "app/late"}
 	var p Progress
