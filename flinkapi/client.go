@@ -274,6 +274,9 @@ type call struct {
 	// retry marks a request that is safe to repeat: a GET, or a trigger
 	// that carries a client trigger id.
 	retry bool
+	// secrets are values the body carries that the call never reports:
+	// they are redacted from its errors and log lines.
+	secrets []string
 }
 
 type jarUpload struct {
@@ -563,16 +566,18 @@ func (c *Client) decodeError(method, path string, err error) *DecodeError {
 }
 
 // apiError builds the error of an answer of 400 or more, without the
-// client's credentials should the server echo them.
+// client's credentials or the values the call marks secret should the
+// server echo them.
 func (c *Client) apiError(cl call, status int, body []byte) *APIError {
 	// The body is cleaned whole, before its messages are cut to length: a
 	// cut could leave half a URL whose user info no longer ends in '@',
 	// or half a secret.
-	e := newAPIError(cl.method, cl.path, status, []byte(c.red.clean(string(body))))
+	red := c.red.with(cl.secrets)
+	e := newAPIError(cl.method, cl.path, status, []byte(red.clean(string(body))))
 	for i, m := range e.Errors {
-		e.Errors[i] = c.red.clean(m)
+		e.Errors[i] = red.clean(m)
 	}
-	e.StackTrace = c.red.clean(e.StackTrace)
+	e.StackTrace = red.clean(e.StackTrace)
 	return e
 }
 

@@ -157,6 +157,13 @@ type RunJarRequest struct {
 	ClaimMode ClaimMode
 	// FlinkConfiguration holds job configuration entries (1.17+).
 	FlinkConfiguration map[string]string
+	// Secrets are values that ProgramArgs (or FlinkConfiguration) carry
+	// and that must never be reported: the client replaces each
+	// occurrence by "xxxxx", as it does its own credentials, in the error
+	// it returns (Flink's answer to a program that fails in its main
+	// method often repeats its arguments), and so in its log lines. They
+	// are not sent.
+	Secrets []string
 }
 
 type runJarWire struct {
@@ -249,7 +256,7 @@ func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobI
 	}
 	var out runJarResponseWire
 	p := "/jars/" + string(jar) + "/run"
-	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body}, &out); err != nil {
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body, secrets: req.Secrets}, &out); err != nil {
 		return "", err
 	}
 	if err := out.JobID.Validate(); err != nil {

@@ -227,6 +227,9 @@ type JarPlanRequest struct {
 	JobID JobID
 	// FlinkConfiguration holds job configuration entries (1.17+).
 	FlinkConfiguration map[string]string
+	// Secrets are values the request carries that are never reported, as
+	// for RunJarRequest.Secrets.
+	Secrets []string
 }
 
 // PlanRequest returns the part of a jar run request that decides the job's
@@ -235,7 +238,7 @@ type JarPlanRequest struct {
 func (r RunJarRequest) PlanRequest() JarPlanRequest {
 	return JarPlanRequest{
 		EntryClass: r.EntryClass, ProgramArgs: r.ProgramArgs, Parallelism: r.Parallelism,
-		JobID: r.JobID, FlinkConfiguration: r.FlinkConfiguration,
+		JobID: r.JobID, FlinkConfiguration: r.FlinkConfiguration, Secrets: r.Secrets,
 	}
 }
 
@@ -289,7 +292,7 @@ func (c *Client) JarPlan(ctx context.Context, jar JarID, req JarPlanRequest) (*P
 	}
 	var w planWire
 	p := "/jars/" + string(jar) + "/plan"
-	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body, retry: true}, &w); err != nil {
+	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body, retry: true, secrets: req.Secrets}, &w); err != nil {
 		return nil, err
 	}
 	plan, err := w.convert()

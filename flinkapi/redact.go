@@ -3,21 +3,20 @@ package flinkapi
 import (
 	"encoding/base64"
 	"net/url"
-	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/flinkkit/flinkkit/internal/redact"
 )
 
 // redactedText stands in for credentials in every message of the package.
-const redactedText = "xxxxx"
+const redactedText = redact.Mark
 
 // redactor removes the client's own credentials, and the user info of any
 // URL, from text that the client turns into a message: server answers,
 // transport errors, Location headers. It is held by pointer, so that
 // printing a Client with %+v shows an address, not the secrets.
 type redactor struct {
-	secrets []string // longest first
+	secrets *redact.Set
 }
 
 func newRedactor(s settings) *redactor {
@@ -32,51 +31,27 @@ func newRedactor(s settings) *redactor {
 	if s.bearer != "" {
 		base = append(base, s.bearer)
 	}
-	r := &redactor{}
-	for _, sec := range base {
-		// The forms a secret takes in an echo: escaped in a URL, coerced to
-		// UTF-8 by a JSON encoder, quoted by %q.
-		q := strconv.Quote(sec)
-		r.secrets = append(r.secrets, sec, url.QueryEscape(sec), url.PathEscape(sec), jsonUTF8(sec), q[1:len(q)-1])
-	}
-	slices.SortFunc(r.secrets, func(a, b string) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return strings.Compare(a, b)
-	})
-	r.secrets = slices.Compact(r.secrets)
-	return r
+	return &redactor{secrets: redact.New(base...)}
 }
 
-// jsonUTF8 replaces each byte of s that is not UTF-8 with U+FFFD, as
-// encoding/json does.
-func jsonUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
+// with returns a redactor that removes the values a request marks secret
+// too (RunJarRequest.Secrets); r itself when there are none.
+func (r *redactor) with(secrets []string) *redactor {
+	if len(secrets) == 0 {
+		return r
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b.WriteRune(utf8.RuneError)
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
+	var base *redact.Set
+	if r != nil {
+		base = r.secrets
 	}
-	return b.String()
+	return &redactor{secrets: base.With(secrets...)}
 }
 
 // clean returns s without the client's credentials and without the user
 // info of any URL in it.
 func (r *redactor) clean(s string) string {
 	if r != nil {
-		for _, sec := range r.secrets {
-			if strings.Contains(s, sec) {
-				s = strings.ReplaceAll(s, sec, redactedText)
-			}
-		}
+		s = r.secrets.Clean(s, redactedText)
 	}
 	return redactUserinfo(s)
 }

@@ -59,6 +59,10 @@ type Env struct {
 	// refused with ErrInvalidSpec. Jobs started from an uploaded JarID or
 	// by a Deployer need none.
 	Jars *Jars
+	// Secrets gives the values of the secrets the job's arguments name
+	// (${secret:NAME}; see Secrets); nil: none, and a job whose arguments
+	// name one is not started (ErrSecretUnavailable).
+	Secrets Secrets
 }
 
 // SavepointAPI is the part of the Flink REST client that takes savepoints

@@ -108,8 +108,10 @@ var knownOutcomes = map[Outcome]bool{
 // client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
 // 403, a redirect, a TLS failure) is returned as Step's error: polling
 // until the deadline cannot change it. p keeps what the step recorded, so
-// that the caller resumes once the client is fixed.
-func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env *Env, step func(ctx context.Context) (Result, error)) (Result, error) {
+// that the caller resumes once the client is fixed. args are the program
+// arguments of the job the operation may start: the step's context
+// carries the secrets they name (withSecrets), read from env.Secrets.
+func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env *Env, args []string, step func(ctx context.Context) (Result, error)) (Result, error) {
 	if err := check(p, op, job); err != nil {
 		return Result{}, err
 	}
@@ -117,6 +119,7 @@ func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env 
 	s := &sink{}
 	if env != nil {
 		env.Client = record(env.Client, s)
+		ctx = withSecrets(ctx, env.Secrets, args)
 	}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
 	if p.Phase != "" && p.Operation == "" {

@@ -147,7 +147,7 @@ func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {
 // error only for a canceled context.
 func (b *BlueGreen) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *b
-	return bound(ctx, p, opBlueGreen, b.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opBlueGreen, b.Job, &op.Env, b.Run.ProgramArgs, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opBlueGreen, b.OnTransition, b.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }
@@ -255,7 +255,7 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	}
 	switch p.Phase {
 	case "":
-		return b.begin(p, now), nil
+		return b.begin(ctx, p, now), nil
 	case PhasePreflight:
 		return b.stepPreflight(ctx, p, now)
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
@@ -286,13 +286,17 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
 }
 
-// begin records the old job and goes on to observe it.
-func (b *BlueGreen) begin(p *Progress, now time.Time) Result {
+// begin records the old job and goes on to observe it, once every
+// secret the new job's arguments name can be read.
+func (b *BlueGreen) begin(ctx context.Context, p *Progress, now time.Time) Result {
 	p.Steps++
 	p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
 	p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
 	if b.Job == "" {
 		return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade")
+	}
+	if why := missingSecret(ctx, b.Run.ProgramArgs, b.Deployer != nil); why != "" {
+		return finish(p, OutcomeBlocked, why+"; nothing was started, the old job "+string(b.Job)+" is left as it is")
 	}
 	if b.JobID != "" && strings.EqualFold(string(b.JobID), string(b.Job)) {
 		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(b.Job))

@@ -100,7 +100,7 @@ func (c *Canary) blueGreen() *BlueGreen {
 // never stopped. Step returns an error only for a canceled context.
 func (c *Canary) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := c.blueGreen()
-	return bound(ctx, p, opCanary, c.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opCanary, c.Job, &op.Env, c.Run.ProgramArgs, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opCanary, c.OnTransition, c.Logger, func() (Result, error) {
 			res, err := op.step(ctx, p)
 			if res.Done && (p.Outcome == OutcomeBlueGreenAborted || p.Outcome == OutcomeSubmitFailed && p.RestoreFrom != "") {

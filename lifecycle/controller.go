@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -140,6 +141,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	}
 	// Whatever the call did, the status ends with its verdict of spec.
 	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
+	ctx = c.withSecrets(ctx, spec, st)
 	now := c.clock().Now()
 	if err := spec.Validate(); err != nil {
 		c.set(st, st.State, ReasonInvalidSpec, err.Error())
@@ -203,6 +205,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 	if err := c.begin(ctx, &st); err != nil {
 		return Plan{}, err
 	}
+	ctx = c.withSecrets(ctx, spec, &st)
 	now := c.clock().Now()
 	if err := spec.Validate(); err != nil {
 		return Plan{Situation: situationOf(spec, &st, Observation{}), State: st.State, Reason: ReasonInvalidSpec,
@@ -231,6 +234,13 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 	c.planDerived(ctx, api, &st, obs, &plan)
 	plan.Verdict = c.planVerdict(spec, &st, obs, now, plan)
 	c.planPreflight(ctx, api, spec, &st, obs, &plan)
+	if !plan.InFlight && !plan.Target.IsZero() && plan.Blocked == "" {
+		// The action checks the secrets first: without them it ends
+		// Blocked, the job left as it is.
+		if why := missingSecret(ctx, plan.Target.Args, c.Deployer != nil); why != "" {
+			plan.Blocked, plan.Verdict = why, VerdictBlocked
+		}
+	}
 	return plan, nil
 }
 
@@ -294,6 +304,7 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
+	ctx = c.withSecrets(ctx, spec, st)
 	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
 	now := c.clock().Now()
 	st.Settled = false
@@ -631,6 +642,17 @@ func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
 	}
 }
 
+// withSecrets returns ctx carrying the secrets that the job's arguments
+// name, in the spec and in every template the status records (whose
+// values may have reached Flink before), read from c.Secrets.
+func (c *Controller) withSecrets(ctx context.Context, spec JobSpec, st *JobStatus) context.Context {
+	lists := [][]string{spec.Job.Args, st.Deployed.Args, st.Target.Args, st.Stable.Args}
+	if as := st.ActionSpec; as != nil {
+		lists = append(lists, as.Job.Args)
+	}
+	return withSecrets(ctx, c.Secrets, lists...)
+}
+
 // withDigest is spec with the digest of its jar file's content, read
 // from Env.Jars when the file changed since it was last read; a file
 // that does not exist keeps the digest of the deployed template of the
@@ -639,6 +661,10 @@ func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
 // is its error.
 func (c *Controller) withDigest(ctx context.Context, spec JobSpec, st *JobStatus) (JobSpec, error) {
 	t := &spec.Job
+	if names, _ := secretNames(t.Args); len(names) > 0 && c.Deployer != nil {
+		return spec, fmt.Errorf("%w: job.args name secrets (%s), which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates",
+			ErrInvalidSpec, strings.Join(names, ", "))
+	}
 	if t.JarFile == "" || t.JarID != "" || c.Deployer != nil {
 		return spec, nil
 	}

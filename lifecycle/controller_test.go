@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,9 @@ type cluster struct {
 	name string
 	// storage is the Controller's Storage.
 	storage Storage
+	// secrets and logger, if set, are the Controller's Secrets and Logger.
+	secrets Secrets
+	logger  *slog.Logger
 }
 
 func newCluster(t *testing.T, resume bool, opts ...flinktest.Option) *cluster {
@@ -77,6 +81,10 @@ func (k *cluster) controller() *Controller {
 		c.Name = k.name
 	}
 	c.Storage = k.storage
+	c.Secrets = k.secrets
+	if k.logger != nil {
+		c.Logger = k.logger
+	}
 	return c
 }
 

@@ -63,7 +63,7 @@ func (d *DisposeSavepoints) Chosen(p *Progress) []savepoint.Record {
 // left. Step returns an error only for a canceled context.
 func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *d
-	return bound(ctx, p, opDispose, "", &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opDispose, "", &op.Env, nil, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opDispose, d.OnTransition, d.Logger, func() (Result, error) { return op.advance(ctx, p, d.clock().Now()), nil })
 	})
 }

@@ -437,6 +437,9 @@ func (s JobSpec) Validate() error {
 	if s.Job.JarFile == "" && s.Job.JarID == "" {
 		errs = append(errs, errors.New("job: set jarFile or jarID"))
 	}
+	if _, err := secretNames(s.Job.Args); err != nil {
+		errs = append(errs, err)
+	}
 	if s.Job.Parallelism < 0 {
 		errs = append(errs, fmt.Errorf("job.parallelism: %d must not be negative (0: the cluster's default)", s.Job.Parallelism))
 	}

@@ -112,10 +112,19 @@ func (r *recorder) UploadJarReader(ctx context.Context, name string, rd io.Reade
 	return id, err
 }
 
+// RunJar puts the values of the secrets the arguments name into the
+// request, at the last recorder before the client: every other record of
+// the request keeps the placeholders.
 func (r *recorder) RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error) {
+	if _, nested := r.API.(*recorder); !nested {
+		var err error
+		if req, err = resolveRun(ctx, req); err != nil {
+			return "", err
+		}
+	}
 	id, err := r.API.RunJar(ctx, jar, req)
 	r.note(err)
-	return id, err
+	return id, cleanError(ctx, err)
 }
 
 func (r *recorder) Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error) {
@@ -154,10 +163,12 @@ func (r *recorder) DisposeSavepoint(ctx context.Context, savepointPath string) (
 	return op, err
 }
 
+// JobExceptions takes the values of the job's secrets out of Flink's
+// exceptions, which echo a program's arguments.
 func (r *recorder) JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error) {
 	e, err := r.API.JobExceptions(ctx, id, maxExceptions)
 	r.note(err)
-	return e, err
+	return cleanExceptions(ctx, e), err
 }
 
 func (r *recorder) JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error) {

@@ -35,9 +35,15 @@ func (r *recorder) JarPlan(ctx context.Context, jar flinkapi.JarID, req flinkapi
 	if !ok {
 		return nil, errUnsupported
 	}
+	if _, nested := r.API.(*recorder); !nested { // as RunJar
+		var err error
+		if req, err = resolvePlan(ctx, req); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := c.JarPlan(ctx, jar, req)
 	r.note(err)
-	return plan, err
+	return plan, cleanError(ctx, err)
 }
 
 func (r *recorder) JobExecutionResult(ctx context.Context, job flinkapi.JobID) (*flinkapi.ExecutionResult, error) {
@@ -47,7 +53,7 @@ func (r *recorder) JobExecutionResult(ctx context.Context, job flinkapi.JobID) (
 	}
 	res, err := c.JobExecutionResult(ctx, job)
 	r.note(err)
-	return res, err
+	return cleanResult(ctx, res), err
 }
 
 func (r *recorder) JobAccumulators(ctx context.Context, job flinkapi.JobID) ([]flinkapi.Accumulator, error) {

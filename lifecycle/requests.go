@@ -337,7 +337,7 @@ type triggerCheckpoint struct {
 // another Outcome, at the latest at the deadline (Timing.Savepoint).
 func (t *triggerCheckpoint) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *t
-	return bound(ctx, p, opTriggerCheckpoint, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opTriggerCheckpoint, t.Job, &op.Env, nil, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opTriggerCheckpoint, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }

@@ -117,7 +117,7 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 		return Result{}, errors.New("lifecycle: Rescale.Job is empty; name the job to rescale")
 	}
 	op := *r
-	return bound(ctx, p, opRescale, r.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opRescale, r.Job, &op.Env, r.Upgrade.Run.ProgramArgs, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opRescale, r.OnTransition, r.Logger, func() (Result, error) { return op.advance(ctx, p, r.clock().Now()) })
 	})
 }

@@ -38,7 +38,7 @@ func (t *TakeSavepoint) clock() Clock { return clockOr(t.Clock) }
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *t
-	return bound(ctx, p, opTakeSavepoint, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opTakeSavepoint, t.Job, &op.Env, nil, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opTakeSavepoint, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }

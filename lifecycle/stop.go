@@ -111,7 +111,7 @@ func (s *Stop) clock() Clock { return clockOr(s.Clock) }
 // is asked for a policy that keeps state, and a canceled context's error.
 func (s *Stop) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *s
-	return bound(ctx, p, opStop, s.Job, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
+	return bound(ctx, p, opStop, s.Job, &op.Env, nil, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Teardown and Upgrade

@@ -43,6 +43,9 @@ func (s *Submit) clock() Clock { return clockOr(s.Clock) }
 // stepDeploy starts the job through the Deployer, in a cluster of its
 // own, recorded in Progress.Cluster.
 func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result {
+	if names, _ := secretNames(s.Run.ProgramArgs); len(names) > 0 {
+		return refused(p, "the job's arguments name secrets, which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates")
+	}
 	p.Requests++
 	p.NewJobID = p.JobID // a job of this id may run from now on
 	req := DeployRequest{JobID: p.JobID, JarFile: s.JarFile, EntryClass: s.Run.EntryClass, Args: s.Run.ProgramArgs,
@@ -91,7 +94,7 @@ func refused(p *Progress, reason string) Result {
 // only for a canceled context.
 func (s *Submit) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *s
-	return bound(ctx, p, opSubmit, s.JobID, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
+	return bound(ctx, p, opSubmit, s.JobID, &op.Env, s.Run.ProgramArgs, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Upgrade and Restart

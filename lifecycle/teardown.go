@@ -68,7 +68,7 @@ func (t *Teardown) clock() Clock { return clockOr(t.Clock) }
 // Strategy of CancelWithoutState under a policy that keeps state.
 func (t *Teardown) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *t
-	return bound(ctx, p, opTeardown, t.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opTeardown, t.Job, &op.Env, nil, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opTeardown, t.OnTransition, t.Logger, func() (Result, error) { return op.step(ctx, p) })
 	})
 }

@@ -151,7 +151,7 @@ func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
 // is asked for a policy that keeps state, and an error of the Store.
 func (u *Upgrade) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *u
-	return bound(ctx, p, opUpgrade, u.Job, &op.Env, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
+	return bound(ctx, p, opUpgrade, u.Job, &op.Env, u.Run.ProgramArgs, func(ctx context.Context) (Result, error) { return op.step(ctx, p) })
 }
 
 // step is Step without the check of p's binding: Rescale upgrades through
@@ -250,7 +250,7 @@ func (s *Restart) clock() Clock { return clockOr(s.Clock) }
 // of the Store.
 func (s *Restart) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *s
-	return bound(ctx, p, opRestart, s.Job, &op.Env, func(ctx context.Context) (Result, error) {
+	return bound(ctx, p, opRestart, s.Job, &op.Env, s.Run.ProgramArgs, func(ctx context.Context) (Result, error) {
 		r, err := op.replacer()
 		if err != nil {
 			return Result{}, err
@@ -516,6 +516,9 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
 	if why := r.jarChanged(ctx); why != "" {
 		return finish(p, OutcomeJarChanged, why), nil
+	}
+	if why := missingSecret(ctx, r.submit.Run.ProgramArgs, r.deployer != nil); why != "" {
+		return finish(p, OutcomeBlocked, why+"; nothing was stopped or started"), nil
 	}
 	if r.checksJar() {
 		p.Phase = PhaseCheckJar
