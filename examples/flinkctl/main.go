@@ -52,6 +52,7 @@ type app struct {
 	clientCert string
 	clientKey  string
 	jarRoot    string
+	secretDir  string
 
 	// jars is where the Controller reads jars (--jar-root, or the job
 	// file's directory); nil: none is read.
@@ -118,6 +119,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	f.DurationVar(&a.timeout, "timeout", 15*time.Minute, "give up after this long (exit code 4); the stored progress stays")
 	f.DurationVar(&a.poll, "poll", time.Second, "how often a job or an operation is read while waiting")
 	f.StringVar(&a.jarRoot, "jar-root", "", "the only directory job files' jars are read from (default: the job file's directory); a jarFile outside it is refused")
+	f.StringVar(&a.secretDir, "secret-dir", os.Getenv("FLINKCTL_SECRET_DIR"), "directory of the secrets a job file's args name as ${secret:NAME}: one file per secret, NAME its path in the directory; their values are sent to Flink and never shown ($FLINKCTL_SECRET_DIR)")
 	f.StringVar(&a.user, "user", "", "user name of HTTP basic authentication; the password is read from $FLINK_PASSWORD")
 	f.StringVar(&a.caFile, "ca-file", os.Getenv("FLINK_CA_FILE"), "PEM file of the CA that signs the JobManager's REST certificate; default: the system's ($FLINK_CA_FILE)")
 	f.StringVar(&a.clientCert, "client-cert", os.Getenv("FLINK_CLIENT_CERT"), "PEM file of the client certificate the JobManager asks for, with --client-key ($FLINK_CLIENT_CERT)")
@@ -225,7 +227,7 @@ func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
 
 // env is the lifecycle.Env of the operations.
 func (a *app) env(c lifecycle.API) lifecycle.Env {
-	return lifecycle.Env{Client: c, Clock: a.clock, Timing: lifecycle.Timing{Poll: a.poll}, Jars: a.jars}
+	return lifecycle.Env{Client: c, Clock: a.clock, Timing: lifecycle.Timing{Poll: a.poll}, Jars: a.jars, Secrets: dirSecrets{dir: a.secretDir}}
 }
 
 // useJars makes the Controller read jars from --jar-root, or else from

@@ -778,7 +778,7 @@ func (cl *cluster) counterFails(j *job, t time.Time, idx int64) {
 	j.setCounting(false)
 	j.filesN = idx + 1
 	cause := jexc{class: classIllegalState, frames: framesCounter,
-		msg: fmt.Sprintf("flinkkit test job: %s reached count %d (--fail-at %d)", key, count, j.spec.failAt)}
+		msg: fmt.Sprintf("flinkkit test job: %s reached count %d (--fail-at %d)", key, count, j.spec.failAt) + labelled(j.spec.label)}
 	cl.failJob(j, t, cause)
 }
 
@@ -937,4 +937,13 @@ func scheme(loc string) string {
 		}
 	}
 	return "file"
+}
+
+// labelled is the end of a --fail-at failure's message that names the
+// job's --label, as the counter job's.
+func labelled(label string) string {
+	if label == "" {
+		return ""
+	}
+	return " label " + label
 }

@@ -67,7 +67,8 @@
 // the new uid), --max-parallelism (the counter's, shown in the job's
 // details; no plan shows it: a job restored from a snapshot of the
 // counter, of the same uid, taken with another maximum fails to start,
-// as in Flink; one without the flag takes the snapshot's) and --name. The jar plan
+// as in Flink; one without the flag takes the snapshot's), --label (named
+// at the end of a --fail-at failure's message) and --name. The jar plan
 // (POST /jars/:jarid/plan) answers the plan these arguments give without
 // running the job, and a program error or a missing jar as Flink does
 // (500 with the trace). A source emits

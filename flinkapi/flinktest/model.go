@@ -61,6 +61,7 @@ type jobSpec struct {
 	snapshotDelay   time.Duration // added to every checkpoint and savepoint
 	records         int64         // --records: the job ends FINISHED after this many events; 0: never
 	uidSuffix       string        // --uid-suffix: appended to the counter's uid, which changes its vertex id
+	label           string        // --label: named at the end of a --fail-at failure's message
 	maxParallelism  int           // --max-parallelism: the counter's maximum parallelism; 0: Flink's default
 }
 
@@ -187,6 +188,8 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 			sp.name = value
 		case "--uid-suffix":
 			sp.uidSuffix = value
+		case "--label":
+			sp.label = value
 		case "--max-parallelism":
 			if n, err = num(1); err == nil && n > maxParallelismLimit {
 				err = fmt.Errorf("--max-parallelism must be at most %d: %s", maxParallelismLimit, value)

@@ -70,6 +70,7 @@ import java.time.Duration;
  *                              savepoint of the job without it has no operator (default: none)
  *   --max-parallelism N        the counter's maximum parallelism, 1 to 32768 (default: Flink's,
  *                              derived from the parallelism)
+ *   --label L                  named at the end of the message of a --fail-at failure (default: none)
  * </pre>
  */
 public final class CounterJob {
@@ -121,7 +122,7 @@ public final class CounterJob {
                         .uid(SOURCE_UID)
                         .name("key-source")
                         .keyBy(new IdentityKey())
-                        .process(new CountingFunction(opts.out, opts.failAt, opts.failOnce, opts.snapshotDelayMs, opts.recordDelayMs))
+                        .process(new CountingFunction(opts.out, opts.failAt, opts.failOnce, opts.snapshotDelayMs, opts.recordDelayMs, opts.label))
                         .uid(COUNTER_UID + opts.uidSuffix)
                         .name("counter");
         if (opts.maxParallelism > 0) {
@@ -168,6 +169,7 @@ public final class CounterJob {
 
         private final String out;
         private final long failAt;
+        private final String label; // --label: named in the failure's message
         private final boolean failOnce;
         private final long snapshotDelayMs;
         private final long recordDelayMs;
@@ -177,7 +179,8 @@ public final class CounterJob {
         private transient LongCounter events;
         private transient long failing; // failAt, or 0 once --fail-once failed before
 
-        CountingFunction(String out, long failAt, boolean failOnce, long snapshotDelayMs, long recordDelayMs) {
+        CountingFunction(String out, long failAt, boolean failOnce, long snapshotDelayMs, long recordDelayMs, String label) {
+            this.label = label;
             this.out = out;
             this.failAt = failAt;
             this.failOnce = failOnce;
@@ -225,7 +228,8 @@ public final class CounterJob {
                                 + next
                                 + " (--fail-at "
                                 + failAt
-                                + ")");
+                                + ")"
+                                + (label.isEmpty() ? "" : " label " + label));
             }
             collector.collect(key + "=" + next);
         }
@@ -261,6 +265,7 @@ public final class CounterJob {
         String name = "flinkkit-counter";
         long records = 0; // unbounded
         String uidSuffix = "";
+        String label = ""; // named in the message of a --fail-at failure
         int maxParallelism = 0; // not set: Flink's default
 
         static Options parse(String[] args) {
@@ -323,6 +328,9 @@ public final class CounterJob {
                         break;
                     case "--name":
                         o.name = value;
+                        break;
+                    case "--label":
+                        o.label = value;
                         break;
                     case "--uid-suffix":
                         o.uidSuffix = value;
