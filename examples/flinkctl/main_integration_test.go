@@ -44,8 +44,22 @@ func TestRealFlink(t *testing.T) {
 	bin := buildBinary(t)
 	work := t.TempDir()
 	state := filepath.Join(work, "state")
-	// The job files name the fixture's test jar, outside their folder.
-	base := []string{"--flink-url", cluster.URL, "--state-dir", state, "--poll", "500ms", "--timeout", "4m", "--jar-root", filepath.Dir(cluster.TestJobJar)}
+	// The job files name the fixture's test jar, outside their folder,
+	// and secrets of --secret-dir: the rate (which the job must get as a
+	// number) and a label, whose values no output or stored file may show.
+	const rate, label = "40.000917", "FLINKKIT-SECRET-flinkctl-label-5e02"
+	secrets := filepath.Join(work, "secrets")
+	if err := os.MkdirAll(filepath.Join(secrets, "counter"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"rate": rate, "label": label} {
+		if err := os.WriteFile(filepath.Join(secrets, "counter", name), []byte(v+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var outputs []string
+	base := []string{"--flink-url", cluster.URL, "--state-dir", state, "--poll", "500ms", "--timeout", "4m", "--jar-root", filepath.Dir(cluster.TestJobJar),
+		"--secret-dir", secrets}
 	ctl := func(want int, args ...string) string {
 		t.Helper()
 		start := time.Now()
@@ -60,6 +74,10 @@ func TestRealFlink(t *testing.T) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
+		outputs = append(outputs, stdout.String(), stderr.String())
+		if strings.Contains(stdout.String()+stderr.String(), label) {
+			t.Fatalf("flinkctl %s shows the secret label", strings.Join(args, " "))
+		}
 		t.Logf("flinkctl %s: exit %d in %v\n%s%s", strings.Join(args, " "), code, time.Since(start).Round(time.Millisecond), stdout.String(), stderr.String())
 		if code != want {
 			t.Fatalf("flinkctl %s: exit %d, want %d: %s", strings.Join(args, " "), code, want, stderr.String())
@@ -72,7 +90,7 @@ func TestRealFlink(t *testing.T) {
 job:
   jarFile: %s
   entryClass: %s
-  args: ["--out", "%s", "--keys", "%d", "--rate", "40", "--parallelism", "1", "--checkpoint-interval", "1000", "--name", "flinkctl-%s"]
+  args: ["--out", "%s", "--keys", "%d", "--rate", "${secret:counter/rate}", "--label", "${secret:counter/label}", "--parallelism", "1", "--checkpoint-interval", "1000", "--name", "flinkctl-%s"]
 update:
   mode: Savepoint
 `, name, cluster.TestJobJar, cluster.TestJobClass, out, keys, name)
@@ -247,6 +265,24 @@ update:
 	ctl(exitOK, "cancel", "scratch", "--force")
 	if s, _ := flink.JobStatus(ctx, scratch); s != flinkapi.JobCanceled {
 		t.Fatalf("job %s after cancel --force", s)
+	}
+	// Flink got the secrets' values (the jobs ran at the rate); nothing
+	// flinkctl printed or stored shows them.
+	if len(outputs) == 0 {
+		t.Fatal("no output collected")
+	}
+	err = filepath.WalkDir(state, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(label)) {
+			t.Errorf("the stored file %s shows the secret label", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("Flink %s: total %v", cluster.FlinkVersion, time.Since(begin).Round(time.Millisecond))
 }
