@@ -445,6 +445,31 @@
 // Deployer (whose JarFile names a file of the cluster's image), read
 // none.
 //
+// # Secret arguments
+//
+// A job's argument may name a secret, ${secret:NAME}, alone or within
+// other text ("--password=${secret:db/password}"). The value comes from
+// Env.Secrets (SecretMap, or the caller's: a Kubernetes Secret, a file, a
+// vault) and goes into the jar run and jar plan requests only, put in at
+// the last step before the client sends them. The status, the operations'
+// records, Plan and every message keep the placeholder. Flink echoes a
+// program's arguments where it fails (a main method that refuses one, a
+// job's exception, a failure cause): the client replaces the values the
+// request carried by "xxxxx" in its errors and log lines
+// (flinkapi.RunJarRequest.Secrets), and the Controller does so in the
+// exceptions and failure causes it reads of the job, for every secret the
+// spec or a template of the status names. An action that would start the
+// job checks every secret first: one that cannot be read ends it Blocked
+// (ErrSecretUnavailable's message, naming the secret) before the old job
+// is touched, and it is tried again after RetryInterval. A spec naming
+// secrets with a Deployer is refused (ErrInvalidSpec): the application
+// cluster would have to keep the values. The text of the template is what
+// the Controller compares: a secret whose value changes does not restart
+// the job by itself; change the spec (a new name) to roll it. A value is
+// not taken out of the job's name (--name in the program), of anything
+// Flink logs itself, or, once it changed, of what the job running with
+// the old value reports.
+//
 // # Application clusters
 //
 // A Deployer starts each job in a cluster of its own, with the job id and
