@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,22 +39,14 @@ func TestRealSecretArgs(t *testing.T) {
 		gone  = "FLINKKIT-SECRET-never-sent-31" // not read: for the watch alone
 	)
 	values := []string{label, flag, gone}
-	var mu sync.Mutex
-	var logs bytes.Buffer
-	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithLogger(logger))
+	w := &outputWatch{}
+	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry), flinkapi.WithLogger(w.logger()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var outputs []string
-	record := func(what string, v any) {
-		b, _ := json.Marshal(v)
-		mu.Lock()
-		outputs = append(outputs, what+": "+string(b))
-		mu.Unlock()
-	}
+	record := w.add
 	env := realEnv(c)
-	env.Logger = logger
+	env.Logger = w.logger()
 	env.Secrets = lifecycle.SecretMap{"job/rate": rate, "job/label": label, "job/flag": flag}
 	env.OnTransition = func(tr lifecycle.Transition) { record("transition", tr) }
 	ctrl := &lifecycle.Controller{Env: env, Name: "app/secrets", PollInterval: time.Second, RetryInterval: 2 * time.Second}
@@ -95,15 +88,7 @@ func TestRealSecretArgs(t *testing.T) {
 	}
 	check := func() string {
 		t.Helper()
-		mu.Lock()
-		all := strings.Join(append(outputs, logs.String()), "\n")
-		mu.Unlock()
-		for _, v := range values {
-			if i := strings.Index(all, v); i >= 0 {
-				t.Fatalf("an output shows the secret %q: …%s…", v, all[max(0, i-400):min(len(all), i+100)])
-			}
-		}
-		return all
+		return w.check(t, values...)
 	}
 
 	until("running", func() bool { return !st.InFlight() && st.State == policy.Running && st.JobID != "" })
@@ -136,15 +121,49 @@ func TestRealSecretArgs(t *testing.T) {
 	t.Logf("failure kept: %s", st.Failure)
 }
 
-// lockedWriter serialises the writes of a log shared by the Controller and
-// the client.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
+// outputWatch collects what a test's Controllers and clients report (a
+// debug log, transitions, errors, statuses, plans), to be searched for the
+// secrets the test uses.
+type outputWatch struct {
+	mu    sync.Mutex
+	log   bytes.Buffer
+	texts []string
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// logger is a debug logger writing into the watch.
+func (w *outputWatch) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// Write appends to the log.
+func (w *outputWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.log.Write(p)
+}
+
+// add records v, as JSON, under what.
+func (w *outputWatch) add(what string, v any) {
+	b, _ := json.Marshal(v)
+	w.mu.Lock()
+	w.texts = append(w.texts, what+": "+string(b))
+	w.mu.Unlock()
+}
+
+// check fails the test if anything collected shows one of the secrets,
+// and returns all of it as one text.
+func (w *outputWatch) check(t *testing.T, secrets ...string) string {
+	t.Helper()
+	w.mu.Lock()
+	all := strings.Join(append(slices.Clone(w.texts), w.log.String()), "\n")
+	w.mu.Unlock()
+	if len(all) < 100 {
+		t.Fatalf("the watch collected almost nothing (%d bytes): nothing is shown to hold no secret", len(all))
+	}
+	for _, v := range secrets {
+		if i := strings.Index(all, v); i >= 0 {
+			t.Fatalf("an output shows the secret %q: …%s…", v, all[max(0, i-400):min(len(all), i+100)])
+		}
+	}
+	return all
 }

@@ -254,9 +254,16 @@ func TestRealTLS(t *testing.T) {
 		if err := first.WriteFiles(certFile, keyFile); err != nil {
 			t.Fatal(err)
 		}
-		fc, dials := client(t, cluster.URL, flinkapi.WithCAFile(pki.caFile()), flinkapi.WithClientCertificateFiles(certFile, keyFile), flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+		// Everything the client and the Controller log, report and
+		// store is searched for the keys' material at the end.
+		w := &outputWatch{}
+		fc, dials := client(t, cluster.URL, flinkapi.WithCAFile(pki.caFile()), flinkapi.WithClientCertificateFiles(certFile, keyFile), flinkapi.WithRetryPolicy(flinkapi.NoRetry),
+			flinkapi.WithLogger(w.logger()))
 		store := &lifecycle.MemoryStore{}
-		ctrl := &lifecycle.Controller{Env: realEnv(fc), Store: store, Name: "tls/counter", PollInterval: time.Second, RetryInterval: 5 * time.Second}
+		env := realEnv(fc)
+		env.Logger = w.logger()
+		env.OnTransition = func(tr lifecycle.Transition) { w.add("transition", tr) }
+		ctrl := &lifecycle.Controller{Env: env, Store: store, Name: "tls/counter", PollInterval: time.Second, RetryInterval: 5 * time.Second}
 		const keys = 2
 		args := func(out string) []string {
 			return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--checkpoint-interval", "300", "--name", "tls"}
@@ -280,6 +287,8 @@ func TestRealTLS(t *testing.T) {
 		}
 		_, err = ctrl.Reconcile(ctx, spec, &st)
 		wantTLSError(t, "the controller, its client's pair rotated to another CA's", err, dials.n.Load()-before, flinkapi.TLSClientCertificateRejected, strange, first)
+		w.add("error", err.Error())
+		w.add("status", st)
 		if err := second.WriteFiles(certFile, keyFile); err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +326,25 @@ func TestRealTLS(t *testing.T) {
 			t.Fatalf("delete: stored %+v (%v)", rec, ok)
 		}
 		t.Logf("delete: %s after %v, final savepoint %s; %d connections in all", st.Progress.Outcome, time.Since(deleted).Round(time.Millisecond), rec.Location, dials.n.Load())
+		w.add("status", st)
+		var material []string
+		for _, k := range []flinkfixture.KeyPair{first, second, strange} {
+			material = append(material, keyMaterial(k)...)
+		}
+		w.check(t, material...)
 		t.Logf("ClientAuth: %v", time.Since(begin).Round(time.Millisecond))
 	})
 	t.Logf("total %v", time.Since(begin).Round(time.Millisecond))
+}
+
+// keyMaterial is what of a key pair's private key must never be shown:
+// each line of its PEM body.
+func keyMaterial(k flinkfixture.KeyPair) []string {
+	var out []string
+	for _, line := range strings.Split(string(k.KeyPEM), "\n") {
+		if len(line) >= 40 && !strings.HasPrefix(line, "-----") {
+			out = append(out, line)
+		}
+	}
+	return out
 }
