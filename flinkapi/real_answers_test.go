@@ -16,7 +16,7 @@ import (
 
 // The tests in this file decode answers recorded from real Flink clusters
 // (testdata/real/<version>, written by the real-cluster suite in
-// internal/flinkfixture) instead of hand-written JSON.
+// internal/testkit/flinkfixture) instead of hand-written JSON.
 
 // realStatus returns the HTTP status the cluster answered for a recording.
 func realStatus(t *testing.T, version, name string) int {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/internal/appfake"
+	"github.com/flinkkit/flinkkit/internal/testkit/appfake"
 	"github.com/flinkkit/flinkkit/policy"
 )
 

@@ -769,7 +769,7 @@
 // JobManager failover one such answer can come while the job still runs,
 // and acting on it would start a second job or drop a savepoint.
 //
-// internal/faultmatrix runs every operation under each fault class and
+// internal/testkit/faultmatrix runs every operation under each fault class and
 // 1,000 seeded fault schedules, and 1,000 seeded schedules of a caller
 // that crashes, loses answers and stays away up to 10 minutes, and checks
 // these rules after every step.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
-	"github.com/flinkkit/flinkkit/internal/formattest"
+	"github.com/flinkkit/flinkkit/internal/testkit/formattest"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )

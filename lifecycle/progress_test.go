@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/internal/plaincheck"
+	"github.com/flinkkit/flinkkit/internal/testkit/plaincheck"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )

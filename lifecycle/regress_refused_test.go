@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/internal/reqlog"
+	"github.com/flinkkit/flinkkit/internal/testkit/reqlog"
 	"github.com/flinkkit/flinkkit/policy"
 )
 

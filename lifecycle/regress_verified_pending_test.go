@@ -14,7 +14,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/internal/reqlog"
+	"github.com/flinkkit/flinkkit/internal/testkit/reqlog"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
-	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/internal/testkit/flinkfixture"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 )

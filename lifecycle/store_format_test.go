@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/internal/format"
-	"github.com/flinkkit/flinkkit/internal/formattest"
+	"github.com/flinkkit/flinkkit/internal/testkit/formattest"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkkit/flinkkit/internal/formattest"
+	"github.com/flinkkit/flinkkit/internal/testkit/formattest"
 )
 
 // autoscalePolicyV1 is the value of autoscalepolicy-v1.json, every field

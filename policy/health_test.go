@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
-	"github.com/flinkkit/flinkkit/internal/plaincheck"
+	"github.com/flinkkit/flinkkit/internal/testkit/plaincheck"
 	"github.com/google/go-cmp/cmp"
 )
 

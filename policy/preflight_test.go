@@ -14,7 +14,7 @@ import (
 
 const goldenPreflight = "testdata/preflight_verdicts.golden"
 
-// Vertex ids of the test job (internal/testjob): Flink's ids for the uids
+// Vertex ids of the test job (internal/testkit/testjob): Flink's ids for the uids
 // flinkkit-key-source and flinkkit-counter.
 const (
 	pfSource  = "b93d204074064b03a853367828fb3dfe"

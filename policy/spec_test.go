@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkkit/flinkkit/internal/plaincheck"
+	"github.com/flinkkit/flinkkit/internal/testkit/plaincheck"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/internal/format"
-	"github.com/flinkkit/flinkkit/internal/formattest"
+	"github.com/flinkkit/flinkkit/internal/testkit/formattest"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
-	"github.com/flinkkit/flinkkit/internal/plaincheck"
+	"github.com/flinkkit/flinkkit/internal/testkit/plaincheck"
 	"github.com/google/go-cmp/cmp"
 )
 

@@ -31,8 +31,8 @@ inputs_hash() {
   (
     cd "$repo"
     echo "version=$version"
-    sha256sum internal/flinkjars/pom.xml internal/testjob/pom.xml
-    find internal/testjob/src -type f -print0 | sort -z | xargs -0 sha256sum
+    sha256sum internal/testkit/flinkjars/pom.xml internal/testkit/testjob/pom.xml
+    find internal/testkit/testjob/src -type f -print0 | sort -z | xargs -0 sha256sum
   ) | sha256sum | cut -d' ' -f1
 }
 
@@ -75,7 +75,7 @@ rm -rf "$dest/lib.tmp"
 # class, StandaloneApplicationClusterEntryPoint, is the same across patch
 # releases; everything else stays at VERSION).
 resolve_jars() {
-  mvn -q -B -Dstyle.color=never -f "$repo/internal/flinkjars/pom.xml" \
+  mvn -q -B -Dstyle.color=never -f "$repo/internal/testkit/flinkjars/pom.xml" \
     -Dflink.version="$version" -Dflink.container.version="$1" \
     -Dflink.lib.dir="$dest/lib.tmp" package >"$log" 2>&1
 }
@@ -101,7 +101,7 @@ rm -rf "$dest/lib"
 mv "$dest/lib.tmp" "$dest/lib"
 
 mvn_run "building the test job" \
-  -f "$repo/internal/testjob/pom.xml" -Dflink.version="$version" \
+  -f "$repo/internal/testkit/testjob/pom.xml" -Dflink.version="$version" \
   -Dflink.cache.dir="$dest" package
 [[ -f "$dest/flinkkit-testjob.jar" ]] || die "the test job jar was not written to $dest"
 

@@ -8,7 +8,7 @@
 # Usage: scripts/integration.sh VERSION      e.g. scripts/integration.sh 1.20.5
 #
 # It prepares VERSION's jars (scripts/flink.sh) and starts one session
-# cluster of VERSION (internal/flinkfixture/cmd/sharedflink) that the
+# cluster of VERSION (internal/testkit/flinkfixture/cmd/sharedflink) that the
 # tests needing only a plain session cluster share
 # (flinkfixture.SharedForTest); tests that kill or restart the cluster's
 # processes, or need a configuration or an application cluster of their
@@ -72,5 +72,5 @@ export KUBEBUILDER_ASSETS FLINK_VERSION="$version"
 # process (they get SIGKILL when it dies), and signals reach it directly.
 bin="$repo/.cache/bin/$version"
 mkdir -p "$bin"
-"$GO" build -o "$bin/sharedflink" ./internal/flinkfixture/cmd/sharedflink
+"$GO" build -o "$bin/sharedflink" ./internal/testkit/flinkfixture/cmd/sharedflink
 exec "$bin/sharedflink" -- "$repo/scripts/integration.sh" --suites

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/internal/testkit/flinkfixture"
 )
 
 // TestTLSFiles reaches a JobManager behind TLS that asks for client

@@ -68,7 +68,7 @@ which chooses these operations itself.)
 
 Without --flink-url it runs against flinkkit's fake JobManager (package
 flinktest) in real time and needs nothing else. With --flink-url and --jar it
-runs flinkkit's test job (internal/testjob) on a real Flink session cluster;
+runs flinkkit's test job (internal/testkit/testjob) on a real Flink session cluster;
 the upgraded job is started with --fail-at so that it fails by itself.
 
 Flags:

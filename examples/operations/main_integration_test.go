@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
-	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/internal/testkit/flinkfixture"
 	"github.com/flinkkit/flinkkit/policy"
 )
 

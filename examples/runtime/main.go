@@ -68,7 +68,7 @@ under <state-dir>/out unless --out says otherwise.
 
 Without --flink-url it runs against flinkkit's fake JobManager (package
 flinktest) in real time and needs nothing else. With --flink-url and --jar it
-runs flinkkit's test job (internal/testjob) on a real Flink session cluster
+runs flinkkit's test job (internal/testkit/testjob) on a real Flink session cluster
 with two free task slots.
 
 Flags:

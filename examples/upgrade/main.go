@@ -79,7 +79,7 @@ kept under the job's name (lifecycle.FileStore).
 
 Without --flink-url it runs against flinkkit's fake JobManager (package
 flinktest) in real time and needs nothing else. With --flink-url and --jar it
-runs flinkkit's test job (internal/testjob) on a real Flink session cluster;
+runs flinkkit's test job (internal/testkit/testjob) on a real Flink session cluster;
 the upgraded job is started with --fail-at and --fail-once so that it fails
 by itself, once.
 

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/internal/contract"
+	"github.com/flinkkit/flinkkit/internal/testkit/contract"
 )
 
 // TestContract runs the contract suite that holds flinkapi to real Flink
-// (internal/contract) against the fake, for a strict-mapper version
+// (internal/testkit/contract) against the fake, for a strict-mapper version
 // without checkpoint triggers (1.16), one with every endpoint (1.19), and
 // the two versions the suite runs against for real. 1.15 is left out: the
 // suite expects the 500 of GET /jobs/:jobid/status for an unknown job,

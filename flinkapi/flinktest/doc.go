@@ -55,7 +55,7 @@
 // # The job
 //
 // Every job runs a simulation of flinkkit's test job (CounterJobClass,
-// internal/testjob), configured by its program arguments: --out, --keys,
+// internal/testkit/testjob), configured by its program arguments: --out, --keys,
 // --rate, --parallelism, --checkpoint-interval (milliseconds),
 // --fail-at, --fail-once (true: a counter started after a failure at
 // --fail-at of a job with the same --out does not fail), --restart-attempts,

@@ -40,7 +40,7 @@ const (
 )
 
 // CounterJobClass is the entry class of flinkkit's test job
-// (internal/testjob), whose program arguments the fake checks as the job
+// (internal/testkit/testjob), whose program arguments the fake checks as the job
 // does: an unknown argument or a missing --out fails the jar run with 400.
 // Jobs of other entry classes take the same arguments but ignore unknown
 // ones.

@@ -26,7 +26,7 @@ type answer struct {
 	body   []byte
 }
 
-// recordFake plays the recording of internal/flinkfixture
+// recordFake plays the recording of internal/testkit/flinkfixture
 // (record_integration_test.go) against the fake and returns its answers
 // under the names of the recorded files.
 func recordFake(t *testing.T, version string) map[string]answer {
@@ -142,7 +142,7 @@ func recordFake(t *testing.T, version string) map[string]answer {
 }
 
 // recordFakeResults records what TestRecordResults records of a real
-// cluster (internal/flinkfixture): execution results and accumulators.
+// cluster (internal/testkit/flinkfixture): execution results and accumulators.
 func recordFakeResults(t *testing.T, f *fake, run func(name string, args ...string) string, get func(name, path string) answer) {
 	t.Helper()
 	newID := strings.Repeat("1", 32)

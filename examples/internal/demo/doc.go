@@ -27,7 +27,7 @@
 // # The test job
 //
 // Every job is flinkkit's test job (dev.flinkkit.testjob.CounterJob, built
-// from internal/testjob; on the fake, its simulation): a keyed counter that
+// from internal/testkit/testjob; on the fake, its simulation): a keyed counter that
 // writes each key's count to <out>/<job name>/<key>.count, so a job
 // restored from a savepoint or checkpoint visibly continues counting.
 package demo

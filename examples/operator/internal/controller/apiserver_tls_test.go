@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
-	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/internal/testkit/flinkfixture"
 )
 
 // TestAPIServerSessionClientCertificate: a FlinkSessionCluster's client

@@ -17,7 +17,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
 	"github.com/flinkkit/flinkkit/flinkapi"
-	"github.com/flinkkit/flinkkit/internal/flinkfixture"
+	"github.com/flinkkit/flinkkit/internal/testkit/flinkfixture"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"

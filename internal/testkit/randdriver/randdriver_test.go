@@ -1,0 +1,112 @@
+package randdriver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Sizes of TestRandomDriver: the default, for every test run, and the
+// full one (FLINKKIT_FULL=1).
+const (
+	defaultRuns = 100
+	fullRuns    = 1000
+)
+
+// TestRandomDriver runs the seeds 1 to N (defaultRuns, or fullRuns with
+// FLINKKIT_FULL=1; FLINKKIT_RANDOM_RUNS overrides), one subtest each
+// (seed=N), and logs the count of each class, the seed that broke it
+// first and how to run that seed alone. It fails when a count is not
+// zero, unless FLINKKIT_RANDOM_REPORT=1.
+func TestRandomDriver(t *testing.T) {
+	runs := defaultRuns
+	full := os.Getenv("FLINKKIT_FULL") == "1"
+	if full {
+		runs = fullRuns
+	}
+	if n, err := strconv.Atoi(os.Getenv("FLINKKIT_RANDOM_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	report := os.Getenv("FLINKKIT_RANDOM_REPORT") == "1"
+	trace := os.Getenv("FLINKKIT_RANDOM_TRACE") == "1"
+	ctx := context.Background()
+	counts := map[Class]int{}
+	firstSeed := map[Class]int64{}
+	firstMsg := map[Class]string{}
+	done, calls, events := 0, 0, 0
+	seen := map[string]int{}
+	start := time.Now()
+	for seed := int64(1); seed <= int64(runs); seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			res, err := Run(ctx, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done++
+			calls += res.Calls
+			events += res.Events
+			for k, v := range res.Seen {
+				seen[k] += v
+			}
+			var broken []string
+			for _, c := range Classes {
+				n := res.Count(c)
+				if n == 0 {
+					continue
+				}
+				counts[c] += n
+				if _, ok := firstSeed[c]; !ok {
+					firstSeed[c], firstMsg[c] = seed, res.Violations[c][0]
+				}
+				for _, v := range res.Violations[c] {
+					broken = append(broken, fmt.Sprintf("%s: %s", c, v))
+				}
+			}
+			if trace {
+				t.Log("trace:\n" + strings.Join(res.Trace, "\n"))
+			}
+			if len(broken) > 0 {
+				msg := fmt.Sprintf("seed %d: %d violations:\n%s", seed, len(broken), strings.Join(broken, "\n"))
+				if report {
+					t.Log(msg)
+				} else {
+					t.Error(msg)
+				}
+			}
+		})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "random driver: %d runs, %d events, %d calls, %v\n", done, events, calls, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(&b, "%-28s %6s  %s\n", "class", "count", "first seed")
+	total := 0
+	for _, c := range Classes {
+		total += counts[c]
+		line := fmt.Sprintf("%-28s %6d", c, counts[c])
+		if s, ok := firstSeed[c]; ok {
+			env := ""
+			if s > defaultRuns {
+				env = "FLINKKIT_FULL=1 "
+			}
+			line += fmt.Sprintf("  seed %d: %sgo test ./internal/testkit/randdriver -run 'TestRandomDriver/seed=%d$'  (%.160s)", s, env, s, firstMsg[c])
+		}
+		b.WriteString(line + "\n")
+	}
+	b.WriteString("exercised:")
+	for _, k := range Coverage {
+		fmt.Fprintf(&b, " %s %d;", k, seen[k])
+	}
+	b.WriteString("\n")
+	t.Log("\n" + b.String())
+	if out := os.Getenv("FLINKKIT_RANDOM_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if total > 0 && !report {
+		t.Errorf("%d violations (FLINKKIT_RANDOM_REPORT=1 only reports)", total)
+	}
+}
