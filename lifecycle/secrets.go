@@ -189,24 +189,35 @@ func (s *secretScope) value(ctx context.Context, name string) (string, error) {
 }
 
 // redactor returns the set of the values of every secret the scope
-// names, reading those not read yet; a secret that cannot be read now is
-// left out (nothing can have sent its value in this call).
-func (s *secretScope) redactor(ctx context.Context) *redact.Set {
+// names, reading those not read yet, and the name of one it cannot read
+// now ("" when it read all): a value sent to Flink in an earlier call may
+// still be echoed, and is not known to take it out.
+func (s *secretScope) redactor(ctx context.Context) (*redact.Set, string) {
 	if s == nil {
-		return nil
+		return nil, ""
 	}
 	s.mu.Lock()
 	names := slices.Clone(s.names)
 	s.mu.Unlock()
+	unread := ""
 	for _, n := range names {
-		_, _ = s.value(ctx, n)
+		if _, err := s.value(ctx, n); err != nil && unread == "" {
+			unread = n
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.set == nil {
 		s.set = redact.New(slices.Sorted(maps.Values(s.vals))...)
 	}
-	return s.set
+	return s.set, unread
+}
+
+// withheld is what stands in place of a text of Flink's about the job
+// while a secret its arguments name cannot be read: the text may echo
+// the secret's value, which cannot be taken out.
+func withheld(name string) string {
+	return fmt.Sprintf("(withheld: the secret %q that the job's arguments name cannot be read now, so its value cannot be taken out of this text)", name)
 }
 
 // missingSecret returns why args cannot be run now: a secret they name
@@ -292,41 +303,50 @@ func resolvePlan(ctx context.Context, req flinkapi.JarPlanRequest) (flinkapi.Jar
 
 // cleanExceptions returns e with the values of the scope's secrets taken
 // out of its texts (a copy when there is any to take out).
+// A secret that cannot be read leaves the texts withheld.
 func cleanExceptions(ctx context.Context, e *flinkapi.JobExceptions) *flinkapi.JobExceptions {
-	set := scopeOf(ctx).redactor(ctx)
-	if e == nil || set.Empty() {
+	set, unread := scopeOf(ctx).redactor(ctx)
+	if e == nil || set.Empty() && unread == "" {
 		return e
 	}
+	clean := func(text string) string { return set.Clean(text, redact.Mark) }
+	if unread != "" {
+		clean = func(string) string { return withheld(unread) }
+	}
 	cp := *e
-	cp.Entries = cleanEntries(set, e.Entries)
+	cp.Entries = cleanEntries(clean, e.Entries)
 	return &cp
 }
 
-func cleanEntries(set *redact.Set, es []flinkapi.ExceptionEntry) []flinkapi.ExceptionEntry {
+func cleanEntries(clean func(string) string, es []flinkapi.ExceptionEntry) []flinkapi.ExceptionEntry {
 	if es == nil {
 		return nil
 	}
 	out := make([]flinkapi.ExceptionEntry, len(es))
 	for i, x := range es {
-		x.ExceptionName = set.Clean(x.ExceptionName, redact.Mark)
-		x.Message = set.Clean(x.Message, redact.Mark)
-		x.StackTrace = set.Clean(x.StackTrace, redact.Mark)
-		x.TaskName = set.Clean(x.TaskName, redact.Mark)
-		x.Concurrent = cleanEntries(set, x.Concurrent)
+		x.Message = clean(x.Message)
+		x.StackTrace = clean(x.StackTrace)
+		x.TaskName = clean(x.TaskName)
+		x.Concurrent = cleanEntries(clean, x.Concurrent)
 		out[i] = x
 	}
 	return out
 }
 
 // cleanResult returns r with the values of the scope's secrets taken out
-// of its failure cause (a copy when there is any to take out).
+// of its failure cause (a copy when there is any to take out); a secret
+// that cannot be read leaves the cause withheld.
 func cleanResult(ctx context.Context, r *flinkapi.ExecutionResult) *flinkapi.ExecutionResult {
-	set := scopeOf(ctx).redactor(ctx)
-	if r == nil || r.Failure == nil || set.Empty() {
+	set, unread := scopeOf(ctx).redactor(ctx)
+	if r == nil || r.Failure == nil || set.Empty() && unread == "" {
 		return r
 	}
 	cp := *r
-	cp.Failure = &flinkapi.FailureCause{Class: set.Clean(r.Failure.Class, redact.Mark), StackTrace: set.Clean(r.Failure.StackTrace, redact.Mark)}
+	if unread != "" {
+		cp.Failure = &flinkapi.FailureCause{Class: r.Failure.Class, StackTrace: withheld(unread)}
+		return &cp
+	}
+	cp.Failure = &flinkapi.FailureCause{Class: r.Failure.Class, StackTrace: set.Clean(r.Failure.StackTrace, redact.Mark)}
 	return &cp
 }
 
@@ -334,7 +354,7 @@ func cleanResult(ctx context.Context, r *flinkapi.ExecutionResult) *flinkapi.Exe
 // out of its text, for a client other than flinkapi's that does not
 // honour a request's Secrets; it still matches what err matched.
 func cleanError(ctx context.Context, err error) error {
-	set := scopeOf(ctx).redactor(ctx)
+	set, _ := scopeOf(ctx).redactor(ctx) // (a call that reached Flink read them all)
 	if err == nil || set.Empty() || !set.Shows(err.Error()) {
 		return err
 	}

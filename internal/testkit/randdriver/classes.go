@@ -124,6 +124,15 @@ const (
 	// LiveAfterDelete: Delete said Done while a job of the deployment
 	// still lives.
 	LiveAfterDelete Class = "LiveAfterDelete"
+	// SecretShown: the value of a secret the spec's job names shows in a
+	// stored status or a call's error, or a jar run or plan carried its
+	// placeholder instead of its value.
+	SecretShown Class = "SecretShown"
+	// SecretMissingActed: while the secret was unreadable, a jar run of
+	// the job was sent, or an action that starts a job of a template
+	// naming it did more than end Blocked (it stopped, cancelled or
+	// savepointed the running job).
+	SecretMissingActed Class = "SecretMissingActed"
 	// Stuck: one action in flight for longer than ActionWithin of fake
 	// time, or a Delete not done after ActionWithin.
 	Stuck Class = "Stuck"
@@ -138,5 +147,5 @@ var Classes = []Class{
 	DeleteLostState, StuckBlueGreen, RestartToReplacedSavepoint, TransientTakenAsFinal, StatusReuseSilent, NeverStable,
 	StuckUndeployable, SameJarPathRunsOld, BadStoredStatusActedOn,
 	NeverDisposeDisposed, SavepointLeaked, DiscardedCheckpointStart, ConvergedTooEarly, DetachedTouched, RollbackRanNewBuild, FailedNeverRestarted,
-	TwoLiveJobs, StateLossStop, ConvergedNotRunning, LiveAfterDelete, Stuck, TooManyRequests,
+	TwoLiveJobs, StateLossStop, ConvergedNotRunning, LiveAfterDelete, SecretShown, SecretMissingActed, Stuck, TooManyRequests,
 }

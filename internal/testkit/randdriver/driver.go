@@ -71,6 +71,7 @@ var Coverage = []string{
 	"jar rebuilds", "parallelism above the slots", "calls on a job without checkpointing", "JobManager restarts",
 	"one-shot requests", "savepoints imported", "adoptions asked", "adoptions of jobs with retained checkpoints", "jobs adopted",
 	"jobs detached", "disposals sent", "disposal faults", "rollbacks after a rebuild", "failed jobs a restart is due for",
+	"failures naming a secret", "secrets unreadable",
 }
 
 // Count is the number of violations of class c.
@@ -195,6 +196,13 @@ type driver struct {
 	tasksSeen   map[flinkapi.JobID]time.Time
 	refusedJobs map[flinkapi.JobID]bool
 	jmRestarts  []time.Time // when the JobManager restarted
+
+	// secret is the value of the secret the spec's job names, if it names
+	// one ("" otherwise), secrets what the Controller reads it from, and
+	// secretGone since when it is unreadable (zero: it is readable).
+	secret     string
+	secrets    lifecycle.SecretMap
+	secretGone time.Time
 }
 
 // held is when a condition began to hold.
@@ -333,6 +341,9 @@ func (d *driver) initialSpec() lifecycle.JobSpec {
 	if r.IntN(2) == 0 {
 		d.retention(&spec)
 	}
+	if r.IntN(3) == 0 {
+		d.useSecret(&spec)
+	}
 	return spec
 }
 
@@ -378,6 +389,8 @@ func (d *driver) event(ctx context.Context, i int) {
 		d.tracef("event: the caller is away %v", away)
 		d.srv.Clock().Advance(away)
 		d.away += away
+	case w < 72 && d.secret != "" && d.r.IntN(3) == 0:
+		d.secretEvent()
 	case w < 72:
 		d.fault()
 	case w < 85:
@@ -423,7 +436,9 @@ func (d *driver) call(ctx context.Context) {
 	before := d.status()
 	st := before
 	jars, _ := lifecycle.JarDir(d.dir) // the directory of the jar; an error shows as the spec's
-	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: d.ctrlC, Clock: d.srv.Clock(), Jars: jars}, Store: d.store, Name: storeName,
+	d.secretTick()
+	gone := !d.secretGone.IsZero()
+	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: d.ctrlC, Clock: d.srv.Clock(), Jars: jars, Secrets: d.secrets}, Store: d.store, Name: storeName,
 		PollInterval: pollInterval, RetryInterval: retryInterval}
 	live := liveJobs(d.srv)
 	now := d.now()
@@ -456,6 +471,7 @@ func (d *driver) call(ctx context.Context) {
 	d.loseNext = ""
 	d.track(before, st, now, first)
 	d.checkCall(ctx, before, st, res, now, sent, live)
+	d.checkSecrets(before, st, err, sent, gone)
 	refusedNow := d.refusedNow
 	d.refusedNow = map[string]string{}
 	if lost != "" {
