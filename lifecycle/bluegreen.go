@@ -119,8 +119,6 @@ type BlueGreen struct {
 	oldAPI, newAPI API  // the clients of the old and the new job, per Step // the clients of the old and the new job, per Step
 }
 
-func (b *BlueGreen) clock() Clock { return clockOr(b.Clock) }
-
 // blueGreenJobID is the id of the job a blue/green upgrade of the job
 // seed names starts.
 func blueGreenJobID(seed flinkapi.JobID) flinkapi.JobID {

@@ -69,8 +69,6 @@ type Canary struct {
 	Preflight *PreflightPolicy
 }
 
-func (c *Canary) clock() Clock { return clockOr(c.Clock) }
-
 // canaryJobID is the id of the canary job of the job seed names.
 func canaryJobID(seed flinkapi.JobID) flinkapi.JobID {
 	return derivedJobID("canary\x00" + strings.ToLower(string(seed)))

@@ -111,8 +111,6 @@ func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation)
 	return c.poll()
 }
 
-func (c *Controller) clock() Clock { return clockOr(c.Clock) }
-
 func (c *Controller) poll() time.Duration { return orDefault(c.PollInterval, DefaultControllerPoll) }
 
 func (c *Controller) retry() time.Duration { return orDefault(c.RetryInterval, DefaultRetryInterval) }

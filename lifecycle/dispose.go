@@ -35,8 +35,6 @@ type DisposeSavepoints struct {
 	Retention savepoint.RetentionOptions
 }
 
-func (d *DisposeSavepoints) clock() Clock { return clockOr(d.Clock) }
-
 // Chosen returns the savepoints the operation of p disposes of, oldest
 // first: once it ended, the first p.Disposed of them were dealt with, and
 // those not named as failed in p.Reason are gone; remove them from the

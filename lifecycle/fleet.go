@@ -357,7 +357,7 @@ func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, s
 	if !sampled || last.Restarts < 0 || ov.LastModification.IsZero() || !ov.LastModification.Before(last.Time) {
 		return Observation{}, false, false // tasks changed state since, or no count to carry: read in full
 	}
-	if !c.healthDue(st.JobID, last, clockOr(c.Clock).Now()) {
+	if !c.healthDue(st.JobID, last, c.clock().Now()) {
 		obs.HealthDeferred = true
 		return obs, true, false
 	}

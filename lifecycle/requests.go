@@ -344,7 +344,7 @@ func (t *triggerCheckpoint) Step(ctx context.Context, p *Progress) (Result, erro
 
 func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, error) {
 	p.Steps++
-	now := clockOr(t.Clock).Now()
+	now := t.clock().Now()
 	s := &p.Savepoint
 	switch {
 	case p.Phase == "":

@@ -90,8 +90,6 @@ type Rescale struct {
 	Timeout time.Duration
 }
 
-func (r *Rescale) clock() Clock { return clockOr(r.Clock) }
-
 // Step does at most one REST request. The operation goes ObserveScheduler
 // (GET resource-requirements: an answer means the adaptive scheduler,
 // Flink's UnsupportedOperationException the default one; skipped before

@@ -24,8 +24,6 @@ type TakeSavepoint struct {
 	Reason savepoint.Reason
 }
 
-func (t *TakeSavepoint) clock() Clock { return clockOr(t.Clock) }
-
 // Step does at most one request. The first Step records a new trigger id
 // in p.Savepoint and sends nothing; store p, then call again: the next
 // Step sends the trigger with that id, later ones re-send it after

@@ -95,8 +95,6 @@ type Stop struct {
 	Reason savepoint.Reason
 }
 
-func (s *Stop) clock() Clock { return clockOr(s.Clock) }
-
 // Step does at most one request. The first Step chooses the strategy and
 // records it and the savepoint's trigger id in p, sending nothing. Then
 // the savepoint is taken as by TakeSavepoint (with stop or cancel-job as

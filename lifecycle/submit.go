@@ -38,8 +38,6 @@ type Submit struct {
 	Deployer Deployer
 }
 
-func (s *Submit) clock() Clock { return clockOr(s.Clock) }
-
 // stepDeploy starts the job through the Deployer, in a cluster of its
 // own, recorded in Progress.Cluster.
 func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result {

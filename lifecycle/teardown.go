@@ -55,8 +55,6 @@ type Teardown struct {
 	Cluster  Cluster
 }
 
-func (t *Teardown) clock() Clock { return clockOr(t.Clock) }
-
 // Step does at most one REST request (or one Put to the Store). It goes
 // through the phases of Stop, then Record (the savepoint stored under
 // Name) and, when the job failed while stopping or no savepoint could be

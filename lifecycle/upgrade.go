@@ -132,8 +132,6 @@ type Upgrade struct {
 	checkJar bool
 }
 
-func (u *Upgrade) clock() Clock { return clockOr(u.Clock) }
-
 // Step does at most one REST request. The operation goes Observe (the old
 // job's state, from the uncached status call), ObserveDetails (for a job
 // that does not run: when it entered that state and ended),
@@ -238,8 +236,6 @@ type Restart struct {
 	// latestRanOn is Upgrade.latestRanOn.
 	latestRanOn bool
 }
-
-func (s *Restart) clock() Clock { return clockOr(s.Clock) }
 
 // Step does at most one REST request: Observe and ObserveCheckpoints as for
 // Upgrade, then the phases of Submit when the policy decides to restart.
