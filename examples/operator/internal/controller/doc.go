@@ -11,7 +11,8 @@
 //
 //	gets the FlinkJob, adds the finalizer (or, once deleted, checks it)
 //	builds a lifecycle.Controller: the Flink client, Timing, Clock, Store,
-//	  Name "<namespace>/<name>", OnTransition (events), Logger (logr)
+//	  Name "<namespace>/<name>", OnTransition (events), Logger (logr),
+//	  Secrets (the labelled Secrets of the FlinkJob's namespace)
 //	res, err := c.Reconcile(ctx, job.Spec.JobSpec, &job.Status.JobStatus)
 //	  (c.Delete once the FlinkJob is being deleted)
 //	sets ObservedGeneration and the Ready condition
@@ -40,6 +41,16 @@
 // of starting another: a lost stop answer is not a second savepoint, a
 // lost jar run answer not a second job. A call that returns an error
 // stores its status too, and controller-runtime retries it with backoff.
+//
+// # Secret arguments
+//
+// A job argument may name a key of a Secret, ${secret:SECRET/KEY}
+// (lifecycle.Secrets): the key KEY of the Secret SECRET in the FlinkJob's
+// namespace, labelled LabelSecret "true", read through the reconciler's
+// client when the job is started. The value goes to Flink in the jar run
+// request only; the status, events and logs keep the placeholder, and
+// Flink's echoes of it are shown as "xxxxx". A Secret that cannot be read
+// blocks the start, and the Ready condition names it.
 //
 // # Ready
 //

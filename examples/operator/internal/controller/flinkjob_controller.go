@@ -205,13 +205,17 @@ func (r *FlinkJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 // controller is the lifecycle.Controller of job: the Flink client and
-// shared overview of its session cluster (sessionFor), the reconciler's timing, clock and store, the FlinkJob's name, its events and
-// the reconcile's logger; in the Application mode, the Deployer of its
-// application clusters, through whose clients it reads the job.
+// shared overview of its session cluster (sessionFor), the reconciler's
+// timing, clock and store, the FlinkJob's name, its events, the
+// reconcile's logger, and the labelled Secrets of its namespace for the
+// secrets its arguments name (jobSecrets); in the Application mode, the
+// Deployer of its application clusters, through whose clients it reads
+// the job.
 func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.FlinkJob, flink lifecycle.API, shared *lifecycle.SharedObservation) *lifecycle.Controller {
 	c := &lifecycle.Controller{
 		Env: lifecycle.Env{Client: flink, Timing: r.Timing, Clock: r.Clock, OnTransition: r.onTransition(job), Jars: r.Jars,
-			Logger: slog.New(logr.ToSlogHandler(log.FromContext(ctx)))},
+			Logger:  slog.New(logr.ToSlogHandler(log.FromContext(ctx))),
+			Secrets: jobSecrets{reader: r.Client, namespace: job.Namespace}},
 		Store: r.Store, Name: job.Namespace + "/" + job.Name, PollInterval: r.PollInterval, RetryInterval: r.RetryInterval,
 		Resync: r.Resync,
 	}
