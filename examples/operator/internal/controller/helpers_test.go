@@ -414,6 +414,14 @@ type statusLog struct {
 	lost          int
 	conflicts     int
 	last          *v1alpha1.FlinkJob
+	stores        []string // every status stored, as JSON
+}
+
+// history returns every status stored, as JSON.
+func (l *statusLog) history() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.stores)
 }
 
 // recordingClient is a Kubernetes client whose status updates go through a
@@ -456,6 +464,9 @@ func (w *recordingStatus) Update(ctx context.Context, obj client.Object, opts ..
 		return err
 	}
 	l.last = obj.(*v1alpha1.FlinkJob).DeepCopy()
+	if b, err := json.Marshal(l.last.Status); err == nil {
+		l.stores = append(l.stores, string(b))
+	}
 	return nil
 }
 

@@ -4,17 +4,21 @@ package controller
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -64,10 +68,21 @@ func TestRealCluster(t *testing.T) {
 		Jars: jarsIn(t, filepath.Dir(cluster.TestJobJar)),
 	}
 	key := types.NamespacedName{Namespace: namespace(t), Name: "counter"}
+	// The job's label and rate are secrets of a labelled Secret of the
+	// FlinkJob's namespace: Flink gets them (the job runs only with a
+	// number for a rate); no log line, event or stored status of the
+	// operator shows the label.
+	const label = "FLINKKIT-SECRET-operator-label-83b1"
+	if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: "job-secrets", Labels: map[string]string{LabelSecret: "true"}},
+		Data: map[string][]byte{"label": []byte(label), "rate": []byte("40")}}); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	ctx = log.IntoContext(ctx, logs.logger())
 	const keys = 3
 	args := func(out string) []string {
-		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1",
-			"--checkpoint-interval", "1000", "--name", "operator-test"}
+		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "${secret:job-secrets/rate}", "--parallelism", "1",
+			"--checkpoint-interval", "1000", "--name", "operator-test", "--label", "${secret:job-secrets/label}"}
 	}
 	until := func(what string, done func(*v1alpha1.FlinkJob) bool) *v1alpha1.FlinkJob {
 		t.Helper()
@@ -155,6 +170,16 @@ func TestRealCluster(t *testing.T) {
 		t.Errorf("stored restore point %+v, %v, %v; want %s", rec, ok, err, final.Location)
 	}
 	t.Logf("events:\n%s", events)
+	outputs := strings.Join(append(status.history(), events.String(), logs.String()), "\n")
+	if len(status.history()) == 0 || logs.String() == "" {
+		t.Fatalf("no stored status (%d) or log (%d bytes) to search for the secret", len(status.history()), len(logs.String()))
+	}
+	for _, v := range []string{label, base64.StdEncoding.EncodeToString([]byte(label))} {
+		if strings.Contains(outputs, v) {
+			t.Errorf("an output of the operator shows the secret label (%d bytes searched)", len(outputs))
+		}
+	}
+	t.Logf("searched %d bytes of statuses, events and logs for the secret", len(outputs))
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }
 
