@@ -58,7 +58,8 @@ var actions = map[JobAction]actionRow{
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Restart{Env: b.env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 				Latest: st.Latest, Store: c.storeFor(st), Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
-				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage, latestRanOn: latestRanOn(st)}
+				Run: st.Target.run(), Deployer: c.Deployer, Cluster: b.cl, storage: c.Storage, latestRanOn: latestRanOn(st),
+				seen: checkpointSeen(st)}
 		},
 		succeeded: func(_ *Controller, spec JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
 			st.Restarts = spec.Restart.CountRestart(st.Restarts, st.LastRestart, now)
@@ -437,16 +438,31 @@ func (c *Controller) setFailed(st *JobStatus, row actionRow, o Outcome) {
 		c.set(st, policy.Deleted, ActionReason(st.Action, o), p.Reason)
 	case st.Action == ActionSuspend && st.Suspended:
 		c.set(st, policy.Suspended, ActionReason(st.Action, o), p.Reason)
-	case o == OutcomeSubmitFailed || o == OutcomeJobFailed || st.Action == ActionDeploy:
-		c.set(st, policy.DeployFailed, ActionReason(st.Action, o), p.Reason)
-	case p.NewJobID == "":
+	case showsJobLeft(st):
 		// No job was started: the job is as the action left it (as it
 		// was, when it was refused), not in the action's own state.
 		state, missing := leftJob(st)
 		c.set(st, leftState(st, state, missing), ActionReason(st.Action, o), p.Reason)
+	case o == OutcomeSubmitFailed || o == OutcomeJobFailed || st.Action == ActionDeploy:
+		c.set(st, policy.DeployFailed, ActionReason(st.Action, o), p.Reason)
 	default:
 		c.set(st, st.State, ActionReason(st.Action, o), p.Reason)
 	}
+}
+
+// showsJobLeft reports whether the state setFailed reports for st's
+// action, which ended without success, is that of the deployment's job
+// as the action left it: an action in place of the job (not beside it,
+// nor a deploy, a suspend or a delete that carried out its stop) that
+// started no job, and none that Flink refused or that failed.
+func showsJobLeft(st *JobStatus) bool {
+	p := &st.Progress
+	switch {
+	case actions[st.Action].background, st.Action == ActionTeardown && deleted(st), st.Action == ActionSuspend && st.Suspended,
+		p.Outcome == OutcomeSubmitFailed, p.Outcome == OutcomeJobFailed, st.Action == ActionDeploy:
+		return false
+	}
+	return p.NewJobID == ""
 }
 
 // leftJob is the state of the deployment's job once its action ended in

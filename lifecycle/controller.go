@@ -827,7 +827,7 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Cluster = st.Cluster
 	}
 	u.detached, u.namespace = detachedFrom(st), c.Namespace
-	u.storage, u.latestRanOn = c.Storage, latestRanOn(st)
+	u.storage, u.latestRanOn, u.seen = c.Storage, latestRanOn(st), checkpointSeen(st)
 	if c.Deployer == nil && st.Target.JarID == "" {
 		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
 		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID

@@ -540,7 +540,11 @@
 // retained: never on a transient or cached answer. Statistics of a job
 // that has not ended whose latest checkpoint Flink shows discarded were
 // answered from Flink's cache before its successor completed: the job
-// is read again once Timing.Cache has passed. An answer that Flink does
+// is read again once Timing.Cache has passed; so are statistics, read
+// less than Timing.Cache after the Controller saw a checkpoint of the
+// job complete (a checkpoint request or a periodic trigger,
+// JobStatus.Checkpoint), that do not show it: Flink filled its cache
+// before that checkpoint completed. An answer that Flink does
 // not know the job (a JobManager failing over) is confirmed by its job
 // list, and the job read again if the list shows it; a 503 is read
 // again after a backoff; none is taken for "no checkpoint" and none

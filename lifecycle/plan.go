@@ -99,7 +99,7 @@ func (c *Controller) change(spec JobSpec, st *JobStatus, sit Situation) JobActio
 // same spec failed and waits for its RetryAt.
 func (c *Controller) planStart(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p Plan, a JobAction, target JobTemplate) Plan {
 	if c.waiting(spec, st, a, now) {
-		p.State, p.Reason = st.State, ReasonRetryWait
+		p.State, p.Reason = c.waitingState(st, obs, now), ReasonRetryWait
 		p.Message = fmt.Sprintf("%s ended %s at its last try; tried again at %s", st.Action, st.Progress.Outcome, st.RetryAt.UTC().Format(time.RFC3339))
 		p.RequeueAfter = c.bounded(st.RetryAt.Sub(now))
 		if st.Progress.Decision == policy.ReasonPreflightRefused {
@@ -110,6 +110,19 @@ func (c *Controller) planStart(spec JobSpec, st *JobStatus, obs Observation, now
 	p.Action, p.Target = a, target
 	c.restorePoint(spec, st, obs, now, &p)
 	return p
+}
+
+// waitingState is the state reported while the last action waits for
+// its RetryAt: the state it ended with, but for an action that started
+// no job and left the deployment's job as it found it (setFailed
+// reported that job's state as the action last knew it, showsJobLeft):
+// that job as observed now, which may have moved on since (a job then
+// starting runs, or Flink lost it).
+func (c *Controller) waitingState(st *JobStatus, obs Observation, now time.Time) policy.DeploymentState {
+	if !obs.Read || !showsJobLeft(st) {
+		return st.State
+	}
+	return policy.DeploymentStateOf(c.policyObservations(st, obs, now), policy.Recorded{JobID: st.JobID})
 }
 
 // waiting reports whether the last action did not succeed, is the one a

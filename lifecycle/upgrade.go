@@ -120,6 +120,11 @@ type Upgrade struct {
 	// while Job ran on (latestRanOn): no restore point unless a reading
 	// of the action or the storage shows it retained.
 	latestRanOn bool
+	// seen is the checkpoint of Job the Controller last saw complete
+	// (JobStatus.Checkpoint): statistics that do not show it, read while
+	// Flink's REST cache may still hold an answer from before it
+	// completed, are read again (cachedBeforeSeen).
+	seen seenCheckpoint
 	// namespace is the Controller's Namespace, mixed into the id derived
 	// from Name.
 	namespace string
@@ -179,7 +184,7 @@ func (u *Upgrade) step(ctx context.Context, p *Progress) (Result, error) {
 			return st == flinkapi.JobRunning && pol.Mode != policy.UpgradeLastState && !pol.FallbackToLastState
 		},
 		timing: u.Timing, clock: u.clock(), hook: u.OnTransition, logger: u.Logger,
-		preflight: u.Preflight, storage: u.storage, latestRanOn: u.latestRanOn,
+		preflight: u.Preflight, storage: u.storage, latestRanOn: u.latestRanOn, seen: u.seen,
 	}
 	r.submit.Run.AllowNonRestoredState = pol.AllowNonRestoredState
 	return r.step(ctx, p)
@@ -235,6 +240,8 @@ type Restart struct {
 	storage Storage
 	// latestRanOn is Upgrade.latestRanOn.
 	latestRanOn bool
+	// seen is Upgrade.seen.
+	seen seenCheckpoint
 }
 
 // Step does at most one REST request: Observe and ObserveCheckpoints as for
@@ -270,7 +277,7 @@ func (s *Restart) replacer() (*replacer, error) {
 		},
 		submit: Submit{Env: env.quiet(), JarID: s.JarID, JarFile: s.JarFile, Run: s.Run, JobID: s.JobID, Deployer: s.Deployer},
 		timing: s.Timing, clock: s.clock(), hook: s.OnTransition, logger: s.Logger, storage: s.storage,
-		latestRanOn: s.latestRanOn,
+		latestRanOn: s.latestRanOn, seen: s.seen,
 	}, nil
 }
 
@@ -309,7 +316,8 @@ type replacer struct {
 	digest    string         // Upgrade.digest
 	checkJar  bool           // Upgrade.checkJar
 
-	latestRanOn bool // Upgrade.latestRanOn
+	latestRanOn bool           // Upgrade.latestRanOn
+	seen        seenCheckpoint // Upgrade.seen
 }
 
 // maxLookups bounds the ids Adopt follows in Flink's job list: each job
@@ -714,6 +722,17 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	switch {
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
+	case err == nil && r.cachedBeforeSeen(p, stats, now):
+		// A checkpoint the Controller saw the job complete (one it
+		// triggered) is missing from statistics read less than the
+		// cache's duration after: Flink answered them from its cache,
+		// filled before that checkpoint completed. Decided on, they
+		// would take an older restore point for the job's newest state:
+		// the job is read again once the cache has passed.
+		at := r.seen.at.Add(r.timing.cache())
+		p.Phase, p.LastError = PhaseObserve, fmt.Sprintf("the checkpoint statistics Flink answered from its cache do not show checkpoint %d, which completed", r.seen.id)
+		p.Deadline = later(p.Deadline, at.Add(r.timing.poll()))
+		return Result{RequeueAfter: at.Sub(now)}, nil
 	case err == nil && cachedSubsumed(p, stats):
 		// Flink discards a checkpoint of a job that has not ended once
 		// a newer one completed: statistics whose latest is discarded
@@ -752,6 +771,57 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 	}
 	p.LastError = ""
 	return r.decide(ctx, p, now)
+}
+
+// seenCheckpoint is a checkpoint of a job that the Controller saw
+// complete: its id, and when the Controller saw it completed.
+type seenCheckpoint struct {
+	job flinkapi.JobID
+	id  int64
+	at  time.Time
+}
+
+// checkpointSeen is the checkpoint of the deployment's job that the
+// Controller last saw complete (JobStatus.Checkpoint: a periodic trigger
+// or a checkpoint request); zero: none.
+func checkpointSeen(st *JobStatus) seenCheckpoint {
+	cp := st.Checkpoint
+	if cp.JobID == "" || cp.JobID != st.JobID || cp.CheckpointID <= 0 || cp.CompletedAt.IsZero() {
+		return seenCheckpoint{}
+	}
+	return seenCheckpoint{job: cp.JobID, id: cp.CheckpointID, at: cp.CompletedAt}
+}
+
+// cachedBeforeSeen reports whether stats, read of p's job before the
+// cache's duration has passed since the Controller saw the job complete
+// checkpoint r.seen, show no checkpoint that recent: Flink answered them
+// from its cache, filled before that checkpoint completed. Once the cache
+// has passed, its answers were filled after, and statistics that still
+// do not show it (a job Flink knows anew under the same id) are decided
+// on.
+func (r *replacer) cachedBeforeSeen(p *Progress, stats *flinkapi.CheckpointStatistics, now time.Time) bool {
+	s := r.seen
+	return s.id > 0 && s.job == p.PreviousJobID && now.Before(s.at.Add(r.timing.cache())) && newestCheckpointID(stats) < s.id
+}
+
+// newestCheckpointID is the highest id of a completed checkpoint or
+// savepoint, or of the one restored, that stats show; zero: none.
+func newestCheckpointID(stats *flinkapi.CheckpointStatistics) int64 {
+	var id int64
+	for _, c := range []*flinkapi.CheckpointStats{stats.LatestCompleted, stats.LatestSavepoint} {
+		if c != nil {
+			id = max(id, c.ID)
+		}
+	}
+	if r := stats.LatestRestored; r != nil {
+		id = max(id, r.ID)
+	}
+	for _, c := range stats.History {
+		if c.Status == flinkapi.CheckpointCompleted {
+			id = max(id, c.ID)
+		}
+	}
+	return id
 }
 
 // cachedSubsumed reports whether stats, read of p's job that was not
