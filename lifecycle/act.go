@@ -618,3 +618,135 @@ func (c *Controller) storeFor(st *JobStatus) RestorePointStore {
 	}
 	return c.Store
 }
+
+// act carries out plan: it records what the observation showed, then
+// starts the planned action, steps the one in flight, or reports the
+// job's state and does what is due beside the running job (a sample of
+// the autoscaler, a triggered checkpoint).
+func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
+	c.record(ctx, api, spec, st, obs, plan, now)
+	st.Situation, st.Settled, st.Verdict = plan.Situation, plan.Settled, plan.Verdict
+	c.takeRequest(spec, st, plan)
+	switch {
+	case plan.InFlight:
+		return c.step(ctx, spec, st, now)
+	case plan.Action == ActionHealthRestart:
+		st.Target = st.Deployed
+		st.Action, st.Progress, st.RetryAt, st.ActionSpec = ActionHealthRestart, Progress{}, time.Time{}, spec.DeepCopy()
+		st.Progress.Request = healthRequest(plan.RestorePoint, now) // recorded before the first step, which keeps it
+		return c.step(ctx, spec, st, now)
+	case plan.Action == ActionAdopt:
+		return c.adoptJob(ctx, spec, st, obs, now)
+	case plan.Action != "":
+		return c.start(ctx, spec, st, plan.Action, plan.Target, now)
+	}
+	c.set(st, plan.State, plan.Reason, plan.Message)
+	if plan.Dispose != "" && obs.Requests < MaxRequestsPerCall {
+		obs.Requests++
+		next := func(kept ...string) (string, time.Duration) { return c.nextDisposal(spec, st, &plan, now, kept...), 0 }
+		switch _, w, err := c.disposeChecked(ctx, spec, st, now, next); {
+		case err != nil:
+			// Nothing is sent until the store says what it keeps.
+			plan.RequeueAfter = min(plan.RequeueAfter, c.retry())
+		case w > 0:
+			plan.RequeueAfter = min(plan.RequeueAfter, w)
+		}
+	} else if plan.Dispose == "" {
+		c.dropKeptDisposal(ctx, spec, st, nil)
+	}
+	if plan.Situation != SituationRunning || obs.Job == nil {
+		return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil
+	}
+	c.cleanupRetained(ctx, spec, st, obs, plan)
+	return c.beside(ctx, api, spec, st, obs, plan, now)
+}
+
+// beside does what is due beside the running job: a sample of the
+// autoscaler (which may start a rescale) and a step of the triggered
+// checkpoints.
+func (c *Controller) beside(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
+	// Each sends one request at most, within MaxRequestsPerCall.
+	budget := MaxRequestsPerCall - obs.Requests
+	if spec.Autoscale.Enabled && plan.Settled && budget > 0 {
+		budget--
+		if r, ok := c.autoscale(ctx, api, spec, st, obs.Job, now); ok && r.Change() {
+			return c.startAutoscale(ctx, spec, st, r, now)
+		}
+	}
+	wait := plan.RequeueAfter
+	if budget <= 0 && spec.Checkpoints.Interval > 0 {
+		// The checkpoint step waits for the next call.
+		return Result{RequeueAfter: c.bounded(min(wait, c.Timing.poll()))}, nil
+	}
+	if cp := c.checkpointStep(ctx, api, spec, st, obs.Job, obs.Checkpoints, now); cp > 0 {
+		wait = min(wait, cp)
+	}
+	return Result{RequeueAfter: c.bounded(wait)}, nil
+}
+
+// retention is the retention of p, keeping what the deployment may still
+// need: the restore point of the running job and of a rollback.
+func (c *Controller) retention(p SavepointPolicy, st *JobStatus) savepoint.RetentionOptions {
+	r := savepoint.RetentionOptions{MaxCount: p.MaxCount, MaxAge: p.MaxAge.Std(), DisposeUpdate: p.DisposeUpdate, DisposeUser: p.DisposeUser}
+	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.RestoreFrom} {
+		if loc != "" {
+			r.InUse = append(r.InUse, loc)
+		}
+	}
+	return r
+}
+
+// healthRequest is the restore request of a restart of an unhealthy job:
+// from the chosen restore point, cancelling the job without a savepoint.
+func healthRequest(rp savepoint.Record, now time.Time) policy.RestoreRequest {
+	return policy.RestoreRequest{Path: rp.Location, Token: "health:" + rp.Location + ":" + now.UTC().Format(time.RFC3339Nano),
+		Time: rp.Time, CancelWithoutSavepoint: true}
+}
+
+// upgrade is the Upgrade of the Deploy, Upgrade, HealthRestart and
+// Rollback actions (and of a Rescale through an upgrade).
+func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
+	u := &Upgrade{Env: env, Job: st.JobID, Policy: spec.Update, Latest: st.Latest, Store: c.storeFor(st), Name: c.Name,
+		JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(), Deployer: c.Deployer}
+	if c.Deployer != nil {
+		u.Cluster = st.Cluster
+	}
+	u.detached, u.namespace = detachedFrom(st), c.Namespace
+	u.storage, u.latestRanOn, u.seen = c.Storage, latestRanOn(st), checkpointSeen(st)
+	if c.Deployer == nil && st.Target.JarID == "" {
+		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
+		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
+		if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
+			// The file holds that build again (as the action's spec
+			// read it): uploaded anew, whether or not the old upload
+			// is still there.
+			u.JarID, u.checkJar = "", false
+		}
+	}
+	switch st.Action {
+	case ActionDeploy:
+		// Nothing ran before, or a bounded job that finished runs again.
+		u.FirstDeploy = st.Deployed.IsZero() && st.Latest.Location == "" || finished(st)
+		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
+		u.Preflight = &spec.Preflight
+	case ActionUpgrade:
+		u.Restore, u.RestoreHandled = spec.Restore, st.RestoreHandled
+		u.Preflight = &spec.Preflight
+		// A bounded job that finished runs its new Job afresh.
+		u.FirstDeploy = finished(st)
+	case ActionRescale, ActionAutoscale:
+		u.Preflight = &spec.Preflight // through an upgrade: the new parallelism against the slots and the maximum
+	case ActionHealthRestart:
+		u.Restore = st.Progress.Request
+	case ActionRestartRequest:
+		rp := spec.Restart
+		u.restartDown = &rp
+	case ActionRollback:
+		if st.UpgradeFrom.Location == "" {
+			break // a stateless update: back without state
+		}
+		u.Restore = policy.RestoreRequest{Path: st.UpgradeFrom.Location, Token: "rollback:" + st.Deployed.Fingerprint() + ":" + st.UpgradeFrom.Location,
+			Time: st.UpgradeFrom.Time, CheckAge: true, CancelWithoutSavepoint: true}
+	}
+	return u
+}

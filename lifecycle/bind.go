@@ -237,3 +237,47 @@ func migrate(p *Progress) {
 		p.Unconfirmed = true
 	}
 }
+
+// checkStatus reports what in st no Controller of this release writes.
+func checkStatus(st *JobStatus) error {
+	p := &st.Progress
+	if err := format.Check("lifecycle.Progress", p.FormatVersion, FormatVersion); err != nil {
+		return err
+	}
+	// Histories a later flinkkit wrote decode to their version alone:
+	// refused here, before they are used or written back.
+	if err := st.Savepoints.CheckFormat(); err != nil {
+		return err
+	}
+	if err := st.Health.CheckFormat(); err != nil {
+		return err
+	}
+	if _, ok := actions[st.Action]; !ok && st.Action != "" {
+		return fmt.Errorf("%w: unknown action %q", ErrInvalidStatus, st.Action)
+	}
+	switch {
+	case !knownPhases[p.Phase]:
+		return fmt.Errorf("%w: progress in unknown phase %q", ErrInvalidStatus, p.Phase)
+	case !knownOutcomes[p.Outcome] || !knownOutcomes[p.Ending] || !knownOutcomes[p.StopOutcome]:
+		return fmt.Errorf("%w: progress with unknown outcome %q", ErrInvalidStatus, p.Outcome)
+	case p.Phase != "" && (p.Outcome != "") != (p.Phase == PhaseDone):
+		return fmt.Errorf("%w: progress in phase %q with outcome %q", ErrInvalidStatus, p.Phase, p.Outcome)
+	case p.Phase != "" && st.Action == "":
+		return fmt.Errorf("%w: progress in phase %q of no action", ErrInvalidStatus, p.Phase)
+	case p.Phase == PhaseRecord && !reportedByFlink(p):
+		return fmt.Errorf("%w: progress records the location %q, which Flink did not report for job %s", ErrInvalidStatus,
+			teardownRecord(p).Location, jobName(p.PreviousJobID))
+	}
+	if op, ok := actionOperations[st.Action]; ok && st.InFlight() {
+		// What the action's Step would refuse, refused before the status
+		// is changed.
+		job := st.JobID
+		if op == opDispose {
+			job = ""
+		}
+		if err := check(p, op, job); err != nil {
+			return err
+		}
+	}
+	return nil
+}

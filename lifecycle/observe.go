@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // overviewAPI is what the Controller needs to read the cluster's free
@@ -174,4 +175,31 @@ func (c *Controller) freeSlots(ctx context.Context, api API) (free, total int) {
 		}
 	}
 	return -1, 0
+}
+
+func jobStateName(d *flinkapi.JobDetails) string {
+	if d == nil {
+		return "unknown to Flink"
+	}
+	return string(d.State)
+}
+
+// latestCheckpoint is the newest retained checkpoint in stats
+// (retainedState).
+func latestCheckpoint(stats *flinkapi.CheckpointStatistics) policy.Checkpoint {
+	return retainedState(stats)
+}
+
+// stable reports whether a job runs stably: RUNNING, all its vertices
+// running, and a checkpoint completed after its start.
+func stable(d *flinkapi.JobDetails, stats *flinkapi.CheckpointStatistics) bool {
+	if d == nil || d.State != flinkapi.JobRunning || stats == nil || stats.LatestCompleted == nil {
+		return false
+	}
+	for _, v := range d.Vertices {
+		if v.Status != string(flinkapi.JobRunning) {
+			return false
+		}
+	}
+	return !stats.LatestCompleted.TriggerTime.Before(d.StartTime)
 }

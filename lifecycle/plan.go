@@ -495,3 +495,79 @@ func (c *Controller) slotsShort(st *JobStatus, obs Observation, p *Plan) bool {
 	p.Message = p.Blocked
 	return true
 }
+
+// atRestRequeue is when to call a job back that runs at rest: Resync when
+// the shared overview is watched and nothing of the spec needs a regular
+// look of its own (health checks), else PollInterval; once Flink's cache
+// expired when the overview showed a change its details did not.
+func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation) time.Duration {
+	if obs.OverviewChanged {
+		// The details may be the cache's, older than the overview.
+		return min(c.Timing.cache()+soon, c.poll())
+	}
+	if spec.Health.Action == "" && c.Shared != nil && c.Shared.watching() && c.atRest(spec, st) {
+		return max(orDefault(c.Resync, DefaultResync), c.poll())
+	}
+	return c.poll()
+}
+
+// stateUnread reports whether the suspend that ended in st left its
+// job's state unread while the spec keeps state now: it recorded neither
+// a savepoint nor a retained checkpoint of the job, because its deadline
+// passed before it read them or because it ran under the Stateless mode
+// (changed since). Delete then tears the job down again, which reads the
+// ended job's retained checkpoint and records it, rather than keep the
+// older restore point the status names.
+func stateUnread(spec JobSpec, st *JobStatus) bool {
+	p := &st.Progress
+	if st.Action != ActionSuspend || !p.Done() || st.JobID == "" || spec.Update.Mode == policy.UpgradeStateless ||
+		p.Location != "" || p.RestoreFrom != "" {
+		return false
+	}
+	statelessThen := st.ActionSpec != nil && st.ActionSpec.Update.Mode == policy.UpgradeStateless
+	return p.Outcome == OutcomeTimedOut || p.Outcome == OutcomeSucceeded && statelessThen
+}
+
+// retrying reports whether the spec asks for what it asked when the last
+// action, which did not succeed, started: then that action waits until
+// RetryAt. A spec changed since is tried at once.
+func (c *Controller) retrying(spec JobSpec, st *JobStatus) bool {
+	switch st.Action {
+	case ActionSavepoint, ActionDispose:
+		return false // they have their own schedule
+	case ActionSuspend:
+		return spec.State == DesiredSuspended
+	}
+	if as := st.ActionSpec; as != nil {
+		// The Job the spec asked for when the action started: a spec
+		// changed since, also back to the template deployed before, is a
+		// new spec.
+		return spec.Job.equal(as.Job)
+	}
+	// The template the action deployed (Upgrade, Rescale, Deploy), or the
+	// one it replaced (Rollback, Restart, HealthRestart).
+	return spec.Job.equal(st.Target) || spec.Job.equal(st.Deployed) || st.Target.IsZero()
+}
+
+func finishedMessage(st *JobStatus) string {
+	msg := "job " + string(st.JobID) + " FINISHED"
+	if !st.Result.EndTime.IsZero() {
+		msg += " at " + st.Result.EndTime.UTC().Format(time.RFC3339)
+	}
+	if st.Result.NetRuntime > 0 {
+		msg += " after " + st.Result.NetRuntime.Std().String()
+	}
+	return msg + "; a finished job is not restarted"
+}
+
+// savepointDue reports whether a periodic savepoint is due, and when the
+// next one is.
+func (c *Controller) savepointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, now time.Time) (bool, time.Time) {
+	in := savepoint.ScheduleInput{Interval: spec.Savepoints.Interval.Std(), JobState: d.State, JobStart: d.StartTime, Last: st.Latest}
+	in.Cron, _ = spec.Savepoints.cron() // valid: Reconcile validated spec
+	if st.Action == ActionSavepoint {
+		in.Current = st.Progress.Savepoint
+	}
+	due, _, next := savepoint.Due(in, now)
+	return due, next
+}

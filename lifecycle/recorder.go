@@ -206,3 +206,19 @@ func (ro recordedOverview) Overview(ctx context.Context) (*flinkapi.ClusterOverv
 	noteAll(ro.c, err)
 	return ov, err
 }
+
+// withoutRetries is api sending every request once when it is a
+// *flinkapi.Client: the Controller retries by being called again, and a
+// call never waits in a retry nor sends more than MaxRequestsPerCall
+// requests.
+func withoutRetries(api API) API {
+	switch a := api.(type) {
+	case *flinkapi.Client:
+		if a != nil {
+			return a.WithoutRetries()
+		}
+	case *clusterAPI:
+		return &clusterAPI{API: withoutRetries(a.API), d: a.d, c: a.c}
+	}
+	return api
+}
