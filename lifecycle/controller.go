@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flinkkit/flinkkit/internal/format"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -276,33 +275,6 @@ var ErrForeignStatus = errors.New("lifecycle: the stored job status belongs to a
 // whose recorded savepoint location does not follow from what it
 // recorded of the savepoint.
 var ErrInvalidStatus = errors.New("lifecycle: the stored job status is not one this release wrote")
-
-// begin checks st's format, owner and content, and only then records the
-// format this release writes and the owner: a status that is refused is
-// left as it was.
-func (c *Controller) begin(ctx context.Context, st *JobStatus) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := format.Check("lifecycle.JobStatus", st.FormatVersion, FormatVersion); err != nil {
-		return err
-	}
-	if st.Name != "" && st.Name != c.Name {
-		return fmt.Errorf("%w: it was written for %q, not for %q", ErrForeignStatus, st.Name, c.Name)
-	}
-	if c.Store != nil && c.Name != "" {
-		// The name is the restore points' key: refused here, before any
-		// request, rather than by the store at the first delete.
-		if err := checkName(c.Name); err != nil {
-			return err
-		}
-	}
-	if err := checkStatus(st); err != nil {
-		return err
-	}
-	st.FormatVersion, st.Name = FormatVersion, c.Name
-	return nil
-}
 
 // set records the deployment state, its stable reason and the message.
 func (c *Controller) set(st *JobStatus, state policy.DeploymentState, reason, message string) {

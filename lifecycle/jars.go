@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -354,63 +353,4 @@ func (l *limitCheck) Read(p []byte) (int, error) {
 		l.err = err
 	}
 	return n, err
-}
-
-// withDigest is spec with the digest of its jar file's content, read
-// from Env.Jars when the file changed since it was last read; a file
-// that does not exist keeps the digest of the deployed template of the
-// same file. A file Jars refuses is an error matching ErrInvalidSpec,
-// returned before any of it is read; a context that ends during the read
-// is its error.
-func (c *Controller) withDigest(ctx context.Context, spec JobSpec, st *JobStatus) (JobSpec, error) {
-	t := &spec.Job
-	if names, _ := secretNames(t.Args); len(names) > 0 && c.Deployer != nil {
-		return spec, fmt.Errorf("%w: job.args name secrets (%s), which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates",
-			ErrInvalidSpec, strings.Join(names, ", "))
-	}
-	if t.JarFile == "" || t.JarID != "" || c.Deployer != nil {
-		return spec, nil
-	}
-	digest := c.Jars.digest
-	if c.Shared != nil {
-		digest = func(ctx context.Context, file string) (string, error) { return c.Shared.jarDigest(ctx, c.Jars, file) }
-	}
-	d, err := digest(ctx, t.JarFile)
-	switch {
-	case errors.Is(err, ErrInvalidSpec):
-		return spec, err
-	case err != nil && ctx.Err() != nil:
-		return spec, err
-	case err != nil && st.Deployed.JarFile == t.JarFile:
-		d = st.Deployed.JarDigest
-	case err != nil:
-		d = ""
-	}
-	// The spec may be stored in st: a copy of the caller's arguments, or
-	// the status's own when they are equal.
-	if len(t.Args) > 0 && slices.Equal(t.Args, st.Deployed.Args) {
-		t.Args = st.Deployed.Args
-	} else {
-		t.Args = slices.Clone(t.Args)
-	}
-	if len(t.FlinkConfiguration) > 0 && sameConfig(t.FlinkConfiguration, st.Deployed.FlinkConfiguration) {
-		t.FlinkConfiguration = st.Deployed.FlinkConfiguration
-	}
-	t.JarDigest = d
-	return spec, nil
-}
-
-// jarID is the uploaded jar to run t with: its own, or the one uploaded
-// from the same file before; empty: upload t.JarFile.
-func (c *Controller) jarID(t JobTemplate, st *JobStatus) flinkapi.JarID {
-	switch {
-	case t.JarID != "":
-		return t.JarID
-	case st.JarID != "" && st.JarFile == t.JarFile && (st.JarDigest == t.JarDigest || t.JarDigest == "" || st.JarDigest == ""):
-		// Uploaded from the same file, whose content did not change.
-		return st.JarID
-	}
-	// The stable template's build, uploaded before the file was
-	// rebuilt: a rollback runs it (keepStableJar).
-	return stableJar(t, st)
 }

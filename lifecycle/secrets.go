@@ -394,14 +394,3 @@ func (e *secretFreeError) As(target any) bool {
 	*t = &cp
 	return true
 }
-
-// withSecrets returns ctx carrying the secrets that the job's arguments
-// name, in the spec and in every template the status records (whose
-// values may have reached Flink before), read from c.Secrets.
-func (c *Controller) withSecrets(ctx context.Context, spec JobSpec, st *JobStatus) context.Context {
-	lists := [][]string{spec.Job.Args, st.Deployed.Args, st.Target.Args, st.Stable.Args}
-	if as := st.ActionSpec; as != nil {
-		lists = append(lists, as.Job.Args)
-	}
-	return withSecrets(ctx, c.Secrets, lists...)
-}
