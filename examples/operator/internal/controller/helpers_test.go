@@ -417,13 +417,6 @@ type statusLog struct {
 	stores        []string // every status stored, as JSON
 }
 
-// history returns every status stored, as JSON.
-func (l *statusLog) history() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.stores)
-}
-
 // recordingClient is a Kubernetes client whose status updates go through a
 // statusLog.
 type recordingClient struct {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -218,4 +219,11 @@ func realUntil(t *testing.T, ctx context.Context, r *FlinkJobReconciler, k8s cli
 		}
 		time.Sleep(res.RequeueAfter)
 	}
+}
+
+// history returns every status stored, as JSON.
+func (l *statusLog) history() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.stores)
 }
