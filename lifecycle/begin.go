@@ -60,13 +60,20 @@ func checkStatus(st *JobStatus) error {
 // that does not exist keeps the digest of the deployed template of the
 // same file. A file Jars refuses is an error matching ErrInvalidSpec,
 // returned before any of it is read; a context that ends during the read
-// is its error.
+// is its error. Arguments that name secrets where a Deployer starts the
+// job are an error matching ErrInvalidSpec too.
 func (c *Controller) withDigest(ctx context.Context, spec JobSpec, st *JobStatus) (JobSpec, error) {
-	t := &spec.Job
-	if names, _ := secretNames(t.Args); len(names) > 0 && c.Deployer != nil {
+	if names, _ := secretNames(spec.Job.Args); len(names) > 0 && c.Deployer != nil {
 		return spec, fmt.Errorf("%w: job.args name secrets (%s), which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates",
 			ErrInvalidSpec, strings.Join(names, ", "))
 	}
+	return c.digested(ctx, spec, st)
+}
+
+// digested is withDigest once the spec's arguments are known to be ones
+// the Controller may run.
+func (c *Controller) digested(ctx context.Context, spec JobSpec, st *JobStatus) (JobSpec, error) {
+	t := &spec.Job
 	if t.JarFile == "" || t.JarID != "" || c.Deployer != nil {
 		return spec, nil
 	}
