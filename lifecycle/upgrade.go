@@ -1317,7 +1317,7 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	case len(entries) == 0:
 		// No directory of the job: gone if the storage shows the
 		// checkpoint directory it lay in (other jobs' directories).
-		others, err := r.storage.List(ctx, path.Dir(jobDir))
+		others, err := r.storage.List(ctx, jobDir[:strings.LastIndex(jobDir, "/")]) // path.Dir would turn s3://b/x into s3:/b
 		return err != nil || len(others) == 0
 	}
 	type chk struct {

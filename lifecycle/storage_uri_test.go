@@ -1,0 +1,68 @@
+package lifecycle
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+)
+
+// uriStorage is a Storage of object-store URIs (s3://bucket/...), from a
+// set of object keys: a "directory" lists the next level below it.
+type uriStorage struct {
+	objects []string
+	listed  []string
+}
+
+func (s *uriStorage) List(_ context.Context, dir string) ([]string, error) {
+	s.listed = append(s.listed, dir)
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	var out []string
+	for _, o := range s.objects {
+		if rest, ok := strings.CutPrefix(o, prefix); ok {
+			name, _, _ := strings.Cut(rest, "/")
+			if e := prefix + name; !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *uriStorage) Delete(context.Context, string) error { return nil }
+
+// A start from a retained checkpoint is checked on an object store as on
+// a file system: with the job's folder gone and other jobs' folders
+// beside it, the checkpoint is gone; the folder listed is the checkpoint
+// directory itself, s3://bucket/..., not a path with one slash.
+func TestCheckpointOnObjectStorage(t *testing.T) {
+	const job = flinkapi.JobID("a1b2c3d4e5f60718293a4b5c6d7e8f90")
+	loc := "s3://state/app/checkpoints/" + string(job) + "/chk-7"
+	for _, tc := range []struct {
+		name    string
+		objects []string
+		want    bool
+		from    string
+	}{
+		{"gone, other jobs beside it", []string{"s3://state/app/checkpoints/0000000000000000000000000000000b/chk-2/_metadata"}, false, loc},
+		{"present", []string{"s3://state/app/checkpoints/" + string(job) + "/chk-7/_metadata"}, true, loc},
+		{"a newer one complete", []string{"s3://state/app/checkpoints/" + string(job) + "/chk-7/x",
+			"s3://state/app/checkpoints/" + string(job) + "/chk-9/_metadata"}, true, "s3://state/app/checkpoints/" + string(job) + "/chk-9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &uriStorage{objects: tc.objects}
+			r := &replacer{storage: st}
+			p := &Progress{RestoreFrom: loc}
+			if got := r.checkpointOnStorage(context.Background(), p); got != tc.want || got && p.RestoreFrom != tc.from {
+				t.Fatalf("checkpointOnStorage = %v, restore from %s; want %v, %s (listed %q)", got, p.RestoreFrom, tc.want, tc.from, st.listed)
+			}
+			for _, d := range st.listed {
+				if !strings.HasPrefix(d, "s3://state/") {
+					t.Errorf("listed %q, not a URI of the store", d)
+				}
+			}
+		})
+	}
+}
