@@ -64,8 +64,7 @@ func checkStatus(st *JobStatus) error {
 // job are an error matching ErrInvalidSpec too.
 func (c *Controller) withDigest(ctx context.Context, spec JobSpec, st *JobStatus) (JobSpec, error) {
 	if names, _ := secretNames(spec.Job.Args); len(names) > 0 && c.Deployer != nil {
-		return spec, fmt.Errorf("%w: job.args name secrets (%s), which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates",
-			ErrInvalidSpec, strings.Join(names, ", "))
+		return spec, fmt.Errorf("%w: job.args name secrets (%s), %s", ErrInvalidSpec, strings.Join(names, ", "), deployerSecrets)
 	}
 	return c.digested(ctx, spec, st)
 }

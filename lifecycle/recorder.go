@@ -117,8 +117,7 @@ func (r *recorder) UploadJarReader(ctx context.Context, name string, rd io.Reade
 // the request keeps the placeholders.
 func (r *recorder) RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error) {
 	if _, nested := r.API.(*recorder); !nested {
-		var err error
-		if req, err = resolveRun(ctx, req); err != nil {
+		if err := resolveInto(ctx, &req.ProgramArgs, &req.Secrets); err != nil {
 			return "", err
 		}
 	}

@@ -36,8 +36,7 @@ func (r *recorder) JarPlan(ctx context.Context, jar flinkapi.JarID, req flinkapi
 		return nil, errUnsupported
 	}
 	if _, nested := r.API.(*recorder); !nested { // as RunJar
-		var err error
-		if req, err = resolvePlan(ctx, req); err != nil {
+		if err := resolveInto(ctx, &req.ProgramArgs, &req.Secrets); err != nil {
 			return nil, err
 		}
 	}

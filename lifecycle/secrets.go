@@ -49,6 +49,10 @@ func (m SecretMap) Secret(_ context.Context, name string) (string, error) {
 // stopped, when one is missing.
 var ErrSecretUnavailable = errors.New("lifecycle: secret unavailable")
 
+// deployerSecrets says why a job started by a Deployer takes no secret
+// arguments.
+const deployerSecrets = "which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates"
+
 const (
 	secretOpen  = "${secret:"
 	secretClose = "}"
@@ -233,7 +237,7 @@ func missingSecret(ctx context.Context, args []string, deployer bool) string {
 		return ""
 	}
 	if deployer {
-		return "the job's arguments name secrets, which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates"
+		return "the job's arguments name secrets, " + deployerSecrets
 	}
 	s := scopeOf(ctx)
 	if s == nil {
@@ -280,25 +284,16 @@ func resolveArgs(ctx context.Context, args []string) ([]string, []string, error)
 	return out, vals, nil
 }
 
-// resolveRun is req with its secrets' values in, and the values in
-// req.Secrets.
-func resolveRun(ctx context.Context, req flinkapi.RunJarRequest) (flinkapi.RunJarRequest, error) {
-	args, vals, err := resolveArgs(ctx, req.ProgramArgs)
+// resolveInto puts the values of the secrets *args name into *args and
+// appends them to *secrets (a request's Secrets), for the jar run and the
+// jar plan alike; nothing changes when the arguments name none.
+func resolveInto(ctx context.Context, args, secrets *[]string) error {
+	resolved, vals, err := resolveArgs(ctx, *args)
 	if err != nil || len(vals) == 0 {
-		return req, err
+		return err
 	}
-	req.ProgramArgs, req.Secrets = args, append(slices.Clone(req.Secrets), vals...)
-	return req, nil
-}
-
-// resolvePlan is resolveRun for a jar plan request.
-func resolvePlan(ctx context.Context, req flinkapi.JarPlanRequest) (flinkapi.JarPlanRequest, error) {
-	args, vals, err := resolveArgs(ctx, req.ProgramArgs)
-	if err != nil || len(vals) == 0 {
-		return req, err
-	}
-	req.ProgramArgs, req.Secrets = args, append(slices.Clone(req.Secrets), vals...)
-	return req, nil
+	*args, *secrets = resolved, append(slices.Clone(*secrets), vals...)
+	return nil
 }
 
 // cleanExceptions returns e with the values of the scope's secrets taken

@@ -42,7 +42,7 @@ type Submit struct {
 // own, recorded in Progress.Cluster.
 func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result {
 	if names, _ := secretNames(s.Run.ProgramArgs); len(names) > 0 {
-		return refused(p, "the job's arguments name secrets, which only a session cluster takes: a Deployer would have to keep their values in the cluster it creates")
+		return refused(p, "the job's arguments name secrets, "+deployerSecrets)
 	}
 	p.Requests++
 	p.NewJobID = p.JobID // a job of this id may run from now on
