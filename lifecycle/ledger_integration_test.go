@@ -4,8 +4,8 @@ package lifecycle_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"path"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +18,8 @@ import (
 )
 
 // TestRealSavepointLedger checks the savepoint ledger against a real
-// session cluster of FLINK_VERSION with filesystem state: periodic
+// session cluster of FLINK_VERSION, its savepoints on disk or (the shared
+// cluster of `make integration`) in an object store: periodic
 // savepoints with a retention of 2, an upgrade, a retention of 1 while
 // the job is suspended, and a delete that disposes of all but the final
 // savepoint. After each step it counts the savepoint directories of the
@@ -68,7 +69,7 @@ func TestRealSavepointLedger(t *testing.T) {
 	begin := time.Now()
 	realUntil(t, ctx, "periodic savepoints", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 12*time.Second })
 	track()
-	onDisk := ledgerCheck(t, "periodic, maxCount 2", cluster.SavepointDir, jobs, &st)
+	onDisk := ledgerCheck(t, "periodic, maxCount 2", cluster.SavepointURI, jobs, &st)
 	if taken() > 2 || onDisk > 3 {
 		t.Errorf("maxCount 2: %d scheduled savepoints in the history, %d directories on disk", taken(), onDisk)
 	}
@@ -81,7 +82,7 @@ func TestRealSavepointLedger(t *testing.T) {
 	track()
 	begin = time.Now()
 	realUntil(t, ctx, "after the upgrade", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 6*time.Second })
-	onDisk = ledgerCheck(t, "after the upgrade", cluster.SavepointDir, jobs, &st)
+	onDisk = ledgerCheck(t, "after the upgrade", cluster.SavepointURI, jobs, &st)
 	if st.UpgradeFrom.Location == "" || !hasRecord(&st, st.UpgradeFrom.Location) {
 		t.Errorf("the upgrade's savepoint %q is not in the history", st.UpgradeFrom.Location)
 	}
@@ -93,11 +94,11 @@ func TestRealSavepointLedger(t *testing.T) {
 	spec.State = lifecycle.DesiredSuspended
 	realUntil(t, ctx, "suspended", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.Suspended && !st.InFlight() })
 	spec.Savepoints.MaxCount, spec.Savepoints.DisposeUpdate = 1, true
-	before := ledgerCheck(t, "suspended, maxCount 2", cluster.SavepointDir, jobs, &st)
+	before := ledgerCheck(t, "suspended, maxCount 2", cluster.SavepointURI, jobs, &st)
 	realUntil(t, ctx, "retention while suspended", ctrl, &spec, &st, time.Minute, func() bool {
 		return len(st.Savepoints.Records) <= 2 && st.Disposing.Location == ""
 	})
-	onDisk = ledgerCheck(t, "suspended, maxCount 1", cluster.SavepointDir, jobs, &st)
+	onDisk = ledgerCheck(t, "suspended, maxCount 1", cluster.SavepointURI, jobs, &st)
 	t.Logf("retention while suspended: %d → %d savepoint directories on disk", before, onDisk)
 	if onDisk >= before {
 		t.Errorf("nothing disposed of while suspended: %d → %d", before, onDisk)
@@ -110,14 +111,14 @@ func TestRealSavepointLedger(t *testing.T) {
 	track()
 	begin = time.Now()
 	realUntil(t, ctx, "periodic, maxCount 3", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 8*time.Second })
-	before = ledgerCheck(t, "before the delete", cluster.SavepointDir, jobs, &st)
+	before = ledgerCheck(t, "before the delete", cluster.SavepointURI, jobs, &st)
 	deadline := time.Now().Add(2 * time.Minute)
 	for res := realCall(t, ctx, ctrl, spec, &st, true); !res.Done; res = realCall(t, ctx, ctrl, spec, &st, true) {
 		if time.Now().After(deadline) {
 			t.Fatalf("delete not done: %s %s", st.Reason, st.Message)
 		}
 	}
-	onDisk = ledgerCheck(t, "deleted", cluster.SavepointDir, jobs, &st)
+	onDisk = ledgerCheck(t, "deleted", cluster.SavepointURI, jobs, &st)
 	t.Logf("delete with DisposeOnDelete: %d → %d savepoint directories on disk; final %s", before, onDisk, st.Latest.Location)
 	if before < 3 || onDisk != 1 || len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0].Location != st.Latest.Location {
 		t.Errorf("after the delete: %d on disk, history %+v, latest %s", onDisk, st.Savepoints.Records, st.Latest.Location)
@@ -134,29 +135,34 @@ func hasRecord(st *lifecycle.JobStatus, loc string) bool {
 }
 
 // ledgerCheck counts the savepoint directories of the given jobs under
-// dir, checks that each is in the history (a disposal in progress
-// aside) and each record of the history on disk, and logs the counts.
+// the savepoint folder dir (a file: or s3:// URI: on disk, or in the
+// object store), checks that each is in the history (a disposal in
+// progress aside) and each record of the history on disk, and logs the
+// counts.
 func ledgerCheck(t *testing.T, what, dir string, jobs map[flinkapi.JobID]bool, st *lifecycle.JobStatus) int {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	names, err := flinkfixture.ListChildren(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	disk := map[string]bool{}
-	for _, e := range entries {
+	for _, name := range names {
 		for id := range jobs {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "savepoint-"+string(id)[:6]+"-") {
-				disk[e.Name()] = true
+			if strings.HasPrefix(name, "savepoint-"+string(id)[:6]+"-") {
+				disk[name] = true
 			}
 		}
 	}
+	recorded := func(name string) bool {
+		return slices.ContainsFunc(st.Savepoints.Records, func(r savepoint.Record) bool { return path.Base(r.Location) == name })
+	}
 	for name := range disk {
-		if !hasRecord(st, "file:"+filepath.Join(dir, name)) && !strings.HasSuffix(st.Disposing.Location, name) && !strings.HasSuffix(st.Latest.Location, name) {
+		if !recorded(name) && !strings.HasSuffix(st.Disposing.Location, name) && !strings.HasSuffix(st.Latest.Location, name) {
 			t.Errorf("%s: savepoint %s on disk, not in the history", what, name)
 		}
 	}
 	for _, r := range st.Savepoints.Records {
-		if !disk[filepath.Base(r.Location)] && r.Location != st.Disposing.Location {
+		if !disk[path.Base(r.Location)] && r.Location != st.Disposing.Location {
 			t.Errorf("%s: the history keeps %s, not on disk", what, r.Location)
 		}
 	}

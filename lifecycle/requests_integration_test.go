@@ -75,12 +75,13 @@ func TestRealActionRequests(t *testing.T) {
 		}
 	}
 
-	// Savepoint: one new savepoint, in the history and on disk.
+	// Savepoint: one new savepoint, in the history and in the savepoint
+	// folder (on disk, or in the object store).
 	job := st.JobID
-	dirs := savepointDirs(t, cluster.SavepointDir, job)
+	dirs := savepointDirs(t, cluster.SavepointURI, job)
 	history := len(st.Savepoints.Records)
 	request(lifecycle.RequestSavepoint, "sp-1", func() bool { return st.Action == lifecycle.ActionSavepointRequest })
-	if got := savepointDirs(t, cluster.SavepointDir, job); got != dirs+1 {
+	if got := savepointDirs(t, cluster.SavepointURI, job); got != dirs+1 {
 		t.Errorf("savepoint dirs of job %s: %d, then %d", job, dirs, got)
 	}
 	if len(st.Savepoints.Records) != history+1 || st.Latest.Reason != savepoint.ReasonUser || !flinkfixture.LocationExists(st.Latest.Location) ||
@@ -92,7 +93,7 @@ func TestRealActionRequests(t *testing.T) {
 	for range 5 {
 		realCall(t, ctx, ctrl, spec, &st, false)
 	}
-	if got := savepointDirs(t, cluster.SavepointDir, job); got != dirs+1 || st.Action != lifecycle.ActionSavepointRequest || len(st.Savepoints.Records) != history+1 {
+	if got := savepointDirs(t, cluster.SavepointURI, job); got != dirs+1 || st.Action != lifecycle.ActionSavepointRequest || len(st.Savepoints.Records) != history+1 {
 		t.Errorf("the same token again: savepoint dirs %d, action %s, history %d", got, st.Action, len(st.Savepoints.Records))
 	}
 	t.Logf("Flink %s: the same Savepoint token again: 5 calls, %d requests, no savepoint", v, rt.n.Load()-sent)
@@ -146,17 +147,18 @@ func TestRealActionRequests(t *testing.T) {
 	countsContinue(t, ctx, out, keys, before, 20)
 }
 
-// savepointDirs counts the savepoint folders of job in dir (Flink names
-// them savepoint-<the job id's first 6 characters>-<random>).
+// savepointDirs counts the savepoint folders of job in the savepoint
+// folder dir, a file: or s3:// URI (Flink names them savepoint-<the job
+// id's first 6 characters>-<random>).
 func savepointDirs(t *testing.T, dir string, job flinkapi.JobID) int {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
+	names, err := flinkfixture.ListChildren(t.Context(), dir)
+	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "savepoint-"+string(job)[:6]+"-") {
+	for _, name := range names {
+		if strings.HasPrefix(name, "savepoint-"+string(job)[:6]+"-") {
 			n++
 		}
 	}

@@ -4,9 +4,7 @@ package lifecycle_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,8 +18,9 @@ import (
 )
 
 // TestRealRetainedCheckpointsRemoved: a job that retains its checkpoints
-// on cancellation, upgraded twice by a Controller with a LocalStorage of
-// the cluster's checkpoint directory. The first upgrade (LastState)
+// on cancellation, upgraded twice by a Controller with a Storage of the
+// cluster's checkpoint directory (LocalStorage, or the fixture's
+// StateStorage when the checkpoints are in an object store). The first upgrade (LastState)
 // cancels job A and starts B from A's newest retained checkpoint: once B
 // completed a checkpoint of its own, A's other checkpoints are removed,
 // the restored one stays (the status names it: the rollback's restore
@@ -34,8 +33,12 @@ func TestRealRetainedCheckpointsRemoved(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cluster, c := sessionClient(t, flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2}))
+	var storage lifecycle.Storage = lifecycle.LocalStorage{}
+	if cluster.Store != nil {
+		storage = flinkfixture.StateStorage{}
+	}
 	ctrl := &lifecycle.Controller{Env: realEnv(c), Name: "app/retained", PollInterval: 300 * time.Millisecond, RetryInterval: 5 * time.Second,
-		Storage: lifecycle.LocalStorage{}}
+		Storage: storage}
 	const keys = 2
 	args := func(out string) []string {
 		return []string{"--out", out, "--keys", fmt.Sprint(keys), "--rate", "40", "--parallelism", "1", "--checkpoint-interval", "6000", "--name", "retained"}
@@ -60,7 +63,7 @@ func TestRealRetainedCheckpointsRemoved(t *testing.T) {
 		}
 	}
 	upgraded := upgradedBy(lifecycle.ActionUpgrade)
-	chk := func(job flinkapi.JobID) []string { return checkpointDirs(t, cluster.CheckpointDir, job) }
+	chk := func(job flinkapi.JobID) []string { return checkpointDirs(t, cluster.CheckpointURI, job) }
 	counts := func(dir string) map[string]int64 {
 		m, err := flinkfixture.ReadCounts(dir)
 		if err != nil {
@@ -121,8 +124,8 @@ func TestRealRetainedCheckpointsRemoved(t *testing.T) {
 	t.Logf("%s, upgrade 2 (Savepoint from %s): job A: %d chk dirs %v -> %d; job B: %d %v -> %d; job C %s: %v", cluster.FlinkVersion,
 		st.UpgradeFrom.Location, len(aBefore2), aBefore2, len(aAfter2), len(bBefore), bBefore, len(bAfter), cJob, cOwn)
 	for job, name := range map[flinkapi.JobID]string{a: "A", b: "B"} {
-		if _, err := os.Stat(filepath.Join(cluster.CheckpointDir, string(job))); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("after upgrade 2, %s's checkpoint directory is still there: %v", name, err)
+		if left := jobCheckpoints(t, cluster.CheckpointURI, job); len(left) != 0 {
+			t.Errorf("after upgrade 2, %s's checkpoint directory is still there: %q", name, left)
 		}
 	}
 	if len(cOwn) == 0 {
@@ -149,8 +152,8 @@ func TestRealRetainedCheckpointsRemoved(t *testing.T) {
 	if len(cBefore) == 0 {
 		t.Error("C retained no checkpoint when it was cancelled")
 	}
-	if _, err := os.Stat(filepath.Join(cluster.CheckpointDir, string(cJob))); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("after the blue/green upgrade, C's checkpoint directory is still there: %v", err)
+	if left := jobCheckpoints(t, cluster.CheckpointURI, cJob); len(left) != 0 {
+		t.Errorf("after the blue/green upgrade, C's checkpoint directory is still there: %q", left)
 	}
 	if len(dOwn) == 0 {
 		t.Error("D has no checkpoint of its own")
@@ -185,22 +188,36 @@ func freshCheckpoint(t *testing.T, ctx context.Context, c *flinkapi.Client, job 
 }
 
 // checkpointDirs are the names of the chk-N directories of job under
-// dir, sorted; none when its directory does not exist.
+// the checkpoint folder dir (a file: or s3:// URI), sorted; none when
+// its directory does not exist.
 func checkpointDirs(t *testing.T, dir string, job flinkapi.JobID) []string {
 	t.Helper()
-	des, err := os.ReadDir(filepath.Join(dir, string(job)))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	names, err := flinkfixture.ListChildren(t.Context(), dir+"/"+string(job))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, de := range des {
-		if strings.HasPrefix(de.Name(), "chk-") {
-			out = append(out, de.Name())
+	for _, n := range names {
+		if strings.HasPrefix(n, "chk-") {
+			out = append(out, n)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// jobCheckpoints are the entries of job's directory under the checkpoint
+// folder dir (a file: or s3:// URI): none when the directory is gone (in
+// an object store: holds no object); on disk an empty directory is
+// reported as "." .
+func jobCheckpoints(t *testing.T, dir string, job flinkapi.JobID) []string {
+	t.Helper()
+	names, err := flinkfixture.ListChildren(t.Context(), dir+"/"+string(job))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 && !strings.HasPrefix(dir, "s3://") && flinkfixture.LocationExists(dir+"/"+string(job)) {
+		return []string{"."}
+	}
+	return names
 }

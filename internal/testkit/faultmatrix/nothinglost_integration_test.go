@@ -5,7 +5,6 @@ package faultmatrix
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -158,8 +157,8 @@ func TestRealClusterNothingLost(t *testing.T) {
 			if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || variant.c.cancels.Load() == 0 {
 				t.Fatalf("%s (%s): restore %s %q, %d cancels", res.Outcome, p.Reason, p.RestoreKind, p.RestoreFrom, variant.c.cancels.Load())
 			}
-			if _, err := os.Stat(strings.TrimPrefix(p.RestoreFrom, "file:")); err != nil {
-				t.Errorf("the restore point %s does not exist: %v", p.RestoreFrom, err)
+			if !flinkfixture.LocationExists(p.RestoreFrom) {
+				t.Errorf("the restore point %s does not exist", p.RestoreFrom)
 			}
 			stats, err := c.Checkpoints(ctx, old)
 			if err != nil || stats.LatestCompleted == nil || stats.LatestCompleted.ExternalPath != p.RestoreFrom {

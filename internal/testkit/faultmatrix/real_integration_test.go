@@ -4,7 +4,6 @@ package faultmatrix
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -99,10 +98,10 @@ func TestRealClusterFindings(t *testing.T) {
 	if up.Outcome != lifecycle.OutcomeSucceeded || up.RestoreKind != policy.KindCheckpoint || observed == "" {
 		t.Fatalf("LastState upgrade: %s (%s) restore %s %q; checkpoint recorded before the cancel %q", up.Outcome, up.Reason, up.RestoreKind, up.RestoreFrom, observed)
 	}
-	if _, err := os.Stat(strings.TrimPrefix(up.RestoreFrom, "file:")); err != nil {
-		t.Errorf("the restore point %s does not exist: %v", up.RestoreFrom, err)
+	if !flinkfixture.LocationExists(up.RestoreFrom) {
+		t.Errorf("the restore point %s does not exist", up.RestoreFrom)
 	}
-	if _, err := os.Stat(strings.TrimPrefix(observed, "file:")); err == nil {
+	if flinkfixture.LocationExists(observed) {
 		t.Logf("the checkpoint observed before the cancel, %s, was not subsumed", observed)
 	}
 	countsCarriedOver(t, ctx, out1, out2)

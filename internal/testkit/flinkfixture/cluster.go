@@ -63,6 +63,17 @@ type Config struct {
 	// NoTaskManager starts the JobManager alone, for tests of the REST
 	// API that run no job: it is ready in about half the time.
 	NoTaskManager bool
+	// ObjectStore keeps the cluster's checkpoints and savepoints in an
+	// S3-compatible object store (ObjectStore) instead of WorkDir:
+	// Flink's S3 file system plugin (flink-s3-fs-hadoop, which
+	// scripts/flink.sh fetches into <CacheDir>/<Version>/plugins) is
+	// loaded, and the default checkpoint and savepoint folders are
+	// s3://<bucket>/<cluster>/checkpoints and .../savepoints, <cluster>
+	// being the base name of WorkDir. The store is the shared cluster's
+	// when SharedEnv names one with a store (one server for all the
+	// clusters of a run), and otherwise a server of the cluster's own,
+	// started before the JobManager and stopped with the cluster.
+	ObjectStore bool
 }
 
 // Cluster is a running (or, with FLINK_URL, an external) Flink session
@@ -72,15 +83,23 @@ type Cluster struct {
 	Version       string // the version asked for
 	FlinkVersion  string // the version the cluster reports in GET /config
 	WorkDir       string
-	SavepointDir  string // default savepoint folder (a local path)
-	CheckpointDir string // checkpoint folder (a local path)
-	ConfDir       string
-	LogDir        string
-	LibDir        string
-	TestJobJar    string // the test job jar for this version
-	TestJobClass  string
-	Slots         int
-	Ports         Ports
+	SavepointDir  string // default savepoint folder (a local path); empty with Config.ObjectStore
+	CheckpointDir string // checkpoint folder (a local path); empty with Config.ObjectStore
+	// SavepointURI and CheckpointURI are the default savepoint folder and
+	// the checkpoint folder as Flink names them: file:///... URIs of
+	// SavepointDir and CheckpointDir, or s3:// URIs in Store.
+	SavepointURI  string
+	CheckpointURI string
+	// Store is the object store that holds the cluster's state
+	// (Config.ObjectStore); nil when the state is in WorkDir.
+	Store        *ObjectStore
+	ConfDir      string
+	LogDir       string
+	LibDir       string
+	TestJobJar   string // the test job jar for this version
+	TestJobClass string
+	Slots        int
+	Ports        Ports
 	// External is true when the cluster was not started by this process
 	// (StartFromEnv with FLINK_URL, or the shared cluster of SharedEnv):
 	// process control methods then fail.
@@ -91,8 +110,9 @@ type Cluster struct {
 
 	cfg        Config
 	layout     layout
-	shared     bool            // the cluster of SharedEnv
-	before     map[string]bool // with shared: the jobs known when the test got it
+	server     *objectStoreServer // the object store this cluster started, if any
+	shared     bool               // the cluster of SharedEnv
+	before     map[string]bool    // with shared: the jobs known when the test got it
 	java       string
 	regDir     string
 	ownWorkDir bool
@@ -224,9 +244,17 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 	c.LogDir = c.layout.Logs
 	c.SavepointDir = c.layout.Savepoints
 	c.CheckpointDir = c.layout.Checkpoints
+	c.SavepointURI = fileURI(c.SavepointDir)
+	c.CheckpointURI = fileURI(c.CheckpointDir)
 	for _, d := range c.layout.dirs() {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			c.cleanupWorkDir()
+			return nil, err
+		}
+	}
+	if cfg.ObjectStore {
+		if err := c.useObjectStore(ctx, versionDir); err != nil {
+			c.Stop()
 			return nil, err
 		}
 	}
@@ -251,20 +279,24 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 		}
 		c.Ports = Ports{REST: ports[0], JobManagerRPC: ports[1], Blob: ports[2]}
 		c.URL = scheme + "://127.0.0.1:" + strconv.Itoa(c.Ports.REST)
-		extra := cfg.Extra
-		if app != nil || cfg.RESTTLS != nil {
-			extra = map[string]string{}
-			if app != nil {
-				extra = applicationConfig()
-			}
-			if cfg.RESTTLS != nil {
-				for k, v := range cfg.RESTTLS.config() {
-					extra[k] = v
-				}
-			}
-			for k, v := range cfg.Extra {
+		extra := map[string]string{}
+		if app != nil {
+			extra = applicationConfig()
+		}
+		if cfg.RESTTLS != nil {
+			for k, v := range cfg.RESTTLS.config() {
 				extra[k] = v
 			}
+		}
+		if c.Store != nil {
+			for k, v := range c.Store.flinkConfig(c.layout.Tmp) {
+				extra[k] = v
+			}
+			extra["execution.checkpointing.dir"] = c.CheckpointURI
+			extra["execution.checkpointing.savepoint-dir"] = c.SavepointURI
+		}
+		for k, v := range cfg.Extra {
+			extra[k] = v
 		}
 		conf := flinkConfig(c.layout, c.Ports, cfg.Slots, extra)
 		if err := os.WriteFile(filepath.Join(c.layout.Conf, "config.yaml"), renderYAML(conf), 0o644); err != nil {
@@ -287,6 +319,11 @@ func start(ctx context.Context, cfg Config) (*Cluster, error) {
 			return fail(err)
 		}
 		c.stopProcesses()
+	}
+	if c.server != nil {
+		if err := c.waitObjectStore(ctx); err != nil {
+			return fail(err)
+		}
 	}
 	var fc struct {
 		FlinkVersion string `json:"flink-version"`
@@ -479,6 +516,9 @@ func (c *Cluster) Stop() error {
 	}
 	c.stopped = true
 	err := c.stopProcessesLocked()
+	if c.server != nil {
+		err = errors.Join(err, c.server.stop())
+	}
 	c.cleanupWorkDir()
 	return err
 }
@@ -612,19 +652,24 @@ func (c *Cluster) TaskManagerID() string {
 	return c.tmID
 }
 
-// ProcessInfo describes one running JVM of the cluster.
+// ProcessInfo describes one running process of the cluster.
 type ProcessInfo struct {
-	Role string // "jobmanager" or "taskmanager"
+	Role string // "jobmanager", "taskmanager" or "objectstore"
 	PID  int
 	RSS  int64 // resident set size in bytes
 }
 
-// Processes lists the running JVMs with their resident memory.
+// Processes lists the running JVMs, and the object store the cluster
+// started (not a shared one), with their resident memory.
 func (c *Cluster) Processes() []ProcessInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []ProcessInfo
-	for _, p := range []*proc{c.jm, c.tm} {
+	procs := []*proc{c.jm, c.tm}
+	if c.server != nil {
+		procs = append(procs, c.server.proc)
+	}
+	for _, p := range procs {
 		if p == nil || p.exited() {
 			continue
 		}
@@ -642,7 +687,7 @@ func (c *Cluster) Logs() string {
 		return ""
 	}
 	var b strings.Builder
-	for _, name := range []string{"jobmanager.log", "jobmanager.out", "taskmanager.log", "taskmanager.out"} {
+	for _, name := range []string{"jobmanager.log", "jobmanager.out", "taskmanager.log", "taskmanager.out", "objectstore.out"} {
 		path := filepath.Join(c.LogDir, name)
 		lines, err := tailLines(path, 200)
 		if err != nil {

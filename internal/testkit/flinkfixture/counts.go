@@ -70,11 +70,34 @@ func WaitCounts(t testing.TB, ctx context.Context, dir string, keys int, timeout
 }
 
 // LocationExists reports whether a savepoint or checkpoint location of a
-// cluster on this machine (a file: URI or a path) exists on disk.
+// cluster of the tests exists: a file: URI or an absolute path on this machine that
+// exists on disk, or an s3:// URI in an object store of this process or of
+// the shared cluster (Config.ObjectStore) with a _metadata object under
+// it (or that names an object itself). An S3 location in a store that
+// cannot be reached does not exist.
 func LocationExists(location string) bool {
 	if location == "" {
 		return false
 	}
-	_, err := os.Stat(strings.TrimPrefix(location, "file:"))
+	if bucket, key, ok := splitS3(location); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, s := range storesFor(bucket) {
+			for _, k := range []string{key + "/_metadata", key} {
+				if k == "" || k == "/_metadata" {
+					continue
+				}
+				if ok, err := s.Exists(ctx, k); err == nil && ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	p, err := localPath(location)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p)
 	return err == nil
 }

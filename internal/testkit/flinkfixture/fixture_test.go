@@ -397,8 +397,10 @@ func TestApplicationProgramArgs(t *testing.T) {
 // cluster is External there, so that no test stops or kills it.
 func TestSharedDescription(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shared.json")
+	store := &ObjectStore{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", AccessKey: "ak", SecretKey: "sk", Bucket: "shared-description-test"}
 	c := &Cluster{URL: "http://127.0.0.1:8081", Version: "1.20.5", FlinkVersion: "1.20.5", WorkDir: "/w",
-		SavepointDir: "/w/savepoints", CheckpointDir: "/w/checkpoints", ConfDir: "/w/conf", LogDir: "/w/logs", LibDir: "/l",
+		SavepointURI: store.URI("w/savepoints"), CheckpointURI: store.URI("w/checkpoints"), Store: store,
+		ConfDir: "/w/conf", LogDir: "/w/logs", LibDir: "/l",
 		TestJobJar: "/j.jar", TestJobClass: TestJobClass, Slots: 8, Ports: Ports{REST: 8081, JobManagerRPC: 6123, Blob: 6124}}
 	if err := c.WriteDescription(path); err != nil {
 		t.Fatal(err)
@@ -412,9 +414,18 @@ func TestSharedDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.External || got.URL != c.URL || got.WorkDir != c.WorkDir || got.SavepointDir != c.SavepointDir || got.TestJobJar != c.TestJobJar ||
-		got.Slots != 8 || got.Ports != c.Ports || got.LogDir != c.LogDir || got.FlinkVersion != c.FlinkVersion {
+	if !got.External || got.URL != c.URL || got.WorkDir != c.WorkDir || got.SavepointDir != "" || got.TestJobJar != c.TestJobJar ||
+		got.Slots != 8 || got.Ports != c.Ports || got.LogDir != c.LogDir || got.FlinkVersion != c.FlinkVersion ||
+		got.SavepointURI != "s3://shared-description-test/w/savepoints" || got.CheckpointURI != c.CheckpointURI ||
+		got.Store == nil || *got.Store != *store {
 		t.Errorf("Shared() = %+v, want %+v as External", got, c)
+	}
+	// The store is known to this process from then on, for the S3 locations.
+	if stores := storesFor(store.Bucket); len(stores) != 1 || *stores[0] != *store {
+		t.Errorf("stores of bucket %s: %v", store.Bucket, stores)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the description, with the store's secret key, is readable by others: %v %v", fi.Mode(), err)
 	}
 	if err := got.Stop(); err != nil {
 		t.Errorf("Stop of the shared cluster: %v", err)
@@ -447,6 +458,7 @@ func TestShareable(t *testing.T) {
 		{Config{Slots: 1, WorkDir: "/w"}, false},
 		{Config{Slots: 1, RESTTLS: &RESTTLS{}}, false},
 		{Config{NoTaskManager: true}, false},
+		{Config{Slots: 2, ObjectStore: true}, true},
 	} {
 		if got := Shareable(tc.cfg, 8); got != tc.want {
 			t.Errorf("Shareable(%+v, 8) = %v, want %v", tc.cfg, got, tc.want)

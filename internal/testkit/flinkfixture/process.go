@@ -48,37 +48,47 @@ func spawn(cmd *exec.Cmd) error {
 	return <-errc
 }
 
-// proc is one running Flink JVM, leader of its own process group.
+// proc is one running process of a cluster (a Flink JVM, or the object
+// store), leader of its own process group.
 type proc struct {
-	role    string // "jobmanager" or "taskmanager"
+	role    string // "jobmanager", "taskmanager" or "objectstore"
 	pid     int
+	logDir  string
 	done    chan struct{}
 	waitErr error // valid after done is closed
 	pidFile string
 	regFile string
 }
 
-// startProc starts argv with stdout and stderr appended to <logs>/<role>.out,
-// in a new process group, and records its pid in <work>/<role>.pid and in
-// the leftover registry folder regDir (if not empty).
+// startProc starts the Flink JVM argv with stdout and stderr appended to
+// <logs>/<role>.out, in a new process group, and records its pid in
+// <work>/<role>.pid and in the leftover registry folder regDir (if not
+// empty).
 func startProc(role string, argv []string, l layout, regDir string) (*proc, error) {
+	return startProcIn(role, argv, nil, l.Work, "-Dflinkkit.workdir="+l.Work, l, regDir)
+}
+
+// startProcIn is startProc for any command: it runs in dir with env added
+// to the environment, and marker is an argument of argv that identifies
+// the process as the one recorded (reapLeftovers).
+func startProcIn(role string, argv, env []string, dir, marker string, l layout, regDir string) (*proc, error) {
 	out, err := os.OpenFile(filepath.Join(l.Logs, role+".out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "==== %s: %s\n", time.Now().Format(time.RFC3339), strings.Join(argv, " "))
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = l.Work
+	cmd.Dir = dir
 	cmd.Stdout = out
 	cmd.Stderr = out
 	// An empty plugins folder keeps Flink from looking for ./plugins.
-	cmd.Env = append(flinkjvm.Env(), "FLINK_PLUGINS_DIR="+l.Plugins)
+	cmd.Env = append(append(flinkjvm.Env(), "FLINK_PLUGINS_DIR="+l.Plugins), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := spawn(cmd); err != nil {
 		out.Close()
 		return nil, fmt.Errorf("flinkfixture: start %s: %w", role, err)
 	}
-	p := &proc{role: role, pid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &proc{role: role, pid: cmd.Process.Pid, logDir: l.Logs, done: make(chan struct{})}
 	go func() {
 		p.waitErr = cmd.Wait()
 		out.Close()
@@ -88,7 +98,7 @@ func startProc(role string, argv []string, l layout, regDir string) (*proc, erro
 	_ = os.WriteFile(p.pidFile, []byte(strconv.Itoa(p.pid)+"\n"), 0o644)
 	if regDir != "" && os.MkdirAll(regDir, 0o755) == nil {
 		p.regFile = filepath.Join(regDir, strconv.Itoa(p.pid)+".pid")
-		rec := fmt.Sprintf("pid=%d\nowner=%d\nrole=%s\nworkdir=%s\n", p.pid, os.Getpid(), role, l.Work)
+		rec := fmt.Sprintf("pid=%d\nowner=%d\nrole=%s\nworkdir=%s\nmarker=%s\n", p.pid, os.Getpid(), role, l.Work, marker)
 		_ = os.WriteFile(p.regFile, []byte(rec), 0o644)
 	}
 	return p, nil
@@ -180,11 +190,12 @@ func rssBytes(pid int) (int64, error) {
 	return 0, fmt.Errorf("no VmRSS for pid %d", pid)
 }
 
-// reapLeftovers kills Flink processes recorded in regDir whose owning Go
+// reapLeftovers kills processes recorded in regDir whose owning Go
 // process is gone (for example a test binary killed before it could stop its
 // cluster and before Pdeathsig could act). A record is acted on only if the
-// pid still runs a JVM started for the recorded WorkDir, so a recycled pid is
-// never signalled.
+// pid still runs a process with the recorded marker among its arguments (a
+// JVM's -Dflinkkit.workdir=<WorkDir>, the object store's data folder), so a
+// recycled pid is never signalled.
 func reapLeftovers(regDir string) {
 	entries, err := os.ReadDir(regDir)
 	if err != nil {
@@ -205,9 +216,12 @@ func reapLeftovers(regDir string) {
 		if owner > 0 && processAlive(owner) {
 			continue // another test process still owns it
 		}
+		marker := rec["marker"]
+		if marker == "" && rec["workdir"] != "" {
+			marker = "-Dflinkkit.workdir=" + rec["workdir"] // records without a marker
+		}
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err == nil && rec["workdir"] != "" &&
-			bytes.Contains(cmdline, []byte("-Dflinkkit.workdir="+rec["workdir"]+"\x00")) {
+		if err == nil && marker != "" && bytes.Contains(cmdline, []byte(marker+"\x00")) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}

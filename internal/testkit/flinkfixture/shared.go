@@ -29,24 +29,28 @@ const SharedSlots = 8
 // description is what the tests of other processes need to know of a
 // shared cluster.
 type description struct {
-	URL           string `json:"url"`
-	Version       string `json:"version"`
-	FlinkVersion  string `json:"flinkVersion"`
-	WorkDir       string `json:"workDir"`
-	SavepointDir  string `json:"savepointDir"`
-	CheckpointDir string `json:"checkpointDir"`
-	ConfDir       string `json:"confDir"`
-	LogDir        string `json:"logDir"`
-	LibDir        string `json:"libDir"`
-	TestJobJar    string `json:"testJobJar"`
-	TestJobClass  string `json:"testJobClass"`
-	Slots         int    `json:"slots"`
-	Ports         Ports  `json:"ports"`
+	URL           string       `json:"url"`
+	Version       string       `json:"version"`
+	FlinkVersion  string       `json:"flinkVersion"`
+	WorkDir       string       `json:"workDir"`
+	SavepointDir  string       `json:"savepointDir"`
+	CheckpointDir string       `json:"checkpointDir"`
+	SavepointURI  string       `json:"savepointURI"`
+	CheckpointURI string       `json:"checkpointURI"`
+	Store         *ObjectStore `json:"objectStore,omitempty"`
+	ConfDir       string       `json:"confDir"`
+	LogDir        string       `json:"logDir"`
+	LibDir        string       `json:"libDir"`
+	TestJobJar    string       `json:"testJobJar"`
+	TestJobClass  string       `json:"testJobClass"`
+	Slots         int          `json:"slots"`
+	Ports         Ports        `json:"ports"`
 }
 
 // WriteDescription writes what the tests of other processes need to use
-// the session cluster c (its URL, folders, test job jar and slots) to
-// path, as JSON, for SharedEnv.
+// the session cluster c (its URL, folders, test job jar and slots, and
+// its object store with the store's credentials) to path, as JSON, for
+// SharedEnv.
 func (c *Cluster) WriteDescription(path string) error {
 	if c.Application != nil {
 		return errors.New("flinkfixture: an application cluster cannot be shared")
@@ -54,6 +58,7 @@ func (c *Cluster) WriteDescription(path string) error {
 	b, err := json.MarshalIndent(description{
 		URL: c.URL, Version: c.Version, FlinkVersion: c.FlinkVersion,
 		WorkDir: c.WorkDir, SavepointDir: c.SavepointDir, CheckpointDir: c.CheckpointDir,
+		SavepointURI: c.SavepointURI, CheckpointURI: c.CheckpointURI, Store: c.Store,
 		ConfDir: c.ConfDir, LogDir: c.LogDir, LibDir: c.LibDir,
 		TestJobJar: c.TestJobJar, TestJobClass: c.TestJobClass, Slots: c.Slots, Ports: c.Ports,
 	}, "", "  ")
@@ -61,7 +66,7 @@ func (c *Cluster) WriteDescription(path string) error {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -87,9 +92,13 @@ func Shared() (*Cluster, error) {
 	if d.URL == "" || d.TestJobJar == "" || d.Slots <= 0 {
 		return nil, fmt.Errorf("flinkfixture: %s %s: no URL, test job jar or slots", SharedEnv, path)
 	}
+	if d.Store != nil {
+		registerStore(d.Store)
+	}
 	return &Cluster{
 		URL: d.URL, Version: d.Version, FlinkVersion: d.FlinkVersion,
 		WorkDir: d.WorkDir, SavepointDir: d.SavepointDir, CheckpointDir: d.CheckpointDir,
+		SavepointURI: d.SavepointURI, CheckpointURI: d.CheckpointURI, Store: d.Store,
 		ConfDir: d.ConfDir, LogDir: d.LogDir, LibDir: d.LibDir,
 		TestJobJar: d.TestJobJar, TestJobClass: d.TestJobClass, Slots: d.Slots, Ports: d.Ports,
 		External: true,
@@ -101,7 +110,10 @@ func Shared() (*Cluster, error) {
 // Shareable reports whether a test that asks for cfg can use a shared
 // session cluster of slots task slots: a plain session cluster (no extra
 // configuration, no application, no TLS, a TaskManager, no work folder of
-// its own) with at most that many slots.
+// its own) with at most that many slots. Whether the state is in an
+// object store is not a test's choice here: the shared cluster of
+// `make integration` keeps it in one (Config.ObjectStore), and a test
+// asking for cfg.ObjectStore gets the shared cluster only when it does.
 func Shareable(cfg Config, slots int) bool {
 	return len(cfg.Extra) == 0 && cfg.Application == nil && cfg.WorkDir == "" && cfg.Slots <= slots &&
 		!cfg.KeepWorkDir && cfg.Java == "" && cfg.RESTTLS == nil && !cfg.NoTaskManager
@@ -126,7 +138,7 @@ func SharedForTest(t testing.TB, ctx context.Context, cfg Config) *Cluster {
 	if err != nil {
 		t.Fatalf("%s: %v", t.Name(), err)
 	}
-	if shared == nil || !Shareable(cfg, shared.Slots) {
+	if shared == nil || !Shareable(cfg, shared.Slots) || cfg.ObjectStore && shared.Store == nil {
 		return StartForTest(t, ctx, cfg)
 	}
 	if v := os.Getenv("FLINK_VERSION"); v != "" && v != shared.Version {

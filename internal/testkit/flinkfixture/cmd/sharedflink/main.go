@@ -1,10 +1,14 @@
 // Command sharedflink starts one real Flink session cluster of
 // FLINK_VERSION (one JobManager, one TaskManager with
-// flinkfixture.SharedSlots task slots), runs a command with
-// FLINKKIT_SHARED_CLUSTER naming the cluster's description, and stops the
-// cluster when the command ends, fails or is interrupted. The tests that
-// need only a plain session cluster (flinkfixture.SharedForTest) use it
-// instead of starting one each; `make integration` runs the real-Flink
+// flinkfixture.SharedSlots task slots) that keeps its checkpoints and
+// savepoints in an S3-compatible object store on 127.0.0.1 (a SeaweedFS
+// server started with it, flinkfixture.Config.ObjectStore; -objectstore=false
+// keeps them on local disk), runs a command with FLINKKIT_SHARED_CLUSTER
+// naming the cluster's description, and stops the cluster and the store
+// when the command ends, fails or is interrupted. The tests that need only
+// a plain session cluster (flinkfixture.SharedForTest) use it instead of
+// starting one each, and the clusters those tests start with
+// Config.ObjectStore use its store; `make integration` runs the real-Flink
 // suites of every package under it, once per Flink version:
 //
 //	FLINK_VERSION=1.20.5 go run ./internal/testkit/flinkfixture/cmd/sharedflink -- \
@@ -38,8 +42,9 @@ func main() {
 
 func run() int {
 	slots := flag.Int("slots", flinkfixture.SharedSlots, "task slots of the TaskManager")
+	objectStore := flag.Bool("objectstore", true, "keep checkpoints and savepoints in an S3-compatible object store")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: FLINK_VERSION=<version> sharedflink [-slots N] -- command [args...]")
+		fmt.Fprintln(os.Stderr, "usage: FLINK_VERSION=<version> sharedflink [-slots N] [-objectstore=false] -- command [args...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -61,7 +66,7 @@ func run() int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	begin := time.Now()
-	cluster, err := flinkfixture.Start(ctx, flinkfixture.Config{Version: version, Slots: *slots})
+	cluster, err := flinkfixture.Start(ctx, flinkfixture.Config{Version: version, Slots: *slots, ObjectStore: *objectStore})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sharedflink: the shared Flink %s cluster did not start: %v\n", version, err)
@@ -75,6 +80,15 @@ func run() int {
 		}
 		fmt.Fprintf(os.Stderr, "sharedflink: shared Flink %s at %s (%d slots) ready in %v; %s=%s\n",
 			cluster.FlinkVersion, cluster.URL, cluster.Slots, time.Since(begin).Round(time.Millisecond), flinkfixture.SharedEnv, desc)
+		if cluster.Store != nil {
+			fmt.Fprintf(os.Stderr, "sharedflink: checkpoints in %s, savepoints in %s (object store at %s)\n",
+				cluster.CheckpointURI, cluster.SavepointURI, cluster.Store.Endpoint)
+		}
+		defer func() {
+			for _, p := range cluster.Processes() {
+				fmt.Fprintf(os.Stderr, "sharedflink: %s pid %d RSS %d MiB at the end\n", p.Role, p.PID, p.RSS>>20)
+			}
+		}()
 
 		select {
 		case sig := <-sigs:
