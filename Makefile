@@ -19,7 +19,7 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= $(if $(filter 1,$(FLINKKIT_FULL)),100000x,20000x)
 BENCHCOUNT ?= 8
 
-.PHONY: test unit lint fuzz operator flinkctl integration flink kube-assets bench generate clean
+.PHONY: test unit lint fuzz operator flinkctl integration flink kube-assets s3-assets bench generate clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, the
 ## example operator's and flinkctl's modules, and the real-Flink suites for
@@ -77,7 +77,8 @@ operator:
 flinkctl:
 	$(MAKE) -C examples/flinkctl lint unit
 
-## flink: fetch the Flink runtime jars of FLINK_VERSION and build the test job.
+## flink: fetch the Flink runtime jars and S3 file system plugin of
+## FLINK_VERSION and build the test job.
 flink:
 	scripts/flink.sh $(FLINK_VERSION)
 
@@ -85,21 +86,28 @@ flink:
 kube-assets:
 	scripts/kube-assets.sh
 
+## s3-assets: build (or find cached) SeaweedFS's weed, the S3-compatible
+## object store of the shared clusters in make integration.
+s3-assets:
+	@scripts/s3-assets.sh >/dev/null
+
 ## integration: the real-Flink suites, once per version in FLINK_VERSIONS
 ## (integration-VERSION: scripts/integration.sh VERSION): the root
 ## module's integration tests, the operator's on a real kube-apiserver and
 ## etcd (scripts/kube-assets.sh) and flinkctl's, the tests that need only a
-## plain session cluster sharing one per version. The jars of every
+## plain session cluster sharing one per version, whose checkpoints and
+## savepoints are in an S3-compatible object store (SeaweedFS,
+## scripts/s3-assets.sh) started with it. The jars of every
 ## version are fetched first, one version after the other (Maven's local
 ## repository is not shared safely by two downloads); then the versions
 ## run side by side, INTEGRATION_JOBS at a time (2; 1: one after the
 ## other), each line of their output prefixed with its version.
 INTEGRATION_JOBS ?= 2
-integration: kube-assets
+integration: kube-assets s3-assets
 	@for v in $(FLINK_VERSIONS); do scripts/flink.sh $$v; done
 	$(MAKE) --no-print-directory -j$(INTEGRATION_JOBS) $(addprefix integration-,$(FLINK_VERSIONS))
 
-integration-%: kube-assets
+integration-%: kube-assets s3-assets
 	GO="$(GO)" scripts/integration.sh $* 2>&1 | sed -u 's/^/[flink $*] /'
 
 ## bench: benchmarks with their baselines, summarised by benchstat.

@@ -13,9 +13,12 @@
 # (flinkfixture.SharedForTest); tests that kill or restart the cluster's
 # processes, or need a configuration or an application cluster of their
 # own, start their own clusters. The packages run one at a time (-p 1), so
-# no two tests use the shared cluster at once. The cluster stops when the
-# suites end, fail or are interrupted. KUBEBUILDER_ASSETS defaults to the
-# output of scripts/kube-assets.sh.
+# no two tests use the shared cluster at once. The shared cluster keeps its
+# checkpoints and savepoints in an S3-compatible object store started with
+# it (SeaweedFS's weed: FLINKKIT_WEED, by default the output of
+# scripts/s3-assets.sh). The cluster and the store stop when the suites
+# end, fail or are interrupted. KUBEBUILDER_ASSETS defaults to the output
+# of scripts/kube-assets.sh.
 set -euo pipefail
 
 die() { echo "integration.sh: $*" >&2; exit 1; }
@@ -67,7 +70,10 @@ scripts/flink.sh "$version"
 if [[ -z "${KUBEBUILDER_ASSETS:-}" ]]; then
   KUBEBUILDER_ASSETS="$(scripts/kube-assets.sh)"
 fi
-export KUBEBUILDER_ASSETS FLINK_VERSION="$version"
+if [[ -z "${FLINKKIT_WEED:-}" ]]; then
+  FLINKKIT_WEED="$(scripts/s3-assets.sh)"
+fi
+export KUBEBUILDER_ASSETS FLINKKIT_WEED FLINK_VERSION="$version"
 # Built, not run with go run: the cluster's JVMs are tied to this
 # process (they get SIGKILL when it dies), and signals reach it directly.
 bin="$repo/.cache/bin/$version"

@@ -7,12 +7,14 @@
 // The jars come from <repo>/.cache/flink/<version>/lib and the test job from
 // <repo>/.cache/flink/<version>/flinkkit-testjob.jar; both are prepared by
 // scripts/flink.sh <version>, which Start runs (it returns at once when
-// nothing changed).
+// nothing changed). By default the cluster keeps its checkpoints and
+// savepoints under WorkDir; with Config.ObjectStore in an S3-compatible
+// object store (see below).
 //
-// The JVMs never outlive the test process: each runs in its own process
-// group that Stop signals, gets SIGKILL when the Go process dies
-// (Pdeathsig), and is recorded in <cache>/run so that a later Start can kill
-// what a crashed run left behind.
+// The JVMs (and the object store) never outlive the test process: each
+// runs in its own process group that Stop signals, gets SIGKILL when the
+// Go process dies (Pdeathsig), and is recorded in <cache>/run so that a
+// later Start can kill what a crashed run left behind.
 //
 // # Use
 //
@@ -53,6 +55,37 @@
 // exception. The application tests start their clusters one at a time;
 // the session cluster of the package starts with the first test that
 // uses it.
+//
+// # State in an object store
+//
+// With Config.ObjectStore the cluster keeps its checkpoints and savepoints
+// in an S3-compatible object store instead of WorkDir: a SeaweedFS server
+// on 127.0.0.1 (weed server -s3: master, volume server, filer and S3
+// gateway in one process, on free ports, its data under WorkDir, one
+// identity with keys made up at start, from a config file the fixture
+// writes, and one bucket, "flinkkit"), started beside the JVMs and
+// stopped with them. Its weed binary is $FLINKKIT_WEED, or what
+// scripts/s3-assets.sh prints: the script builds it once from the Go
+// module proxy into .cache/s3/<version>/ (several minutes) and prints the
+// cached one afterwards. The cluster loads Flink's flink-s3-fs-hadoop plugin
+// (Hadoop's S3A), which scripts/flink.sh fetches into
+// <cache>/<version>/plugins/s3-fs-hadoop (Maven Central has none for
+// 1.20.5: 1.20.1's serves the 1.20.5 runtime), with s3.endpoint,
+// s3.path.style.access and the identity's keys, and its default folders
+// are s3://flinkkit/<cluster>/checkpoints and .../savepoints
+// (Cluster.CheckpointURI, SavepointURI; SavepointDir and CheckpointDir
+// are then empty). The shared cluster of `make integration`
+// (cmd/sharedflink) is one such cluster, and a cluster started with
+// ObjectStore while SharedEnv names it uses its store rather than
+// starting another.
+//
+// LocationExists, ListLocation, ListChildren, DeleteLocation and
+// StateStorage take a savepoint's or checkpoint's location in either
+// place: a file: URI or an absolute path, or an s3:// URI in a store of
+// this process or of the shared cluster (found by its bucket). In the
+// store a savepoint or checkpoint exists when its _metadata object does;
+// S3 has no folders, so a folder is the first part of the keys under a
+// prefix (or an empty "folder/" object that S3A writes for an empty one).
 //
 // Package flinkfixture is test harness (internal/testkit): only tests and other
 // harness packages import it, never the library or the examples' programs.
