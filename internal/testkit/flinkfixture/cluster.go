@@ -110,7 +110,7 @@ type Cluster struct {
 
 	cfg        Config
 	layout     layout
-	server     *objectStoreServer // the object store this cluster started, if any
+	server     *ObjectStoreServer // the object store this cluster started, if any
 	shared     bool               // the cluster of SharedEnv
 	before     map[string]bool    // with shared: the jobs known when the test got it
 	java       string
@@ -144,10 +144,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 }
 
 // portTakenError reports whether err, with the processes' log tails, says
-// that a port was in use.
+// that a port was in use (Java's BindException, Go's "address already in
+// use", or the object store's check of its ports before it binds them).
 func portTakenError(err error) bool {
-	m := err.Error()
-	return strings.Contains(m, "BindException") || strings.Contains(m, "Address already in use")
+	m := strings.ToLower(err.Error())
+	return strings.Contains(m, "bindexception") || strings.Contains(m, "address already in use") ||
+		strings.Contains(m, "is not available on") && strings.Contains(m, "cannot be used")
 }
 
 func start(ctx context.Context, cfg Config) (*Cluster, error) {

@@ -60,8 +60,8 @@
 //
 // With Config.ObjectStore the cluster keeps its checkpoints and savepoints
 // in an S3-compatible object store instead of WorkDir: a SeaweedFS server
-// on 127.0.0.1 (weed server -s3: master, volume server, filer and S3
-// gateway in one process, on free ports, its data under WorkDir, one
+// on 127.0.0.1 (weed mini: master, volume server, filer, S3 gateway and
+// a maintenance worker in one process, on free ports, its data under WorkDir, one
 // identity with keys made up at start, from a config file the fixture
 // writes, and one bucket, "flinkkit"), started beside the JVMs and
 // stopped with them. Its weed binary is $FLINKKIT_WEED, or what
@@ -77,7 +77,8 @@
 // are then empty). The shared cluster of `make integration`
 // (cmd/sharedflink) is one such cluster, and a cluster started with
 // ObjectStore while SharedEnv names it uses its store rather than
-// starting another.
+// starting another. StartObjectStore starts a store on its own, for tests
+// of storage without a Flink cluster.
 //
 // LocationExists, ListLocation, ListChildren, DeleteLocation and
 // StateStorage take a savepoint's or checkpoint's location in either

@@ -2,6 +2,7 @@ package flinkfixture
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -441,6 +442,21 @@ func TestSharedDescription(t *testing.T) {
 	}
 	if _, err := Shared(); err == nil {
 		t.Error("a description without a URL was taken")
+	}
+}
+
+// A start is tried again on new ports when a JVM or the object store
+// found a port it was given taken.
+func TestPortTakenError(t *testing.T) {
+	for msg, want := range map[string]bool{
+		"java.net.BindException: Address already in use":                                                        true,
+		"listen tcp 127.0.0.1:9333: bind: address already in use":                                               true,
+		"port 9333 for Master (specified by flag master.port) is not available on 127.0.0.1 and cannot be used": true,
+		"flinkfixture: the JobManager stopped during start (exit status 1)":                                     false,
+	} {
+		if got := portTakenError(errors.New(msg)); got != want {
+			t.Errorf("portTakenError(%q) = %v, want %v", msg, got, want)
+		}
 	}
 }
 

@@ -161,14 +161,18 @@ func storesFor(bucket string) []*ObjectStore {
 	return out
 }
 
-// objectStoreServer is a SeaweedFS server that Start started for a
-// cluster: master, volume server, filer and S3 gateway in one process
-// (weed server -s3), its data in a folder of the cluster's WorkDir.
-type objectStoreServer struct {
-	store *ObjectStore
-	proc  *proc
-	dir   string
-	ports []int
+// ObjectStoreServer is a SeaweedFS server that Start started for a
+// cluster with Config.ObjectStore, or StartObjectStore on its own: master,
+// volume server, filer and S3 gateway in one process (weed mini), its
+// data in a folder of the cluster's WorkDir (or StartObjectStore's).
+type ObjectStoreServer struct {
+	// Store is the server's endpoint, identity and bucket.
+	Store *ObjectStore
+
+	proc    *proc
+	ports   []int
+	ownDir  string // a temporary folder of StartObjectStore's, removed by Stop
+	stopped bool
 }
 
 // objectStoreStopGrace is how long the server gets to stop after SIGTERM
@@ -201,35 +205,72 @@ func weedBinary(ctx context.Context) (string, error) {
 	return p, nil
 }
 
-// startObjectStore starts a SeaweedFS server with its data in dir (under
-// l.Work) and waits until it is ready (waitReady). A start that failed
-// because a port it chose was taken meanwhile is tried again on new
-// ports, up to three times in all.
-func startObjectStore(ctx context.Context, l layout, dir, regDir string, timeout time.Duration) (*objectStoreServer, error) {
+// StartObjectStore starts an object store on its own, for tests of
+// storage without a Flink cluster: a SeaweedFS server as Config.ObjectStore
+// starts one, its data and output (objectstore.out) under dir, or under a
+// new temporary folder that Stop removes when dir is empty. It waits until
+// the server serves (within 2 minutes when ctx has no deadline); a start
+// that failed because a port it chose was taken meanwhile is tried again
+// on new ports, up to three times in all. The store is known to the
+// location helpers (LocationExists, ListLocation, ...) until Stop.
+func StartObjectStore(ctx context.Context, dir string) (*ObjectStoreServer, error) {
 	weed, err := weedBinary(ctx)
 	if err != nil {
 		return nil, err
 	}
+	own := ""
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "flinkkit-s3-"); err != nil {
+			return nil, err
+		}
+		own = dir
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	l := layout{Work: dir, Logs: dir, Plugins: filepath.Join(dir, "plugins")}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 	}
 	for attempt := 1; ; attempt++ {
-		s, err := launchObjectStore(weed, l, dir, regDir)
+		s, err := launchObjectStore(weed, l, filepath.Join(dir, "objectstore"), "")
 		if err == nil {
 			err = s.waitReady(ctx)
 		}
-		if err == nil || attempt == maxStartAttempts || ctx.Err() != nil || !portTakenError(err) {
-			return s, err
+		if err == nil {
+			s.ownDir = own
+			registerStore(s.Store)
+			return s, nil
+		}
+		if attempt == maxStartAttempts || ctx.Err() != nil || !portTakenError(err) {
+			if own != "" {
+				_ = os.RemoveAll(own)
+			}
+			return nil, err
 		}
 	}
+}
+
+// Stop stops the server (SIGTERM, SIGKILL after a short grace: its data is
+// thrown away) and removes a temporary folder of StartObjectStore's. It is
+// safe to call more than once.
+func (s *ObjectStoreServer) Stop() error {
+	if s == nil || s.stopped {
+		return nil
+	}
+	s.stopped = true
+	err := s.stop()
+	if s.ownDir != "" {
+		_ = os.RemoveAll(s.ownDir)
+	}
+	return err
 }
 
 // launchObjectStore starts a SeaweedFS server with its data in dir on new
 // free ports, with a new identity, and returns at once: its endpoint is
 // known, and waitReady waits until it serves.
-func launchObjectStore(weed string, l layout, dir, regDir string) (*objectStoreServer, error) {
+func launchObjectStore(weed string, l layout, dir, regDir string) (*ObjectStoreServer, error) {
 	_ = os.RemoveAll(dir)
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
@@ -247,21 +288,29 @@ func launchObjectStore(weed string, l layout, dir, regDir string) (*objectStoreS
 	if err := os.WriteFile(config, b, 0o600); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(8)
+	ports, err := freePorts(10)
 	if err != nil {
 		return nil, err
 	}
 	p := func(i int) string { return strconv.Itoa(ports[i]) }
 	store.Endpoint = "http://127.0.0.1:" + p(6)
-	argv := []string{weed, "server",
+	// weed mini: master, volume server, filer, S3 gateway and the admin
+	// server with one maintenance worker in one process. Unlike weed
+	// server, whose fresh master holds off its first volume for a
+	// heartbeat interval (5 s), it writes at once: it serves within a few
+	// seconds. Every port is given, so that none is moved elsewhere (a
+	// given port that is taken fails the start); WebDAV, the admin UI and
+	// the Iceberg and Lance catalogs are off.
+	argv := []string{weed, "mini",
 		"-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-dir=" + data,
-		"-master.port=" + p(0), "-master.port.grpc=" + p(1),
-		"-master.telemetry=false", "-master.volumeSizeLimitMB=64", "-master.volumePreallocate=false",
-		"-volume.port=" + p(2), "-volume.port.grpc=" + p(3), "-volume.max=16",
-		"-filer", "-filer.port=" + p(4), "-filer.port.grpc=" + p(5),
+		"-master.port=" + p(0), "-master.port.grpc=" + p(1), "-master.telemetry=false",
+		"-volume.port=" + p(2), "-volume.port.grpc=" + p(3),
+		"-filer.port=" + p(4), "-filer.port.grpc=" + p(5),
 		"-filer.localSocket=" + filepath.Join(dir, "filer.sock"),
-		"-s3", "-s3.port=" + p(6), "-s3.port.grpc=" + p(7), "-s3.port.iceberg=0", "-s3.port.lance=0",
+		"-s3.port=" + p(6), "-s3.port.grpc=" + p(7), "-s3.port.iceberg=0", "-s3.port.lance=0",
 		"-s3.config=" + config, "-s3.localSocket=" + filepath.Join(dir, "s3.sock"),
+		"-admin.port=" + p(8), "-admin.port.grpc=" + p(9), "-admin.port.legacy=0",
+		"-admin.ui=false", "-admin.password=" + randomHex(12), "-webdav=false",
 	}
 	// The Go runtime's heap is kept small: the machine runs two Flink
 	// clusters besides.
@@ -270,17 +319,15 @@ func launchObjectStore(weed string, l layout, dir, regDir string) (*objectStoreS
 	if err != nil {
 		return nil, err
 	}
-	return &objectStoreServer{store: store, proc: pr, dir: dir, ports: ports}, nil
+	return &ObjectStoreServer{Store: store, proc: pr, ports: ports}, nil
 }
 
 // waitReady waits until the server serves: it creates the bucket and
 // writes, reads and deletes an object, again every 200 ms until it all
-// works. The first write also makes the server grow its volumes (which a
-// fresh SeaweedFS master holds off for one heartbeat interval, 5
-// seconds), so that Flink's first checkpoint does not wait for it. On
-// failure it stops the server and returns the error with the server's
-// output.
-func (s *objectStoreServer) waitReady(ctx context.Context) error {
+// works (the first write also makes the server grow its volumes, so that
+// Flink's first checkpoint does not wait for it). On failure it stops the
+// server and returns the error with the server's output.
+func (s *ObjectStoreServer) waitReady(ctx context.Context) error {
 	err := s.waitServing(ctx)
 	if err != nil {
 		logs := s.logTail()
@@ -290,32 +337,32 @@ func (s *objectStoreServer) waitReady(ctx context.Context) error {
 	return nil
 }
 
-func (s *objectStoreServer) waitServing(ctx context.Context) error {
-	c := s.store.Client()
+func (s *ObjectStoreServer) waitServing(ctx context.Context) error {
+	c := s.Store.Client()
 	var last error
 	for {
 		if s.proc.exited() {
 			return fmt.Errorf("flinkfixture: the object store stopped during start (%s)", s.proc.exitDescription())
 		}
 		last = func() error {
-			if err := c.CreateBucket(ctx, s.store.Bucket); err != nil {
+			if err := c.CreateBucket(ctx, s.Store.Bucket); err != nil {
 				return err
 			}
 			const probe = ".flinkkit-ready"
-			if err := c.Put(ctx, s.store.Bucket, probe, []byte("ready")); err != nil {
+			if err := c.Put(ctx, s.Store.Bucket, probe, []byte("ready")); err != nil {
 				return err
 			}
-			if b, err := c.Get(ctx, s.store.Bucket, probe); err != nil || string(b) != "ready" {
+			if b, err := c.Get(ctx, s.Store.Bucket, probe); err != nil || string(b) != "ready" {
 				return fmt.Errorf("read back %q: %v", b, err)
 			}
-			return c.Delete(ctx, s.store.Bucket, probe)
+			return c.Delete(ctx, s.Store.Bucket, probe)
 		}()
 		if last == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("flinkfixture: object store at %s not ready: %w (last: %v)", s.store.Endpoint, ctx.Err(), last)
+			return fmt.Errorf("flinkfixture: object store at %s not ready: %w (last: %v)", s.Store.Endpoint, ctx.Err(), last)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -326,7 +373,7 @@ func (s *objectStoreServer) waitServing(ctx context.Context) error {
 var defaultStoreHTTP = &http.Client{Timeout: 10 * time.Second}
 
 // logTail is the last lines of the server's output.
-func (s *objectStoreServer) logTail() string {
+func (s *ObjectStoreServer) logTail() string {
 	path := filepath.Join(s.proc.logDir, "objectstore.out")
 	lines, err := tailLines(path, 60)
 	if err != nil {
@@ -337,13 +384,13 @@ func (s *objectStoreServer) logTail() string {
 
 // stop stops the server (SIGTERM, SIGKILL after objectStoreStopGrace)
 // and removes the Unix sockets SeaweedFS keeps in /tmp for its gRPC ports.
-func (s *objectStoreServer) stop() error {
+func (s *ObjectStoreServer) stop() error {
 	if s == nil {
 		return nil
 	}
-	unregisterStore(s.store)
+	unregisterStore(s.Store)
 	err := s.proc.stop(objectStoreStopGrace)
-	for _, name := range []string{"master", "volume", "filer", "s3"} {
+	for _, name := range []string{"master", "volume", "filer", "s3", "admin"} {
 		for _, port := range s.ports {
 			_ = os.Remove(fmt.Sprintf("/tmp/seaweedfs-%s-grpc-%d.sock", name, port))
 		}
@@ -351,8 +398,9 @@ func (s *objectStoreServer) stop() error {
 	return err
 }
 
-// rss is the server's resident memory in bytes, or 0.
-func (s *objectStoreServer) rss() int64 {
+// RSS is the server's resident memory in bytes (its binary's pages
+// included), or 0 when it does not run.
+func (s *ObjectStoreServer) RSS() int64 {
 	if s == nil || s.proc.exited() {
 		return 0
 	}
@@ -560,7 +608,7 @@ func (c *Cluster) useObjectStore(ctx context.Context, versionDir string) error {
 			return err
 		}
 		c.server = srv
-		store = srv.store
+		store = srv.Store
 		registerStore(store)
 	}
 	name := filepath.Base(c.WorkDir)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -14,30 +13,22 @@ import (
 	"time"
 )
 
-// TestObjectStoreServer starts the object store on its own: it answers
-// signed S3 requests, LocationExists and ListLocation read s3:// locations
-// in it, and its process is gone after stop.
+// TestObjectStoreServer starts the object store on its own
+// (StartObjectStore): it answers signed S3 requests, LocationExists and
+// ListLocation read s3:// locations in it, and its process and folder are
+// gone after Stop.
 func TestObjectStoreServer(t *testing.T) {
 	ctx := ctxTimeout(t, 5*time.Minute)
-	l := newLayout(t.TempDir())
-	if err := os.MkdirAll(l.Logs, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	begin := time.Now()
-	srv, err := startObjectStore(ctx, l, filepath.Join(l.Work, "objectstore"), "", time.Minute)
+	srv, err := StartObjectStore(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	registerStore(srv.store)
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			srv.stop()
-		}
-	})
-	t.Logf("object store at %s ready in %v, RSS %d MiB", srv.store.Endpoint, time.Since(begin).Round(time.Millisecond), srv.rss()>>20)
+	t.Cleanup(func() { srv.Stop() })
+	dir := srv.ownDir
+	t.Logf("object store at %s ready in %v, RSS %d MiB", srv.Store.Endpoint, time.Since(begin).Round(time.Millisecond), srv.RSS()>>20)
 
-	s := srv.store
+	s := srv.Store
 	sp := "objectstore-test/savepoints/savepoint-000000-1a2b3c"
 	for _, key := range []string{sp + "/_metadata", sp + "/0b5e", "objectstore-test/other/x"} {
 		if err := s.Client().Put(ctx, s.Bucket, key, []byte("state")); err != nil {
@@ -65,15 +56,20 @@ func TestObjectStoreServer(t *testing.T) {
 	}
 
 	pid := srv.proc.pid
-	if err := srv.stop(); err != nil {
+	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	if err := syscall.Kill(pid, 0); err == nil {
-		t.Errorf("the object store (pid %d) still runs after stop", pid)
+		t.Errorf("the object store (pid %d) still runs after Stop", pid)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the store's temporary folder %s is still there: %v", dir, err)
 	}
 	if LocationExists(s.URI(sp + "/0b5e")) {
 		t.Error("LocationExists reached a stopped store")
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("a second Stop: %v", err)
 	}
 }
 
