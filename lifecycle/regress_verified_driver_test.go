@@ -249,3 +249,44 @@ func TestVerifiedDriverSuspendFailedWhileStopping(t *testing.T) {
 		t.Errorf("the store holds %q after the Delete, want the retained checkpoint %q", rec.Location, chk)
 	}
 }
+
+// TestVerifiedDriverStoppedWhileRetentionRead: a last-state upgrade read
+// the running job's retained checkpoint, then Flink answered that it did
+// not know the job's checkpointing configuration; meanwhile the job was
+// stopped with a savepoint from outside, which discards its retained
+// checkpoints. The job list shows it FINISHED: the upgrade observes the
+// job again and starts the new job from the stop's savepoint, never from
+// the checkpoint Flink discarded.
+func TestVerifiedDriverStoppedWhileRetentionRead(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Update.Mode = policy.UpgradeLastState
+	spec.Job.FlinkConfiguration = map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}
+	k.until("running", spec, 300, func(st *JobStatus) bool { return !st.InFlight() && st.State == policy.Running && st.runsStably() })
+	k.srv.Clock().Advance(10 * time.Second) // a retained checkpoint or two
+	old := k.st.JobID
+	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Status: 404, Route: "GET /jobs/:jobid/checkpoints/config", Times: 2}); err != nil {
+		t.Fatal(err)
+	}
+	spec.Job.Args = append(spec.Job.Args, "--name", "v1")
+	k.until("the retention unconfirmed", spec, 50, func(st *JobStatus) bool {
+		return st.Action == ActionUpgrade && st.Progress.Phase == PhaseObserveRetention && st.Progress.Unconfirmed
+	})
+	if k.st.Progress.Observed.Checkpoint == "" {
+		t.Fatal("the upgrade read no retained checkpoint: the test shows nothing")
+	}
+	chk := k.st.Progress.Observed.Checkpoint
+	stop := k.stopExternally()
+	k.until("upgraded", spec, 200, func(st *JobStatus) bool {
+		if st.Progress.RestoreFrom == chk {
+			t.Fatalf("the upgrade chose %s, discarded by the stop, in phase %s", chk, st.Progress.Phase)
+		}
+		return st.Action == ActionUpgrade && st.Progress.Done() && !st.InFlight()
+	})
+	if runs, _ := discardedStarts(k); len(runs) > 0 {
+		t.Errorf("jobs run from a discarded checkpoint: %v", runs)
+	}
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == old || k.st.Progress.RestoreFrom != stop {
+		t.Errorf("upgrade %s from %q, job %s; want Succeeded from the stop's savepoint %s", k.st.Progress.Outcome, k.st.Progress.RestoreFrom, k.st.JobID, stop)
+	}
+}

@@ -377,7 +377,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
 	case PhaseObserveRetention:
-		if !readRetention(ctx, t.Client, p) {
+		if done, _ := readRetention(ctx, t.Client, p); !done { // the job had ended when observed
 			return Result{RequeueAfter: t.Timing.backoff(2)}, nil
 		}
 		return t.endedFound(p, now), nil

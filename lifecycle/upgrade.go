@@ -946,7 +946,16 @@ func (r *replacer) observed(ctx context.Context, p *Progress, now time.Time) (Re
 // it did (or, for a job still running, when it is cancelled): otherwise
 // its files are gone, or will be once the job is cancelled.
 func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if !readRetention(ctx, r.client, p) {
+	done, ended := readRetention(ctx, r.client, p)
+	if ended != "" {
+		// The job ended since it was read (a stop with a savepoint from
+		// outside, which discards its retained checkpoints): it is
+		// observed again from its state.
+		p.Phase, p.Observed.Checkpoint, p.Observed.CheckpointTime = PhaseObserve, "", time.Time{}
+		p.LastError = "Flink lists the job " + string(ended) + " since it was read: observed again"
+		return Result{}, nil
+	}
+	if !done {
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
 	return r.decide(ctx, p, now)
@@ -961,8 +970,9 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 // Flink's job list in the next read (Progress.Unconfirmed), and the
 // configuration read again if the list shows the job. It reports false
 // after a transient answer, recorded in p.LastError: the read is to be
-// repeated.
-func readRetention(ctx context.Context, c any, p *Progress) bool {
+// repeated; ended is the state the job list shows for a job observed
+// running that has ended since: the observation is out of date.
+func readRetention(ctx context.Context, c any, p *Progress) (done bool, ended flinkapi.JobState) {
 	retained := false
 	if cr, ok := c.(checkpointConfigReader); ok {
 		if p.Unconfirmed {
@@ -974,37 +984,40 @@ func readRetention(ctx context.Context, c any, p *Progress) bool {
 			retained = retains(cfg, p.Observed.State)
 		case flinkapi.IsJobNotFound(err):
 			p.LastError, p.Unconfirmed = notFound+errMessage(err), true
-			return false
+			return false, ""
 		case !permanent(err):
 			p.LastError = errMessage(err)
-			return false
+			return false, ""
 		}
 	}
 	if !retained {
 		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	}
 	p.LastError = ""
-	return true
+	return true, ""
 }
 
 // confirmRetention asks Flink's job list about p's previous job after
 // an answer about its checkpointing configuration said Flink did not know
 // it: a job the list shows has its configuration read again; one it does
 // not show has no retention to rely on.
-func confirmRetention(ctx context.Context, c any, p *Progress) bool {
+func confirmRetention(ctx context.Context, c any, p *Progress) (bool, flinkapi.JobState) {
 	known, st, err := listJob(ctx, c, p.PreviousJobID)
 	switch {
 	case err != nil:
 		p.LastError = notFound + errMessage(err)
-		return false
+		return false, ""
+	case known && st.IsGloballyTerminal() && !p.Observed.State.IsGloballyTerminal():
+		p.Unconfirmed = false
+		return false, st
 	case known:
 		p.Unconfirmed = false
 		p.LastError = "Flink lists the job (" + string(st) + ") whose checkpointing configuration it said it did not know"
-		return false
+		return false, ""
 	}
 	p.Unconfirmed, p.LastError = false, ""
 	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-	return true
+	return true, ""
 }
 
 // retains reports whether Flink keeps the latest checkpoint of a job
