@@ -140,6 +140,29 @@ var actions = map[JobAction]actionRow{
 				Store: c.Store, Name: c.Name, Deployer: c.Deployer, Cluster: b.cl}
 		}},
 	ActionAdopt: {during: policy.Running, done: policy.Running, build: buildAdopted}, // adopt.go
+	ActionCheckpoint: {during: policy.Running, done: policy.Running, background: true,
+		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &triggerCheckpoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
+		},
+		succeeded: checkpointed,
+		// The job runs on; the schedule tries again one interval after
+		// the failed attempt.
+		failed: func(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) {
+			cp := triggeredRecord(st)
+			cp.Failure = truncateFailure(st.Progress.Reason)
+			cp.Failures++
+		}},
+	// The one-shot requests (requests.go).
+	ActionSavepointRequest: {during: policy.Running, done: policy.Running, background: true,
+		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
+		}},
+	ActionCheckpointRequest: {during: policy.Running, done: policy.Running, background: true,
+		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
+			return &triggerCheckpoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
+		},
+		succeeded: checkpointed},
+	ActionRestartRequest: {during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade},
 }
 
 func buildUpgrade(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
@@ -662,26 +685,14 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 }
 
 // beside does what is due beside the running job: a sample of the
-// autoscaler (which may start a rescale) and a step of the triggered
-// checkpoints.
+// autoscaler, which may start a rescale, within MaxRequestsPerCall.
 func (c *Controller) beside(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, plan Plan, now time.Time) (Result, error) {
-	// Each sends one request at most, within MaxRequestsPerCall.
-	budget := MaxRequestsPerCall - obs.Requests
-	if spec.Autoscale.Enabled && plan.Settled && budget > 0 {
-		budget--
+	if spec.Autoscale.Enabled && plan.Settled && obs.Requests < MaxRequestsPerCall {
 		if r, ok := c.autoscale(ctx, api, spec, st, obs.Job, now); ok && r.Change() {
 			return c.startAutoscale(ctx, spec, st, r, now)
 		}
 	}
-	wait := plan.RequeueAfter
-	if budget <= 0 && spec.Checkpoints.Interval > 0 {
-		// The checkpoint step waits for the next call.
-		return Result{RequeueAfter: c.bounded(min(wait, c.Timing.poll()))}, nil
-	}
-	if cp := c.checkpointStep(ctx, api, spec, st, obs.Job, obs.Checkpoints, now); cp > 0 {
-		wait = min(wait, cp)
-	}
-	return Result{RequeueAfter: c.bounded(wait)}, nil
+	return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil
 }
 
 // retention is the retention of p, keeping what the deployment may still

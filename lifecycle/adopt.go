@@ -12,12 +12,6 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
-// ActionAdopt records a running job that the Controller did not start
-// (JobSpec.Adopt) as the deployment's job, without restarting it: the
-// observation read it, and the action ends as it starts, with no request
-// of its own.
-const ActionAdopt JobAction = "Adopt"
-
 // DeletePolicy says what Controller.Delete does with the job
 // (JobSpec.OnDelete). The strings are stable.
 type DeletePolicy string
@@ -48,16 +42,6 @@ const (
 	// action ends OutcomeForeignJob). Plan.Adopt names the job.
 	ReasonForeignJob = "ForeignJob"
 )
-
-// OutcomeForeignJob: Upgrade (a deploy) found a job that has not ended
-// under the id derived for its new job, and nothing it recorded proves
-// that this deployment started it (an id derived from the deployment's
-// Name, shared by every deployment of that Name and Controller
-// Namespace, or from a detached job): nothing was started, and the job
-// is left as it is, neither adopted nor stopped. Progress.Observed.Adopt
-// names it. Adopt it with JobSpec.Adopt, or give the Controller a
-// Namespace of its own to deploy beside it.
-const OutcomeForeignJob Outcome = "ForeignJob"
 
 // adoptTarget is the job spec asks to adopt in st: spec.Adopt when st is
 // fresh (no job recorded, or a status after a Delete) and no action is

@@ -10,10 +10,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// ActionAutoscale is the Controller's Rescale to the parallelism
-// policy.RecommendScale recommended (JobSpec.Autoscale).
-const ActionAutoscale JobAction = "Autoscale"
-
 // AutoscaleAPI is what the Controller needs of its client to sample a
 // job's vertices for JobSpec.Autoscale: *flinkapi.Client. A client
 // without it is not sampled (Reason AutoscaleUnsupported in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // requests counts the requests of the fake's log since from whose route
@@ -229,8 +230,10 @@ func TestCheckpointTriggerNotSentTwiceAfterCrash(t *testing.T) {
 	spec.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "600000"}
 	spec.Checkpoints.Interval = policy.Duration(20 * time.Second)
 	k.call(spec, false)
-	k.until("a trigger recorded", spec, 400, func(st *JobStatus) bool { return st.Checkpoint.TriggerID != "" && !st.Checkpoint.Sent })
-	recorded := k.st.Checkpoint.TriggerID
+	k.until("a trigger recorded", spec, 400, func(st *JobStatus) bool {
+		return st.Action == ActionCheckpoint && st.InFlight() && st.Progress.Savepoint.TriggerID != "" && st.Progress.Savepoint.State == savepoint.Pending
+	})
+	recorded := k.st.Progress.Savepoint.TriggerID
 	// The trigger is sent, Flink takes it, and the answer is lost.
 	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultReset, After: true, Route: "POST /jobs/:jobid/checkpoints", Times: 1}); err != nil {
 		t.Fatal(err)

@@ -154,6 +154,11 @@ func (c *Controller) begin(ctx context.Context, st *JobStatus) error {
 	if err := checkStatus(st); err != nil {
 		return err
 	}
+	if st.FormatVersion < formatCheckpointAction {
+		// A trigger in flight beside the job, as formats 3 to 6 kept it:
+		// dropped (see CheckpointTrigger).
+		st.Checkpoint.TriggerID, st.Checkpoint.Sent = "", false
+	}
 	st.FormatVersion, st.Name = FormatVersion, c.Name
 	return nil
 }

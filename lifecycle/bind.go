@@ -43,8 +43,14 @@ import (
 // (JobStatus.StableJobID: a status without it reads as one whose Stable
 // the job it records earned), the last call's verdict
 // (JobStatus.Verdict) and the look-up of a savepoint trigger before it
-// is sent again (Progress.Resend).
-const FormatVersion = 6
+// is sent again (Progress.Resend); format 7 periodic checkpoints as an
+// action of their own (ActionCheckpoint, its trigger in the action's
+// Progress instead of JobStatus.Checkpoint).
+const FormatVersion = 7
+
+// formatCheckpointAction is the first format whose periodic checkpoints
+// are an action (ActionCheckpoint).
+const formatCheckpointAction = 7
 
 // ErrUnknownFormat is matched by errors.Is for stored data of a format
 // newer than FormatVersion: a Progress (refused by every Step), a
@@ -80,25 +86,6 @@ const (
 	opBlueGreen     = "BlueGreen"
 	opCanary        = "Canary"
 )
-
-var knownPhases = map[Phase]bool{
-	"": true, PhaseSavepoint: true, PhaseCancel: true, PhaseWaitStopped: true, PhaseUpload: true, PhaseSubmit: true,
-	PhaseWaitRunning: true, PhaseFailureCause: true, PhaseObserve: true, PhaseObserveDetails: true,
-	PhaseObserveCheckpoints: true, PhaseObserveRetention: true, PhaseAdopt: true, PhaseRecord: true, PhaseDispose: true,
-	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhaseObserveScheduler: true, PhaseObserveParallelism: true,
-	PhaseSetRequirements: true, PhaseConfirmParallelism: true, PhaseCheckSlots: true, PhaseWaitHealthy: true,
-	PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true, PhasePreflight: true, PhaseConfirmOld: true,
-	PhaseCheckJar: true,
-}
-
-var knownOutcomes = map[Outcome]bool{
-	"": true, OutcomeSucceeded: true, OutcomeSavepointFailed: true, OutcomeSavepointLost: true,
-	OutcomeJobFailedWhileStopping: true, OutcomeJobGone: true, OutcomeJobTerminal: true, OutcomeJobFailed: true,
-	OutcomeSubmitFailed: true, OutcomeTimedOut: true, OutcomeBlocked: true, OutcomeNotNeeded: true,
-	OutcomeLeftRunning: true, OutcomeDisposeFailed: true, OutcomeParallelismNotReached: true, OutcomeRescaleRejected: true,
-	OutcomeBlueGreenAborted: true, OutcomeCanaryFailed: true,
-	OutcomeForeignJob: true, OutcomeJarChanged: true,
-}
 
 // bound runs step, the body of the Step of operation op built for job, if
 // p may be stepped by it (check), and records op, job and the format in
@@ -214,7 +201,8 @@ var actionOperations = map[JobAction]string{
 	ActionDeploy: opUpgrade, ActionUpgrade: opUpgrade, ActionHealthRestart: opUpgrade, ActionRollback: opUpgrade,
 	ActionRescale: opRescale, ActionAutoscale: opRescale, ActionRestart: opRestart, ActionBlueGreen: opBlueGreen,
 	ActionCanary: opCanary, ActionSavepoint: opTakeSavepoint, ActionDispose: opDispose, ActionSuspend: opTeardown,
-	ActionTeardown: opTeardown,
+	ActionTeardown: opTeardown, ActionCheckpoint: opTriggerCheckpoint, ActionCheckpointRequest: opTriggerCheckpoint,
+	ActionSavepointRequest: opTakeSavepoint, ActionRestartRequest: opUpgrade,
 }
 
 func jobName(id flinkapi.JobID) string {

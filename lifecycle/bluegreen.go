@@ -20,35 +20,6 @@ const blueGreenStops = 2
 // has, once it runs, to become healthy before it is cancelled.
 const DefaultBlueGreenWindow = 5 * time.Minute
 
-// Phases of BlueGreen, besides those of TakeSavepoint, Submit and Stop it
-// goes through.
-const (
-	// PhaseCheckSlots: BlueGreen reads the session cluster's free task
-	// slots (/overview) before it starts a second job beside the first.
-	PhaseCheckSlots Phase = "CheckSlots"
-	// PhaseWaitHealthy: BlueGreen reads the new job's details until it
-	// runs with all its tasks.
-	PhaseWaitHealthy Phase = "WaitHealthy"
-	// PhaseHealthCheckpoint: BlueGreen reads the new job's checkpoint
-	// statistics until a checkpoint completed after its start.
-	PhaseHealthCheckpoint Phase = "HealthCheckpoint"
-	// PhaseReadiness: BlueGreen asks the caller's readiness check.
-	PhaseReadiness Phase = "Readiness"
-	// PhaseConfirmHealthy: BlueGreen reads the new job's state (uncached)
-	// once more before it stops the old job.
-	PhaseConfirmHealthy Phase = "ConfirmHealthy"
-	// PhaseConfirmOld: once its savepoint completed, BlueGreen reads the
-	// old job's state (uncached) once more before it submits the new
-	// job and, if the job ended meanwhile, its checkpoint history.
-	PhaseConfirmOld Phase = "ConfirmOld"
-)
-
-// OutcomeBlueGreenAborted: the new job of a blue/green upgrade failed, or
-// did not become healthy within the window, and was cancelled (Flink
-// confirmed it ended); the old job was left running, untouched. Reason
-// says why; Progress.NewJobID is empty: nothing is to be adopted.
-const OutcomeBlueGreenAborted Outcome = "BlueGreenAborted"
-
 // BlueGreen upgrades a running job on a session cluster without a gap in
 // which no version of it runs: it checks that the cluster has the free
 // task slots the new job needs, takes a savepoint of the old job without

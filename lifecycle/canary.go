@@ -10,14 +10,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// OutcomeCanaryFailed: the canary job of a Canary did not restore the
-// old job's savepoint (Flink refused its state: a changed maximum
-// parallelism of a keyed operator, an operator whose state it has no
-// place for), failed, or was not healthy within the window; it was
-// cancelled (Flink confirmed it ended) and the old job was left running,
-// untouched. Reason says why; Progress.NewJobID is empty.
-const OutcomeCanaryFailed Outcome = "CanaryFailed"
-
 // Canary proves, with no downtime, that a new version of a running job
 // on a session cluster restores the job's state, before an upgrade stops
 // the old job: it takes a savepoint of the old job without stopping it,

@@ -18,7 +18,9 @@ import (
 // runs; a failed one is tried again one Interval after it. (Flink 2.3
 // was seen refusing a trigger sent as the job details first showed every
 // vertex RUNNING: "Not all required tasks are currently running", a
-// failure that counts toward nothing.)
+// failure that counts toward nothing.) Each is an action of its own
+// (ActionCheckpoint) beside the running job: a change of the spec waits
+// for it, at most the update policy's savepoint deadline.
 //
 // A triggered checkpoint is a checkpoint to Flink: one that fails on a
 // TaskManager (declined, or failed in its asynchronous part) or expires
@@ -33,15 +35,21 @@ type CheckpointPolicy struct {
 	Interval policy.Duration `json:"interval,omitzero"`
 }
 
-// CheckpointTrigger is the state of the Controller's triggered
-// checkpoints of the job JobID. TriggerID is recorded, and stored, before
-// the trigger is sent; a Controller that died in between sends it again
-// with the same id, which Flink takes once.
+// CheckpointTrigger is the record of the Controller's triggered
+// checkpoints of the job JobID. Each is the action ActionCheckpoint (or
+// ActionCheckpointRequest), whose Progress records the trigger id, and
+// stores it, before the trigger is sent: a Controller that died in
+// between sends it again with the same id, which Flink takes once.
 type CheckpointTrigger struct {
-	JobID     flinkapi.JobID     `json:"jobID,omitempty"`
+	JobID flinkapi.JobID `json:"jobID,omitempty"`
+	// TriggerID and Sent are a trigger in flight as formats 3 to 6
+	// recorded it, beside the action in flight; format 7 keeps it in the
+	// action's Progress. A status of an older format drops it on its
+	// first call (a checkpoint it asked for shows as the job's latest
+	// completed one all the same).
 	TriggerID flinkapi.TriggerID `json:"triggerID,omitempty"`
-	// Sent is set once Flink acknowledged the trigger.
-	Sent bool `json:"sent,omitempty"`
+	Sent      bool               `json:"sent,omitempty"`
+	// TriggerTime is when the last triggered checkpoint started.
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Format=date-time
@@ -66,72 +74,51 @@ type checkpointTriggerAPI interface {
 	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
 }
 
-// checkpointStep moves the triggered checkpoints of the running job d on
-// by at most one request: it sends a trigger recorded by an earlier call,
-// polls the one in flight, or records a new trigger when one is due (then
-// the caller stores st before the next call sends it). It returns when to
-// look again, zero when nothing is scheduled.
-func (c *Controller) checkpointStep(ctx context.Context, api API, spec JobSpec, st *JobStatus, d *flinkapi.JobDetails,
-	stats *flinkapi.CheckpointStatistics, now time.Time) time.Duration {
-	every := spec.Checkpoints.Interval.Std()
+// triggeredRecord is st.Checkpoint, made the record of the job st
+// runs: a new job has its own count.
+func triggeredRecord(st *JobStatus) *CheckpointTrigger {
 	cp := &st.Checkpoint
-	if every <= 0 || !supports[checkpointTriggerAPI](api) {
-		return 0
-	}
-	trig := api.(checkpointTriggerAPI)
 	if cp.JobID != st.JobID {
-		*cp = CheckpointTrigger{JobID: st.JobID} // a new job: its own count
+		*cp = CheckpointTrigger{JobID: st.JobID}
 	}
-	fail := func(msg string) {
-		cp.TriggerID, cp.Sent, cp.Failure = "", false, truncateFailure(msg)
-		cp.Failures++
-	}
-	op := flinkapi.Operation{Kind: flinkapi.OpCheckpoint, JobID: st.JobID, TriggerID: cp.TriggerID}
-	switch {
-	case cp.TriggerID != "" && !cp.Sent:
-		_, err := trig.TriggerCheckpoint(ctx, st.JobID, flinkapi.CheckpointRequest{TriggerID: cp.TriggerID})
-		switch {
-		case err == nil:
-			cp.Sent = true
-		case flinkapi.IsRetryable(err):
-			// Sent again with the same id at the next call.
-		default:
-			fail("trigger: " + errMessage(err))
-			return every
-		}
-		return c.Timing.poll()
-	case cp.TriggerID != "":
-		res, err := trig.OperationStatus(ctx, op)
-		switch {
-		case flinkapi.IsTriggerNotFound(err):
-			fail("Flink forgot the checkpoint trigger " + string(cp.TriggerID))
-			return every
-		case err != nil:
-			return c.Timing.poll()
-		case !res.Completed():
-			return c.Timing.poll()
-		case res.Succeeded():
-			cp.CheckpointID, cp.CompletedAt, cp.Failure, cp.Failures = res.CheckpointID, now, "", 0
-			cp.TriggerID, cp.Sent = "", false
-		default:
-			fail(res.Failure.Message())
-		}
+	cp.TriggerTime = st.Progress.Started
+	return cp
+}
+
+// checkpointed records the checkpoint a triggered checkpoint's action
+// completed.
+func checkpointed(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
+	cp := triggeredRecord(st)
+	cp.CheckpointID, cp.CompletedAt, cp.Failure, cp.Failures = st.Progress.CheckpointID, now, "", 0
+}
+
+// checkpointDue reports whether a periodic checkpoint of the running job
+// d is due (JobSpec.Checkpoints), and when the next one is: Interval
+// after the latest of the job's start, its latest completed checkpoint
+// (its own or a triggered one) and the latest trigger, once every vertex
+// of the job runs.
+func checkpointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, stats *flinkapi.CheckpointStatistics, now time.Time) (bool, time.Time) {
+	every := spec.Checkpoints.Interval.Std()
+	if every <= 0 || d == nil {
+		return false, time.Time{}
 	}
 	base := d.StartTime
-	for _, t := range []time.Time{cp.TriggerTime, cp.CompletedAt, latestCompletedTime(stats)} {
-		if t.After(base) {
-			base = t
+	if cp := st.Checkpoint; cp.JobID == st.JobID {
+		base = latest(base, cp.TriggerTime, cp.CompletedAt)
+	}
+	next := latest(base, latestCompletedTime(stats)).Add(every)
+	return !now.Before(next) && tasksRunning(d), next
+}
+
+// latest is the latest of ts.
+func latest(ts ...time.Time) time.Time {
+	var out time.Time
+	for _, t := range ts {
+		if t.After(out) {
+			out = t
 		}
 	}
-	next := base.Add(every)
-	if now.Before(next) {
-		return next.Sub(now)
-	}
-	if !tasksRunning(d) {
-		return c.Timing.poll()
-	}
-	cp.TriggerID, cp.Sent, cp.TriggerTime = flinkapi.NewTriggerID(), false, now
-	return soon // stored before the next call sends it
+	return out
 }
 
 // retainedState is the newest state of a job that its checkpoints keep:

@@ -252,8 +252,9 @@
 // daylight saving time as ISC cron handles it; a caller that was down
 // over several times takes one savepoint, not one per missed time), or
 // both. CheckpointPolicy has checkpoints triggered through the REST API
-// for jobs whose own interval is long, each trigger id stored before it
-// is sent. SavepointPolicy and CheckpointPolicy say which failures Flink
+// for jobs whose own interval is long, each an action beside the running
+// job like a periodic savepoint (ActionCheckpoint), its trigger id
+// stored in the action's Progress before it is sent. SavepointPolicy and CheckpointPolicy say which failures Flink
 // itself counts toward execution.checkpointing.tolerable-failed-checkpoints
 // (CheckpointFailureManager); the controller acts on none of them.
 //

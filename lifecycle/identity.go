@@ -8,16 +8,6 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
 
-// OutcomeJarChanged: the jar file the new job's template names holds
-// another build than the template's (its content's SHA-256 is not
-// JobTemplate.JarDigest), and no upload of the template's build is
-// known (JobStatus.StableJarID): a rollback to the stable template
-// after a rebuild under the same path, whose upload was deleted.
-// Nothing was stopped, uploaded or started: the job runs on as it is.
-// Run the stable build again (its file, or its JarID), or change the
-// spec.
-const OutcomeJarChanged Outcome = "JarChanged"
-
 // keepStableJar records in st the upload of the stable template's
 // build: the jar uploaded from st.Stable's file while it held that build
 // (st.JarID, uploaded with the digest st.Stable names). A rollback runs
@@ -77,12 +67,6 @@ func stableJar(t JobTemplate, st *JobStatus) flinkapi.JarID {
 type jarsLister interface {
 	ListJars(ctx context.Context) ([]flinkapi.Jar, error)
 }
-
-// PhaseCheckJar: before the old job is touched, Upgrade reads the
-// cluster's jars (GET /jars) to see that the recorded upload of the
-// stable build it is to run is still there: the jar file holds another
-// build since (format 6).
-const PhaseCheckJar Phase = "CheckJar"
 
 // checksJar reports whether r runs the recorded upload of the stable
 // build (Upgrade.checkJar) through a client that can list the jars.

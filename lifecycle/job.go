@@ -491,27 +491,6 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// JobAction is an action of the Controller: the lifecycle operation it
-// carries out, recorded in JobStatus.Action. The strings are stable.
-type JobAction string
-
-// Actions of the Controller, each carried out by an operation.
-const (
-	ActionDeploy  JobAction = "Deploy"  // Upgrade of no job, or of a suspended one: starts the job
-	ActionUpgrade JobAction = "Upgrade" // Upgrade of the running job to a new template or restore request
-	ActionRescale JobAction = "Rescale" // Rescale to the template's new parallelism
-	// ActionAutoscale (autoscale.go): Rescale to the recommended parallelism
-	ActionRestart       JobAction = "Restart"       // Restart of a failed or lost job
-	ActionHealthRestart JobAction = "HealthRestart" // Upgrade that restarts an unhealthy job from its newest state
-	ActionRollback      JobAction = "Rollback"      // Upgrade back to the last stable template
-	ActionBlueGreen     JobAction = "BlueGreen"     // BlueGreen upgrade to a changed template
-	ActionCanary        JobAction = "Canary"        // Canary of a changed template, before its Upgrade
-	ActionSavepoint     JobAction = "Savepoint"     // TakeSavepoint, periodic
-	ActionDispose       JobAction = "Dispose"       // DisposeSavepoints of the retention
-	ActionSuspend       JobAction = "Suspend"       // Stop with a savepoint
-	ActionTeardown      JobAction = "Teardown"      // Teardown, on Delete
-)
-
 // MaxStoredSavepoints is how many savepoints JobStatus.Savepoints holds
 // for its retention: SavepointPolicy.MaxCount at most, and the count a
 // MaxCount of 0 keeps. Savepoints the retention may not dispose of

@@ -340,12 +340,16 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 			p.Reason, p.Message = string(hd.Reason), hd.Message()
 		}
 	}
+	if p.Reason == ReasonWaitingForStable {
+		// A triggered checkpoint makes the job stable sooner.
+		return c.planCheckpoint(spec, st, obs, now, p)
+	}
 	if p.Reason != ReasonRunning {
 		return p
 	}
 	p.Settled = true
 	p.RequeueAfter = c.atRestRequeue(spec, st, obs)
-	return c.planDue(spec, st, d, now, p)
+	return c.planDue(spec, st, obs, now, p)
 }
 
 // stableWait is when to look again at a job waiting to become stable:
@@ -383,13 +387,33 @@ func (c *Controller) runningReason(spec JobSpec, st *JobStatus, obs Observation,
 	}
 }
 
-// planDue plans the savepoint that is due beside the running job, or
-// when to look again for the next one. (The retention's disposals are
-// the ledger's: Plan.Dispose.)
-func (c *Controller) planDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, now time.Time, p Plan) Plan {
-	if due, next := c.savepointDue(spec, st, d, now); due {
+// planDue plans the savepoint, or else the triggered checkpoint, that
+// is due beside the running job, or when to look again for the next
+// one. (The retention's disposals are the ledger's: Plan.Dispose.)
+func (c *Controller) planDue(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p Plan) Plan {
+	due, next := c.savepointDue(spec, st, obs.Job, now)
+	if due {
 		p.Action, p.Target = ActionSavepoint, st.Deployed
-	} else if !next.IsZero() {
+		return p
+	}
+	if !next.IsZero() {
+		p.RequeueAfter = max(min(p.RequeueAfter, next.Sub(now)), soon)
+	}
+	return c.planCheckpoint(spec, st, obs, now, p)
+}
+
+// planCheckpoint plans the triggered checkpoint that is due beside the
+// running job (JobSpec.Checkpoints), or when to look again.
+func (c *Controller) planCheckpoint(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p Plan) Plan {
+	due, next := checkpointDue(spec, st, obs.Job, obs.Checkpoints, now)
+	switch {
+	case due:
+		p.Action, p.Target = ActionCheckpoint, st.Deployed
+	case next.IsZero():
+	case !now.Before(next):
+		// Due once every vertex runs.
+		p.RequeueAfter = max(min(p.RequeueAfter, c.Timing.poll()), soon)
+	default:
 		p.RequeueAfter = max(min(p.RequeueAfter, next.Sub(now)), soon)
 	}
 	return p
@@ -533,7 +557,7 @@ func stateUnread(spec JobSpec, st *JobStatus) bool {
 // RetryAt. A spec changed since is tried at once.
 func (c *Controller) retrying(spec JobSpec, st *JobStatus) bool {
 	switch st.Action {
-	case ActionSavepoint, ActionDispose:
+	case ActionSavepoint, ActionCheckpoint, ActionDispose:
 		return false // they have their own schedule
 	case ActionSuspend:
 		return spec.State == DesiredSuspended

@@ -60,6 +60,7 @@ func TestProgressFormats(t *testing.T) {
 			{File: "progress-v4.json", Version: 4, Want: goldenProgress4},
 			{File: "progress-v5.json", Version: 5, Want: goldenProgress5},
 			{File: "progress-v6.json", Version: 6, Want: goldenProgress6},
+			{File: "progress-v7.json", Version: 7, Want: goldenProgress7},
 		},
 	})
 }
@@ -307,6 +308,41 @@ var goldenSpec6 = func() JobSpec {
 	return s
 }()
 
+// goldenProgress7 is the Progress of the format-version-7 fixture (no
+// field added).
+var goldenProgress7 = func() Progress {
+	p := goldenProgress6
+	p.FormatVersion = 7
+	return p
+}()
+
+// goldenStatus7 is the JobStatus of the format-version-7 fixture, whose
+// triggered checkpoints are actions (ActionCheckpoint): JobStatus.Checkpoint
+// records no trigger in flight.
+var goldenStatus7 = func() JobStatus {
+	s := triggerDropped(goldenStatus6)
+	s.FormatVersion, s.Progress = 7, goldenProgress7
+	spec := goldenSpec7
+	s.ActionSpec = &spec
+	return s
+}()
+
+// goldenSpec7 is the JobSpec of the format-version-7 fixture (no field
+// added).
+var goldenSpec7 = func() JobSpec {
+	s := goldenSpec6
+	s.FormatVersion = 7
+	return s
+}()
+
+// triggerDropped is s as a Controller of format 7 reads it: a checkpoint
+// trigger in flight that an older format recorded beside the action is
+// dropped.
+func triggerDropped(s JobStatus) JobStatus {
+	s.Checkpoint.TriggerID, s.Checkpoint.Sent = "", false
+	return s
+}
+
 // goldenSpec5 is the JobSpec of the format-version-5 fixture, which added
 // Savepoints.DisposeOnDelete, Requests, Adopt and OnDelete.
 var goldenSpec5 = func() JobSpec {
@@ -348,6 +384,8 @@ var goldenStatus = func() JobStatus {
 func TestJobFormats(t *testing.T) {
 	formattest.Check(t, formattest.Type[JobStatus]{
 		Name: "lifecycle.JobStatus", Dir: "testdata/golden", Newest: FormatVersion, ErrUnknown: ErrUnknownFormat, Update: updating(),
+		// Format 7 keeps a checkpoint trigger in flight in its action's Progress.
+		Retired: []string{"JobStatus.Checkpoint.TriggerID", "JobStatus.Checkpoint.Sent"},
 		Decode: func(b []byte) (JobStatus, error) { // as Reconcile reads it
 			var s JobStatus
 			if err := json.Unmarshal(b, &s); err != nil {
@@ -364,10 +402,11 @@ func TestJobFormats(t *testing.T) {
 		Fixtures: []formattest.Fixture[JobStatus]{
 			{File: "jobstatus-v1.json", Version: 1, Want: goldenStatus},
 			{File: "jobstatus-v2.json", Version: 2, Want: goldenStatus2},
-			{File: "jobstatus-v3.json", Version: 3, Want: goldenStatus3},
-			{File: "jobstatus-v4.json", Version: 4, Want: goldenStatus4},
-			{File: "jobstatus-v5.json", Version: 5, Want: goldenStatus5},
-			{File: "jobstatus-v6.json", Version: 6, Want: goldenStatus6},
+			{File: "jobstatus-v3.json", Version: 3, Want: triggerDropped(goldenStatus3)},
+			{File: "jobstatus-v4.json", Version: 4, Want: triggerDropped(goldenStatus4)},
+			{File: "jobstatus-v5.json", Version: 5, Want: triggerDropped(goldenStatus5)},
+			{File: "jobstatus-v6.json", Version: 6, Want: triggerDropped(goldenStatus6)},
+			{File: "jobstatus-v7.json", Version: 7, Want: goldenStatus7},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -386,6 +425,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobspec-v4.json", Version: 4, Want: goldenSpec4},
 			{File: "jobspec-v5.json", Version: 5, Want: goldenSpec5},
 			{File: "jobspec-v6.json", Version: 6, Want: goldenSpec6},
+			{File: "jobspec-v7.json", Version: 7, Want: goldenSpec7},
 		},
 	})
 }

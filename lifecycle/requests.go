@@ -89,20 +89,6 @@ var RequestKinds = []RequestKind{RequestSavepoint, RequestCheckpoint, RequestRes
 // length of a Kubernetes object name.
 const MaxRequestTokenLength = 253
 
-// Actions of the one-shot requests (ActionRequests); a Rollback request
-// is carried out by ActionRollback.
-const (
-	// ActionSavepointRequest: TakeSavepoint of the running job, asked for
-	// by ActionRequests.Savepoint.
-	ActionSavepointRequest JobAction = "SavepointRequest"
-	// ActionCheckpointRequest: a checkpoint of the running job triggered
-	// through the REST API, asked for by ActionRequests.Checkpoint.
-	ActionCheckpointRequest JobAction = "CheckpointRequest"
-	// ActionRestartRequest: Upgrade of the job to the template it runs,
-	// asked for by ActionRequests.Restart.
-	ActionRestartRequest JobAction = "RestartRequest"
-)
-
 // Reasons of a Rollback request that had nothing to do: its token is
 // recorded as handled, and the job is left as it is.
 const (
@@ -114,44 +100,7 @@ const (
 	ReasonNoRollbackState = "NoRollbackState"
 )
 
-// Outcomes of the triggered checkpoint of ActionCheckpointRequest.
-const (
-	// OutcomeCheckpointFailed: Flink refused the checkpoint trigger or
-	// reported the checkpoint failed, or forgot the trigger id and its
-	// history shows no checkpoint completed since the trigger.
-	OutcomeCheckpointFailed Outcome = "CheckpointFailed"
-	// OutcomeUnsupported: the cluster's Flink release cannot do what was
-	// asked (a checkpoint trigger before 1.17); nothing was sent.
-	OutcomeUnsupported Outcome = "Unsupported"
-)
-
-// PhaseCheckpoint: a checkpoint is triggered (its trigger id recorded in
-// Progress.Savepoint, of kind checkpoint) and polled.
-const PhaseCheckpoint Phase = "Checkpoint"
-
 const opTriggerCheckpoint = "TriggerCheckpoint"
-
-func init() {
-	knownPhases[PhaseCheckpoint] = true
-	knownOutcomes[OutcomeCheckpointFailed] = true
-	knownOutcomes[OutcomeUnsupported] = true
-	actions[ActionSavepointRequest] = actionRow{during: policy.Running, done: policy.Running, background: true,
-		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
-			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
-		}}
-	actions[ActionCheckpointRequest] = actionRow{during: policy.Running, done: policy.Running, background: true,
-		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
-			return &triggerCheckpoint{Env: b.sp, Job: st.JobID}
-		},
-		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
-			cp := &st.Checkpoint
-			if cp.JobID != st.JobID {
-				*cp = CheckpointTrigger{JobID: st.JobID}
-			}
-			cp.CheckpointID, cp.CompletedAt = st.Progress.CheckpointID, now
-		}}
-	actions[ActionRestartRequest] = actionRow{during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade}
-}
 
 // Pending returns the kinds of the requests of r whose tokens handled
 // does not record, in the order of RequestKinds.
@@ -327,6 +276,9 @@ func (c *Controller) takeRequest(spec JobSpec, st *JobStatus, plan Plan) {
 type triggerCheckpoint struct {
 	Env
 	Job flinkapi.JobID
+	// Reason is recorded on the checkpoint's status (savepoint.ReasonUser
+	// if empty).
+	Reason savepoint.Reason
 }
 
 // Step does at most one request. The first Step records a new trigger id
@@ -350,7 +302,7 @@ func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, erro
 	case p.Phase == "":
 		p.Started, p.JobID, p.Phase = now, t.Job, PhaseCheckpoint
 		p.Deadline = now.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
-		*s = savepoint.Begin(flinkapi.OpCheckpoint, t.Job, flinkapi.NewTriggerID(), savepoint.ReasonUser, now, p.Deadline)
+		*s = savepoint.Begin(flinkapi.OpCheckpoint, t.Job, flinkapi.NewTriggerID(), reasonOr(t.Reason, savepoint.ReasonUser), now, p.Deadline)
 		return Result{}, nil
 	case !now.Before(p.Deadline):
 		return finish(p, OutcomeTimedOut, fmt.Sprintf("the checkpoint of job %s did not complete before its deadline", t.Job)), nil
@@ -401,7 +353,7 @@ func (t *triggerCheckpoint) poll(ctx context.Context, api checkpointTriggerAPI, 
 	case res.Failure.TasksNotRunning():
 		// Flink refuses a checkpoint until all tasks run: triggered
 		// again, with a new trigger id, until the deadline.
-		*s = savepoint.Begin(flinkapi.OpCheckpoint, p.JobID, flinkapi.NewTriggerID(), savepoint.ReasonUser, now, p.Deadline)
+		*s = savepoint.Begin(flinkapi.OpCheckpoint, p.JobID, flinkapi.NewTriggerID(), s.Reason, now, p.Deadline)
 		p.LastError = res.Failure.Message()
 	default:
 		s.State, s.Failure = savepoint.Failed, res.Failure.Message()

@@ -13,35 +13,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// Phases of Rescale.
-const (
-	// PhaseObserveScheduler: Rescale asks for the job's resource
-	// requirements, which only the adaptive scheduler answers (1.18+).
-	PhaseObserveScheduler Phase = "ObserveScheduler"
-	// PhaseObserveParallelism: Rescale reads the job's vertices and
-	// decides the path (policy.DecideRescale).
-	PhaseObserveParallelism Phase = "ObserveParallelism"
-	// PhaseSetRequirements: Rescale sets the new parallelism bounds of the
-	// vertices recorded in Progress.Vertices.
-	PhaseSetRequirements Phase = "SetRequirements"
-	// PhaseConfirmParallelism: Rescale reads the job's details until every
-	// vertex runs at the new parallelism.
-	PhaseConfirmParallelism Phase = "ConfirmParallelism"
-)
-
-// Outcomes of Rescale.
-const (
-	// OutcomeParallelismNotReached: the job did not reach the new
-	// parallelism before Rescale.Timeout: the cluster kept it (for
-	// example for want of slots). The bounds stay set; the adaptive
-	// scheduler may still apply them later. Reason names the parallelism
-	// the job runs at.
-	OutcomeParallelismNotReached Outcome = "ParallelismNotReached"
-	// OutcomeRescaleRejected: Flink refused the new resource requirements;
-	// Reason holds its message. The job runs as before.
-	OutcomeRescaleRejected Outcome = "RescaleRejected"
-)
-
 // DefaultRescaleTimeout is how long Rescale waits for the job to reach the
 // new parallelism by default. Flink's adaptive scheduler waits between
 // rescales (jobmanager.adaptive-scheduler.scaling-interval.min in 1.x,

@@ -83,6 +83,7 @@ func TestFileStoreFormats(t *testing.T) {
 			{File: "filestore-v4.json", Version: 4, Want: goldenRecord},
 			{File: "filestore-v5.json", Version: 5, Want: ledgerRecord(goldenRecord)},
 			{File: "filestore-v6.json", Version: 6, Want: ledgerRecord(goldenRecord)},
+			{File: "filestore-v7.json", Version: 7, Want: ledgerRecord(goldenRecord)},
 		},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,10 @@ type Type[T any] struct {
 	// Update writes the fixture of version Newest when it is missing (the
 	// test's -update flag). It never rewrites a fixture.
 	Update bool
+	// Retired are the fields, named as the check of unset fields names
+	// them ("JobStatus.Checkpoint.Sent"), that older formats wrote and
+	// the newest writes no more: the newest fixture may leave them unset.
+	Retired []string
 }
 
 // Check runs the checks of the package documentation, one subtest per
@@ -76,6 +81,9 @@ func Check[T any](t *testing.T, typ Type[T]) {
 			path := filepath.Join(typ.Dir, f.File)
 			if f.Version == typ.Newest {
 				for _, u := range Unset(f.Want) {
+					if slices.Contains(typ.Retired, u) {
+						continue
+					}
 					t.Errorf("%s: the value of the newest fixture leaves %s unset: set every field, so that a field renamed later breaks this test", path, u)
 				}
 			}

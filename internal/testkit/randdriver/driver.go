@@ -71,7 +71,7 @@ var Coverage = []string{
 	"jar rebuilds", "parallelism above the slots", "calls on a job without checkpointing", "JobManager restarts",
 	"one-shot requests", "savepoints imported", "adoptions asked", "adoptions of jobs with retained checkpoints", "jobs adopted",
 	"jobs detached", "disposals sent", "disposal faults", "rollbacks after a rebuild", "failed jobs a restart is due for",
-	"failures naming a secret", "secrets unreadable",
+	"failures naming a secret", "secrets unreadable", "triggered checkpoints",
 }
 
 // Count is the number of violations of class c.
@@ -333,6 +333,11 @@ func (d *driver) initialSpec() lifecycle.JobSpec {
 		spec.Savepoints.Interval = policy.Duration(time.Duration(2+r.IntN(9)) * time.Minute)
 	}
 	if r.IntN(4) == 0 {
+		// Triggered checkpoints, an action beside the job like periodic
+		// savepoints.
+		spec.Checkpoints.Interval = policy.Duration(time.Duration(30+r.IntN(150)) * time.Second)
+	}
+	if r.IntN(4) == 0 {
 		spec.BlueGreen = lifecycle.BlueGreenPolicy{Enabled: true, Window: policy.Duration(2 * time.Minute), KeepSavepoint: r.IntN(2) == 0}
 	}
 	if r.IntN(4) == 0 {
@@ -348,9 +353,9 @@ func (d *driver) initialSpec() lifecycle.JobSpec {
 }
 
 func specLine(s lifecycle.JobSpec) string {
-	return fmt.Sprintf("state %s mode %s fallback %v restart %s/%d args %v par %d sp %v keep %d/%v bg %v rb %v restore %q@%s retain %v adopt %q",
+	return fmt.Sprintf("state %s mode %s fallback %v restart %s/%d args %v par %d sp %v cp %v keep %d/%v bg %v rb %v restore %q@%s retain %v adopt %q",
 		s.State, s.Update.Mode, s.Update.FallbackToLastState, s.Restart.Mode, s.Restart.MaxRestarts, s.Job.Args, s.Job.Parallelism,
-		s.Savepoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std(), s.BlueGreen.Enabled, s.Rollback.Enabled, s.Restore.Path, s.Restore.Token,
+		s.Savepoints.Interval.Std(), s.Checkpoints.Interval.Std(), s.Savepoints.MaxCount, s.Savepoints.MaxAge.Std(), s.BlueGreen.Enabled, s.Rollback.Enabled, s.Restore.Path, s.Restore.Token,
 		s.Job.FlinkConfiguration != nil, s.Adopt)
 }
 
@@ -523,8 +528,11 @@ func (d *driver) track(before, st lifecycle.JobStatus, now time.Time, first int)
 		}
 		d.act = actionTrack{key: key, start: now, startReq: first, mode: mode}
 		d.res.Seen["actions started"]++
-		if st.Action == lifecycle.ActionBlueGreen {
+		switch st.Action {
+		case lifecycle.ActionBlueGreen:
 			d.res.Seen["blue/green actions"]++
+		case lifecycle.ActionCheckpoint:
+			d.res.Seen["triggered checkpoints"]++
 		}
 	}
 	d.act.key = key
