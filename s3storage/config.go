@@ -40,7 +40,8 @@ type Options struct {
 	// Buckets, when not empty, are the only buckets the Storage touches:
 	// paths in other buckets are refused (lifecycle.ErrStoragePath).
 	Buckets []string
-	// HTTPClient sends the requests; nil: the SDK's default client.
+	// HTTPClient sends the requests; nil: the SDK's default client
+	// (with the CA bundle of the SDK's configuration, AWS_CA_BUNDLE).
 	HTTPClient aws.HTTPClient
 	// ClientOptions are applied last to the S3 client's options (retries,
 	// logging, ...).
@@ -83,9 +84,6 @@ func New(ctx context.Context, o Options) (*Storage, error) {
 		load = append(load, config.WithCredentialsProvider(
 			credentials.NewStaticCredentialsProvider(o.AccessKey, o.SecretKey, o.SessionToken)))
 	}
-	if o.HTTPClient != nil {
-		load = append(load, config.WithHTTPClient(o.HTTPClient))
-	}
 	cfg, err := config.LoadDefaultConfig(ctx, load...)
 	if err != nil {
 		return nil, fmt.Errorf("s3storage: the AWS SDK's configuration: %w", err)
@@ -101,6 +99,9 @@ func New(ctx context.Context, o Options) (*Storage, error) {
 			so.BaseEndpoint = aws.String(o.Endpoint)
 		}
 		so.UsePathStyle = o.PathStyle
+		if o.HTTPClient != nil {
+			so.HTTPClient = o.HTTPClient
+		}
 		for _, fn := range o.ClientOptions {
 			fn(so)
 		}

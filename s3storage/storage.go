@@ -169,8 +169,12 @@ func (s *Storage) Entries(ctx context.Context, dir string) ([]lifecycle.StorageE
 
 // Delete removes every object under path + "/" and the object path
 // itself: one listing of the prefix (1,000 keys a page) and
-// DeleteObjects requests of up to 1,000 keys each, page after page. A
-// path with no objects is no error. Throttled requests are retried by
+// DeleteObjects requests of up to 1,000 keys each, page after page. Then
+// it deletes the directory keys of path and of every directory under it
+// (path + "/", path + "/chk-1/", ..., the deepest first): stores with
+// folders (SeaweedFS) would list an emptied folder as a common prefix
+// still, and a store without them finds no such key, which is no error.
+// A path with no objects is no error. Throttled requests are retried by
 // the client (the SDK's retryer); a key the store failed to delete is an
 // error naming it.
 func (s *Storage) Delete(ctx context.Context, path string) error {
@@ -182,18 +186,19 @@ func (s *Storage) Delete(ctx context.Context, path string) error {
 		return err
 	}
 	var batch []types.ObjectIdentifier
-	flush := func() error {
-		if len(batch) == 0 {
+	add := func(key string) error {
+		batch = append(batch, types.ObjectIdentifier{Key: aws.String(key)})
+		if len(batch) < maxDeleteBatch {
 			return nil
 		}
-		err := s.deleteBatch(ctx, loc.bucket, batch)
-		batch = batch[:0]
-		if err != nil {
-			return fmt.Errorf("s3storage: delete %s: %w", path, err)
-		}
-		return nil
+		return s.flush(ctx, path, loc.bucket, &batch)
 	}
-	in := &s3.ListObjectsV2Input{Bucket: aws.String(loc.bucket), Prefix: aws.String(loc.key + "/")}
+	prefix := loc.key + "/"
+	// dirs are the directory keys under path (ending in "/"), path + "/"
+	// included: those of the listed keys' folders, and the listed keys
+	// ending in "/" (folder markers). They are deleted after the objects.
+	dirs := map[string]struct{}{prefix: {}}
+	in := &s3.ListObjectsV2Input{Bucket: aws.String(loc.bucket), Prefix: aws.String(prefix)}
 	for page := s3.NewListObjectsV2Paginator(s.client, in); page.HasMorePages(); {
 		res, err := page.NextPage(ctx)
 		if err != nil {
@@ -204,16 +209,49 @@ func (s *Storage) Delete(ctx context.Context, path string) error {
 			return fmt.Errorf("s3storage: delete %s: list: %w", path, err)
 		}
 		for _, o := range res.Contents {
-			batch = append(batch, types.ObjectIdentifier{Key: o.Key})
-			if len(batch) == maxDeleteBatch {
-				if err := flush(); err != nil {
-					return err
-				}
+			key := aws.ToString(o.Key)
+			for i := strings.LastIndexByte(key, '/'); i >= len(prefix); i = strings.LastIndexByte(key[:i], '/') {
+				dirs[key[:i+1]] = struct{}{}
+			}
+			if strings.HasSuffix(key, "/") {
+				continue // a folder marker, in dirs
+			}
+			if err := add(key); err != nil {
+				return err
 			}
 		}
 	}
-	batch = append(batch, types.ObjectIdentifier{Key: aws.String(loc.key)})
-	return flush()
+	rest := make([]string, 0, len(dirs))
+	for d := range dirs {
+		rest = append(rest, d)
+	}
+	// The deepest first; then in key order, for requests that do not
+	// depend on map order.
+	slices.SortFunc(rest, func(a, b string) int {
+		if c := strings.Count(b, "/") - strings.Count(a, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	for _, d := range append(rest, loc.key) {
+		if err := add(d); err != nil {
+			return err
+		}
+	}
+	return s.flush(ctx, path, loc.bucket, &batch)
+}
+
+// flush deletes the keys of batch, if any, and empties it.
+func (s *Storage) flush(ctx context.Context, path, bucket string, batch *[]types.ObjectIdentifier) error {
+	if len(*batch) == 0 {
+		return nil
+	}
+	err := s.deleteBatch(ctx, bucket, *batch)
+	*batch = (*batch)[:0]
+	if err != nil {
+		return fmt.Errorf("s3storage: delete %s: %w", path, err)
+	}
+	return nil
 }
 
 // deleteBatch deletes keys (at most maxDeleteBatch) in one request, in
