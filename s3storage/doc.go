@@ -27,9 +27,11 @@
 //
 // List reads the prefix dir + "/" with "/" as the delimiter: one
 // ListObjectsV2 request per 1,000 entries. Delete lists the prefix
-// path + "/" without delimiter and deletes the objects in batches of
-// 1,000 (DeleteObjects), then the object path itself: for n objects,
-// ceil(n/1000) listings and about as many deletions, whatever the depth
-// of the tree. Neither holds more than a page of keys at a time (List
-// and Entries hold their answer).
+// path + "/" without delimiter and deletes its objects in batches of
+// 1,000 (DeleteObjects) as the pages come, then the keys of the emptied
+// folders and the object path itself: for n objects, ceil(n/1000)
+// listings and about as many deletions, whatever the depth of the tree
+// (10,000 objects: 10 listings, 11 deletions). The repository's
+// docs/storage.md has the details, and how Google Cloud Storage and
+// Azure fit the same interface.
 package s3storage
