@@ -19,13 +19,14 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= $(if $(filter 1,$(FLINKKIT_FULL)),100000x,20000x)
 BENCHCOUNT ?= 8
 
-.PHONY: test unit lint fuzz operator flinkctl integration flink kube-assets s3-assets bench generate clean
+.PHONY: test unit lint fuzz operator flinkctl s3storage integration flink kube-assets s3-assets bench generate clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, the
-## example operator's and flinkctl's modules, and the real-Flink suites for
+## example operator's and flinkctl's modules, the S3 storage's module
+## (s3storage, on a real S3-compatible server), and the real-Flink suites for
 ## every version in FLINK_VERSIONS; one phase after the other, each with
 ## the time it took and the load average at its end.
-TEST_PHASES := lint unit fuzz operator flinkctl integration
+TEST_PHASES := lint unit fuzz operator flinkctl s3storage integration
 test:
 	@for phase in $(TEST_PHASES); do \
 		start=$$(date +%s); \
@@ -40,7 +41,7 @@ unit:
 ## lint: go.mod and go.sum tidy, no tracked file over 1 MB outside a
 ## testdata folder (built binaries stay out), gofmt check, go vet, the
 ## documentation's versions and links in step with the code (TestDocs*),
-## staticcheck.
+## staticcheck; then the same checks of the s3storage module.
 lint:
 	@big=$$(git ls-files -z 2>/dev/null | xargs -0 -r du -b 2>/dev/null | awk '$$1 > 1048576 && ("/" $$2) !~ /\/testdata\// {print $$2 " (" $$1 " bytes)"}'); \
 	if [ -n "$$big" ]; then echo "tracked files over 1 MB outside testdata: $$big"; exit 1; fi
@@ -54,6 +55,7 @@ lint:
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) || echo "staticcheck did not install; skipping it"; \
 	fi
 	@if [ -x "$(GOBIN)/staticcheck" ]; then "$(GOBIN)/staticcheck" ./...; fi
+	@$(MAKE) --no-print-directory -C s3storage lint
 
 ## fuzz: run every fuzz target for FUZZTIME (executions) each.
 fuzz:
@@ -76,6 +78,13 @@ operator:
 ## go vet, staticcheck and its tests with -race (tmux needed).
 flinkctl:
 	$(MAKE) -C examples/flinkctl lint unit
+
+## s3storage: the S3 storage's own module (s3storage: a lifecycle.Storage
+## on the AWS SDK for Go v2): gofmt, go vet, staticcheck and its tests with
+## -race, on an in-memory S3 API and on a real SeaweedFS server
+## (s3-assets).
+s3storage: s3-assets
+	$(MAKE) -C s3storage lint unit
 
 ## flink: fetch the Flink runtime jars and S3 file system plugin of
 ## FLINK_VERSION and build the test job.

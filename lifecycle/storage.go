@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Storage is the file system the jobs' checkpoints lie on, as far as the
@@ -22,7 +23,10 @@ import (
 // mounts); an object store implements List as a listing of the prefix
 // dir + "/" with "/" as the delimiter (its common prefixes and objects),
 // and Delete as the deletion of every object under the prefix path + "/"
-// and of the object path itself.
+// and of the object path itself: the module
+// github.com/flinkkit/flinkkit/s3storage (a Go module of its own, for the
+// AWS SDK) does so for S3-compatible object stores (s3://, s3a://,
+// s3p:// URIs).
 type Storage interface {
 	// List returns the direct entries of dir (files and directories) as
 	// full paths in dir's form. A dir that does not exist has no
@@ -32,6 +36,34 @@ type Storage interface {
 	// path that does not exist is no error: a Delete sent again after a
 	// crash finds nothing left to do.
 	Delete(ctx context.Context, path string) error
+}
+
+// StorageEntries is implemented by a Storage that also tells the size
+// and modification time of the entries it lists (LocalStorage does, and
+// the object store Storage of the module
+// github.com/flinkkit/flinkkit/s3storage): what an audit of savepoints
+// and checkpoints on storage reads. Its answer has the entries List
+// returns, with the same rules (dir's form; a missing dir has none).
+type StorageEntries interface {
+	// Entries returns the direct entries of dir, sorted by Path.
+	Entries(ctx context.Context, dir string) ([]StorageEntry, error)
+}
+
+// StorageEntry is an entry of a directory that StorageEntries lists.
+type StorageEntry struct {
+	// Path is the entry's full path in the listed directory's form, as
+	// List returns it.
+	Path string
+	// Dir is true for a directory: in an object store, a common prefix
+	// of keys (a name followed by "/").
+	Dir bool
+	// Size is a file's size in bytes; 0 for a directory.
+	Size int64
+	// Modified is when the file was last written: an object's
+	// LastModified. For a directory it is the local directory's
+	// modification time, and zero in an object store, whose prefixes
+	// have none.
+	Modified time.Time
 }
 
 // ErrStoragePath is matched by the error a Storage returns for a path it
@@ -69,6 +101,44 @@ func (LocalStorage) List(ctx context.Context, dir string) ([]string, error) {
 		out = append(out, prefix+de.Name())
 	}
 	slices.Sort(out)
+	return out, nil
+}
+
+// Entries returns the entries of dir with their sizes and modification
+// times (StorageEntries), sorted, as paths in dir's form. An entry
+// removed while it is read is left out.
+func (LocalStorage) Entries(ctx context.Context, dir string) ([]StorageEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	local, err := localPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	des, err := os.ReadDir(local)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	out := make([]StorageEntry, 0, len(des))
+	for _, de := range des {
+		fi, err := de.Info()
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		e := StorageEntry{Path: prefix + de.Name(), Dir: fi.IsDir(), Modified: fi.ModTime()}
+		if !e.Dir {
+			e.Size = fi.Size()
+		}
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b StorageEntry) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
 }
 
