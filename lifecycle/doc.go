@@ -735,7 +735,7 @@
 // RETAIN_ON_CANCELLATION) leaves them on storage when an upgrade,
 // restart, rollback, rescale by upgrade or blue/green replaces it, and
 // Flink has no REST call to delete them. With a Controller.Storage
-// (LocalStorage, or an implementation for an object store) the
+// (LocalStorage; s3storage, a module of its own, for S3-compatible stores) the
 // Controller records each replaced job (JobStatus.Replaced) and, once
 // the job that replaced it completed a checkpoint of its own (read from
 // the checkpoint statistics it observes anyway) and the deployment is at
