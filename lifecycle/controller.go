@@ -241,6 +241,9 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 // job. One whose disposal failed MaxDisposeAttempts times stays in the
 // history and on storage, and Delete returns Done with the status
 // saying so.
+//
+// Delete observes, plans and acts as Reconcile does; PlanDelete shows
+// what a call would do without doing it.
 func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
 	res, err := c.delete(ctx, spec, st)
 	if err != nil || !res.Done || st.Detached != "" && st.Detached == st.JobID {

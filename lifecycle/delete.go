@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/policy"
@@ -20,7 +22,146 @@ func givenUp(st *JobStatus) int {
 	return n
 }
 
-// delete is Delete up to the disposals of savepoints.
+// deleteStep is what a Delete does next: a Delete's counterpart of the
+// action of a Reconcile's Plan.
+type deleteStep int
+
+const (
+	// deleteStepAction steps the action in flight (a teardown, or the
+	// action a Reconcile left in flight), whatever it is.
+	deleteStepAction deleteStep = iota
+	// deleteStepDone: deleted already; nothing is sent.
+	deleteStepDone
+	// deleteStepKeep: nothing runs (nothing was deployed, or the job was
+	// suspended with a savepoint): recorded deleted, the newest state
+	// the status knows kept in the RestorePointStore for a later deploy.
+	deleteStepKeep
+	// deleteStepForget: a bounded job finished: recorded deleted,
+	// nothing to stop or keep.
+	deleteStepForget
+	// deleteStepDetach: the job is left running, no longer managed
+	// (JobSpec.OnDelete).
+	deleteStepDetach
+	// deleteStepWait: the last teardown did not succeed and is tried
+	// again at RetryAt.
+	deleteStepWait
+	// deleteStepTeardown starts the teardown of the job (Plan.Mode
+	// stateless for a job that never ran).
+	deleteStepTeardown
+)
+
+// deletePlan is the plan of a Delete: the Plan that PlanDelete shows and
+// the step that Delete carries out.
+type deletePlan struct {
+	Plan
+	step deleteStep
+	// outcome is the outcome a Delete that ends at this step reports.
+	outcome Outcome
+}
+
+// deleteObservation is what a Delete reads of the job before it plans:
+// only for a teardown, whether the job never ran (neverRan).
+type deleteObservation struct {
+	neverRan bool
+}
+
+// observeDelete reads what planDelete decides on beyond the status:
+// nothing, unless the Delete tears the job down (three requests at most).
+func (c *Controller) observeDelete(ctx context.Context, spec JobSpec, st *JobStatus, now time.Time) deleteObservation {
+	if c.planDelete(spec, st, deleteObservation{}, now).step != deleteStepTeardown {
+		return deleteObservation{}
+	}
+	return deleteObservation{neverRan: c.neverRan(ctx, st)}
+}
+
+// planDelete is the decision of a Delete: a pure function of the spec,
+// the status, what observeDelete read and the time.
+func (c *Controller) planDelete(spec JobSpec, st *JobStatus, obs deleteObservation, now time.Time) deletePlan {
+	sit := situationOf(spec, st, Observation{})
+	p := deletePlan{Plan: Plan{Situation: sit, Mode: spec.Update.WithDefaults().Mode, State: policy.Deleted, Reason: ReasonDeleted},
+		outcome: OutcomeSucceeded}
+	switch {
+	case st.InFlight():
+		as := st.actionSpec(spec)
+		p.Action, p.InFlight, p.Target, p.Mode = st.Action, true, st.Target, as.Update.WithDefaults().Mode
+		p.State, p.Reason = c.inFlightState(st), ActionReason(st.Action, "")
+		p.step = deleteStepAction
+	case deleted(st):
+		p.State, p.Reason, p.Message = st.State, st.Reason, st.Message
+		p.step, p.outcome = deleteStepDone, c.deletedOutcome(st)
+	case st.JobID == "":
+		// Nothing was ever deployed, or no job of it ran (a deploy that
+		// was blocked or refused): the newest state the status knows
+		// (one a status reused after a Delete, or an import, recorded)
+		// is kept for a later deploy all the same.
+		p.Reason, p.Message = ReasonNotDeployed, "nothing was deployed"
+		p.step, p.outcome = deleteStepKeep, OutcomeNotNeeded
+	case finished(st) && (c.Deployer == nil || st.Cluster.IsZero()):
+		// A bounded job that finished: nothing runs, no state to keep.
+		p.Message = "job " + string(st.JobID) + " had FINISHED; nothing to stop"
+		p.step = deleteStepForget
+	case st.Suspended && !stateUnread(spec, st):
+		// Stopped with a savepoint already: recorded for a later deploy
+		// under the name, nothing else to stop.
+		p.Message = "the job was suspended with the savepoint " + st.Latest.Location
+		p.step = deleteStepKeep
+	case spec.OnDelete != "" && spec.OnDelete != DeleteTeardown && spec.OnDelete != DeleteDetach:
+		err := fmt.Errorf("%w: %w", ErrInvalidSpec, onDeleteError(spec.OnDelete))
+		p.State, p.Reason, p.Message, p.Blocked = st.State, ReasonInvalidSpec, err.Error(), err.Error()
+		p.step = deleteStepDetach // refused there
+	case spec.OnDelete == DeleteDetach:
+		p.Reason = ReasonDetached
+		p.Message = fmt.Sprintf("job %s is detached: it runs on, no longer managed; nothing was sent to it", st.JobID)
+		p.step = deleteStepDetach
+	case st.Action == ActionTeardown && st.Progress.Done() && now.Before(st.RetryAt):
+		// The status says how the teardown ended until it is tried again.
+		p.State, p.Reason, p.Message = st.State, st.Reason, st.Message
+		p.RequeueAfter = c.bounded(st.RetryAt.Sub(now))
+		p.step = deleteStepWait
+	default:
+		p.Action, p.State, p.Reason, p.Message = ActionTeardown, policy.Stopping, ActionReason(ActionTeardown, ""), ""
+		if obs.neverRan {
+			// Its state is the state it started from, which the status
+			// keeps: cancelled at once, no savepoint to wait for.
+			p.Mode = policy.UpgradeStateless
+		}
+		p.step = deleteStepTeardown
+	}
+	return p
+}
+
+// PlanDelete is what Delete would do next for the job, and why, without
+// acting: it reads what Delete reads (only when Delete would tear the job
+// down: its details, the cluster's free slots and its checkpoint
+// statistics, to tell a job that never ran) and changes neither st nor
+// the job. Plan.Action is the action Delete steps (InFlight: the
+// teardown, or the action a Reconcile left in flight, which is carried
+// on first) or starts (ActionTeardown; Plan.Mode is how its stop keeps
+// state, UpgradeStateless for a job that never ran). With no action,
+// State, Reason and Message are what the status reports, Blocked why the
+// spec cannot be carried out (an unknown JobSpec.OnDelete), RequeueAfter
+// when a failed teardown is tried again, and Dispose the first savepoint
+// Delete disposes of once the job is deleted
+// (SavepointPolicy.DisposeOnDelete).
+func (c *Controller) PlanDelete(ctx context.Context, spec JobSpec, st JobStatus) (Plan, error) {
+	st = *st.DeepCopy()
+	if err := c.begin(ctx, &st); err != nil {
+		return Plan{}, err
+	}
+	ctx = c.withSecrets(ctx, spec, &st)
+	now := c.clock().Now()
+	p := c.planDelete(spec, &st, c.observeDelete(ctx, spec, &st, now), now)
+	switch p.step {
+	case deleteStepDone, deleteStepKeep, deleteStepForget:
+		gone := st
+		gone.Deleted = true
+		p.Dispose, _ = c.nextDeleteDisposal(spec, &gone, now)
+	}
+	return p.Plan, nil
+}
+
+// delete is Delete up to the disposals of savepoints: it observes,
+// plans and acts as Reconcile does.
 func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
@@ -29,49 +170,35 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
 	now := c.clock().Now()
 	st.Settled = false
-	if st.InFlight() {
+	obs := c.observeDelete(ctx, spec, st, now)
+	return c.actDelete(ctx, spec, st, c.planDelete(spec, st, obs, now), now)
+}
+
+// actDelete carries out the plan of a Delete.
+func (c *Controller) actDelete(ctx context.Context, spec JobSpec, st *JobStatus, p deletePlan, now time.Time) (Result, error) {
+	switch p.step {
+	case deleteStepAction:
 		return c.step(ctx, spec, st, now)
-	}
-	switch {
-	case deleted(st):
-		return Result{Done: true, Outcome: c.deletedOutcome(st)}, nil
-	case st.JobID == "":
-		// Nothing was ever deployed, or no job of it ran (a deploy that
-		// was blocked or refused): the newest state the status knows
-		// (one a status reused after a Delete, or an import, recorded)
-		// is kept for a later deploy all the same.
-		c.set(st, policy.Deleted, ReasonNotDeployed, "nothing was deployed")
+	case deleteStepDone:
+		return Result{Done: true, Outcome: p.outcome}, nil
+	case deleteStepKeep:
+		c.set(st, p.State, p.Reason, p.Message)
 		st.Deleted = true
 		if err := c.keepNewest(ctx, st); err != nil {
 			st.Deleted = false
 			return Result{RequeueAfter: c.retry()}, err
 		}
-		return Result{Done: true, Outcome: OutcomeNotNeeded}, nil
-	case finished(st) && (c.Deployer == nil || st.Cluster.IsZero()):
-		// A bounded job that finished: nothing runs, no state to keep.
-		c.set(st, policy.Deleted, ReasonDeleted, "job "+string(st.JobID)+" had FINISHED; nothing to stop")
+		return Result{Done: true, Outcome: p.outcome}, nil
+	case deleteStepForget:
+		c.set(st, p.State, p.Reason, p.Message)
 		st.Deleted = true
-		return Result{Done: true, Outcome: OutcomeSucceeded}, nil
-	case st.Suspended && !stateUnread(spec, st):
-		// Stopped with a savepoint already: recorded for a later deploy
-		// under the name, nothing else to stop.
-		c.set(st, policy.Deleted, ReasonDeleted, "the job was suspended with the savepoint "+st.Latest.Location)
-		st.Deleted = true
-		if err := c.keepNewest(ctx, st); err != nil {
-			st.Deleted = false
-			return Result{RequeueAfter: c.retry()}, err
-		}
-		return Result{Done: true, Outcome: OutcomeSucceeded}, nil
-	case spec.OnDelete != "" && spec.OnDelete != DeleteTeardown:
+		return Result{Done: true, Outcome: p.outcome}, nil
+	case deleteStepDetach:
 		return c.detach(spec, st)
-	case st.Action == ActionTeardown && st.Progress.Done() && now.Before(st.RetryAt):
-		return Result{RequeueAfter: c.bounded(st.RetryAt.Sub(now))}, nil
+	case deleteStepWait:
+		return Result{RequeueAfter: p.RequeueAfter}, nil
 	}
-	if c.neverRan(ctx, st) {
-		// Its state is the state it started from, which the status
-		// keeps: cancelled at once, no savepoint to wait for.
-		spec.Update.Mode = policy.UpgradeStateless
-	}
+	spec.Update.Mode = p.Mode
 	return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now)
 }
 

@@ -148,7 +148,10 @@
 // what blocks the spec. Act starts the action from one table of actions
 // (how each is built, what its success and failure write to the status)
 // or steps the one in flight. Controller.Plan runs observe and plan only:
-// a caller asks what would happen before anything is sent. No decision
+// a caller asks what would happen before anything is sent. Delete goes
+// the same way (the action in flight first, then a teardown, a
+// detachment or nothing to stop, then the savepoints to dispose of),
+// and Controller.PlanDelete is its Plan. No decision
 // reads text: JobStatus.Reason and Message are for people; the Reason*
 // constants and ActionReason name the values Reason takes.
 //

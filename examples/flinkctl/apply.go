@@ -432,7 +432,8 @@ func (a *app) completeNames(_ *cobra.Command, as []string, _ string) ([]string, 
 }
 
 func (a *app) deleteCmd() *cobra.Command {
-	return &cobra.Command{
+	var plan bool
+	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Stop an applied job with a final savepoint, recorded under its name",
 		Long: `delete ends the action in flight, then stops the job NAME with a final
@@ -441,13 +442,54 @@ apply of NAME starts from it. A job whose policy keeps state is never
 cancelled without a savepoint unless the job file sets
 allowCancelWithoutState. Interrupted, delete resumes when run again.
 
+With --plan, delete sends no change: it prints what it would do (the
+action it would step or start, or the state it would report, and the first
+savepoint it would dispose of) and exits; 3 when the plan is blocked.
+
 ` + exitCodesHelp,
 		Args:              args("NAME"),
 		ValidArgsFunction: a.completeNames,
 		RunE: func(cmd *cobra.Command, as []string) error {
+			if plan {
+				return a.planDelete(cmd.Context(), as[0])
+			}
 			return a.delete(cmd.Context(), as[0])
 		},
 	}
+	cmd.Flags().BoolVar(&plan, "plan", false, "print what delete would do, and do nothing")
+	return cmd
+}
+
+// planDelete prints what delete would do for NAME.
+func (a *app) planDelete(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	s, err := a.open(name)
+	if err != nil {
+		return err
+	}
+	defer s.unlock()
+	if !s.found {
+		return badInput("no job named %q in %s: apply it first (`flinkctl status` lists them)", name, a.state().root)
+	}
+	ctx, cancel := a.withTimeout(ctx)
+	defer cancel()
+	p, err := s.ctrl.PlanDelete(ctx, s.d.Spec, s.d.Status)
+	if err != nil {
+		return err
+	}
+	if a.output == "json" {
+		if err := a.emitJSON(p); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s: %s\n", name, p)
+	}
+	if p.Blocked != "" {
+		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
+	}
+	return nil
 }
 
 func (a *app) delete(ctx context.Context, name string) error {

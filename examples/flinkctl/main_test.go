@@ -603,6 +603,31 @@ func mustRead(t *testing.T, path string) string {
 	return string(b)
 }
 
+// TestDeletePlan: delete --plan prints the teardown delete would start,
+// sends no change and leaves the job running; delete then deletes it,
+// and delete --plan of the deleted job starts nothing.
+func TestDeletePlan(t *testing.T) {
+	f := newFixture(t, flinktest.WithSlots(4))
+	wantCode(t, f.run("apply", "-f", f.jobFile("counter", "/out/v1", "")), exitOK, "")
+	before := len(f.srv.Requests())
+	r := f.run("delete", "--plan", "counter")
+	wantCode(t, r, exitOK, "")
+	if !strings.Contains(r.stdout, "counter: situation Running, start Teardown") {
+		t.Fatalf("delete --plan: %q", r.stdout)
+	}
+	for _, q := range f.srv.Requests()[before:] {
+		if q.Method != "GET" {
+			t.Errorf("delete --plan sent %s %s", q.Method, q.Route)
+		}
+	}
+	wantCode(t, f.run("delete", "counter"), exitOK, "")
+	r = f.run("delete", "--plan", "counter", "-o", "json")
+	wantCode(t, r, exitOK, "")
+	if !strings.Contains(r.stdout, `"state": "Deleted"`) || strings.Contains(r.stdout, `"action"`) {
+		t.Errorf("delete --plan after the delete: %s", r.stdout)
+	}
+}
+
 // TestApplyPlan: apply --plan prints what apply would do, sends no
 // change and stores nothing; a blocked plan exits 3.
 func TestApplyPlan(t *testing.T) {
