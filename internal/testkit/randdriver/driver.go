@@ -334,8 +334,9 @@ func (d *driver) initialSpec() lifecycle.JobSpec {
 	}
 	if r.IntN(4) == 0 {
 		// Triggered checkpoints, an action beside the job like periodic
-		// savepoints.
-		spec.Checkpoints.Interval = policy.Duration(time.Duration(30+r.IntN(150)) * time.Second)
+		// savepoints: mostly more often than the job's own (5 to 30 s),
+		// so that they are triggered.
+		spec.Checkpoints.Interval = policy.Duration(time.Duration(3+r.IntN(40)) * time.Second)
 	}
 	if r.IntN(4) == 0 {
 		spec.BlueGreen = lifecycle.BlueGreenPolicy{Enabled: true, Window: policy.Duration(2 * time.Minute), KeepSavepoint: r.IntN(2) == 0}
