@@ -64,7 +64,19 @@ func realCall(t *testing.T, ctx context.Context, ctrl *lifecycle.Controller, spe
 	var res lifecycle.Result
 	var err error
 	if del {
+		// What PlanDelete says the call does, the call does.
+		p, perr := ctrl.PlanDelete(ctx, spec, *st)
+		if perr != nil {
+			t.Fatalf("PlanDelete: %v", perr)
+		}
 		res, err = ctrl.Delete(ctx, spec, st)
+		switch {
+		case err != nil:
+		case p.Action != "" && st.Action != p.Action:
+			t.Errorf("PlanDelete: %s; Delete left the action %s", p, st.Action)
+		case p.Action == "" && p.Dispose == "" && p.Blocked == "" && st.Reason != p.Reason:
+			t.Errorf("PlanDelete: %s (%s); Delete reports %s", p, p.Reason, st.Reason)
+		}
 	} else {
 		res, err = ctrl.Reconcile(ctx, spec, st)
 	}
