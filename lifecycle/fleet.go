@@ -18,8 +18,9 @@ type JobsOverviewAPI interface {
 var _ JobsOverviewAPI = (*flinkapi.Client)(nil)
 
 // DefaultSharedMaxAge is SharedObservation.MaxAge's default: half the
-// Controller's default poll interval, so that a fleet polled every 30 s
-// reads the overview about twice per poll, whatever its size.
+// Controller's default poll interval. Controllers polling on their own
+// read the overview at most every MaxAge; watched (Run), it is read once
+// every two MaxAge, once per default poll, whatever the fleet's size.
 const DefaultSharedMaxAge = DefaultControllerPoll / 2
 
 // SharedObservation is the job list of one session cluster, read with one
@@ -34,7 +35,8 @@ const DefaultSharedMaxAge = DefaultControllerPoll / 2
 // checkpoints read the job's own details, as does every action. The
 // jars the Controllers' specs name are read (stat, and the content when
 // it changed) once per overview read too, not once per call: a jar
-// rebuilt under the same path is seen within MaxAge.
+// rebuilt under the same path is seen within MaxAge (two MaxAge while
+// watched).
 //
 // It is safe for concurrent use: concurrent Controllers wait for one
 // read in flight rather than send their own. Create one per cluster
@@ -83,11 +85,12 @@ func (s *SharedObservation) Reads() int64 {
 }
 
 // Job returns the overview of job id from an overview at most MaxAge
-// old, reading one if there is none; ok is false when the cluster does
+// old (two MaxAge while watched, see Changes), reading one if there is
+// none; ok is false when the cluster does
 // not list the job. err is the read's error (the JobManager unreachable):
 // the caller then reads the job itself.
 func (s *SharedObservation) Job(ctx context.Context, id flinkapi.JobID) (job flinkapi.JobOverview, ok bool, err error) {
-	if err := s.fresh(ctx); err != nil {
+	if err := s.fresh(ctx, true); err != nil {
 		return flinkapi.JobOverview{}, false, err
 	}
 	s.mu.Lock()
@@ -154,13 +157,17 @@ func (s *SharedObservation) jarDigest(ctx context.Context, jars *Jars, path stri
 	return d, nil
 }
 
-// fresh makes the overview at most MaxAge old, reading it (once for all
-// callers) when it is older.
-func (s *SharedObservation) fresh(ctx context.Context) error {
-	maxAge := orDefault(s.MaxAge, DefaultSharedMaxAge)
+// fresh makes the overview at most MaxAge old (for a Controller served
+// by it, served: s.maxAge), reading it (once for all callers) when it is
+// older.
+func (s *SharedObservation) fresh(ctx context.Context, served bool) error {
 	for {
 		s.mu.Lock()
 		now := clockOr(s.Clock).Now()
+		maxAge := orDefault(s.MaxAge, DefaultSharedMaxAge)
+		if served {
+			maxAge = s.maxAge(now)
+		}
 		if !s.at.IsZero() && now.Sub(s.at) < maxAge && !now.Before(s.at) {
 			err := s.err
 			s.mu.Unlock()
@@ -255,8 +262,10 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 // of the jobs Changes names at once needs to call a job at rest only for
 // its own schedule, and the Controllers sharing s say so: while Changes
 // is called at least every three MaxAge, they call a job at rest back
-// after Controller.Resync rather than PollInterval. err is the read's
-// error.
+// after Controller.Resync rather than PollInterval, and are served an
+// overview up to two MaxAge old: a watch that calls Changes every two
+// MaxAge (as Run does) reads the overview once for the whole fleet per
+// default poll. err is the read's error.
 func (s *SharedObservation) Changes(ctx context.Context) ([]flinkapi.JobID, error) {
 	s.mu.Lock()
 	if !s.watched {
@@ -264,7 +273,7 @@ func (s *SharedObservation) Changes(ctx context.Context) ([]flinkapi.JobID, erro
 	}
 	s.lastWatch = clockOr(s.Clock).Now()
 	s.mu.Unlock()
-	err := s.fresh(ctx)
+	err := s.fresh(ctx, false)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.changed) == 0 {
@@ -284,23 +293,44 @@ func (s *SharedObservation) Changes(ctx context.Context) ([]flinkapi.JobID, erro
 func (s *SharedObservation) watching() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.watched && clockOr(s.Clock).Now().Sub(s.lastWatch) <= 3*orDefault(s.MaxAge, DefaultSharedMaxAge)
+	return s.watchingAt(clockOr(s.Clock).Now())
 }
 
-// Run calls Changes every MaxAge until ctx ends and hands every id it
-// returns to changed (from Run's goroutine; a slow changed delays the
-// next read). It returns ctx's error.
+// watchingAt is watching at now, with s.mu held.
+func (s *SharedObservation) watchingAt(now time.Time) bool {
+	return s.watched && now.Sub(s.lastWatch) <= 3*orDefault(s.MaxAge, DefaultSharedMaxAge)
+}
+
+// maxAge is how old an overview may be when it serves a Controller's
+// call at now, with s.mu held: MaxAge, and two MaxAge while it is
+// watched (Changes, which Run calls every two MaxAge: the watcher calls
+// the Controllers of the jobs each read shows changed, so that a change
+// waits no longer than the next read). Changes itself reads an overview
+// older than MaxAge.
+func (s *SharedObservation) maxAge(now time.Time) time.Duration {
+	d := orDefault(s.MaxAge, DefaultSharedMaxAge)
+	if s.watchingAt(now) {
+		return 2 * d
+	}
+	return d
+}
+
+// Run calls Changes every two MaxAge (once per default poll) until ctx
+// ends and hands every id it returns to changed (from Run's goroutine; a
+// slow changed delays the next read): one read per interval serves the
+// whole fleet (see Changes), and a change is handed to changed at the
+// read that shows it. It returns ctx's error.
 func (s *SharedObservation) Run(ctx context.Context, changed func([]flinkapi.JobID)) error {
 	clock := clockOr(s.Clock)
-	maxAge := orDefault(s.MaxAge, DefaultSharedMaxAge)
+	interval := 2 * orDefault(s.MaxAge, DefaultSharedMaxAge)
 	for {
 		if ids, _ := s.Changes(ctx); len(ids) > 0 {
 			changed(ids)
 		}
 		s.mu.Lock()
-		next := s.at.Add(maxAge).Sub(clock.Now())
+		next := s.at.Add(interval).Sub(clock.Now())
 		s.mu.Unlock()
-		if err := clock.Sleep(ctx, max(next, maxAge/10)); err != nil {
+		if err := clock.Sleep(ctx, max(next, interval/20)); err != nil {
 			return err
 		}
 	}

@@ -448,8 +448,9 @@ func TestSharedObservationChanges(t *testing.T) {
 	}
 }
 
-// TestSharedObservationRun: Run reads the overview every MaxAge on its
-// clock and hands the changes to its callback until its context ends.
+// TestSharedObservationRun: Run reads the overview every two MaxAge on
+// its clock and hands the changes to its callback until its context
+// ends.
 func TestSharedObservationRun(t *testing.T) {
 	f := newFleet(t, 3, time.Minute)
 	f.converge(t)
@@ -623,5 +624,64 @@ func TestControllerKeepsNoCallerMaps(t *testing.T) {
 	spec.Job.Args[0] = "changed in place"
 	if st.Target.FlinkConfiguration["pipeline.name"] != "b" || st.Target.Args[0] == "changed in place" {
 		t.Errorf("the status changed with the caller's spec: %v %v", st.Target.FlinkConfiguration, st.Target.Args)
+	}
+}
+
+// sleepCounter is a Clock that ends its context after a number of
+// sleeps, and calls each at the middle and a second before the end of
+// every sleep.
+type sleepCounter struct {
+	Clock
+	sleeps int
+	cancel context.CancelFunc
+	each   func()
+}
+
+func (c *sleepCounter) Sleep(ctx context.Context, d time.Duration) error {
+	if c.sleeps--; c.sleeps < 0 {
+		c.cancel()
+	}
+	for _, step := range []time.Duration{d / 2, d - d/2 - time.Second, time.Second} {
+		if err := c.Clock.Sleep(ctx, step); err != nil {
+			return err
+		}
+		if step != time.Second {
+			c.each()
+		}
+	}
+	return nil
+}
+
+// TestSharedObservationRunReadsOncePerPoll: watched by Run at the
+// default MaxAge, the overview is read once per default poll (every two
+// MaxAge), and the Controllers called between the reads (every one,
+// twice per read) are served the overview Run read and send no read of
+// their own.
+func TestSharedObservationRunReadsOncePerPoll(t *testing.T) {
+	f := newFleet(t, 3, DefaultControllerPoll)
+	f.converge(t)
+	f.poll(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const polls = 20
+	clock := &sleepCounter{Clock: f.shared.Clock, sleeps: polls, cancel: cancel}
+	f.shared.Clock = clock
+	calls := 0
+	clock.each = func() {
+		for i := range f.ctrls {
+			calls++
+			if _, err := f.ctrls[i].Reconcile(context.Background(), f.specs[i], &f.sts[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	reads, start := f.shared.Reads(), f.srv.Clock().Now()
+	if err := f.shared.Run(ctx, func([]flinkapi.JobID) {}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	took, n := f.srv.Clock().Now().Sub(start), f.shared.Reads()-reads
+	perPoll := float64(n) / (float64(took) / float64(DefaultControllerPoll))
+	if n < polls || perPoll > 1.1 || calls < 2*polls*len(f.ctrls) {
+		t.Errorf("%d overview reads in %v and %d calls: %.2f per %v poll, want 1", n, took, calls, perPoll, DefaultControllerPoll)
 	}
 }

@@ -50,9 +50,11 @@ func (r *FlinkJobReconciler) watchOverviews(mgr ctrl.Manager, b *builder.Builder
 	if err != nil {
 		return nil, err
 	}
-	interval := r.PollInterval / 2
+	// Once per poll: while watched, the Controllers take an overview up
+	// to two MaxAge old (SharedObservation.Changes).
+	interval := r.PollInterval
 	if interval <= 0 {
-		interval = lifecycle.DefaultSharedMaxAge
+		interval = 2 * lifecycle.DefaultSharedMaxAge
 	}
 	w := &overviewWatch{r: r, cache: mgr.GetClient(), interval: interval,
 		events: make(chan event.TypedGenericEvent[*v1alpha1.FlinkJob], 256)}
