@@ -696,12 +696,25 @@ func (c *Controller) beside(ctx context.Context, api API, spec JobSpec, st *JobS
 }
 
 // retention is the retention of p, keeping what the deployment may still
-// need: the restore point of the running job and of a rollback.
+// need: the restore point of the running job and of a rollback. MaxCount
+// and MaxAge bound every savepoint the deployment took, whatever its
+// reason (periodic, update, a user's request, stop, restart, delete):
+// DisposeUpdate no longer keeps update savepoints. Imported savepoints
+// (savepoint.ReasonImported), which the deployment did not take, are
+// kept unless DisposeUser allows their disposal; kept, they count
+// towards MaxCount.
 func (c *Controller) retention(p SavepointPolicy, st *JobStatus) savepoint.RetentionOptions {
-	r := savepoint.RetentionOptions{MaxCount: p.MaxCount, MaxAge: p.MaxAge.Std(), DisposeUpdate: p.DisposeUpdate, DisposeUser: p.DisposeUser}
+	r := savepoint.RetentionOptions{MaxCount: p.MaxCount, MaxAge: p.MaxAge.Std(), DisposeUpdate: true, DisposeUser: true}
 	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.RestoreFrom} {
 		if loc != "" {
 			r.InUse = append(r.InUse, loc)
+		}
+	}
+	if !p.DisposeUser {
+		for _, rec := range st.Savepoints.Records {
+			if rec.Reason == savepoint.ReasonImported {
+				r.InUse = append(r.InUse, rec.Location)
+			}
 		}
 	}
 	return r

@@ -60,8 +60,9 @@
 // savepoint the Controller took, or a caller imported
 // (JobStatus.ImportSavepoint), stays in it until Flink disposed of it. The
 // retention of SavepointPolicy (MaxCount, bounded by MaxStoredSavepoints,
-// and MaxAge) runs at every call with no action in flight, whatever the
-// job's situation (running, suspended, failed, down), one disposal
+// and MaxAge: they bound every savepoint the deployment took, whatever
+// it was taken for, and imported ones only under DisposeUser) runs at
+// every call with no action in flight, whatever the job's situation (running, suspended, failed, down), one disposal
 // request per call beside what else the call does (Plan.Dispose). It never
 // disposes of the newest savepoint, the one the job started from
 // (JobStatus.RestoredFrom, until the history holds a savepoint of that
