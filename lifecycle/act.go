@@ -110,8 +110,14 @@ var actions = map[JobAction]actionRow{
 		},
 		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { st.SavepointFailures = 0 },
 		// The job runs on; the schedule tries again one interval after
-		// the failed attempt.
-		failed: func(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) { st.SavepointFailures++ }},
+		// the failed attempt. One that timed out while Flink may still
+		// complete it is looked up at later calls (LateSavepoint), and
+		// counts as failed only if it does not complete.
+		failed: func(c *Controller, st *JobStatus, _ Outcome, now time.Time) {
+			if !c.awaitLate(st, now) {
+				st.SavepointFailures++
+			}
+		}},
 	ActionDispose: {during: policy.Running, done: policy.Running, background: true,
 		build: func(c *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &DisposeSavepoints{Env: b.env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
@@ -156,7 +162,10 @@ var actions = map[JobAction]actionRow{
 	ActionSavepointRequest: {during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
-		}},
+		},
+		// One that timed out while Flink may still complete it is looked
+		// up at later calls (LateSavepoint).
+		failed: func(c *Controller, st *JobStatus, _ Outcome, now time.Time) { c.awaitLate(st, now) }},
 	ActionCheckpointRequest: {during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &triggerCheckpoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
@@ -676,6 +685,11 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 		}
 	} else if plan.Dispose == "" {
 		c.dropKeptDisposal(ctx, spec, st, nil)
+	}
+	if plan.Situation != SituationUnreachable {
+		if w := c.lookLate(ctx, api, st, &obs, now); w > 0 {
+			plan.RequeueAfter = min(plan.RequeueAfter, w)
+		}
 	}
 	if plan.Situation != SituationRunning || obs.Job == nil {
 		return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil

@@ -605,7 +605,8 @@ type JobStatus struct {
 	// had stopped: the state a rollback restores.
 	UpgradeFrom savepoint.Record `json:"upgradeFrom,omitzero"`
 	// SavepointFailures counts the periodic savepoints that failed in a
-	// row.
+	// row; one that timed out is counted once its lookup shows it did
+	// not complete (LateSavepoint).
 	SavepointFailures int `json:"savepointFailures,omitempty"`
 	// Restarts counts the restarts after failures within the restart
 	// policy's window, LastRestart the time of the last one.
@@ -681,6 +682,10 @@ type JobStatus struct {
 	// is the state the job stands on, also once a later action or an
 	// import (ImportSavepoint) took the place of its progress and Latest.
 	RestoredFrom string `json:"restoredFrom,omitempty"`
+	// LateSavepoint is a savepoint triggered beside the running job whose
+	// action timed out while Flink may still complete it: looked up at
+	// later calls until it is recorded or known failed (format 7).
+	LateSavepoint LateSavepoint `json:"lateSavepoint,omitzero"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it
