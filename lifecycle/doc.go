@@ -364,6 +364,26 @@
 // time (to Flink's milliseconds): one taken meanwhile by someone else,
 // or by a schedule, never stands in for it.
 //
+// A savepoint the Controller takes beside the running job (a periodic one,
+// or a savepoint request) whose action ended TimedOut at the update
+// policy's deadline is not given up: Flink goes on with it until the
+// job's checkpoint timeout (execution.checkpointing.timeout, 10 minutes
+// by default). The Controller keeps a small record of it
+// (JobStatus.LateSavepoint: job, trigger id, trigger time, when to give
+// up) and, at later calls with no action in flight, reads what became of
+// it, one request a call within MaxRequestsPerCall, at most once per
+// PollInterval: the trigger id's status, the job's checkpoint timeout
+// (GET /jobs/:id/checkpoints/config, once; at most MaxLateSavepointWait),
+// and once Flink forgot the trigger id, the job's checkpoint history. A
+// savepoint that completed is recorded in the history (and as Latest when
+// it is the newest state of the deployment's job); one Flink failed, or
+// that nothing showed completed by the timeout and a minute, counts as a
+// failed periodic savepoint (JobStatus.SavepointFailures) then, never at
+// its deadline. No periodic savepoint is triggered, and a savepoint
+// request waits, while the record is pending; a call whose status was not
+// stored reads again from the record it had. Once it is resolved, the job
+// at rest costs what it did before.
+//
 // TakeSavepoint does not send again a trigger that was never answered and
 // was recorded (or last cleared) more than a minute before: a request
 // sent with it, whose answer was lost, may have taken a savepoint, and
