@@ -110,8 +110,14 @@ var actions = map[JobAction]actionRow{
 		},
 		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { st.SavepointFailures = 0 },
 		// The job runs on; the schedule tries again one interval after
-		// the failed attempt.
-		failed: func(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) { st.SavepointFailures++ }},
+		// the failed attempt. One that timed out while Flink may still
+		// complete it is looked up at later calls (LateSavepoint), and
+		// counts as failed only if it does not complete.
+		failed: func(c *Controller, st *JobStatus, _ Outcome, now time.Time) {
+			if !c.awaitLate(st, now) {
+				st.SavepointFailures++
+			}
+		}},
 	ActionDispose: {during: policy.Running, done: policy.Running, background: true,
 		build: func(c *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &DisposeSavepoints{Env: b.env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
@@ -156,7 +162,10 @@ var actions = map[JobAction]actionRow{
 	ActionSavepointRequest: {during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
-		}},
+		},
+		// One that timed out while Flink may still complete it is looked
+		// up at later calls (LateSavepoint).
+		failed: func(c *Controller, st *JobStatus, _ Outcome, now time.Time) { c.awaitLate(st, now) }},
 	ActionCheckpointRequest: {during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &triggerCheckpoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
@@ -677,6 +686,11 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 	} else if plan.Dispose == "" {
 		c.dropKeptDisposal(ctx, spec, st, nil)
 	}
+	if plan.Situation != SituationUnreachable {
+		if w := c.lookLate(ctx, api, st, &obs, now); w > 0 {
+			plan.RequeueAfter = min(plan.RequeueAfter, w)
+		}
+	}
 	if plan.Situation != SituationRunning || obs.Job == nil {
 		return Result{RequeueAfter: c.bounded(plan.RequeueAfter)}, nil
 	}
@@ -696,12 +710,25 @@ func (c *Controller) beside(ctx context.Context, api API, spec JobSpec, st *JobS
 }
 
 // retention is the retention of p, keeping what the deployment may still
-// need: the restore point of the running job and of a rollback.
+// need: the restore point of the running job and of a rollback. MaxCount
+// and MaxAge bound every savepoint the deployment took, whatever its
+// reason (periodic, update, a user's request, stop, restart, delete):
+// DisposeUpdate no longer keeps update savepoints. Imported savepoints
+// (savepoint.ReasonImported), which the deployment did not take, are
+// kept unless DisposeUser allows their disposal; kept, they count
+// towards MaxCount.
 func (c *Controller) retention(p SavepointPolicy, st *JobStatus) savepoint.RetentionOptions {
-	r := savepoint.RetentionOptions{MaxCount: p.MaxCount, MaxAge: p.MaxAge.Std(), DisposeUpdate: p.DisposeUpdate, DisposeUser: p.DisposeUser}
+	r := savepoint.RetentionOptions{MaxCount: p.MaxCount, MaxAge: p.MaxAge.Std(), DisposeUpdate: true, DisposeUser: true}
 	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.RestoreFrom} {
 		if loc != "" {
 			r.InUse = append(r.InUse, loc)
+		}
+	}
+	if !p.DisposeUser {
+		for _, rec := range st.Savepoints.Records {
+			if rec.Reason == savepoint.ReasonImported {
+				r.InUse = append(r.InUse, rec.Location)
+			}
 		}
 	}
 	return r

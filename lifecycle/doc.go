@@ -60,8 +60,9 @@
 // savepoint the Controller took, or a caller imported
 // (JobStatus.ImportSavepoint), stays in it until Flink disposed of it. The
 // retention of SavepointPolicy (MaxCount, bounded by MaxStoredSavepoints,
-// and MaxAge) runs at every call with no action in flight, whatever the
-// job's situation (running, suspended, failed, down), one disposal
+// and MaxAge: they bound every savepoint the deployment took, whatever
+// it was taken for, and imported ones only under DisposeUser) runs at
+// every call with no action in flight, whatever the job's situation (running, suspended, failed, down), one disposal
 // request per call beside what else the call does (Plan.Dispose). It never
 // disposes of the newest savepoint, the one the job started from
 // (JobStatus.RestoredFrom, until the history holds a savepoint of that
@@ -365,6 +366,26 @@
 // as the operation's only if it was triggered at or after the trigger
 // time (to Flink's milliseconds): one taken meanwhile by someone else,
 // or by a schedule, never stands in for it.
+//
+// A savepoint the Controller takes beside the running job (a periodic one,
+// or a savepoint request) whose action ended TimedOut at the update
+// policy's deadline is not given up: Flink goes on with it until the
+// job's checkpoint timeout (execution.checkpointing.timeout, 10 minutes
+// by default). The Controller keeps a small record of it
+// (JobStatus.LateSavepoint: job, trigger id, trigger time, when to give
+// up) and, at later calls with no action in flight, reads what became of
+// it, one request a call within MaxRequestsPerCall, at most once per
+// PollInterval: the trigger id's status, the job's checkpoint timeout
+// (GET /jobs/:id/checkpoints/config, once; at most MaxLateSavepointWait),
+// and once Flink forgot the trigger id, the job's checkpoint history. A
+// savepoint that completed is recorded in the history (and as Latest when
+// it is the newest state of the deployment's job); one Flink failed, or
+// that nothing showed completed by the timeout and a minute, counts as a
+// failed periodic savepoint (JobStatus.SavepointFailures) then, never at
+// its deadline. No periodic savepoint is triggered, and a savepoint
+// request waits, while the record is pending; a call whose status was not
+// stored reads again from the record it had. Once it is resolved, the job
+// at rest costs what it did before.
 //
 // TakeSavepoint does not send again a trigger that was never answered and
 // was recorded (or last cleared) more than a minute before: a request

@@ -201,13 +201,17 @@ type SavepointPolicy struct {
 	TimeZone string `json:"timeZone,omitempty"`
 	// MaxCount, if set, disposes of the oldest savepoints of the history
 	// while more than MaxCount are kept; MaxAge, if set, of those older
-	// than it (savepoint.ChooseDisposals). The newest savepoint, the one
-	// the job was started from, the one a rollback would restore and the
-	// one the spec's restore request names are never disposed of; nor
-	// savepoints taken for an update, by a user or imported
-	// (JobStatus.ImportSavepoint), unless DisposeUpdate or DisposeUser
-	// allows it. MaxCount 0 keeps MaxStoredSavepoints, as many as a status
-	// holds; a retention that would keep more is refused by Validate.
+	// than it (savepoint.ChooseDisposals). They bound every savepoint the
+	// deployment took, whatever it was taken for: periodic ones, those
+	// of upgrades, restarts and stops, a user's one-shot request
+	// (JobSpec.Requests), a Delete's final one once a later deploy moved
+	// past it. The newest savepoint, the one the job was started from,
+	// the one a rollback would restore and the one the spec's restore
+	// request names are never disposed of (they count towards MaxCount),
+	// nor imported savepoints (JobStatus.ImportSavepoint, Reason Imported),
+	// which the deployment did not take, unless DisposeUser allows it.
+	// MaxCount 0 keeps MaxStoredSavepoints, as many as a status holds; a
+	// retention that would keep more is refused by Validate.
 	//
 	// Retention runs whenever the Controller is called with no action in
 	// flight, whatever the job's situation, as long as a JobManager is
@@ -218,10 +222,19 @@ type SavepointPolicy struct {
 	// RetryInterval, doubled after each failure, MaxDisposeAttempts times.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=256
-	MaxCount      int             `json:"maxCount,omitempty"`
-	MaxAge        policy.Duration `json:"maxAge,omitzero"`
-	DisposeUpdate bool            `json:"disposeUpdate,omitempty"`
-	DisposeUser   bool            `json:"disposeUser,omitempty"`
+	MaxCount int             `json:"maxCount,omitempty"`
+	MaxAge   policy.Duration `json:"maxAge,omitzero"`
+	// DisposeUpdate is accepted and has no effect: savepoints taken for
+	// an update are bounded by MaxCount and MaxAge like every savepoint
+	// the deployment took. (Before, they were kept unless it was set.)
+	DisposeUpdate bool `json:"disposeUpdate,omitempty"`
+	// DisposeUser lets MaxCount and MaxAge dispose of imported
+	// savepoints (JobStatus.ImportSavepoint, Reason Imported) too;
+	// without it they are kept, and count towards MaxCount. A user's
+	// one-shot savepoint request (Reason User) is the deployment's and
+	// bounded whatever this says. (Before, it kept those too unless it
+	// was set.)
+	DisposeUser bool `json:"disposeUser,omitempty"`
 	// DisposeOnDelete makes Delete, once the job is torn down, dispose of
 	// every savepoint of the history but the final one (JobStatus.Latest,
 	// which a later deploy starts from) and those whose record says
@@ -494,8 +507,8 @@ func compareStrings(a, b string) int {
 // MaxStoredSavepoints is how many savepoints JobStatus.Savepoints holds
 // for its retention: SavepointPolicy.MaxCount at most, and the count a
 // MaxCount of 0 keeps. Savepoints the retention may not dispose of
-// (the newest, those in use, those of updates and users unless the
-// policy allows) are never forgotten: they stay beyond it.
+// (the newest, those in use, imported ones unless the policy allows)
+// are never forgotten: they stay beyond it.
 const MaxStoredSavepoints = 256
 
 // MaxFailureLength bounds JobStatus.Failure, in bytes.
@@ -592,7 +605,8 @@ type JobStatus struct {
 	// had stopped: the state a rollback restores.
 	UpgradeFrom savepoint.Record `json:"upgradeFrom,omitzero"`
 	// SavepointFailures counts the periodic savepoints that failed in a
-	// row.
+	// row; one that timed out is counted once its lookup shows it did
+	// not complete (LateSavepoint).
 	SavepointFailures int `json:"savepointFailures,omitempty"`
 	// Restarts counts the restarts after failures within the restart
 	// policy's window, LastRestart the time of the last one.
@@ -668,6 +682,10 @@ type JobStatus struct {
 	// is the state the job stands on, also once a later action or an
 	// import (ImportSavepoint) took the place of its progress and Latest.
 	RestoredFrom string `json:"restoredFrom,omitempty"`
+	// LateSavepoint is a savepoint triggered beside the running job whose
+	// action timed out while Flink may still complete it: looked up at
+	// later calls until it is recorded or known failed (format 7).
+	LateSavepoint LateSavepoint `json:"lateSavepoint,omitzero"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it

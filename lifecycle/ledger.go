@@ -376,7 +376,9 @@ var ErrInvalidSavepoint = errors.New("lifecycle: invalid savepoint record")
 // the Flink CLI, a job this status did not run) to the status's history,
 // with Reason Imported unless rec names one. It becomes Latest, the
 // state a deploy or restart starts from, when it is newer than Latest.
-// Retention treats it as a user's savepoint (SavepointPolicy.DisposeUser);
+// Retention keeps an imported savepoint (Reason Imported) unless
+// SavepointPolicy.DisposeUser allows its disposal; one imported under
+// another Reason is bounded like the savepoints of that reason;
 // rec.OnDelete says what a Delete does with it. The record needs a
 // Location and the Time it was taken (an age is computed from it); a
 // location already in the history is refused, and so is a record the

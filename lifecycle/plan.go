@@ -592,6 +592,11 @@ func (c *Controller) savepointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDe
 	if st.Action == ActionSavepoint {
 		in.Current = st.Progress.Savepoint
 	}
+	if st.LateSavepoint.Pending() {
+		// None is due until it is found or given up; its lookup says
+		// when to call again.
+		return false, time.Time{}
+	}
 	due, _, next := savepoint.Due(in, now)
 	return due, next
 }

@@ -318,12 +318,17 @@ var goldenProgress7 = func() Progress {
 
 // goldenStatus7 is the JobStatus of the format-version-7 fixture, whose
 // triggered checkpoints are actions (ActionCheckpoint): JobStatus.Checkpoint
-// records no trigger in flight.
+// records no trigger in flight; LateSavepoint is a savepoint looked up
+// past its deadline.
 var goldenStatus7 = func() JobStatus {
 	s := triggerDropped(goldenStatus6)
 	s.FormatVersion, s.Progress = 7, goldenProgress7
 	spec := goldenSpec7
 	s.ActionSpec = &spec
+	at := func(sec int) time.Time { return time.Date(2026, 3, 1, 15, 0, sec, 0, time.UTC) }
+	s.LateSavepoint = LateSavepoint{JobID: "0123456789abcdef0123456789abcdef", TriggerID: "00112233445566778899aabbccddeeff",
+		Reason: savepoint.ReasonScheduled, TriggerTime: at(1), GiveUp: at(2), NextRead: at(3), Reads: 3, Failures: 1,
+		TimeoutRead: true, Forgotten: true}
 	return s
 }()
 

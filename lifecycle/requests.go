@@ -180,7 +180,7 @@ func (c *Controller) planRequests(spec JobSpec, st *JobStatus, obs Observation, 
 func (c *Controller) planRequest(spec JobSpec, st *JobStatus, obs Observation, now time.Time, p *Plan, k RequestKind) bool {
 	switch k {
 	case RequestSavepoint, RequestCheckpoint:
-		if p.Situation != SituationRunning || !tasksRunning(obs.Job) {
+		if p.Situation != SituationRunning || !tasksRunning(obs.Job) || k == RequestSavepoint && st.LateSavepoint.Pending() {
 			return false
 		}
 		p.Action, p.Target = ActionSavepointRequest, st.Deployed
@@ -249,6 +249,9 @@ func (c *Controller) requestsWaiting(spec JobSpec, st *JobStatus, p Plan) Plan {
 	switch pending[0] {
 	case RequestSavepoint, RequestCheckpoint:
 		msg += " for the job to run all its tasks"
+		if pending[0] == RequestSavepoint && st.LateSavepoint.Pending() {
+			msg += " and the savepoint triggered at " + stamp(st.LateSavepoint.TriggerTime) + " past its deadline to be found"
+		}
 	default:
 		msg += " for the job to run or be down"
 	}

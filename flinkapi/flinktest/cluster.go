@@ -597,15 +597,18 @@ func (j *job) addCheckpoint(c *checkpoint) {
 // triggerSavepoint starts a savepoint, or the synchronous savepoint of a
 // stop, of a job whose tasks run.
 func (cl *cluster) triggerSavepoint(j *job, t time.Time, stop bool, dir string, format string, op *operation) *checkpoint {
-	kind := typeSavepoint
+	kind, took := typeSavepoint, cl.s.cfg.savepointDuration
 	if stop {
 		kind = typeSyncSavepoint
 		cl.s.syncFiles(j, t)
 		j.freeze(t)
+		if cl.s.cfg.stopDurationSet {
+			took = cl.s.cfg.stopDuration
+		}
 	}
 	c := &checkpoint{
 		id: j.nextID, kind: kind, status: flinkapi.CheckpointInProgress, trigger: t,
-		completeAt: t.Add(cl.s.cfg.savepointDuration + j.spec.snapshotDelay), events: j.eventsAt(t), op: op, subtasks: j.subtasks(),
+		completeAt: t.Add(took + j.spec.snapshotDelay), events: j.eventsAt(t), op: op, subtasks: j.subtasks(),
 		format: format,
 	}
 	j.nextID++

@@ -68,6 +68,8 @@ type config struct {
 	clock              *Clock
 	realTime           bool
 	savepointDuration  time.Duration
+	stopDuration       time.Duration // with stopDurationSet: a stop's, apart from savepointDuration
+	stopDurationSet    bool
 	checkpointInterval time.Duration
 	storeDuration      time.Duration
 	refreshInterval    time.Duration
@@ -130,6 +132,19 @@ func WithSavepointDuration(d time.Duration) Option {
 			return fmt.Errorf("flinktest: WithSavepointDuration: negative duration %v", d)
 		}
 		c.savepointDuration = d
+		return nil
+	}
+}
+
+// WithStopDuration sets how long the synchronous savepoint of a stop
+// with savepoint takes from trigger to completion, apart from the
+// savepoints WithSavepointDuration times (default: the same duration).
+func WithStopDuration(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("flinktest: WithStopDuration: negative duration %v", d)
+		}
+		c.stopDuration, c.stopDurationSet = d, true
 		return nil
 	}
 }

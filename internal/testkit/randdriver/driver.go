@@ -20,6 +20,7 @@ import (
 	"github.com/flinkkit/flinkkit/internal/testkit/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // Limits of the checks, on the fake's clock.
@@ -42,8 +43,11 @@ const (
 	pollInterval  = 10 * time.Second
 	retryInterval = 20 * time.Second
 	maxWait       = 30 * time.Second
-	storeName     = "apps/counter"
-	farFuture     = 1000 * time.Hour // MaxStateAge of the policies: age never excludes state
+	// lateDeadline is the savepoint deadline of the runs whose
+	// savepoints take longer.
+	lateDeadline = 30 * time.Second
+	storeName    = "apps/counter"
+	farFuture    = 1000 * time.Hour // MaxStateAge of the policies: age never excludes state
 )
 
 // Versions are the Flink versions the fake plays in the runs.
@@ -71,7 +75,7 @@ var Coverage = []string{
 	"jar rebuilds", "parallelism above the slots", "calls on a job without checkpointing", "JobManager restarts",
 	"one-shot requests", "savepoints imported", "adoptions asked", "adoptions of jobs with retained checkpoints", "jobs adopted",
 	"jobs detached", "disposals sent", "disposal faults", "rollbacks after a rebuild", "failed jobs a restart is due for",
-	"failures naming a secret", "secrets unreadable", "triggered checkpoints",
+	"failures naming a secret", "secrets unreadable", "triggered checkpoints", "late savepoints recorded",
 }
 
 // Count is the number of violations of class c.
@@ -244,7 +248,20 @@ type actionTrack struct {
 func newDriver(seed int64) (*driver, error) {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x72616e64)) // "rand"
 	slots := 2 + 2*r.IntN(2)
-	srv := flinktest.NewServer(flinktest.WithVersion(Versions[r.IntN(len(Versions))]), flinktest.WithSeed(seed), flinktest.WithSlots(slots))
+	opts := []flinktest.Option{flinktest.WithVersion(Versions[r.IntN(len(Versions))]), flinktest.WithSeed(seed), flinktest.WithSlots(slots)}
+	// Slow savepoints in some runs, drawn from a source of their own so
+	// that the other draws of a seed stay what they were: savepoints
+	// that outlive the update policy's deadline (lateDeadline), which the
+	// controller looks up after it (lifecycle.LateSavepoint).
+	late := rand.New(rand.NewPCG(uint64(seed), 0x6c617465)) // "late"
+	var slowSavepoints time.Duration
+	if late.IntN(5) == 0 {
+		slowSavepoints = lateDeadline + time.Duration(5+late.IntN(60))*time.Second
+		// A stop's savepoint takes the usual time: a stop that outlives
+		// its deadline is another matter than a savepoint beside the job.
+		opts = append(opts, flinktest.WithSavepointDuration(slowSavepoints), flinktest.WithStopDuration(300*time.Millisecond))
+	}
+	srv := flinktest.NewServer(opts...)
 	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
 		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, refusedKnown: map[string]string{}, refusedNow: map[string]string{}, jarUploaded: map[flinkapi.JarID]time.Time{},
 		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{},
@@ -277,9 +294,12 @@ func newDriver(seed int64) (*driver, error) {
 		d.calm = 20
 	}
 	d.spec = d.initialSpec()
+	if slowSavepoints > 0 {
+		d.spec.Update.SavepointDeadline = policy.Duration(lateDeadline)
+	}
 	d.stored, _ = json.Marshal(lifecycle.JobStatus{})
 	d.specSince = srv.Clock().Now()
-	d.tracef("setup: Flink slots %d, calm %d; spec %s", slots, d.calm, specLine(d.spec))
+	d.tracef("setup: Flink slots %d, calm %d, savepoints take %v; spec %s", slots, d.calm, slowSavepoints, specLine(d.spec))
 	return d, nil
 }
 
@@ -459,6 +479,10 @@ func (d *driver) call(ctx context.Context) {
 		res, err = ctrl.Reconcile(ctx, d.spec, &st)
 	}
 	d.res.Calls++
+	if l := before.LateSavepoint; l.Pending() && !st.LateSavepoint.Pending() && slices.ContainsFunc(st.Savepoints.Records,
+		func(r savepoint.Record) bool { return r.JobID == l.JobID && r.Time.Equal(l.TriggerTime) }) {
+		d.res.Seen["late savepoints recorded"]++
+	}
 	sent := reqlog.WithoutReplays(d.newRequests())
 	first := len(d.ctrlReqs)
 	d.ctrlReqs = append(d.ctrlReqs, sent...)

@@ -18,6 +18,11 @@ import (
 // before the ledger is checked.
 const settleCalls = 40
 
+// settleLateCalls bounds the calls that let a late savepoint's lookup
+// (lifecycle.LateSavepoint) end: it ends at the latest a checkpoint
+// timeout (10 minutes) and a minute after its trigger.
+const settleLateCalls = 200
+
 // retention draws a retention of the savepoint history into spec:
 // MaxCount or MaxAge, which savepoints may go, and whether a Delete
 // disposes of them; with periodic savepoints, most of the time, so that
@@ -218,9 +223,10 @@ func (d *driver) cancelForeign(ctx context.Context) bool {
 // in flight and a Delete is done, and then checks the ledger.
 func (d *driver) settle(ctx context.Context) {
 	d.loseNext = ""
-	for i := 0; i < settleCalls && !d.deleted; i++ {
+	for i := 0; !d.deleted; i++ {
 		st := d.status()
-		if !st.InFlight() && st.Disposing.Location == "" && !d.deleting {
+		late := st.LateSavepoint.Pending()
+		if !st.InFlight() && st.Disposing.Location == "" && !d.deleting && !late || i >= settleCalls && (!late || i >= settleLateCalls) {
 			break
 		}
 		d.call(ctx)

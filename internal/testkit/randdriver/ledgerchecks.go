@@ -156,6 +156,9 @@ func (d *driver) checkLedger(ctx context.Context, st lifecycle.JobStatus) {
 		known[norm(rec.Location)] = true
 	}
 	for _, s := range d.srv.Snapshots() {
+		if l := st.LateSavepoint; l.Pending() && l.TriggerID == s.TriggerID {
+			continue // still looked up: the status records it
+		}
 		if !s.Savepoint || s.Removed || !d.ctrlTriggers[string(s.TriggerID)] || s.Completed.Before(d.ledgerSince) || known[norm(s.Location)] ||
 			!d.learnable(s) {
 			continue
