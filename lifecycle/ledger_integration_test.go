@@ -156,10 +156,24 @@ func ledgerCheck(t *testing.T, what, dir string, jobs map[flinkapi.JobID]bool, s
 	recorded := func(name string) bool {
 		return slices.ContainsFunc(st.Savepoints.Records, func(r savepoint.Record) bool { return path.Base(r.Location) == name })
 	}
+	// A savepoint still being taken (its directory without _metadata,
+	// or completed since the action in flight or the late savepoint's
+	// look-up last asked) is not in the history yet: one is allowed.
+	pending := st.InFlight() && st.Progress.Savepoint.TriggerID != "" || st.LateSavepoint.TriggerID != ""
 	for name := range disk {
-		if !recorded(name) && !strings.HasSuffix(st.Disposing.Location, name) && !strings.HasSuffix(st.Latest.Location, name) {
-			t.Errorf("%s: savepoint %s on disk, not in the history", what, name)
+		if recorded(name) || strings.HasSuffix(st.Disposing.Location, name) || strings.HasSuffix(st.Latest.Location, name) {
+			continue
 		}
+		if !flinkfixture.LocationExists(strings.TrimSuffix(dir, "/") + "/" + name + "/_metadata") {
+			t.Logf("%s: savepoint %s on disk without _metadata (being taken)", what, name)
+			continue
+		}
+		if pending {
+			pending = false
+			t.Logf("%s: savepoint %s on disk, completed while an action or look-up in flight asks after it", what, name)
+			continue
+		}
+		t.Errorf("%s: savepoint %s on disk, not in the history", what, name)
 	}
 	for _, r := range st.Savepoints.Records {
 		if !disk[path.Base(r.Location)] && r.Location != st.Disposing.Location {
