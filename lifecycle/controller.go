@@ -242,6 +242,10 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 // history and on storage, and Delete returns Done with the status
 // saying so.
 //
+// A savepoint that outlived its deadline before the teardown
+// (JobStatus.LateSavepoint) is looked up first, one request per call,
+// and recorded when it completed.
+//
 // Delete observes, plans and acts as Reconcile does; PlanDelete shows
 // what a call would do without doing it.
 func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
@@ -250,6 +254,19 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		return res, err
 	}
 	now := c.clock().Now()
+	if st.LateSavepoint.Pending() {
+		// A savepoint that outlived its deadline before the teardown:
+		// looked up until it is recorded (then disposed of as the policy
+		// says) or given up, not left on storage unrecorded.
+		api, _, err := c.recordedAPI(st)
+		if err != nil {
+			return Result{RequeueAfter: c.retry()}, err
+		}
+		if wait := c.lookLate(ctx, api, st, &Observation{}, now); wait > 0 {
+			st.Message = "the job is deleted; its savepoint " + string(st.LateSavepoint.TriggerID) + ", which outlived its deadline, is looked up"
+			return Result{RequeueAfter: c.bounded(wait)}, nil
+		}
+	}
 	next := func(kept ...string) (string, time.Duration) { return c.nextDeleteDisposal(spec, st, now, kept...) }
 	loc, wait, err := c.disposeChecked(ctx, spec, st, now, next)
 	switch {

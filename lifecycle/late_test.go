@@ -197,3 +197,34 @@ func TestLateSavepointLostWrite(t *testing.T) {
 		t.Errorf("after the lost write: history %+v, latest %+v, %d failures; want %s recorded", k.st.Savepoints.Records, k.st.Latest, k.st.SavepointFailures, want)
 	}
 }
+
+// TestLateSavepointBeforeDelete: a periodic savepoint outlives its
+// deadline, and the deployment is deleted before it completes: Delete
+// tears the job down, then looks the late savepoint up until it is
+// recorded, and with DisposeOnDelete disposes of it: no savepoint of
+// the deployment stays on storage unrecorded.
+func TestLateSavepointBeforeDelete(t *testing.T) {
+	k := newCluster(t, true, flinktest.WithSavepointDuration(90*time.Second))
+	spec := lateSpec(k)
+	spec.Savepoints.DisposeOnDelete = true
+	k.settle("deploy", spec)
+	k.until("a late savepoint", spec, 2000, func(st *JobStatus) bool { return st.LateSavepoint.Pending() })
+	late := k.st.LateSavepoint.TriggerID
+	var res Result
+	for range 500 {
+		if res = k.call(spec, true); res.Done {
+			break
+		}
+	}
+	if !res.Done || k.st.LateSavepoint.Pending() {
+		t.Fatalf("delete done %v, late savepoint %+v", res.Done, k.st.LateSavepoint)
+	}
+	for _, s := range savepointsTaken(k) {
+		if s.Removed {
+			continue
+		}
+		if !inHistory(k.st, s.Location) {
+			t.Errorf("savepoint %s (trigger %s; the late one %s) is on storage, not in the history", s.Location, s.TriggerID, late)
+		}
+	}
+}
