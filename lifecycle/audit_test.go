@@ -158,7 +158,9 @@ func auditLayout(t *testing.T, root string) (JobSpec, JobStatus, map[string]Audi
 	spName := func(job flinkapi.JobID, n int) string {
 		return filepath.Join(sp, fmt.Sprintf("savepoint-%s-%012x", job[:6], n))
 	}
-	chk := func(job flinkapi.JobID, n int) string { return filepath.Join(ck, string(job), fmt.Sprintf("chk-%d", n)) }
+	chk := func(job flinkapi.JobID, n int) string {
+		return filepath.Join(ck, string(job), fmt.Sprintf("chk-%d", n))
+	}
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	want := map[string]AuditKind{}
 	at := func(p string, k AuditKind) string { want[p] = k; return p }
