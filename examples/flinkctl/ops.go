@@ -486,12 +486,12 @@ with their sizes (see lifecycle.Controller.Audit).
 
 // savepointsResult is the JSON result of savepoints NAME.
 type savepointsResult struct {
-	Name       string                  `json:"name"`
-	JobID      flinkapi.JobID          `json:"jobID,omitempty"`
-	Latest     savepoint.Record        `json:"latest,omitzero"`
-	UpgradeAt  savepoint.Record        `json:"upgradeFrom,omitzero"`
-	Savepoints []savepoint.Record      `json:"savepoints"`
-	Audit      *lifecycle.StorageAudit `json:"audit,omitempty"`
+	Name        string                  `json:"name"`
+	JobID       flinkapi.JobID          `json:"jobID,omitempty"`
+	Latest      savepoint.Record        `json:"latest,omitzero"`
+	UpgradeFrom savepoint.Record        `json:"upgradeFrom,omitzero"`
+	Savepoints  []savepoint.Record      `json:"savepoints"`
+	Audit       *lifecycle.StorageAudit `json:"audit,omitempty"`
 }
 
 // showSavepoints prints the history of the applied job name and, with
@@ -502,7 +502,7 @@ func (a *app) showSavepoints(ctx context.Context, name, storageDir string) error
 		return err
 	}
 	st := &d.Status
-	res := savepointsResult{Name: name, JobID: st.JobID, Latest: st.Latest, UpgradeAt: st.UpgradeFrom, Savepoints: st.Savepoints.Records}
+	res := savepointsResult{Name: name, JobID: st.JobID, Latest: st.Latest, UpgradeFrom: st.UpgradeFrom, Savepoints: st.Savepoints.Records}
 	if res.Savepoints == nil {
 		res.Savepoints = []savepoint.Record{}
 	}
