@@ -776,6 +776,15 @@
 // tried again at later calls (at most MaxCleanupAttempts), never holding
 // an action up; a removal redone after a crash finds nothing left to do.
 //
+// Controller.Audit compares what lies on storage with the ledger,
+// changing nothing: it lists the deployment's savepoint and checkpoint
+// directories through the Storage (at most MaxAuditRequests requests)
+// and classifies each entry as an AuditKind (in the history, a restore
+// point, a retained checkpoint of the running job or of a replaced one,
+// a savepoint of the deployment's job the history lacks, an incomplete
+// snapshot, foreign), and each history record not on storage as
+// Missing.
+//
 // # Transitions
 //
 // Upgrade, Restart, Teardown and DisposeSavepoints report every change of

@@ -708,3 +708,83 @@ func TestApplyJarRoot(t *testing.T) {
 		t.Fatalf("deployed with --jar-root: %+v", d.Status)
 	}
 }
+
+// TestSavepointsAudit shows an applied job's history beside what lies
+// under --storage-dir: the fake's savepoints and checkpoints laid out
+// there as Flink writes them, a savepoint of the job the history lacks,
+// an incomplete one and a foreign job's savepoint; it reads only under
+// the directory and removes nothing.
+func TestSavepointsAudit(t *testing.T) {
+	storage := t.TempDir()
+	sp, ck := filepath.Join(storage, "savepoints"), filepath.Join(storage, "checkpoints")
+	f := newFixture(t, flinktest.WithSavepointDir(sp), flinktest.WithCheckpointDir(ck))
+	f.startJob("counter")
+	f.srv.Clock().Advance(3 * time.Second)
+	wantCode(t, f.run("apply", "-f", f.jobFile("counter", "/out/v2", "")), exitOK, "")
+	d := f.deployment("counter")
+	if d.Status.Latest.Location == "" {
+		t.Fatalf("no savepoint after the upgrade: %+v", d.Status)
+	}
+	write := func(dir string, metadata bool) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if metadata {
+			if err := os.WriteFile(filepath.Join(dir, "_metadata"), make([]byte, 2048), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, s := range f.srv.Snapshots() {
+		if !s.Removed {
+			write(strings.TrimPrefix(s.Location, "file:"), true)
+		}
+	}
+	job := string(d.Status.JobID)
+	unrecorded := filepath.Join(sp, "savepoint-"+job[:6]+"-0000000000aa")
+	incomplete := filepath.Join(sp, "savepoint-"+job[:6]+"-0000000000bb")
+	foreign := filepath.Join(sp, "savepoint-ffffff-0000000000cc")
+	write(unrecorded, true)
+	write(incomplete, false)
+	write(foreign, true)
+
+	r := f.run("savepoints", "counter")
+	wantCode(t, r, exitOK, "")
+	if !strings.Contains(r.stdout, d.Status.Latest.Location+"  (latest)") || strings.Contains(r.stdout, "storage audit") {
+		t.Errorf("savepoints without --storage-dir: %q", r.stdout)
+	}
+	r = f.run("savepoints", "counter", "--storage-dir", storage)
+	wantCode(t, r, exitOK, "")
+	for _, want := range []string{"storage audit:", "Unrecorded    file:" + unrecorded, "Incomplete    file:" + incomplete, "RestorePoint", "Retained", "2.0 KiB"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("savepoints --storage-dir does not show %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, foreign) || strings.Contains(r.stdout, "Missing") {
+		t.Errorf("savepoints --storage-dir lists the foreign savepoint or a missing one:\n%s", r.stdout)
+	}
+	r = f.run("savepoints", "counter", "--storage-dir", storage, "-o", "json")
+	wantCode(t, r, exitOK, "")
+	var res savepointsResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || res.Audit == nil {
+		t.Fatalf("-o json: %v %q", err, r.stdout)
+	}
+	if res.Audit.Count(lifecycle.AuditUnrecorded) != 1 || res.Audit.Count(lifecycle.AuditIncomplete) != 1 || res.Audit.Count(lifecycle.AuditForeign) != 1 {
+		t.Errorf("audit totals %+v", res.Audit.Totals)
+	}
+	for _, p := range []string{unrecorded, incomplete, foreign} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	// Outside --storage-dir nothing is read: the history's savepoints
+	// are Unread, never Missing.
+	other := t.TempDir()
+	r = f.run("savepoints", "counter", "--storage-dir", other)
+	wantCode(t, r, exitOK, "")
+	if !strings.Contains(r.stdout, "Unread") || strings.Contains(r.stdout, "Missing") {
+		t.Errorf("--storage-dir elsewhere: %q", r.stdout)
+	}
+	wantCode(t, f.run("savepoints", "counter", "--storage-dir", filepath.Join(other, "none")), exitBadInput, "not a directory")
+}

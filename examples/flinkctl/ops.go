@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -454,13 +456,134 @@ keeps it.
 }
 
 func (a *app) savepointsCmd() *cobra.Command {
+	var storageDir string
 	cmd := &cobra.Command{
-		Use:   "savepoints",
-		Short: "Savepoint histories: dispose of old savepoints by a retention",
-		Args:  args(),
+		Use:   "savepoints [NAME] [--storage-dir DIR]",
+		Short: "Savepoint histories: show one beside what lies on storage; dispose of old savepoints by a retention",
+		Long: `savepoints NAME shows the savepoint history of the applied job NAME (its
+status in --state-dir) and its restore points. With --storage-dir DIR, the
+directory (or mount) on this machine where the cluster's checkpoints and
+savepoints lie, as the file: or absolute paths Flink writes, it also audits
+what lies there for the job, reading only under DIR and changing nothing:
+savepoints the history lacks, incomplete snapshots, history records gone
+from storage, retained checkpoints of the running and of replaced jobs,
+with their sizes (see lifecycle.Controller.Audit).
+
+` + exitCodesHelp,
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: a.completeNames,
+		RunE: func(cmd *cobra.Command, as []string) error {
+			if len(as) == 0 {
+				return cmd.Help()
+			}
+			return a.showSavepoints(cmd.Context(), as[0], storageDir)
+		},
 	}
+	cmd.Flags().StringVar(&storageDir, "storage-dir", "", "audit the cluster's state under this local directory (file: or absolute paths) against the history")
 	cmd.AddCommand(a.disposeCmd())
 	return cmd
+}
+
+// savepointsResult is the JSON result of savepoints NAME.
+type savepointsResult struct {
+	Name        string                  `json:"name"`
+	JobID       flinkapi.JobID          `json:"jobID,omitempty"`
+	Latest      savepoint.Record        `json:"latest,omitzero"`
+	UpgradeFrom savepoint.Record        `json:"upgradeFrom,omitzero"`
+	Savepoints  []savepoint.Record      `json:"savepoints"`
+	Audit       *lifecycle.StorageAudit `json:"audit,omitempty"`
+}
+
+// showSavepoints prints the history of the applied job name and, with
+// storageDir, the audit of what lies under it.
+func (a *app) showSavepoints(ctx context.Context, name, storageDir string) error {
+	d, err := a.loadNamed(name)
+	if err != nil {
+		return err
+	}
+	st := &d.Status
+	res := savepointsResult{Name: name, JobID: st.JobID, Latest: st.Latest, UpgradeFrom: st.UpgradeFrom, Savepoints: st.Savepoints.Records}
+	if res.Savepoints == nil {
+		res.Savepoints = []savepoint.Record{}
+	}
+	if storageDir != "" {
+		root, err := filepath.Abs(storageDir)
+		if err != nil {
+			return badInput("--storage-dir: %v", err)
+		}
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			return badInput("--storage-dir %s: not a directory", storageDir)
+		}
+		c, err := a.flink()
+		if err != nil {
+			return err
+		}
+		ctrl, err := a.controller(c, name)
+		if err != nil {
+			return err
+		}
+		ctrl.Storage = scopedStorage{root: root}
+		audit, err := ctrl.Audit(ctx, d.Spec, *st)
+		if err != nil {
+			return err
+		}
+		res.Audit = &audit
+	}
+	if a.output == "json" {
+		return a.emitJSON(res)
+	}
+	fmt.Fprintf(a.stdout, "%s: job %s, %d savepoints in the history\n", name, orDash(string(st.JobID)), len(res.Savepoints))
+	for _, r := range res.Savepoints {
+		mark := ""
+		switch r.Location {
+		case st.Latest.Location:
+			mark = "  (latest)"
+		case st.UpgradeFrom.Location:
+			mark = "  (rollback point)"
+		}
+		fmt.Fprintf(a.stdout, "  %s  %-9s %s%s\n", r.Time.UTC().Format(time.RFC3339), orDash(string(r.Reason)), r.Location, mark)
+	}
+	if res.Audit != nil {
+		fmt.Fprint(a.stdout, res.Audit.String())
+	}
+	return nil
+}
+
+// scopedStorage is the local file system under root, read only: paths
+// elsewhere are refused (lifecycle.ErrStoragePath), and nothing is
+// deleted.
+type scopedStorage struct{ root string }
+
+// check refuses a path outside root.
+func (s scopedStorage) check(p string) error {
+	local := strings.TrimPrefix(p, "file:")
+	if rest, ok := strings.CutPrefix(local, "//"); ok {
+		_, path, _ := strings.Cut(rest, "/")
+		local = "/" + path
+	}
+	local = filepath.Clean(local)
+	if local != s.root && !strings.HasPrefix(local, s.root+string(filepath.Separator)) {
+		return fmt.Errorf("%w: %s is not under --storage-dir %s", lifecycle.ErrStoragePath, p, s.root)
+	}
+	return nil
+}
+
+func (s scopedStorage) List(ctx context.Context, dir string) ([]string, error) {
+	if err := s.check(dir); err != nil {
+		return nil, err
+	}
+	return lifecycle.LocalStorage{}.List(ctx, dir)
+}
+
+func (s scopedStorage) Entries(ctx context.Context, dir string) ([]lifecycle.StorageEntry, error) {
+	if err := s.check(dir); err != nil {
+		return nil, err
+	}
+	return lifecycle.LocalStorage{}.Entries(ctx, dir)
+}
+
+func (s scopedStorage) Delete(_ context.Context, p string) error {
+	return fmt.Errorf("%w: flinkctl savepoints reads, it does not delete %s", lifecycle.ErrStoragePath, p)
 }
 
 func (a *app) disposeCmd() *cobra.Command {
