@@ -359,16 +359,7 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 	if h := p.HandledRestore(); h != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
 		st.RestoreHandled = h
 	}
-	o := p.Outcome
-	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && (o == OutcomeSucceeded || p.Stopped()) {
-		st.JobState = "" // stopped: its state is read again when it is deployed
-		if p.Observed.State.IsGloballyTerminal() {
-			st.JobState = p.Observed.State
-		}
-		if c.Deployer != nil {
-			st.Cluster = Cluster{} // deleted with the stopped job (PhaseDeleteCluster)
-		}
-	}
+	c.stopped(st)
 	c.applyOutcome(spec, st, row, before, now)
 	tornDown := st.Action == ActionTeardown && deleted(st)
 	if tornDown {
@@ -381,6 +372,23 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 		return c.keepNewest(ctx, st)
 	}
 	return nil
+}
+
+// stopped records the job a suspend or a teardown stopped as stopped:
+// its state is read again when it is deployed (a globally terminal one
+// is kept), and a Deployer's cluster went with it (PhaseDeleteCluster).
+func (c *Controller) stopped(st *JobStatus) {
+	p := &st.Progress
+	if st.Action != ActionSuspend && st.Action != ActionTeardown || p.Outcome != OutcomeSucceeded && !p.Stopped() {
+		return
+	}
+	st.JobState = ""
+	if p.Observed.State.IsGloballyTerminal() {
+		st.JobState = p.Observed.State
+	}
+	if c.Deployer != nil {
+		st.Cluster = Cluster{}
+	}
 }
 
 // keepReplaced records in the history the savepoint taken, which the
@@ -586,6 +594,14 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 		// given may be one Flink refused, never a restore point.
 		return
 	}
+	startedFrom(st)
+}
+
+// startedFrom records the state the new job of the action that ended
+// in st, which succeeded, started from: the rollback's state (UpgradeFrom)
+// and, when it is the newest, Latest.
+func startedFrom(st *JobStatus) {
+	p := &st.Progress
 	if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy || st.Action == ActionBlueGreen) {
 		// The state the template before wrote: what a rollback to it
 		// restores (never the state a new template wrote since).

@@ -580,13 +580,19 @@ type pending struct {
 	facts auditFacts
 }
 
+// auditQueues are the entries found that are read further, in the order
+// run reads them.
+type auditQueues struct {
+	ledger, job, ledgerCk, snap, unrec, size []pending
+}
+
 // run lists the directories and classifies what it finds: the
 // directories first, then what the ledger names, then the deployment's
 // job directories and their snapshots, then the savepoints the ledger
 // lacks, then shared/ and taskowned/ (for their size).
 func (a *auditor) run(ctx context.Context) error {
 	a.found, a.read = map[string]AuditEntry{}, map[string]bool{}
-	var ledgerQ, jobQ, ledgerCkQ, snapQ, unrecQ, sizeQ []pending
+	var q auditQueues
 	for _, d := range a.toList {
 		es, ok, err := a.list(ctx, d)
 		if err != nil {
@@ -597,72 +603,87 @@ func (a *auditor) run(ctx context.Context) error {
 		}
 		a.out.Dirs = append(a.out.Dirs, d)
 		for _, e := range es {
-			cp := canonical(e.Path)
-			name := path.Base(cp)
-			id := flinkapi.JobID(strings.ToLower(name))
-			f := a.ledgerFacts(cp)
-			prefix, savepointName := savepointJobPrefix(name)
-			switch {
-			case f.Recorded || f.RestorePoint:
-				f.Snapshot = true
-				ledgerQ = append(ledgerQ, pending{e: e, facts: f})
-			case isJobIDName(name) && (a.ours[id] || a.ledgerWithin(cp)):
-				jobQ = append(jobQ, pending{e: e, facts: auditFacts{Job: id, Ours: a.ours[id], Current: a.current[id]}})
-			case savepointName && len(a.prefixes[prefix]) > 0:
-				f.Ours, f.Savepoint, f.Snapshot = true, true, true
-				if ids := a.prefixes[prefix]; len(ids) == 1 {
-					f.Job = ids[0]
-				}
-				unrecQ = append(unrecQ, pending{e: e, facts: f})
-			default:
-				if isJobIDName(name) {
-					f.Job = id
-				}
-				a.classify(e, f, nil)
-			}
+			a.sortTop(e, &q)
 		}
 	}
-	if err := a.readAll(ctx, ledgerQ); err != nil {
+	if err := a.readAll(ctx, q.ledger); err != nil {
 		return err
 	}
-	for _, q := range jobQ {
-		es, ok, err := a.list(ctx, q.e.Path)
-		if err != nil {
+	for _, jq := range q.job {
+		if err := a.listJob(ctx, jq, &q); err != nil {
 			return err
 		}
-		if !ok {
-			q.facts.Snapshot = true // unread: what it holds is not known
-			a.classify(q.e, q.facts, nil)
-			continue
-		}
-		for _, e := range es {
-			cp := canonical(e.Path)
-			f := a.ledgerFacts(cp)
-			if !f.Recorded && !f.RestorePoint {
-				f.Job, f.Ours, f.Current = q.facts.Job, q.facts.Ours, q.facts.Current
-			} else if f.Job == "" {
-				f.Job = q.facts.Job
-			}
-			switch name := path.Base(cp); {
-			case f.Recorded || f.RestorePoint:
-				f.Snapshot = true
-				ledgerCkQ = append(ledgerCkQ, pending{e: e, facts: f})
-			case !f.Ours:
-				a.classify(e, f, nil)
-			case isCheckpointName(name):
-				f.Snapshot = true
-				snapQ = append(snapQ, pending{e: e, facts: f})
-			case e.Dir && a.entries != nil:
-				sizeQ = append(sizeQ, pending{e: e, facts: f})
-			default:
-				a.classify(e, f, nil)
-			}
-		}
 	}
-	if err := a.readAll(ctx, slices.Concat(ledgerCkQ, snapQ, unrecQ, sizeQ)); err != nil {
+	if err := a.readAll(ctx, slices.Concat(q.ledgerCk, q.snap, q.unrec, q.size)); err != nil {
 		return err
 	}
 	a.missing()
+	return nil
+}
+
+// sortTop classifies an entry e of a listed directory, or queues it to
+// be read further.
+func (a *auditor) sortTop(e StorageEntry, q *auditQueues) {
+	cp := canonical(e.Path)
+	name := path.Base(cp)
+	id := flinkapi.JobID(strings.ToLower(name))
+	f := a.ledgerFacts(cp)
+	prefix, savepointName := savepointJobPrefix(name)
+	switch {
+	case f.Recorded || f.RestorePoint:
+		f.Snapshot = true
+		q.ledger = append(q.ledger, pending{e: e, facts: f})
+	case isJobIDName(name) && (a.ours[id] || a.ledgerWithin(cp)):
+		q.job = append(q.job, pending{e: e, facts: auditFacts{Job: id, Ours: a.ours[id], Current: a.current[id]}})
+	case savepointName && len(a.prefixes[prefix]) > 0:
+		f.Ours, f.Savepoint, f.Snapshot = true, true, true
+		if ids := a.prefixes[prefix]; len(ids) == 1 {
+			f.Job = ids[0]
+		}
+		q.unrec = append(q.unrec, pending{e: e, facts: f})
+	default:
+		if isJobIDName(name) {
+			f.Job = id
+		}
+		a.classify(e, f, nil)
+	}
+}
+
+// listJob lists the checkpoint directory of one of the deployment's jobs
+// (jq) and classifies its entries, or queues them to be read further.
+func (a *auditor) listJob(ctx context.Context, jq pending, q *auditQueues) error {
+	es, ok, err := a.list(ctx, jq.e.Path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		jq.facts.Snapshot = true // unread: what it holds is not known
+		a.classify(jq.e, jq.facts, nil)
+		return nil
+	}
+	for _, e := range es {
+		cp := canonical(e.Path)
+		f := a.ledgerFacts(cp)
+		if !f.Recorded && !f.RestorePoint {
+			f.Job, f.Ours, f.Current = jq.facts.Job, jq.facts.Ours, jq.facts.Current
+		} else if f.Job == "" {
+			f.Job = jq.facts.Job
+		}
+		switch name := path.Base(cp); {
+		case f.Recorded || f.RestorePoint:
+			f.Snapshot = true
+			q.ledgerCk = append(q.ledgerCk, pending{e: e, facts: f})
+		case !f.Ours:
+			a.classify(e, f, nil)
+		case isCheckpointName(name):
+			f.Snapshot = true
+			q.snap = append(q.snap, pending{e: e, facts: f})
+		case e.Dir && a.entries != nil:
+			q.size = append(q.size, pending{e: e, facts: f})
+		default:
+			a.classify(e, f, nil)
+		}
+	}
 	return nil
 }
 

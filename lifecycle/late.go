@@ -99,6 +99,15 @@ func (c *Controller) awaitLate(st *JobStatus, now time.Time) bool {
 	return true
 }
 
+// lateAnswer is what one read of a late savepoint's lookup found: it
+// completed at loc (ok), or failed (failed, failure); err is a read that
+// failed, to be tried again.
+type lateAnswer struct {
+	loc, failure string
+	ok, failed   bool
+	err          error
+}
+
 // lookLate does the next read of the late savepoint pending in st, when
 // it is due and the call's budget (obs.Requests) allows, and applies its
 // answer; it returns when to call again for the next read (0: none
@@ -113,76 +122,33 @@ func (c *Controller) lookLate(ctx context.Context, api API, st *JobStatus, obs *
 	}
 	obs.Requests++
 	l.Reads++
-	var (
-		loc, failure string
-		failed, ok   bool // the lookup ends: completed at loc, or failed
-		readErr      error
-	)
+	var a lateAnswer
 	switch {
 	case !l.TimeoutRead && l.Reads > 1 && supports[checkpointConfigAPI](api):
-		cfg, err := api.(checkpointConfigAPI).CheckpointConfig(ctx, l.JobID)
-		switch {
-		case err == nil:
-			l.TimeoutRead = true
-			if cfg.Timeout > 0 {
-				l.GiveUp = l.TriggerTime.Add(min(cfg.Timeout, MaxLateSavepointWait) + lateGrace)
-			}
-		default:
-			// Not read once: Flink's default bounds the lookup.
-			l.TimeoutRead = true
-			if !errors.Is(err, flinkapi.ErrNotFound) {
-				readErr = err
-			}
-		}
+		a = readLateTimeout(ctx, api.(checkpointConfigAPI), l)
 	case !l.Forgotten:
-		res, err := api.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepoint, JobID: l.JobID, TriggerID: l.TriggerID})
-		switch {
-		case err == nil && res.Succeeded() && res.Location != "":
-			loc, ok = res.Location, true
-		case err == nil && res.Completed():
-			failure, failed = "Flink failed it: "+savepoint.FailureMessage(res.Failure), true
-		case err == nil:
-			// In progress.
-		case flinkapi.IsTriggerNotFound(err), flinkapi.IsJobNotFound(err):
-			l.Forgotten = true
-		default:
-			readErr = err
-		}
+		a = readLateTrigger(ctx, api, l)
 	default:
-		stats, err := api.Checkpoints(ctx, l.JobID)
-		switch {
-		case err == nil:
-			lost := savepoint.Status{Kind: flinkapi.OpSavepoint, JobID: l.JobID, TriggerID: l.TriggerID, Reason: l.Reason,
-				State: savepoint.Lost, TriggerTime: l.TriggerTime}
-			if found := recoverSince(lost, stats, l.TriggerTime, now); found.State == savepoint.Succeeded && found.Location != "" {
-				loc, ok = found.Location, true
-			} else if !savepointInProgress(stats, l.TriggerTime) {
-				failure, failed = "Flink forgot its trigger id, and the job's checkpoint history shows no savepoint of it completed or in progress", true
-			}
-		case errors.Is(err, flinkapi.ErrNotFound):
-			failure, failed = "Flink knows neither its trigger id nor the job's checkpoint history ("+errMessage(err)+")", true
-		default:
-			readErr = err
-		}
+		a = readLateHistory(ctx, api, l, now)
 	}
 	switch {
-	case ok:
-		c.lateCompleted(ctx, st, loc)
+	case a.ok:
+		c.lateCompleted(ctx, st, a.loc)
 		return 0
-	case failed:
-		c.lateFailed(ctx, st, OutcomeSavepointFailed, failure)
+	case a.failed:
+		c.lateFailed(ctx, st, OutcomeSavepointFailed, a.failure)
 		return 0
 	case !now.Before(l.GiveUp):
 		why := "nothing showed it completed by " + stamp(l.GiveUp) + " (its trigger time and the job's checkpoint timeout)"
-		if readErr != nil {
-			why += "; the last read failed: " + errMessage(readErr)
+		if a.err != nil {
+			why += "; the last read failed: " + errMessage(a.err)
 		}
 		c.lateFailed(ctx, st, OutcomeTimedOut, why)
 		return 0
 	}
 	wait := lagDelay(c.Timing.lag(), l.TriggerTime, now, c.Timing.poll(), c.poll())
 	switch {
-	case readErr != nil:
+	case a.err != nil:
 		l.Failures++
 		wait = min(c.Timing.backoff(l.Failures), c.poll())
 	case l.Forgotten && l.Reads == 1 || !l.TimeoutRead && l.Reads == 1:
@@ -193,6 +159,60 @@ func (c *Controller) lookLate(ctx context.Context, api API, st *JobStatus, obs *
 	}
 	l.NextRead = now.Add(wait)
 	return wait
+}
+
+// readLateTimeout reads the job's checkpoint timeout, which bounds the
+// lookup of l (once; Flink's default bounds it if the read fails).
+func readLateTimeout(ctx context.Context, api checkpointConfigAPI, l *LateSavepoint) lateAnswer {
+	cfg, err := api.CheckpointConfig(ctx, l.JobID)
+	l.TimeoutRead = true
+	switch {
+	case err == nil:
+		if cfg.Timeout > 0 {
+			l.GiveUp = l.TriggerTime.Add(min(cfg.Timeout, MaxLateSavepointWait) + lateGrace)
+		}
+	case !errors.Is(err, flinkapi.ErrNotFound):
+		return lateAnswer{err: err}
+	}
+	return lateAnswer{}
+}
+
+// readLateTrigger asks Flink about l's trigger id.
+func readLateTrigger(ctx context.Context, api API, l *LateSavepoint) lateAnswer {
+	res, err := api.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepoint, JobID: l.JobID, TriggerID: l.TriggerID})
+	switch {
+	case err == nil && res.Succeeded() && res.Location != "":
+		return lateAnswer{loc: res.Location, ok: true}
+	case err == nil && res.Completed():
+		return lateAnswer{failure: "Flink failed it: " + savepoint.FailureMessage(res.Failure), failed: true}
+	case err == nil:
+		return lateAnswer{} // in progress
+	case flinkapi.IsTriggerNotFound(err), flinkapi.IsJobNotFound(err):
+		l.Forgotten = true
+		return lateAnswer{}
+	}
+	return lateAnswer{err: err}
+}
+
+// readLateHistory looks for l in the job's checkpoint history, once
+// Flink forgot its trigger id.
+func readLateHistory(ctx context.Context, api API, l *LateSavepoint, now time.Time) lateAnswer {
+	stats, err := api.Checkpoints(ctx, l.JobID)
+	switch {
+	case err == nil:
+		lost := savepoint.Status{Kind: flinkapi.OpSavepoint, JobID: l.JobID, TriggerID: l.TriggerID, Reason: l.Reason,
+			State: savepoint.Lost, TriggerTime: l.TriggerTime}
+		if found := recoverSince(lost, stats, l.TriggerTime, now); found.State == savepoint.Succeeded && found.Location != "" {
+			return lateAnswer{loc: found.Location, ok: true}
+		}
+		if !savepointInProgress(stats, l.TriggerTime) {
+			return lateAnswer{failure: "Flink forgot its trigger id, and the job's checkpoint history shows no savepoint of it completed or in progress", failed: true}
+		}
+		return lateAnswer{}
+	case errors.Is(err, flinkapi.ErrNotFound):
+		return lateAnswer{failure: "Flink knows neither its trigger id nor the job's checkpoint history (" + errMessage(err) + ")", failed: true}
+	}
+	return lateAnswer{err: err}
 }
 
 // lateCompleted records the late savepoint of st, which completed at

@@ -199,41 +199,8 @@ func (c *Controller) planVerdict(spec JobSpec, st *JobStatus, obs Observation, n
 	if st.rolledBack(spec) {
 		return VerdictBlocked
 	}
-	var short Plan
-	slots := obs.Job != nil && c.slotsShort(st, obs, &short)
-	switch p.Situation {
-	case SituationUnreachable:
-		return VerdictWaiting
-	case SituationRestarting, SituationFinishUnconfirmed:
-		return VerdictProgressing // Flink restarts the job itself; how it ended is read again
-	case SituationRunning:
-		switch {
-		case slots:
-			return VerdictWaiting
-		case spec.Health.Action != "" && !obs.HealthDeferred && obs.Job != nil && c.health(spec, st, obs, now).State == policy.Unhealthy:
-			return VerdictFailed
-		}
-		return VerdictProgressing // stability to earn, a request to record
-	case SituationStarting:
-		if slots {
-			return VerdictWaiting
-		}
-		return VerdictProgressing
-	case SituationFailed, SituationLost, SituationCancelled, SituationHalted:
-		if slots {
-			return VerdictWaiting
-		}
-		// The restart policy's decision, typed: a backoff waits; a
-		// restart refused because no state is recent enough is blocked
-		// (it would lose state); the rest (restarts disabled or used up,
-		// a job cancelled) leave the job failed.
-		switch rd := policy.EvaluateRestart(spec.Restart, c.policyObservations(st, obs, now), now); {
-		case rd.Action == policy.ActionWait:
-			return VerdictWaiting
-		case rd.Action == policy.ActionBlock && rd.Reason == policy.ReasonNoRecentState:
-			return VerdictBlocked
-		}
-		return VerdictFailed
+	if v, ok := c.situationVerdict(spec, st, obs, now, p.Situation); ok {
+		return v
 	}
 	switch {
 	case p.Blocked != "":
@@ -244,4 +211,50 @@ func (c *Controller) planVerdict(spec JobSpec, st *JobStatus, obs Observation, n
 		return VerdictDone
 	}
 	return VerdictProgressing
+}
+
+// situationVerdict is the verdict of a call that starts no action in
+// situation sit, where the situation alone decides it (ok).
+func (c *Controller) situationVerdict(spec JobSpec, st *JobStatus, obs Observation, now time.Time, sit Situation) (Verdict, bool) {
+	var short Plan
+	slots := obs.Job != nil && c.slotsShort(st, obs, &short)
+	switch sit {
+	case SituationUnreachable:
+		return VerdictWaiting, true
+	case SituationRestarting, SituationFinishUnconfirmed:
+		return VerdictProgressing, true // Flink restarts the job itself; how it ended is read again
+	case SituationRunning:
+		switch {
+		case slots:
+			return VerdictWaiting, true
+		case spec.Health.Action != "" && !obs.HealthDeferred && obs.Job != nil && c.health(spec, st, obs, now).State == policy.Unhealthy:
+			return VerdictFailed, true
+		}
+		return VerdictProgressing, true // stability to earn, a request to record
+	case SituationStarting:
+		if slots {
+			return VerdictWaiting, true
+		}
+		return VerdictProgressing, true
+	case SituationFailed, SituationLost, SituationCancelled, SituationHalted:
+		if slots {
+			return VerdictWaiting, true
+		}
+		return c.downVerdict(spec, st, obs, now), true
+	}
+	return "", false
+}
+
+// downVerdict is the verdict of a job that is down: the restart
+// policy's decision, typed. A backoff waits; a restart refused because
+// no state is recent enough is blocked (it would lose state); the rest
+// (restarts disabled or used up, a job cancelled) leave the job failed.
+func (c *Controller) downVerdict(spec JobSpec, st *JobStatus, obs Observation, now time.Time) Verdict {
+	switch rd := policy.EvaluateRestart(spec.Restart, c.policyObservations(st, obs, now), now); {
+	case rd.Action == policy.ActionWait:
+		return VerdictWaiting
+	case rd.Action == policy.ActionBlock && rd.Reason == policy.ReasonNoRecentState:
+		return VerdictBlocked
+	}
+	return VerdictFailed
 }
