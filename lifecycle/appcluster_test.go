@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -316,6 +317,70 @@ func TestBlueGreenOnApplicationClusters(t *testing.T) {
 			}
 			if j, _ := e.srv.Job(p.NewJobID); j.State != flinkapi.JobRunning {
 				t.Errorf("the old job is %s after the abort", j.State)
+			}
+		})
+	}
+}
+
+// deleteLog is a Storage that deletes nothing and records the paths it
+// was asked to delete.
+type deleteLog struct{ deleted []string }
+
+func (l *deleteLog) List(context.Context, string) ([]string, error) { return nil, nil }
+func (l *deleteLog) Delete(_ context.Context, p string) error {
+	l.deleted = append(l.deleted, p)
+	return nil
+}
+
+// TestApplicationClusterDisposalsOnStorage: on application clusters,
+// with a Storage, the savepoints a Delete with DisposeOnDelete disposes
+// of once the job's cluster is gone, and those the retention disposes
+// of while the job is suspended (no cluster runs), are deleted from
+// storage: the history keeps only the final savepoint. Without a
+// Storage they stay.
+func TestApplicationClusterDisposalsOnStorage(t *testing.T) {
+	for _, withStorage := range []bool{true, false} {
+		t.Run(fmt.Sprintf("storage=%v", withStorage), func(t *testing.T) {
+			k := newCluster(t, true)
+			k.deployer = newAppDeployer(t, k.srv)
+			log := &deleteLog{}
+			if withStorage {
+				k.storage = log
+			}
+			spec := k.spec("/out")
+			spec.Savepoints = SavepointPolicy{Interval: policy.Duration(time.Minute), DisposeOnDelete: true}
+			k.settle("create", spec)
+			k.until("savepoints", spec, 2000, func(st *JobStatus) bool { return len(st.Savepoints.Records) >= 4 && !st.InFlight() })
+
+			// Suspended, with the retention lowered: no cluster runs.
+			spec.State = DesiredSuspended
+			k.until("suspend", spec, 200, func(st *JobStatus) bool { return st.Suspended && !st.InFlight() })
+			spec.Savepoints.MaxCount = 2
+			before := len(k.st.Savepoints.Records)
+			for range 50 {
+				k.call(spec, false)
+			}
+			if got := len(k.st.Savepoints.Records); withStorage && got > 2 || !withStorage && got != before {
+				t.Fatalf("suspended, maxCount 2: %d savepoints in the history (was %d), deleted %v", got, before, log.deleted)
+			}
+
+			var done bool
+			for range 100 {
+				if res := k.call(spec, true); res.Done {
+					done = true
+					break
+				}
+			}
+			if !done {
+				t.Fatal("delete not done")
+			}
+			switch {
+			case withStorage && (len(k.st.Savepoints.Records) != 1 || k.st.Savepoints.Records[0].Location != k.st.Latest.Location):
+				t.Errorf("after delete: history %+v, latest %s, deleted %v", k.st.Savepoints.Records, k.st.Latest.Location, log.deleted)
+			case withStorage && slices.Contains(log.deleted, k.st.Latest.Location):
+				t.Errorf("the final savepoint %s was deleted", k.st.Latest.Location)
+			case !withStorage && len(k.st.Savepoints.Records) < before:
+				t.Errorf("without a Storage: %d savepoints left of %d", len(k.st.Savepoints.Records), before)
 			}
 		})
 	}

@@ -72,8 +72,11 @@ type Controller struct {
 	// once the new job completed a checkpoint of its own (see
 	// JobStatus.Replaced and LocalStorage), and a start from a
 	// checkpoint goes from the newest one complete there (its
-	// _metadata written), never from one it shows gone. Nil: they stay,
-	// and a start from a checkpoint rests on Flink's answers alone.
+	// _metadata written), never from one it shows gone. With a Deployer,
+	// the savepoints the ledger disposes of while no application cluster
+	// runs (the job suspended or deleted) are deleted from it, as no
+	// JobManager is there to dispose of them. Nil: they stay, and a start
+	// from a checkpoint rests on Flink's answers alone.
 	Storage Storage
 	// Shared, if set, is the cluster's shared overview: a job at rest is
 	// checked with it, without a request of its own (SharedObservation).

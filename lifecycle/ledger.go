@@ -150,11 +150,42 @@ func mayNotGo(spec JobSpec, st *JobStatus, kept []string, loc string) bool {
 	return slices.Contains(neverDisposed(spec, st), loc) || slices.Contains(kept, loc)
 }
 
-// canDispose reports whether a JobManager is there to dispose of
-// savepoints: the session cluster, or the job's application cluster
-// while it exists.
+// canDispose reports whether savepoints can be disposed of: by a
+// JobManager (the session cluster, or the job's application cluster
+// while it exists) or, with none up, through the Controller's Storage
+// (disposeOnStorage).
 func (c *Controller) canDispose(st *JobStatus) bool {
-	return c.Deployer == nil || !st.Cluster.IsZero()
+	return c.Deployer == nil || !st.Cluster.IsZero() || c.Storage != nil
+}
+
+// disposeOnStorage reports whether savepoints are disposed of through
+// the Controller's Storage: on application clusters, while none runs
+// (the job suspended, or deleted with its cluster).
+func (c *Controller) disposeOnStorage(st *JobStatus) bool {
+	return c.Deployer != nil && st.Cluster.IsZero() && c.Storage != nil
+}
+
+// deleteOnStorage disposes of the savepoint at loc by deleting it
+// through the Controller's Storage (one request), and returns when to
+// call again.
+func (c *Controller) deleteOnStorage(ctx context.Context, st *JobStatus, loc string, now time.Time) time.Duration {
+	d := &st.Disposing
+	if d.Location != loc || d.TriggerID != "" {
+		// A disposal a JobManager acknowledged before its cluster went:
+		// done on storage instead.
+		*d = SavepointDisposal{Location: loc, Started: now}
+	}
+	err := c.Storage.Delete(ctx, loc)
+	switch {
+	case err == nil:
+		st.Savepoints = st.Savepoints.Remove(loc)
+		*d = SavepointDisposal{}
+		c.reportDisposal(ctx, st, loc, OutcomeSucceeded, "savepoint "+loc+" deleted from storage (no JobManager is up to dispose of it)")
+		return soon
+	case errors.Is(err, ErrStoragePath):
+		return c.disposeFailed(ctx, st, savepoint.DisposalRefused, errMessage(err), now)
+	}
+	return c.disposeError(ctx, st, err, now)
 }
 
 // deleteDisposals are the savepoints a Delete disposes of once the job
@@ -256,6 +287,9 @@ func (c *Controller) dropKeptDisposal(ctx context.Context, spec JobSpec, st *Job
 // dispose takes one step of the disposal of loc (one request) and
 // returns when to call again.
 func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now time.Time) time.Duration {
+	if c.disposeOnStorage(st) {
+		return c.deleteOnStorage(ctx, st, loc, now)
+	}
 	api, err := c.jobAPI(st)
 	if err != nil {
 		return c.retry()
