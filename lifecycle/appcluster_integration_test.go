@@ -198,8 +198,16 @@ func TestRealClusterApplication(t *testing.T) {
 	continues(before, out)
 	only("restart")
 
-	// Delete: a final savepoint under the name, the cluster deleted.
+	// Delete with DisposeOnDelete: a final savepoint under the name, the
+	// cluster deleted, and the other savepoints of the history deleted
+	// from storage (no JobManager is up to dispose of them).
 	last := st.Cluster
+	older := map[string]bool{}
+	for _, r := range st.Savepoints.Records {
+		older[r.Location] = flinkfixture.LocationExists(r.Location)
+	}
+	spec.Savepoints.DisposeOnDelete = true
+	ctrl.Storage = lifecycle.LocalStorage{}
 	begin := time.Now()
 	for !call(true).Done {
 		if ctx.Err() != nil {
@@ -211,6 +219,21 @@ func TestRealClusterApplication(t *testing.T) {
 	if !ok || !flinkfixture.LocationExists(rec.Location) || exists(last) || !st.Cluster.IsZero() {
 		t.Fatalf("delete: stored %+v (%v), cluster %s exists %v, status cluster %+v", rec, ok, last.Name, exists(last), st.Cluster)
 	}
+	gone := 0
+	for loc, was := range older {
+		switch {
+		case loc == rec.Location || loc == st.Latest.Location:
+		case flinkfixture.LocationExists(loc):
+			t.Errorf("delete with DisposeOnDelete: savepoint %s is still on storage", loc)
+		case was:
+			gone++
+		}
+	}
+	if len(st.Savepoints.Records) != 1 || gone == 0 {
+		t.Errorf("delete with DisposeOnDelete: %d savepoints deleted from storage, history %+v", gone, st.Savepoints.Records)
+	}
+	t.Logf("delete with DisposeOnDelete: %d savepoints deleted from storage, %d left in the history", gone, len(st.Savepoints.Records))
+	spec.Savepoints.DisposeOnDelete, ctrl.Storage = false, nil
 
 	// Created again by the name: restored from the final savepoint.
 	before = countsOf(out)
