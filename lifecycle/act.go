@@ -82,8 +82,9 @@ var actions = map[JobAction]actionRow{
 			st.RetryAt = now.Add(c.retry())
 			if o == OutcomeBlueGreenAborted {
 				// The old job runs on; the new one is not tried again
-				// until the spec changes.
+				// until the spec changes, and its retained checkpoints go.
 				st.FailedJob = st.Target.Fingerprint()
+				c.noteCancelled(st, blueGreenJobID(st.JobID))
 			}
 		}},
 	ActionCanary: {during: policy.Updating, done: policy.Running,
@@ -93,15 +94,18 @@ var actions = map[JobAction]actionRow{
 			return &Canary{Env: b.sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: run,
 				Window: spec.BlueGreen.Window.Std(), Preflight: &spec.Preflight}
 		},
-		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) {
-			st.CanaryPassed = st.Target.Fingerprint() // the upgrade follows
+		succeeded: func(c *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) {
+			st.CanaryPassed = st.Target.Fingerprint()  // the upgrade follows
+			c.noteCancelled(st, canaryJobID(st.JobID)) // cancelled once healthy
 		},
 		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
 			st.RetryAt = now.Add(c.retry())
 			if o == OutcomeCanaryFailed {
 				// The old job runs on untouched; the new one is not tried
-				// again until the spec changes.
+				// again until the spec changes, and the canary's retained
+				// checkpoints go.
 				st.FailedJob = st.Target.Fingerprint()
+				c.noteCancelled(st, canaryJobID(st.JobID))
 			}
 		}},
 	ActionSavepoint: {during: policy.Running, done: policy.Running, background: true,

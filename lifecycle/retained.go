@@ -181,6 +181,22 @@ func (c *Controller) noteReplaced(st *JobStatus) {
 	}
 }
 
+// noteCancelled records the job beside the deployment's that a canary,
+// or a blue/green upgrade that was aborted, started and cancelled (Flink
+// confirmed it ended; its id is derived from the deployment's job, which
+// runs on): its retained checkpoints are removed once the deployment's
+// job completed a checkpoint of its own, as a replaced job's are. Nothing
+// without a Storage.
+func (c *Controller) noteCancelled(st *JobStatus, id flinkapi.JobID) {
+	if c.Storage == nil || id == "" || id == st.JobID || slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return r.JobID == id }) {
+		return
+	}
+	st.Replaced = append(st.Replaced, ReplacedJob{JobID: id, CheckpointDir: configuredCheckpointDir(st.Target), NewJobID: st.JobID})
+	if n := len(st.Replaced); n > MaxReplacedJobs {
+		st.Replaced = slices.Clone(st.Replaced[n-MaxReplacedJobs:])
+	}
+}
+
 // awaitsCheckpoint reports whether the running job d is one whose own
 // completed checkpoint frees a replaced job's: the observation then
 // reads its checkpoint statistics.
@@ -230,6 +246,11 @@ func (c *Controller) cleanupRetained(ctx context.Context, spec JobSpec, st *JobS
 	}
 	var keep []ReplacedJob
 	for _, r := range st.Replaced {
+		if r.JobID == st.JobID {
+			// The deployment's job now (a blue/green upgrade tried again
+			// under the id of the one it aborted): never removed.
+			continue
+		}
 		if !due(r) || r.Waiting && referenced(jobDir(&r), refs) || !c.clean(ctx, &r, refs) {
 			keep = append(keep, r)
 		}

@@ -555,3 +555,71 @@ func TestRetainedWaitsForOwnCheckpoint(t *testing.T) {
 		t.Error("the checkpoints are still read")
 	}
 }
+
+// TestRetainedCanaryAndAbortedRemoved: the retained checkpoints of a
+// canary (cancelled once healthy, then the upgrade) and of a blue/green
+// upgrade's new job that was aborted (cancelled, the old job running on)
+// are removed like a replaced job's, once the deployment's job completed
+// a checkpoint of its own; the deployment's jobs' own stay.
+func TestRetainedCanaryAndAbortedRemoved(t *testing.T) {
+	k, dir, _ := retainedCluster(t, true, true)
+	spec := k.spec("/out")
+	spec.BlueGreen = BlueGreenPolicy{Enabled: true, Canary: true, Window: policy.Duration(time.Minute)}
+	k.settle("create", spec)
+	old := k.st.JobID
+	canary := canaryJobID(old)
+	makeCheckpoints(t, dir, canary, 3)
+	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
+	k.until("canary and upgrade", spec, 400, func(st *JobStatus) bool {
+		return st.Action == ActionUpgrade && !st.InFlight() && st.State == policy.Running && st.Deployed.equal(spec.Job)
+	})
+	if !slices.ContainsFunc(k.st.Replaced, func(r ReplacedJob) bool { return r.JobID == canary }) {
+		t.Fatalf("the canary %s is not recorded: %+v", canary, k.st.Replaced)
+	}
+	makeCheckpoints(t, dir, k.st.JobID, 1)
+	rest(k, spec)
+	if e := entries(t, dir, canary); e != nil {
+		t.Errorf("the canary's directory holds %v, want it removed", e)
+	}
+
+	// A blue/green upgrade whose new job fails: aborted, the job runs on.
+	spec.BlueGreen = BlueGreenPolicy{Enabled: true, Window: policy.Duration(time.Minute)}
+	running := k.st.JobID
+	bg := blueGreenJobID(running)
+	makeCheckpoints(t, dir, bg, 2)
+	bad := spec
+	bad.Job.Args = append(append([]string(nil), spec.Job.Args...), "--fail-at", "1")
+	k.until("aborted", bad, 400, func(st *JobStatus) bool { return st.Action == ActionBlueGreen && st.Progress.Done() && !st.InFlight() })
+	if k.st.Progress.Outcome != OutcomeBlueGreenAborted || k.st.JobID != running {
+		t.Fatalf("blue/green: %s (%s), job %s (running %s)", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, running)
+	}
+	if !slices.ContainsFunc(k.st.Replaced, func(r ReplacedJob) bool { return r.JobID == bg }) {
+		t.Fatalf("the aborted job %s is not recorded: %+v", bg, k.st.Replaced)
+	}
+	makeCheckpoints(t, dir, running, 7)
+	rest(k, spec) // the spec back to the job that runs: at rest
+
+	if e := entries(t, dir, bg); e != nil {
+		t.Errorf("the aborted job's directory holds %v, want it removed", e)
+	}
+	if e := entries(t, dir, running); !slices.Contains(e, "chk-7") {
+		t.Errorf("the running job's directory holds %v, want its chk-7", e)
+	}
+}
+
+// TestRetainedNeverTheDeploymentsJob: a record of the retained
+// checkpoints of a job that is the deployment's job now (the id of a
+// job a canary or blue/green upgrade cancelled, run again) is dropped
+// at the cleanup, its checkpoints never removed.
+func TestRetainedNeverTheDeploymentsJob(t *testing.T) {
+	dir := t.TempDir()
+	const job = flinkapi.JobID("0123456789abcdef0123456789abcdef")
+	makeCheckpoints(t, dir, job, 1, 2)
+	rs := &recordingStorage{Storage: LocalStorage{}}
+	c := &Controller{Storage: rs}
+	st := JobStatus{JobID: job, Replaced: []ReplacedJob{{JobID: job, CheckpointDir: dir, NewJobID: job, Checkpointed: true}}}
+	c.cleanupRetained(context.Background(), JobSpec{}, &st, Observation{}, Plan{Settled: true})
+	if _, deletes := rs.calls(); deletes != 0 || len(st.Replaced) != 0 || len(entries(t, dir, job)) == 0 {
+		t.Errorf("%d deletes, replaced %+v, left %v", deletes, st.Replaced, entries(t, dir, job))
+	}
+}
