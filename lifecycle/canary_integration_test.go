@@ -5,6 +5,8 @@ package lifecycle_test
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,12 +35,15 @@ func TestRealCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The jobs retain their checkpoints, and the Controller removes a
+	// cancelled canary's through the cluster's storage.
 	ctrl := &lifecycle.Controller{Env: realEnv(c), Store: &lifecycle.MemoryStore{}, Name: "canary/counter",
-		PollInterval: time.Second, RetryInterval: time.Minute}
+		PollInterval: time.Second, RetryInterval: time.Minute, Storage: flinkfixture.StateStorage{}}
 	out := cluster.OutDir("canary")
 	spec := lifecycle.JobSpec{
 		Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
-			Args: []string{"--out", out, "--keys", "2", "--rate", "40", "--checkpoint-interval", "300"}},
+			Args:               []string{"--out", out, "--keys", "2", "--rate", "40", "--checkpoint-interval", "300"},
+			FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}},
 		Update:    policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
 		BlueGreen: lifecycle.BlueGreenPolicy{Enabled: true, Canary: true, Window: policy.Duration(2 * time.Minute)},
 	}
@@ -54,7 +59,7 @@ func TestRealCanary(t *testing.T) {
 	realUntil(t, ctx, "deployed", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.Converged(spec) })
 	old := st.JobID
 
-	r := &realCanary{t: t, ctx: ctx, c: c, rt: rt, ctrl: ctrl, spec: &spec, st: &st, canaries: &canaries, out: out}
+	r := &realCanary{t: t, ctx: ctx, c: c, rt: rt, ctrl: ctrl, spec: &spec, st: &st, canaries: &canaries, out: out, checkpoints: cluster.CheckpointURI}
 	r.passes(old)
 	r.fails()
 }
@@ -70,6 +75,8 @@ type realCanary struct {
 	st       *lifecycle.JobStatus
 	canaries *[]flinkapi.JobID
 	out      string
+	// checkpoints is the cluster's checkpoint folder.
+	checkpoints string
 }
 
 // untilCanary calls until the canary ended, noting the canary jobs.
@@ -107,6 +114,11 @@ func (r *realCanary) passes(old flinkapi.JobID) {
 	if d, err := c.Job(ctx, old); err != nil || d.State != flinkapi.JobRunning {
 		t.Fatalf("the old job after its canary: %+v (%v)", d, err)
 	}
+	canaryDir := strings.TrimSuffix(r.checkpoints, "/") + "/" + string(canaries[0])
+	held, err := flinkfixture.ListChildren(ctx, canaryDir)
+	if err != nil || len(held) == 0 {
+		t.Fatalf("the cancelled canary retained nothing under %s: %v (%v)", canaryDir, held, err)
+	}
 	realUntil(t, ctx, "upgraded", r.ctrl, spec, st, 3*time.Minute, func() bool { return st.JobID != old && st.Converged(*spec) })
 	t.Logf("compatible change: canary and upgrade after %v and %d requests in all; restored from %s (canary's %s)",
 		time.Since(begin).Round(time.Millisecond), r.rt.n.Load()-sent, st.UpgradeFrom.Location, canarySavepoint)
@@ -114,6 +126,16 @@ func (r *realCanary) passes(old flinkapi.JobID) {
 		t.Fatalf("upgrade: action %s, from %q (canary's %q)", st.Action, st.UpgradeFrom.Location, canarySavepoint)
 	}
 	countsContinue(t, ctx, r.out, 2, before, 20)
+	// The canary retained its checkpoints when it was cancelled: they are
+	// removed once the new job completed a checkpoint of its own.
+	realUntil(t, ctx, "the canary's checkpoints removed", r.ctrl, spec, st, time.Minute, func() bool {
+		return !slices.ContainsFunc(st.Replaced, func(rj lifecycle.ReplacedJob) bool { return rj.JobID == canaries[0] })
+	})
+	left, err := flinkfixture.ListChildren(ctx, canaryDir)
+	t.Logf("the canary's checkpoint directory %s: %d entries before, %d after", canaryDir, len(held), len(left))
+	if err != nil || len(left) != 0 {
+		t.Errorf("the canary %s's checkpoint directory holds %v (%v)", canaries[0], left, err)
+	}
 }
 
 // fails: a changed maximum parallelism fails its canary, the job runs on.
