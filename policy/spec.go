@@ -226,7 +226,7 @@ func (p RestartPolicy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// RestartsInWindow returns how many of restarts still count against
+// restartsInWindow returns how many of restarts still count against
 // MaxRestarts at now: all of them while now is within Window of the last
 // restart, none after. Record CountRestart's result when restarting.
 func (p RestartPolicy) restartsInWindow(restarts int, lastRestart, now time.Time) int {
