@@ -66,12 +66,12 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	s := settings{
-		timeout:         DefaultTimeout,
-		uploadTimeout:   DefaultUploadTimeout,
-		userAgent:       DefaultUserAgent,
+		timeout:         defaultTimeout,
+		uploadTimeout:   defaultUploadTimeout,
+		userAgent:       defaultUserAgent,
 		retry:           DefaultRetryPolicy,
 		logger:          slog.New(slog.DiscardHandler),
-		maxResponseSize: DefaultMaxResponseSize,
+		maxResponseSize: defaultMaxResponseSize,
 	}
 	for i, opt := range opts {
 		if opt == nil {
@@ -198,7 +198,7 @@ func buildHTTPClient(s settings, tlsCfg *tls.Config) (*http.Client, error) {
 	if own {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 16
-		t.MaxResponseHeaderBytes = MaxResponseHeaderBytes
+		t.MaxResponseHeaderBytes = maxResponseHeaderBytes
 		hc.Transport = t
 	}
 	if s.tlsConfig != nil || s.caFile != "" || s.certFile != "" || own {
@@ -217,12 +217,12 @@ func buildHTTPClient(s settings, tlsCfg *tls.Config) (*http.Client, error) {
 	return &hc, nil
 }
 
-// MaxResponseHeaderBytes bounds the headers of an answer the client
+// maxResponseHeaderBytes bounds the headers of an answer the client
 // reads with its own transport (not one given with WithHTTPClient):
 // Flink's are a few hundred bytes; a server that sends more is not read
 // further, and the error (a *TransportError matching ErrDecode) is not
 // retried.
-const MaxResponseHeaderBytes = 64 << 10
+const maxResponseHeaderBytes = 64 << 10
 
 // locationKey is where noRedirects moves the Location header of a redirect.
 const locationKey = "Flinkapi-Redirect-Location"

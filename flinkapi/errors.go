@@ -216,7 +216,7 @@ type TransportError struct {
 	Err    error  // the cause: a net.Error, a TLS or DNS error, context.DeadlineExceeded
 	// Unreadable reports that the server began to answer but its answer
 	// was no HTTP response the client reads: headers over
-	// MaxResponseHeaderBytes, or bytes that are not HTTP. Such an error
+	// 64 KiB, or bytes that are not HTTP. Such an error
 	// matches ErrDecode and is not retried: the same server sends the
 	// same answer again.
 	Unreadable bool
@@ -458,12 +458,12 @@ func parseErrorBody(body []byte) (msgs []string, trace string) {
 		if s == "" || len(eb.Errors) == 0 && err == nil {
 			return nil, ""
 		}
-		msg, tr := SplitJavaError(s)
+		msg, tr := splitJavaError(s)
 		return []string{truncate(msg, 512)}, truncate(tr, maxStackTrace)
 	}
 	more := 0
 	for _, raw := range eb.Errors {
-		msg, tr := SplitJavaError(raw)
+		msg, tr := splitJavaError(raw)
 		if tr != "" && trace == "" {
 			trace = truncate(tr, maxStackTrace)
 		}
@@ -486,14 +486,14 @@ const (
 	serverSideSuffix = "End of exception on server side>"
 )
 
-// SplitJavaError splits a string from Flink, which may hold a whole Java
+// splitJavaError splits a string from Flink, which may hold a whole Java
 // stack trace, into a one-line message and the rest. The message is the
 // first line without the exception class names in front of it
 // ("org.apache.flink...RestHandlerException: Job x not found" gives
 // "Job x not found"); a line that is only a class name is kept. Flink's
 // "<Exception on server side: ... End of exception on server side>" wrapper
 // is removed.
-func SplitJavaError(s string) (message, trace string) {
+func splitJavaError(s string) (message, trace string) {
 	s = strings.TrimSpace(s)
 	if strings.HasPrefix(s, serverSidePrefix) {
 		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, serverSidePrefix), serverSideSuffix))

@@ -59,7 +59,7 @@ func FuzzSplitJavaError(f *testing.F) {
 	f.Add("Caused by: ")
 	f.Add(": : :")
 	f.Fuzz(func(t *testing.T, s string) {
-		msg, _ := SplitJavaError(s)
+		msg, _ := splitJavaError(s)
 		if strings.Contains(msg, "\n") {
 			t.Fatalf("message %q spans lines", msg)
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // TestHeaderFloodIsNotRetried: an answer whose headers run past
-// MaxResponseHeaderBytes is read no further and not retried: one
+// maxResponseHeaderBytes is read no further and not retried: one
 // attempt, an error matching ErrDecode.
 func TestHeaderFloodIsNotRetried(t *testing.T) {
 	var attempts atomic.Int32

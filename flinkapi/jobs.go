@@ -385,7 +385,7 @@ type exceptionWire struct {
 }
 
 func (w *exceptionWire) convert() ExceptionEntry {
-	msg, _ := SplitJavaError(w.StackTrace)
+	msg, _ := splitJavaError(w.StackTrace)
 	e := ExceptionEntry{
 		ExceptionName: w.ExceptionName, Message: msg, StackTrace: w.StackTrace,
 		Timestamp: FromMillis(w.Timestamp), TaskName: w.TaskName, Endpoint: w.Endpoint,
@@ -420,7 +420,7 @@ func (w *jobExceptionsWire) convert() *JobExceptions {
 	}
 	out := &JobExceptions{Truncated: w.Truncated}
 	if w.RootException != "" {
-		msg, _ := SplitJavaError(w.RootException)
+		msg, _ := splitJavaError(w.RootException)
 		name, _, _ := cutClassName(w.RootException)
 		out.Entries = []ExceptionEntry{{ExceptionName: name, Message: msg, StackTrace: w.RootException, Timestamp: FromMillis(w.Timestamp)}}
 	}

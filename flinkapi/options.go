@@ -33,12 +33,12 @@ type settings struct {
 	budget          *RequestBudget
 }
 
-// Defaults of a Client.
+// Defaults of a Client, as its options document them.
 const (
-	DefaultTimeout         = 10 * time.Second
-	DefaultUploadTimeout   = 5 * time.Minute
-	DefaultMaxResponseSize = 8 << 20 // 8 MiB
-	DefaultUserAgent       = "flinkkit-flinkapi/0.1"
+	defaultTimeout         = 10 * time.Second
+	defaultUploadTimeout   = 5 * time.Minute
+	defaultMaxResponseSize = 8 << 20 // 8 MiB
+	defaultUserAgent       = "flinkkit-flinkapi/0.1"
 )
 
 // RetryPolicy bounds the retries of safe requests (GETs and triggers that
@@ -160,7 +160,7 @@ func WithBearerToken(token string) Option {
 	}
 }
 
-// WithUserAgent sets the User-Agent header.
+// WithUserAgent sets the User-Agent header (default "flinkkit-flinkapi/0.1").
 func WithUserAgent(ua string) Option {
 	return func(s *settings) error {
 		if strings.TrimSpace(ua) == "" || strings.ContainsAny(ua, "\r\n") {

@@ -316,10 +316,10 @@ func versionOf(s string) Version { v, _ := ParseVersion(s); return v }
 
 func (r fieldRule) covers(version string) bool {
 	v := versionOf(version)
-	if r.since != "" && v.Compare(versionOf(r.since)) < 0 {
+	if r.since != "" && v.compare(versionOf(r.since)) < 0 {
 		return false
 	}
-	return r.until == "" || v.Compare(versionOf(r.until)) < 0
+	return r.until == "" || v.compare(versionOf(r.until)) < 0
 }
 
 // TestTypesMatchOpenAPI checks, for each of Flink's OpenAPI files, that the
@@ -413,7 +413,7 @@ func TestSchemaRulesAgreeWithFeatureGates(t *testing.T) {
 			continue
 		}
 		since := features[r.feature].since
-		if r.since != "" && versionOf(r.since).Compare(since) < 0 {
+		if r.since != "" && versionOf(r.since).compare(since) < 0 {
 			t.Errorf("%s: schema has it from %s, the client sends it from %s", key, r.since, since)
 		}
 		_ = fmt.Sprint(key)

@@ -53,8 +53,8 @@ func (v Version) String() string {
 // IsZero reports whether v is the zero (unknown) Version.
 func (v Version) IsZero() bool { return v == Version{} }
 
-// Compare returns -1, 0 or +1 as v is older than, equal to or newer than w.
-func (v Version) Compare(w Version) int {
+// compare returns -1, 0 or +1 as v is older than, equal to or newer than w.
+func (v Version) compare(w Version) int {
 	for _, d := range [3]int{v.Major - w.Major, v.Minor - w.Minor, v.Patch - w.Patch} {
 		if d < 0 {
 			return -1
@@ -68,7 +68,7 @@ func (v Version) Compare(w Version) int {
 
 // AtLeast reports whether v is the same as or newer than major.minor.
 func (v Version) AtLeast(major, minor int) bool {
-	return v.Compare(Version{Major: major, Minor: minor}) >= 0
+	return v.compare(Version{Major: major, Minor: minor}) >= 0
 }
 
 // Feature is a part of the REST API that only some Flink versions have.
@@ -125,10 +125,10 @@ func (v Version) Supports(f Feature) bool {
 	if !ok || v.IsZero() {
 		return false
 	}
-	if v.Compare(fi.since) < 0 {
+	if v.compare(fi.since) < 0 {
 		return false
 	}
-	return fi.removedIn.IsZero() || v.Compare(fi.removedIn) < 0
+	return fi.removedIn.IsZero() || v.compare(fi.removedIn) < 0
 }
 
 // require returns an error matching ErrUnsupported unless v has f.
@@ -137,7 +137,7 @@ func (v Version) require(f Feature) error {
 		return nil
 	}
 	fi := features[f]
-	if !fi.removedIn.IsZero() && v.Compare(fi.removedIn) >= 0 {
+	if !fi.removedIn.IsZero() && v.compare(fi.removedIn) >= 0 {
 		return &UnsupportedError{Feature: f, Cluster: v, Since: fi.since, RemovedIn: fi.removedIn}
 	}
 	return &UnsupportedError{Feature: f, Cluster: v, Since: fi.since}

@@ -260,7 +260,7 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 func (b *BlueGreen) begin(ctx context.Context, p *Progress, now time.Time) Result {
 	p.Steps++
 	p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
-	p.Deadline = now.Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(b.Timing.Stop, defaultStopTimeout))
 	if b.Job == "" {
 		return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade")
 	}
@@ -415,7 +415,7 @@ func (b *BlueGreen) afterSavepoint(ctx context.Context, p *Progress) (Result, er
 		p.Observed.Latest = rec
 	}
 	resetPhase(p)
-	p.Phase, p.Deadline = PhaseConfirmOld, b.clock().Now().Add(orDefault(b.Timing.Stop, DefaultStopTimeout))
+	p.Phase, p.Deadline = PhaseConfirmOld, b.clock().Now().Add(orDefault(b.Timing.Stop, defaultStopTimeout))
 	return Result{}, nil
 }
 

@@ -269,7 +269,7 @@ func (a *clusterAPI) ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, erro
 func retire(p *Progress, now time.Time, t Timing) Result {
 	p.Ending, p.Outcome = p.Outcome, ""
 	p.Phase, p.Requests, p.LastError = PhaseDeleteCluster, 0, ""
-	p.Deadline = now.Add(orDefault(t.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(t.Stop, defaultStopTimeout))
 	return Result{}
 }
 
@@ -281,7 +281,7 @@ func stepDeleteCluster(ctx context.Context, d Deployer, c Cluster, p *Progress, 
 	p.Steps++
 	if !now.Before(p.Deadline) && p.Requests == 0 && p.LastError == "" {
 		// Nothing failed yet: the time passed while the caller was away.
-		p.Deadline = now.Add(orDefault(t.Stop, DefaultStopTimeout))
+		p.Deadline = now.Add(orDefault(t.Stop, defaultStopTimeout))
 	}
 	err := d.Delete(ctx, c)
 	noted(ctx, err)

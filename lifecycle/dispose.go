@@ -70,7 +70,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 	p.Steps++
 	if p.Phase == "" {
 		p.Started = now
-		p.Phase, p.Deadline = PhaseDispose, now.Add(orDefault(d.Timing.Stop, DefaultStopTimeout))
+		p.Phase, p.Deadline = PhaseDispose, now.Add(orDefault(d.Timing.Stop, defaultStopTimeout))
 		return d.next(p, now, false)
 	}
 	chosen := d.Chosen(p)
@@ -141,7 +141,7 @@ func (d *DisposeSavepoints) next(p *Progress, now time.Time, done bool) Result {
 		p.Disposed++
 	}
 	p.Phase, p.Disposal, p.Requests, p.LastError = PhaseDispose, "", 0, ""
-	p.Deadline = now.Add(orDefault(d.Timing.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(d.Timing.Stop, defaultStopTimeout))
 	if n := len(d.Chosen(p)); p.Disposed >= n {
 		return d.end(p, n)
 	}

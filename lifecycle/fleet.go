@@ -84,12 +84,12 @@ func (s *SharedObservation) Reads() int64 {
 	return s.reads
 }
 
-// Job returns the overview of job id from an overview at most MaxAge
+// job returns the overview of job id from an overview at most MaxAge
 // old (two MaxAge while watched, see Changes), reading one if there is
 // none; ok is false when the cluster does
 // not list the job. err is the read's error (the JobManager unreachable):
 // the caller then reads the job itself.
-func (s *SharedObservation) Job(ctx context.Context, id flinkapi.JobID) (job flinkapi.JobOverview, ok bool, err error) {
+func (s *SharedObservation) job(ctx context.Context, id flinkapi.JobID) (job flinkapi.JobOverview, ok bool, err error) {
 	if err := s.fresh(ctx, true); err != nil {
 		return flinkapi.JobOverview{}, false, err
 	}
@@ -372,7 +372,7 @@ func awaitsOwnCheckpoint(st *JobStatus) bool {
 // Otherwise the caller reads the job in full; changed says whether the
 // overview showed the job changed.
 func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, st *JobStatus) (obs Observation, ok, changed bool) {
-	ov, listed, err := c.Shared.Job(ctx, st.JobID)
+	ov, listed, err := c.Shared.job(ctx, st.JobID)
 	if err != nil {
 		return Observation{}, false, false
 	}

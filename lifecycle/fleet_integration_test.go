@@ -176,7 +176,7 @@ func TestRealSharedObservation(t *testing.T) {
 		if sts[0].Situation == lifecycle.SituationCancelled {
 			break
 		}
-		if res.RequeueAfter > lifecycle.DefaultCacheDuration+time.Second || calls > 10 {
+		if res.RequeueAfter > (lifecycle.Timing{}).WithDefaults().Cache+time.Second || calls > 10 {
 			t.Fatalf("job 0 still %s after %d calls: called back after %v; want within Flink's cache time", sts[0].Situation, calls, res.RequeueAfter)
 		}
 		time.Sleep(res.RequeueAfter)

@@ -168,7 +168,7 @@ func TestSharedObservationOneRead(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Go(func() {
-			if _, ok, err := s.Job(context.Background(), "0123456789abcdef0123456789abcdef"); err != nil || ok {
+			if _, ok, err := s.job(context.Background(), "0123456789abcdef0123456789abcdef"); err != nil || ok {
 				t.Errorf("Job = %v, %v", ok, err)
 			}
 		})
@@ -181,11 +181,11 @@ func TestSharedObservationOneRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Clock().Advance(10 * time.Second)
-	if _, _, err := s.Job(context.Background(), "0123456789abcdef0123456789abcdef"); err == nil {
+	if _, _, err := s.job(context.Background(), "0123456789abcdef0123456789abcdef"); err == nil {
 		t.Error("the 503 of the read is not returned")
 	}
 	srv.Clock().Advance(10 * time.Second)
-	if _, _, err := s.Job(context.Background(), "0123456789abcdef0123456789abcdef"); err != nil || s.Reads() != 3 {
+	if _, _, err := s.job(context.Background(), "0123456789abcdef0123456789abcdef"); err != nil || s.Reads() != 3 {
 		t.Errorf("after MaxAge: %v, %d reads", err, s.Reads())
 	}
 }
@@ -560,9 +560,9 @@ func TestSharedObservationCachedDetails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.sts[0].JobState != flinkapi.JobRunning || res.RequeueAfter > DefaultCacheDuration+time.Second {
+	if f.sts[0].JobState != flinkapi.JobRunning || res.RequeueAfter > defaultCacheDuration+time.Second {
 		t.Fatalf("with the details cached: %s, RequeueAfter %v; want RUNNING and a call back within Flink's cache time (%v)",
-			f.sts[0].JobState, res.RequeueAfter, DefaultCacheDuration)
+			f.sts[0].JobState, res.RequeueAfter, defaultCacheDuration)
 	}
 	f.srv.Clock().Advance(res.RequeueAfter)
 	if _, err := f.ctrls[0].Reconcile(ctx, f.specs[0], &f.sts[0]); err != nil {

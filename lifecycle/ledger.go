@@ -337,7 +337,7 @@ func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now
 
 // disposalLate reports whether the disposal d has run past its deadline.
 func (c *Controller) disposalLate(d *SavepointDisposal, now time.Time) bool {
-	return !now.Before(d.Started.Add(orDefault(c.Timing.Stop, DefaultStopTimeout)))
+	return !now.Before(d.Started.Add(orDefault(c.Timing.Stop, defaultStopTimeout)))
 }
 
 // disposeError handles a request of the disposal that failed: a refusal

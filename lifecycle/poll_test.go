@@ -29,7 +29,7 @@ func TestPollSince(t *testing.T) {
 		// A Poll shorter than minPoll is kept.
 		{poll: 20 * time.Millisecond, start: t0, elapsed: 0, want: 20 * time.Millisecond},
 		// Zero Poll: the default.
-		{poll: 0, start: t0, elapsed: time.Minute, want: DefaultPollInterval},
+		{poll: 0, start: t0, elapsed: time.Minute, want: defaultPollInterval},
 		// No start, or a start in the future (a clock set back): Poll.
 		{poll: time.Second, start: time.Time{}, elapsed: 0, want: time.Second},
 		{poll: time.Second, start: t0.Add(time.Minute), elapsed: 0, want: time.Second},
@@ -44,7 +44,7 @@ func TestPollSince(t *testing.T) {
 
 // TestPollsSoonAfterAction checks that a savepoint, a stop and a new job
 // are seen soon after Flink completes them although Timing.Poll is long:
-// within DefaultLag of the wait (at least minPoll) plus a poll's own
+// within defaultLag of the wait (at least minPoll) plus a poll's own
 // time, with a bounded number of polls.
 func TestPollsSoonAfterAction(t *testing.T) {
 	const took = 300 * time.Millisecond // the fake's savepoint
@@ -57,7 +57,7 @@ func TestPollsSoonAfterAction(t *testing.T) {
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("savepoint: %s (%s)", res.Outcome, p.Reason)
 	}
-	if waited, limit := e.srv.Clock().Now().Sub(start), took+max(time.Duration(float64(took)*DefaultLag), minPoll); waited > limit {
+	if waited, limit := e.srv.Clock().Now().Sub(start), took+max(time.Duration(float64(took)*defaultLag), minPoll); waited > limit {
 		t.Errorf("the savepoint of %v was seen after %v, more than %v", took, waited, limit)
 	}
 	if n := count(e.srv, "GET /jobs/:jobid/savepoints/:triggerid"); n > 5 {

@@ -189,7 +189,7 @@ func measureStable(tb testing.TB) (pollFigures, time.Duration) {
 // firstCheckpoint is when the job's first checkpoint completed.
 func firstCheckpoint(tb testing.TB, e *env, id flinkapi.JobID) time.Time {
 	tb.Helper()
-	e.srv.Clock().Advance(DefaultCacheDuration) // past Flink's cache of the statistics
+	e.srv.Clock().Advance(defaultCacheDuration) // past Flink's cache of the statistics
 	stats, err := e.c.Checkpoints(context.Background(), id)
 	if err != nil {
 		tb.Fatal(err)
@@ -330,7 +330,7 @@ func TestPollCounts(t *testing.T) {
 	for i, d := range sweepDurations() {
 		// The poll before the change came at w <= d: the next one at
 		// w+max(w*Lag, minPoll), or Poll later.
-		if limit := min(max(time.Duration(float64(d)*DefaultLag), minPoll), DefaultPollInterval) + 10*time.Millisecond; sweep.lags[i] > limit {
+		if limit := min(max(time.Duration(float64(d)*defaultLag), minPoll), defaultPollInterval) + 10*time.Millisecond; sweep.lags[i] > limit {
 			t.Errorf("a savepoint of %v was seen %v after it completed, more than %v", d, sweep.lags[i], limit)
 		}
 	}

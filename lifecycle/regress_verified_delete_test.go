@@ -62,7 +62,7 @@ func TestDeleteReadsRetentionPastDeadline(t *testing.T) {
 			if !k.st.Progress.Unconfirmed {
 				t.Fatalf("the retention read was not refused: %+v", k.st.Progress)
 			}
-			k.srv.Clock().Advance(2*DefaultStopTimeout + 5*time.Minute) // the caller is away
+			k.srv.Clock().Advance(2*defaultStopTimeout + 5*time.Minute) // the caller is away
 			continue
 		}
 		if res := k.call(spec, true); res.Done {
@@ -124,7 +124,7 @@ func TestTeardownReadsPastDeadlineBounded(t *testing.T) {
 			break
 		}
 		if away && late == 0 && p.Unconfirmed {
-			e.srv.Clock().Advance(DefaultStopTimeout + time.Hour) // away after the first refused read
+			e.srv.Clock().Advance(defaultStopTimeout + time.Hour) // away after the first refused read
 		}
 		e.srv.Clock().Advance(res.RequeueAfter)
 	}

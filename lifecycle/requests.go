@@ -29,8 +29,8 @@ import (
 // Requests wait while an action is in flight, while the spec's Job or
 // restore request changes the job (the change goes first) and while the
 // spec asks for the job suspended; several pending at once are carried
-// out one at a time in the order of RequestKinds (Savepoint, Checkpoint,
-// Restart, Rollback), each as soon as the job is in a state it applies to
+// out one at a time in this order: Savepoint, Checkpoint,
+// Restart, Rollback, each as soon as the job is in a state it applies to
 // (one that waits does not hold up the next). While one waits, the
 // status's Message says so.
 type ActionRequests struct {
@@ -81,13 +81,13 @@ const (
 	RequestRollback   RequestKind = "Rollback"
 )
 
-// RequestKinds lists the kinds of requests in the order in which pending
+// requestKinds lists the kinds of requests in the order in which pending
 // ones are carried out.
-var RequestKinds = []RequestKind{RequestSavepoint, RequestCheckpoint, RequestRestart, RequestRollback}
+var requestKinds = []RequestKind{RequestSavepoint, RequestCheckpoint, RequestRestart, RequestRollback}
 
-// MaxRequestTokenLength bounds a token of ActionRequests, in bytes: the
+// maxRequestTokenLength bounds a token of ActionRequests, in bytes: the
 // length of a Kubernetes object name.
-const MaxRequestTokenLength = 253
+const maxRequestTokenLength = 253
 
 // Reasons of a Rollback request that had nothing to do: its token is
 // recorded as handled, and the job is left as it is.
@@ -103,10 +103,10 @@ const (
 const opTriggerCheckpoint = "TriggerCheckpoint"
 
 // Pending returns the kinds of the requests of r whose tokens handled
-// does not record, in the order of RequestKinds.
+// does not record, in the order Savepoint, Checkpoint, Restart, Rollback.
 func (r ActionRequests) Pending(handled ActionRequests) []RequestKind {
 	var out []RequestKind
-	for _, k := range RequestKinds {
+	for _, k := range requestKinds {
 		if tok := r.token(k); tok != "" && tok != handled.token(k) {
 			out = append(out, k)
 		}
@@ -145,9 +145,9 @@ func (r *ActionRequests) set(k RequestKind, tok string) {
 // field.
 func (r ActionRequests) validate() []error {
 	var errs []error
-	for _, k := range RequestKinds {
-		if n := len(r.token(k)); n > MaxRequestTokenLength {
-			errs = append(errs, fmt.Errorf("requests.%s: a token of %d bytes is longer than %d", fieldName(k), n, MaxRequestTokenLength))
+	for _, k := range requestKinds {
+		if n := len(r.token(k)); n > maxRequestTokenLength {
+			errs = append(errs, fmt.Errorf("requests.%s: a token of %d bytes is longer than %d", fieldName(k), n, maxRequestTokenLength))
 		}
 	}
 	return errs
@@ -304,7 +304,7 @@ func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, erro
 	switch {
 	case p.Phase == "":
 		p.Started, p.JobID, p.Phase = now, t.Job, PhaseCheckpoint
-		p.Deadline = now.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
+		p.Deadline = now.Add(orDefault(t.Timing.Savepoint, defaultSavepointTimeout))
 		*s = savepoint.Begin(flinkapi.OpCheckpoint, t.Job, flinkapi.NewTriggerID(), reasonOr(t.Reason, savepoint.ReasonUser), now, p.Deadline)
 		return Result{}, nil
 	case !now.Before(p.Deadline):

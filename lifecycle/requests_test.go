@@ -291,7 +291,7 @@ func TestRequestsWaitForActionInFlight(t *testing.T) {
 }
 
 // TestRequestsSeveral: tokens of every kind at once are carried out one
-// at a time in the order of RequestKinds.
+// at a time in the order of requestKinds.
 func TestRequestsSeveral(t *testing.T) {
 	k := newCluster(t, false)
 	spec := k.spec("/out")
@@ -351,7 +351,7 @@ func TestPlanRequests(t *testing.T) {
 	if p := c.PlanFor(changed, running.st, running.obs, planNow); p.Action != ActionUpgrade || p.Request != "" {
 		t.Errorf("a changed Job with a request: %s, request %q", p, p.Request)
 	}
-	for _, kind := range RequestKinds {
+	for _, kind := range requestKinds {
 		for sit, pc := range planCases() {
 			s := JobSpec{Job: planJob}
 			s.Requests.set(kind, "x")
@@ -371,15 +371,15 @@ func TestPlanRequests(t *testing.T) {
 	}
 }
 
-// TestValidateRequestTokens: a token longer than MaxRequestTokenLength is
+// TestValidateRequestTokens: a token longer than maxRequestTokenLength is
 // refused, naming its field.
 func TestValidateRequestTokens(t *testing.T) {
-	spec := JobSpec{Job: JobTemplate{JarID: "x.jar"}, Requests: ActionRequests{Savepoint: "ok", Rollback: strings.Repeat("r", MaxRequestTokenLength+1)}}
+	spec := JobSpec{Job: JobTemplate{JarID: "x.jar"}, Requests: ActionRequests{Savepoint: "ok", Rollback: strings.Repeat("r", maxRequestTokenLength+1)}}
 	err := spec.Validate()
 	if err == nil || !strings.Contains(err.Error(), "requests.rollback") || strings.Contains(err.Error(), "requests.savepoint") {
 		t.Fatalf("Validate: %v", err)
 	}
-	spec.Requests.Rollback = strings.Repeat("r", MaxRequestTokenLength)
+	spec.Requests.Rollback = strings.Repeat("r", maxRequestTokenLength)
 	if err := spec.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}

@@ -13,11 +13,11 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// DefaultRescaleTimeout is how long Rescale waits for the job to reach the
+// defaultRescaleTimeout is how long Rescale waits for the job to reach the
 // new parallelism by default. Flink's adaptive scheduler waits between
 // rescales (jobmanager.adaptive-scheduler.scaling-interval.min in 1.x,
 // executing.cooldown-after-rescaling in 2.x, 30 s by default).
-const DefaultRescaleTimeout = 5 * time.Minute
+const defaultRescaleTimeout = 5 * time.Minute
 
 // RescaleAPI is what Rescale needs: the cluster's version, the job's
 // resource requirements, and all Upgrade needs for the restart path.
@@ -57,7 +57,7 @@ type Rescale struct {
 	// new one in Run's arguments too.
 	Upgrade Upgrade
 	// Timeout bounds the wait for the job to reach the new parallelism
-	// (DefaultRescaleTimeout).
+	// (default 5m).
 	Timeout time.Duration
 }
 
@@ -96,7 +96,7 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 	case "":
 		p.Steps++
 		p.Started, p.JobID, p.PreviousJobID, p.Parallelism = now, r.Job, r.Job, r.Parallelism
-		p.Deadline = now.Add(orDefault(r.Timing.Stop, DefaultStopTimeout))
+		p.Deadline = now.Add(orDefault(r.Timing.Stop, defaultStopTimeout))
 		p.Phase = PhaseObserveScheduler
 		return Result{}, nil
 	case PhaseObserveScheduler, PhaseObserveParallelism, PhaseSetRequirements:
@@ -134,7 +134,7 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 	// The new job runs: confirm its parallelism.
 	p.Outcome, p.Reason, p.LastError = "", "", ""
 	p.Phase = PhaseConfirmParallelism
-	p.Deadline = now.Add(orDefault(r.Timeout, DefaultRescaleTimeout))
+	p.Deadline = now.Add(orDefault(r.Timeout, defaultRescaleTimeout))
 	return Result{RequeueAfter: r.Timing.poll()}, nil
 }
 
@@ -215,7 +215,7 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 		}
 		p.RescalePath, p.Vertices = policy.RescaleInPlace, strings.Join(ids, ",")
 		p.Phase = PhaseSetRequirements
-		p.Deadline = now.Add(orDefault(r.Timing.Stop, DefaultStopTimeout))
+		p.Deadline = now.Add(orDefault(r.Timing.Stop, defaultStopTimeout))
 		return Result{}, nil
 	case policy.RescaleByUpgrade:
 		p.RescalePath = policy.RescaleByUpgrade
@@ -240,7 +240,7 @@ func (r *Rescale) setRequirements(ctx context.Context, p *Progress, now time.Tim
 	case err == nil:
 		p.LastError = ""
 		p.Phase = PhaseConfirmParallelism
-		p.Deadline = now.Add(orDefault(r.Timeout, DefaultRescaleTimeout))
+		p.Deadline = now.Add(orDefault(r.Timeout, defaultRescaleTimeout))
 		return Result{RequeueAfter: r.Timing.poll()}, nil
 	case flinkapi.IsJobNotFound(err), flinkapi.IsDispatcherJobNotFound(err):
 		return finish(p, OutcomeJobGone, "Flink does not know the job: "+errMessage(err)), nil

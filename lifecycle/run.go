@@ -29,41 +29,42 @@ func clockOr(c Clock) Clock {
 	return c
 }
 
-// Default timings of the operations; each can be set per operation.
+// Default timings of the operations; each can be set per operation, and
+// Timing.WithDefaults fills them in.
 const (
-	DefaultSavepointTimeout = 10 * time.Minute // savepoint or stop with savepoint
-	DefaultStopTimeout      = 5 * time.Minute  // cancel, and the job reaching a terminal state
-	DefaultSubmitTimeout    = 5 * time.Minute  // upload, run, and the job reaching RUNNING
-	DefaultPollInterval     = time.Second
-	// DefaultLag is the detection lag allowed by default while an
+	defaultSavepointTimeout = 10 * time.Minute // savepoint or stop with savepoint
+	defaultStopTimeout      = 5 * time.Minute  // cancel, and the job reaching a terminal state
+	defaultSubmitTimeout    = 5 * time.Minute  // upload, run, and the job reaching RUNNING
+	defaultPollInterval     = time.Second
+	// defaultLag is the detection lag allowed by default while an
 	// operation waits for Flink, as a fraction of the time waited so far
 	// (Timing.Lag): a third.
-	DefaultLag = 1.0 / 3
-	// DefaultCacheDuration is how long Flink answers job details and
+	defaultLag = 1.0 / 3
+	// defaultCacheDuration is how long Flink answers job details and
 	// checkpoint statistics from its cache by default: web.refresh-interval
 	// (3 s), which rest.cache.checkpoint-statistics.timeout defaults to.
-	DefaultCacheDuration = 3 * time.Second
+	defaultCacheDuration = 3 * time.Second
 )
 
 // Timing sets the deadlines and the poll interval of an operation. Zero
 // fields take the defaults.
 type Timing struct {
-	// Savepoint bounds the savepoint phase (DefaultSavepointTimeout).
+	// Savepoint bounds the savepoint phase (default 10m).
 	Savepoint time.Duration
 	// Stop bounds cancelling and waiting for the job to stop
-	// (DefaultStopTimeout).
+	// (default 5m).
 	Stop time.Duration
 	// Submit bounds uploading, submitting and waiting for the job to run
-	// (DefaultSubmitTimeout).
+	// (default 5m).
 	Submit time.Duration
-	// Poll is the delay between polls (DefaultPollInterval); retries after
+	// Poll is the delay between polls (default 1s); retries after
 	// transient errors back off from it up to 16 times as long. Right
 	// after an action (a savepoint triggered, a job cancelled or
 	// submitted) the polls come sooner, as Lag says.
 	Poll time.Duration
 	// Lag bounds how late a wait sees the change it waits for (a job
 	// RUNNING, a savepoint completed, a job stopped), as a fraction of the
-	// time waited so far (DefaultLag; zero or less takes the default).
+	// time waited so far (default 1/3; zero or less takes the default).
 	// After an action the next poll comes Lag times the time since the
 	// action later, at least 100 ms (or Poll, if shorter) and at most
 	// Poll: a change after w is seen by max(Lag*w, 100 ms) later at most
@@ -74,7 +75,7 @@ type Timing struct {
 	// polls, a savepoint of 10 s after 19.
 	Lag float64
 	// Cache is how long Flink may answer job details and checkpoint
-	// statistics from its cache (DefaultCacheDuration): set it to the
+	// statistics from its cache (default 3s, Flink's own): set it to the
 	// cluster's rest.cache.checkpoint-statistics.timeout or
 	// web.refresh-interval, whichever is longer, if either is raised. The
 	// checkpoint statistics of a job that ended are read only once that
@@ -90,9 +91,19 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-func (t Timing) poll() time.Duration { return orDefault(t.Poll, DefaultPollInterval) }
+// WithDefaults returns t with every unset field set to its default:
+// Savepoint 10m, Stop 5m, Submit 5m, Poll 1s, Lag 1/3 and Cache 3s.
+func (t Timing) WithDefaults() Timing {
+	t.Savepoint = orDefault(t.Savepoint, defaultSavepointTimeout)
+	t.Stop = orDefault(t.Stop, defaultStopTimeout)
+	t.Submit = orDefault(t.Submit, defaultSubmitTimeout)
+	t.Poll, t.Lag, t.Cache = t.poll(), t.lag(), t.cache()
+	return t
+}
 
-func (t Timing) cache() time.Duration { return orDefault(t.Cache, DefaultCacheDuration) }
+func (t Timing) poll() time.Duration { return orDefault(t.Poll, defaultPollInterval) }
+
+func (t Timing) cache() time.Duration { return orDefault(t.Cache, defaultCacheDuration) }
 
 // minPoll is the shortest delay of pollSince: the floor of the lag rule,
 // so that the first polls of a wait, when little time has passed, are not
@@ -101,7 +112,7 @@ const minPoll = 100 * time.Millisecond
 
 func (t Timing) lag() float64 {
 	if t.Lag <= 0 {
-		return DefaultLag
+		return defaultLag
 	}
 	return t.Lag
 }

@@ -74,7 +74,7 @@ func reasonOr(r, def savepoint.Reason) savepoint.Reason {
 // the oldest release flinkkit speaks to.
 func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID, reason savepoint.Reason, now time.Time, timeout time.Duration) {
 	trigger := flinkapi.NewTriggerID()
-	deadline := now.Add(orDefault(timeout, DefaultSavepointTimeout))
+	deadline := now.Add(orDefault(timeout, defaultSavepointTimeout))
 	p.Phase = PhaseSavepoint
 	p.Deadline = deadline
 	p.Savepoint = savepoint.Begin(kind, job, trigger, reason, now, deadline)

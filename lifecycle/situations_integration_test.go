@@ -78,7 +78,7 @@ func TestRealControllerSituations(t *testing.T) {
 		loc := stopWithSavepoint(t, ctx, c, stopped)
 		// Flink answers job details from a cache (web.refresh-interval):
 		// once it expired, the job shows FINISHED.
-		time.Sleep(lifecycle.DefaultCacheDuration + time.Second)
+		time.Sleep((lifecycle.Timing{}).WithDefaults().Cache + time.Second)
 		realCall(t, ctx, ctrl, spec, &st, false)
 		if st.JobID == stopped && st.Converged(spec) || !st.Result.IsZero() {
 			t.Fatalf("the stopped job taken for done: %s %s (result %+v)", st.Reason, st.Message, st.Result)

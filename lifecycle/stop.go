@@ -133,7 +133,7 @@ func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 		switch strategy {
 		case CancelWithoutState:
 			p.Phase = PhaseCancel
-			p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
+			p.Deadline = now.Add(orDefault(s.Timing.Stop, defaultStopTimeout))
 		case StopWithSavepoint:
 			beginSavepoint(p, flinkapi.OpStopWithSavepoint, s.Job, reasonOr(s.Reason, savepoint.ReasonStop), now, s.Timing.Savepoint)
 		default:
@@ -178,7 +178,7 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 		o, reason := savepointOutcome(p, s.TargetDirectory)
 		return finish(p, o, reason)
 	}
-	p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(s.Timing.Stop, defaultStopTimeout))
 	p.LastError, p.Unconfirmed = "", false
 	if p.Strategy == SavepointThenCancel {
 		p.Phase = PhaseCancel
@@ -201,7 +201,7 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 		// No cancel was sent and failed: the time passed while the
 		// caller was away, not waiting for Flink. The deadline counts
 		// from the first cancel.
-		p.Deadline = now.Add(orDefault(s.Timing.Stop, DefaultStopTimeout))
+		p.Deadline = now.Add(orDefault(s.Timing.Stop, defaultStopTimeout))
 	}
 	if !now.Before(p.Deadline) {
 		return finish(p, OutcomeTimedOut, "the deadline passed before the job could be cancelled: "+p.LastError)
@@ -228,7 +228,7 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 // after the cancel or the savepoint that stops it (the phase's deadline
 // is counted from then), at Timing.Poll later.
 func (s *Stop) waitDelay(p *Progress, now time.Time) time.Duration {
-	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Stop, DefaultStopTimeout)), now)
+	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Stop, defaultStopTimeout)), now)
 }
 
 // stepWait reads the job's state until it is terminal.

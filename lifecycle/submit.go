@@ -107,7 +107,7 @@ func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
 	now := s.clock().Now()
 	if p.Phase == "" {
 		p.Started = now
-		p.Deadline = now.Add(orDefault(s.Timing.Submit, DefaultSubmitTimeout))
+		p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
 		p.JobID = s.JobID
 		if p.JobID == "" {
 			p.JobID = flinkapi.NewJobID()
@@ -128,7 +128,7 @@ func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
 			// No request of the phase failed: the time passed while the
 			// caller was away, not waiting for Flink. The phase's
 			// deadline counts from its first request.
-			p.Deadline = now.Add(orDefault(s.Timing.Submit, DefaultSubmitTimeout))
+			p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
 		case p.Phase == PhaseSubmit && s.Deployer != nil:
 			// A Deploy whose answer was lost may have started the
 			// cluster: Deploy once more, which finds it, before the
@@ -273,7 +273,7 @@ func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now t
 // after the submission began (its deadline is counted from then), at
 // Timing.Poll later.
 func (s *Submit) waitDelay(p *Progress, now time.Time) time.Duration {
-	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Submit, DefaultSubmitTimeout)), now)
+	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Submit, defaultSubmitTimeout)), now)
 }
 
 // exceptionReader is the optional part of a SubmitAPI that reads why a job

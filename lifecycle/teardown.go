@@ -107,7 +107,7 @@ func (t *Teardown) retries(p *Progress, now time.Time) (end time.Time, ok bool) 
 	if p.StopOutcome != OutcomeSavepointFailed && p.StopOutcome != OutcomeSavepointLost || p.Location != "" {
 		return time.Time{}, false
 	}
-	end = p.Started.Add(orDefault(t.Timing.Savepoint, DefaultSavepointTimeout))
+	end = p.Started.Add(orDefault(t.Timing.Savepoint, defaultSavepointTimeout))
 	tries := t.SavepointAttempts
 	if tries <= 0 {
 		tries = policy.DefaultSavepointAttempts
@@ -202,7 +202,7 @@ func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 		// No read of the phase failed: the time passed while the caller
 		// was away, not waiting for Flink. The job has ended, nothing
 		// runs: the phase's deadline counts from its first read after.
-		p.Deadline, late = now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), false
+		p.Deadline, late = now.Add(orDefault(t.Timing.Stop, defaultStopTimeout)), false
 	case late:
 		p.Requests++
 	}
@@ -273,7 +273,7 @@ func (t *Teardown) readAfterCancel(p *Progress, now time.Time) Result {
 	}
 	p.Observed.Latest = sp
 	p.Phase = PhaseObserveCheckpoints
-	p.Deadline = later(now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), p.Observed.StatsAfter.Add(t.Timing.poll()))
+	p.Deadline = later(now.Add(orDefault(t.Timing.Stop, defaultStopTimeout)), p.Observed.StatsAfter.Add(t.Timing.poll()))
 	return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}
 }
 
@@ -300,7 +300,7 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 	}
 	if p.Location != "" && t.Store != nil && t.Name != "" && !p.Recorded {
 		resetPhase(p)
-		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, defaultStopTimeout))
 		return Result{}, nil
 	}
 	why := p.Reason
@@ -316,7 +316,7 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 		// checkpoint, if Flink kept one.
 		resetPhase(p)
 		p.Reason = why
-		p.Phase, p.Deadline = PhaseObserve, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout))
+		p.Phase, p.Deadline = PhaseObserve, now.Add(orDefault(t.Timing.Stop, defaultStopTimeout))
 		if ended(p) {
 			p.Phase = PhaseObserveCheckpoints
 		}
@@ -445,7 +445,7 @@ func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 		p.RestoreFrom, p.RestoreKind = cp, policy.KindCheckpoint
 	}
 	if p.RestoreFrom != "" && t.Store != nil && t.Name != "" {
-		p.Phase, p.Deadline, p.Requests = PhaseRecord, now.Add(orDefault(t.Timing.Stop, DefaultStopTimeout)), 0
+		p.Phase, p.Deadline, p.Requests = PhaseRecord, now.Add(orDefault(t.Timing.Stop, defaultStopTimeout)), 0
 		return Result{}
 	}
 	if ranOn(p) {

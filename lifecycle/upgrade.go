@@ -517,7 +517,7 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if r.restore.Pending(r.restoreHandled) {
 		p.Request = r.restore
 	}
-	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 	if why := r.jarChanged(ctx); why != "" {
 		return finish(p, OutcomeJarChanged, why), nil
 	}
@@ -1112,7 +1112,7 @@ func (r *replacer) act(ctx context.Context, p *Progress, d policy.Decision, now 
 	case policy.ActionWait:
 		p.Phase, p.LastError = PhaseObserve, "the policy waits: "+d.Message()
 		if d.Deadline.After(now) {
-			p.Deadline = d.Deadline.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+			p.Deadline = d.Deadline.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 		}
 		return Result{RequeueAfter: max(min(d.RequeueAfter, 16*r.timing.poll()), r.timing.poll())}, nil
 	case policy.ActionNone:
@@ -1163,7 +1163,7 @@ func (r *replacer) reobserve(p *Progress, now time.Time) Result {
 	p.Strategy, p.RestoreFrom, p.RestoreKind = "", "", ""
 	p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = "", time.Time{}, time.Time{}
 	p.Phase = PhaseObserve
-	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 	return Result{}
 }
 
@@ -1233,7 +1233,7 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 				p.Observed.Checkpoint, p.Observed.CheckpointTime = p.RestoreFrom, time.Time{}
 			}
 			p.Phase = PhaseObserve
-			p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+			p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 			return Result{}, nil
 		}
 		if p.Strategy != CancelWithoutState {
@@ -1259,7 +1259,7 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 	resetPhase(p)
 	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
 	p.Phase = PhaseObserve
-	p.Deadline = now.Add(orDefault(r.timing.Stop, DefaultStopTimeout))
+	p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 	return Result{RequeueAfter: r.timing.poll()}, nil
 }
 

@@ -8,20 +8,20 @@ import (
 	"time"
 )
 
-// Defaults of AutoscalePolicy.
+// Defaults of AutoscalePolicy, as its fields document them.
 const (
-	DefaultTargetUtilization   = 70 // percent of a vertex's processing capacity
-	DefaultUtilizationBoundary = 20 // percentage points either side of the target
-	DefaultCatchUpDuration     = 5 * time.Minute
-	DefaultScaleWindow         = 5 * time.Minute
-	DefaultScaleStabilization  = time.Minute
-	DefaultScaleCoolDown       = 10 * time.Minute
+	defaultTargetUtilization   = 70 // percent of a vertex's processing capacity
+	defaultUtilizationBoundary = 20 // percentage points either side of the target
+	defaultCatchUpDuration     = 5 * time.Minute
+	defaultScaleWindow         = 5 * time.Minute
+	defaultScaleStabilization  = time.Minute
+	defaultScaleCoolDown       = 10 * time.Minute
 )
 
 // AutoscalePolicy says how RecommendScale sizes a job from the metrics of
 // its vertices, and whether the job controller acts on it. It is meant to
 // be embedded in a custom resource's spec; its zero value is off, with
-// the defaults above.
+// the defaults its fields name.
 type AutoscalePolicy struct {
 	// FormatVersion is the format this value was written in; 0 reads as
 	// 1. Validate refuses a newer one.
@@ -68,26 +68,26 @@ type AutoscalePolicy struct {
 // WithDefaults returns p with its unset fields set to their defaults.
 func (p AutoscalePolicy) WithDefaults() AutoscalePolicy {
 	if p.TargetUtilization == 0 {
-		p.TargetUtilization = DefaultTargetUtilization
+		p.TargetUtilization = defaultTargetUtilization
 	}
 	if p.UtilizationBoundary == 0 {
-		p.UtilizationBoundary = DefaultUtilizationBoundary
+		p.UtilizationBoundary = defaultUtilizationBoundary
 	}
 	p.UtilizationBoundary = max(p.UtilizationBoundary, 0)
 	if p.CatchUpDuration == 0 {
-		p.CatchUpDuration = Duration(DefaultCatchUpDuration)
+		p.CatchUpDuration = Duration(defaultCatchUpDuration)
 	}
 	if p.MinParallelism == 0 {
 		p.MinParallelism = 1
 	}
 	if p.Window == 0 {
-		p.Window = Duration(DefaultScaleWindow)
+		p.Window = Duration(defaultScaleWindow)
 	}
 	if p.Stabilization == 0 {
-		p.Stabilization = Duration(DefaultScaleStabilization)
+		p.Stabilization = Duration(defaultScaleStabilization)
 	}
 	if p.CoolDown == 0 {
-		p.CoolDown = Duration(DefaultScaleCoolDown)
+		p.CoolDown = Duration(defaultScaleCoolDown)
 	}
 	return p
 }

@@ -26,14 +26,14 @@ type Duration time.Duration
 // Std returns d as a time.Duration.
 func (d Duration) Std() time.Duration { return time.Duration(d) }
 
-// String formats d like time.Duration.String ("1m30s"), which ParseDuration
+// String formats d like time.Duration.String ("1m30s"), which UnmarshalJSON
 // reads back.
 func (d Duration) String() string { return time.Duration(d).String() }
 
-// ParseDuration reads a duration written as time.ParseDuration accepts it
+// parseDuration reads a duration written as time.ParseDuration accepts it
 // ("90s", "1h30m", "250ms"). The error names the text that was not
 // understood.
-func ParseDuration(s string) (Duration, error) {
+func parseDuration(s string) (Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		return 0, fmt.Errorf("policy: duration %q: want a number with a unit, such as \"90s\" or \"1h30m\"", clip(s, 64))
@@ -64,7 +64,7 @@ func (d *Duration) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return fmt.Errorf("policy: duration: %w", err)
 	}
-	v, err := ParseDuration(s)
+	v, err := parseDuration(s)
 	if err != nil {
 		return err
 	}

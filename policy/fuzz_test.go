@@ -41,7 +41,7 @@ func FuzzDurationJSON(f *testing.F) {
 		if err := back.UnmarshalJSON(out); err != nil || back != d {
 			t.Fatalf("round trip of %q: %s -> %v, %v", data, out, back, err)
 		}
-		if p, err := ParseDuration(d.String()); err != nil || p != d {
+		if p, err := parseDuration(d.String()); err != nil || p != d {
 			t.Fatalf("ParseDuration(%q) = %v, %v", d.String(), p, err)
 		}
 	})

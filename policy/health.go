@@ -25,15 +25,15 @@ const (
 	HealthRestartFromLatestState HealthAction = "RestartFromLatestState"
 )
 
-// Defaults of HealthPolicy.WithDefaults. DefaultCheckpointTimeout is
+// Defaults of HealthPolicy.WithDefaults. defaultCheckpointTimeout is
 // Flink's own default (execution.checkpointing.timeout), used to derive the
 // checkpoint window of a job whose timeout is not known.
 const (
-	DefaultHealthAction         = HealthReport
+	defaultHealthAction         = HealthReport
 	DefaultHealthMaxRestarts    = 3
 	DefaultHealthWindow         = Duration(10 * time.Minute)
-	DefaultMaxSavepointFailures = 3
-	DefaultCheckpointTimeout    = Duration(10 * time.Minute)
+	defaultMaxSavepointFailures = 3
+	defaultCheckpointTimeout    = Duration(10 * time.Minute)
 )
 
 // MaxHealthSamples bounds HealthHistory.Samples.
@@ -89,7 +89,7 @@ type HealthPolicy struct {
 // from the job's configuration).
 func (p HealthPolicy) WithDefaults() HealthPolicy {
 	if p.Action == "" {
-		p.Action = DefaultHealthAction
+		p.Action = defaultHealthAction
 	}
 	if p.MaxRestarts == 0 {
 		p.MaxRestarts = DefaultHealthMaxRestarts
@@ -98,13 +98,13 @@ func (p HealthPolicy) WithDefaults() HealthPolicy {
 		p.Window = DefaultHealthWindow
 	}
 	if p.MaxSavepointFailures == 0 {
-		p.MaxSavepointFailures = DefaultMaxSavepointFailures
+		p.MaxSavepointFailures = defaultMaxSavepointFailures
 	}
 	if p.TransitionTimeout == 0 {
 		p.TransitionTimeout = DefaultTransitionTimeout
 	}
 	if p.MaxStateAge == 0 {
-		p.MaxStateAge = DefaultMaxStateAge
+		p.MaxStateAge = defaultMaxStateAge
 	}
 	return p
 }
@@ -392,7 +392,7 @@ func checkpointWindow(p *HealthPolicy, h *HealthHistory) time.Duration {
 	}
 	timeout := h.CheckpointTimeout
 	if timeout <= 0 {
-		timeout = DefaultCheckpointTimeout
+		timeout = defaultCheckpointTimeout
 	}
 	return 2*h.CheckpointInterval.Std() + timeout.Std()
 }
@@ -546,7 +546,7 @@ func (in *HealthHistory) DeepCopy() *HealthHistory {
 // passed its deadline (Wait, SavepointInProgress); without such state it
 // blocks (NoRecentState), and a CANCELLING job blocks (JobStuck): a job is
 // never restarted without state. Every decision but a terminal one asks to
-// be evaluated again after DefaultPollInterval at the latest.
+// be evaluated again after 10s at the latest.
 //
 // A policy or a history of a format version newer than this release
 // reads is invalid (InvalidPolicy), like any other that does not validate.
@@ -564,7 +564,7 @@ func EvaluateHealth(p HealthPolicy, h HealthHistory, obs Observations, now time.
 	}
 	p = p.WithDefaults()
 	d.Details.MaxStateAge = p.MaxStateAge.Std()
-	d.Action, d.RequeueAfter = ActionNone, DefaultPollInterval
+	d.Action, d.RequeueAfter = ActionNone, defaultPollInterval
 	switch {
 	case !obs.JobManagerReachable:
 		d.Problem = ReasonJobManagerUnreachable
@@ -711,7 +711,7 @@ func restartUnhealthy(d *HealthDecision, p *HealthPolicy, obs *Observations, las
 	}
 	// Keep the verdict's facts; a wait on a savepoint replaces them.
 	details := d.Details
-	waiting := savepointWait(&d.Decision, &obs.Savepoint, DefaultSavepointDeadline.Std(), now)
+	waiting := savepointWait(&d.Decision, &obs.Savepoint, defaultSavepointDeadline.Std(), now)
 	d.Details = details
 	if waiting {
 		return
@@ -725,7 +725,7 @@ func restartUnhealthy(d *HealthDecision, p *HealthPolicy, obs *Observations, las
 	}
 	d.Action, d.Reason = ActionCancelFirst, ReasonRestartUnhealthyJob
 	d.RestorePoint = sel.chosen
-	d.RequeueAfter = DefaultPollInterval
+	d.RequeueAfter = defaultPollInterval
 }
 
 // Message explains the decision in one line for people: the verdict with

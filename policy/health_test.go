@@ -237,7 +237,7 @@ func healthViolations(p HealthPolicy, h HealthHistory, obs Observations, at time
 		if lastSample(&h).State == flinkapi.JobCancelling {
 			bad("restart of a CANCELLING job")
 		}
-		if savepointInFlight(&obs.Savepoint) && at.Before(savepointDeadline(&obs.Savepoint, DefaultSavepointDeadline.Std(), at)) {
+		if savepointInFlight(&obs.Savepoint) && at.Before(savepointDeadline(&obs.Savepoint, defaultSavepointDeadline.Std(), at)) {
 			bad("restart while a savepoint is in flight")
 		}
 	default:
@@ -246,7 +246,7 @@ func healthViolations(p HealthPolicy, h HealthHistory, obs Observations, at time
 	if d.Action == ActionWait && (!d.Deadline.After(at) || d.RequeueAfter <= 0 || d.RequeueAfter > d.Deadline.Sub(at)) {
 		bad("Wait with deadline %v, requeue %v", d.Deadline, d.RequeueAfter)
 	}
-	if d.RequeueAfter < 0 || d.RequeueAfter > DefaultPollInterval {
+	if d.RequeueAfter < 0 || d.RequeueAfter > defaultPollInterval {
 		bad("RequeueAfter %v", d.RequeueAfter)
 	}
 	return v

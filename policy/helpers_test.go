@@ -218,7 +218,7 @@ func violations(update bool, up UpdatePolicy, rp RestartPolicy, obs Observations
 			if !rp0.IsSet() {
 				bad("restart without state")
 			}
-			if n := p.RestartsInWindow(obs.Restarts, obs.LastRestart, at); n >= p.MaxRestarts {
+			if n := p.restartsInWindow(obs.Restarts, obs.LastRestart, at); n >= p.MaxRestarts {
 				bad("restart %d beyond the budget of %d", n+1, p.MaxRestarts)
 			}
 			if !obs.LastRestart.IsZero() && at.Before(obs.LastRestart.Add(p.Backoff.Std())) {

@@ -165,7 +165,7 @@ func evaluateRestore(d *Decision, p *UpdatePolicy, obs *Observations, now time.T
 	}
 	proceed := func(a Action) {
 		d.Action, d.Reason, d.RestorePoint = a, ReasonRestoreRequested, rp
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	}
 	switch {
 	case job == nil || job.State.IsTerminal():
@@ -199,7 +199,7 @@ func restoreRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Ti
 	if !failed {
 		d.Action, d.Reason = ActionStopWithSavepoint, ReasonSavepointBeforeRestore
 		d.Deadline = now.Add(spLimit)
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 		return
 	}
 	attempts := max(obs.SavepointAttempts, 1)
@@ -210,7 +210,7 @@ func restoreRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Ti
 	case attempts < p.SavepointAttempts:
 		d.Action, d.Reason = ActionStopWithSavepoint, ReasonSavepointRetry
 		d.Deadline = now.Add(spLimit)
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	case p.FallbackToLastState || p.AllowStartWithoutState:
 		// The policy accepts losing the running job's newest state.
 		proceed(ActionCancelFirst)

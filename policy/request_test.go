@@ -30,10 +30,10 @@ func TestEvaluateUpdateRestoreRequest(t *testing.T) {
 	savepointMode := UpdatePolicy{Mode: UpgradeSavepoint, MaxStateAge: Duration(24 * time.Hour)}
 	lastState := UpdatePolicy{Mode: UpgradeLastState}
 	stateless := UpdatePolicy{Mode: UpgradeStateless}
-	poll := DefaultPollInterval
+	poll := defaultPollInterval
 	requested := sp(requestedPath, ago(2*time.Hour))
 	unknownAge := RestorePoint{Kind: KindSavepoint, Path: requestedPath}
-	stopDeadline := now.Add(DefaultSavepointDeadline.Std())
+	stopDeadline := now.Add(defaultSavepointDeadline.Std())
 	unchanged := func(o Observations) Observations { o.SpecChanged = false; return o }
 	checked := func(r RestoreRequest) RestoreRequest { r.CheckAge = true; return r }
 	cancelling := func(r RestoreRequest) RestoreRequest { r.CancelWithoutSavepoint = true; return r }

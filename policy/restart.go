@@ -75,11 +75,11 @@ func restart(d *Decision, p *RestartPolicy, obs *Observations, now time.Time, re
 	}
 	// The default savepoint deadline bounds a savepoint status that has
 	// none of its own.
-	if savepointWait(d, &obs.Savepoint, DefaultSavepointDeadline.Std(), now) {
+	if savepointWait(d, &obs.Savepoint, defaultSavepointDeadline.Std(), now) {
 		return
 	}
 	window := p.Window.Std()
-	count := p.RestartsInWindow(obs.Restarts, obs.LastRestart, now)
+	count := p.restartsInWindow(obs.Restarts, obs.LastRestart, now)
 	d.Details.Count, d.Details.Max = count, p.MaxRestarts
 	if count >= p.MaxRestarts {
 		d.Action, d.Reason = ActionBlock, ReasonRestartBudgetExhausted
@@ -109,5 +109,5 @@ func restart(d *Decision, p *RestartPolicy, obs *Observations, now time.Time, re
 	}
 	d.Action, d.Reason = ActionRestart, reason
 	d.RestorePoint = s.chosen
-	d.RequeueAfter = DefaultPollInterval
+	d.RequeueAfter = defaultPollInterval
 }

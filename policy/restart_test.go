@@ -12,7 +12,7 @@ import (
 
 func TestEvaluateRestart(t *testing.T) {
 	on := RestartPolicy{Mode: RestartFromLatestState}
-	poll := DefaultPollInterval
+	poll := defaultPollInterval
 
 	// failed returns a job that FAILED at end, with a young checkpoint.
 	failed := func(end time.Duration) Observations {
@@ -146,7 +146,7 @@ func TestRestartCounting(t *testing.T) {
 		{-1, ago(time.Minute), 0},
 	}
 	for _, tt := range tests {
-		if got := p.RestartsInWindow(tt.restarts, tt.last, now); got != tt.inWindow {
+		if got := p.restartsInWindow(tt.restarts, tt.last, now); got != tt.inWindow {
 			t.Errorf("RestartsInWindow(%d, %v) = %d, want %d", tt.restarts, tt.last, got, tt.inWindow)
 		}
 		if got := p.CountRestart(tt.restarts, tt.last, now); got != tt.inWindow+1 {

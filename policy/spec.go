@@ -39,20 +39,20 @@ const (
 // Defaults that WithDefaults fills in for unset (zero) fields.
 const (
 	DefaultUpgradeMode       = UpgradeSavepoint
-	DefaultMaxStateAge       = Duration(24 * time.Hour)
-	DefaultSavepointDeadline = Duration(10 * time.Minute)
+	defaultMaxStateAge       = Duration(24 * time.Hour)
+	defaultSavepointDeadline = Duration(10 * time.Minute)
 	DefaultSavepointAttempts = 2
 	DefaultTransitionTimeout = Duration(5 * time.Minute)
-	DefaultRestartMode       = RestartNever
-	DefaultMaxRestarts       = 3
-	DefaultRestartWindow     = Duration(time.Hour)
-	DefaultRestartBackoff    = Duration(30 * time.Second)
+	defaultRestartMode       = RestartNever
+	defaultMaxRestarts       = 3
+	defaultRestartWindow     = Duration(time.Hour)
+	defaultRestartBackoff    = Duration(30 * time.Second)
 )
 
-// DefaultPollInterval is the longest RequeueAfter a decision asks for while
+// defaultPollInterval is the longest RequeueAfter a decision asks for while
 // something is in progress (a savepoint, a transitional job state, an
 // action just taken).
-const DefaultPollInterval = 10 * time.Second
+const defaultPollInterval = 10 * time.Second
 
 // UpdatePolicy says how a job is updated when its spec changes. It is meant
 // to be embedded in a custom resource's spec. Zero fields take the defaults
@@ -103,10 +103,10 @@ func (p UpdatePolicy) WithDefaults() UpdatePolicy {
 		p.Mode = DefaultUpgradeMode
 	}
 	if p.MaxStateAge == 0 {
-		p.MaxStateAge = DefaultMaxStateAge
+		p.MaxStateAge = defaultMaxStateAge
 	}
 	if p.SavepointDeadline == 0 {
-		p.SavepointDeadline = DefaultSavepointDeadline
+		p.SavepointDeadline = defaultSavepointDeadline
 	}
 	if p.SavepointAttempts == 0 {
 		p.SavepointAttempts = DefaultSavepointAttempts
@@ -180,19 +180,19 @@ type RestartPolicy struct {
 // TransitionTimeout 5m.
 func (p RestartPolicy) WithDefaults() RestartPolicy {
 	if p.Mode == "" {
-		p.Mode = DefaultRestartMode
+		p.Mode = defaultRestartMode
 	}
 	if p.MaxRestarts == 0 {
-		p.MaxRestarts = DefaultMaxRestarts
+		p.MaxRestarts = defaultMaxRestarts
 	}
 	if p.Window == 0 {
-		p.Window = DefaultRestartWindow
+		p.Window = defaultRestartWindow
 	}
 	if p.Backoff == 0 {
-		p.Backoff = DefaultRestartBackoff
+		p.Backoff = defaultRestartBackoff
 	}
 	if p.MaxStateAge == 0 {
-		p.MaxStateAge = DefaultMaxStateAge
+		p.MaxStateAge = defaultMaxStateAge
 	}
 	if p.TransitionTimeout == 0 {
 		p.TransitionTimeout = DefaultTransitionTimeout
@@ -226,10 +226,10 @@ func (p RestartPolicy) Validate() error {
 	return errors.Join(errs...)
 }
 
-// RestartsInWindow returns how many of restarts still count against
+// restartsInWindow returns how many of restarts still count against
 // MaxRestarts at now: all of them while now is within Window of the last
 // restart, none after. Record CountRestart's result when restarting.
-func (p RestartPolicy) RestartsInWindow(restarts int, lastRestart, now time.Time) int {
+func (p RestartPolicy) restartsInWindow(restarts int, lastRestart, now time.Time) int {
 	p = p.WithDefaults()
 	if lastRestart.IsZero() || now.Sub(lastRestart) >= p.Window.Std() || restarts < 0 {
 		return 0
@@ -240,7 +240,7 @@ func (p RestartPolicy) RestartsInWindow(restarts int, lastRestart, now time.Time
 // CountRestart returns the restart count to record when the job is
 // restarted at now, given the count and time recorded at the last restart.
 func (p RestartPolicy) CountRestart(restarts int, lastRestart, now time.Time) int {
-	return p.RestartsInWindow(restarts, lastRestart, now) + 1
+	return p.restartsInWindow(restarts, lastRestart, now) + 1
 }
 
 // FieldError is one invalid field of a policy. Field is the field's JSON

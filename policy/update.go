@@ -129,12 +129,12 @@ func updateStateless(d *Decision, p *UpdatePolicy, job *Job, now time.Time) {
 		d.Details.Since, d.Details.Limit = transitionSince(job, now), timeout
 		d.Reason = ReasonJobStuck
 		d.RestorePoint = RestorePoint{Kind: KindNone}
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 		return
 	}
 	d.Reason = ReasonStatelessUpgrade
 	d.RestorePoint = RestorePoint{Kind: KindNone}
-	d.RequeueAfter = DefaultPollInterval
+	d.RequeueAfter = defaultPollInterval
 }
 
 // acceptsCheckpoints reports whether the policy restores from retained
@@ -154,17 +154,17 @@ func replaceJob(d *Decision, p *UpdatePolicy, obs *Observations, now time.Time, 
 	case s.chosen.IsSet():
 		d.Action, d.Reason = action, ReasonRestoreFromState
 		d.RestorePoint = restoreFrom(s.chosen, p)
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	case obs.FirstDeploy && !s.any:
 		d.Action, d.Reason = action, ReasonFirstDeploy
 		d.RestorePoint = RestorePoint{Kind: KindNone}
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	case s.skipped.IsSet():
 		d.Action, d.Reason = ActionBlock, ReasonNoRecentSavepoint
 	case p.AllowStartWithoutState:
 		d.Action, d.Reason = action, ReasonStartWithoutState
 		d.RestorePoint = RestorePoint{Kind: KindNone}
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	default:
 		d.Action, d.Reason = ActionBlock, ReasonNoRecentState
 	}
@@ -179,7 +179,7 @@ func updateRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Tim
 		if s.chosen.IsSet() {
 			d.Action, d.Reason = ActionCancelFirst, ReasonRestoreFromState
 			d.RestorePoint = restoreFrom(s.chosen, p)
-			d.RequeueAfter = DefaultPollInterval
+			d.RequeueAfter = defaultPollInterval
 			return
 		}
 	}
@@ -195,7 +195,7 @@ func updateRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Tim
 			d.Details.Newest = s.newest
 			d.Action, d.Reason = ActionCancelFirst, ReasonRestoreFromState
 			d.RestorePoint = restoreFrom(s.chosen, p)
-			d.RequeueAfter = DefaultPollInterval
+			d.RequeueAfter = defaultPollInterval
 			return
 		}
 	}
@@ -206,7 +206,7 @@ func updateRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Tim
 			d.Reason = ReasonNoRecentState
 		}
 		d.Deadline = now.Add(spLimit)
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 		return
 	}
 	if p.Mode != UpgradeLastState {
@@ -221,15 +221,15 @@ func updateRunning(d *Decision, p *UpdatePolicy, obs *Observations, now time.Tim
 	case attempts < p.SavepointAttempts:
 		d.Action, d.Reason = ActionStopWithSavepoint, ReasonSavepointRetry
 		d.Deadline = now.Add(spLimit)
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	case p.FallbackToLastState && s.chosen.IsSet():
 		d.Action, d.Reason = ActionCancelFirst, ReasonSavepointFallback
 		d.RestorePoint = restoreFrom(s.chosen, p)
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	case p.AllowStartWithoutState && !s.youngExists():
 		d.Action, d.Reason = ActionCancelFirst, ReasonStartWithoutState
 		d.RestorePoint = RestorePoint{Kind: KindNone}
-		d.RequeueAfter = DefaultPollInterval
+		d.RequeueAfter = defaultPollInterval
 	case timedOut:
 		d.Action, d.Reason = ActionBlock, ReasonSavepointTimedOut
 	default:
@@ -337,7 +337,7 @@ func transitionWait(d *Decision, job *Job, timeout time.Duration, now time.Time)
 func stuckBlock(d *Decision, job *Job, timeout time.Duration, now time.Time) {
 	d.Action, d.Reason = ActionBlock, ReasonJobStuck
 	d.Details.Since, d.Details.Limit = transitionSince(job, now), timeout
-	d.RequeueAfter = DefaultPollInterval
+	d.RequeueAfter = defaultPollInterval
 }
 
 // unreachable waits for a silent JobManager until lastContact plus
@@ -356,12 +356,12 @@ func unreachable(d *Decision, lastContact time.Time, timeout time.Duration, now 
 		return
 	}
 	d.Action, d.Reason = ActionBlock, ReasonJobManagerUnreachableTimeout
-	d.RequeueAfter = DefaultPollInterval
+	d.RequeueAfter = defaultPollInterval
 }
 
 // wait makes d a Wait until deadline, which must be after now.
 func wait(d *Decision, deadline, now time.Time) {
 	d.Action = ActionWait
 	d.Deadline = deadline
-	d.RequeueAfter = min(DefaultPollInterval, deadline.Sub(now))
+	d.RequeueAfter = min(defaultPollInterval, deadline.Sub(now))
 }

@@ -25,7 +25,7 @@ func TestEvaluateUpdate(t *testing.T) {
 	savepointMode := UpdatePolicy{Mode: UpgradeSavepoint}
 	lastState := UpdatePolicy{Mode: UpgradeLastState}
 	stateless := UpdatePolicy{Mode: UpgradeStateless}
-	poll := DefaultPollInterval
+	poll := defaultPollInterval
 
 	failedSavepoint := func(o Observations, attempts int) Observations {
 		o.Savepoint = savepoint.Status{State: savepoint.Failed, TriggerTime: ago(3 * time.Minute), Failure: "java.io.IOException: disk full"}
@@ -525,7 +525,7 @@ func TestReconcileSequence(t *testing.T) {
 	obs.Job.State, obs.Job.StateSince, obs.Job.EndTime = flinkapi.JobFinished, t2, t2
 	obs.Savepoint.State, obs.Savepoint.Location, obs.Savepoint.LastUpdate = savepoint.Succeeded, "s3://sp/update", t2
 	d = EvaluateUpdate(p, obs, t2)
-	want := decisionCore{Action: ActionProceed, Reason: ReasonRestoreFromState, RestorePoint: sp("s3://sp/update", now), RequeueAfter: DefaultPollInterval}
+	want := decisionCore{Action: ActionProceed, Reason: ReasonRestoreFromState, RestorePoint: sp("s3://sp/update", now), RequeueAfter: defaultPollInterval}
 	if diff := cmp.Diff(want, core(d)); diff != "" {
 		t.Fatalf("step 3 (-want +got):\n%s", diff)
 	}
@@ -599,7 +599,7 @@ func TestUpdateAfterJobFailedWhileStopping(t *testing.T) {
 			TriggerTime: ago(time.Minute), Failure: "StopWithSavepointStoppingException"}
 		o.SavepointAttempts = 1
 		d := EvaluateUpdate(UpdatePolicy{Mode: mode}, o, now)
-		want := decisionCore{Action: ActionCancelFirst, Reason: ReasonRestoreFromState, RestorePoint: sp("s3://sp/stop", ago(time.Minute)), RequeueAfter: DefaultPollInterval}
+		want := decisionCore{Action: ActionCancelFirst, Reason: ReasonRestoreFromState, RestorePoint: sp("s3://sp/stop", ago(time.Minute)), RequeueAfter: defaultPollInterval}
 		if diff := cmp.Diff(want, core(d)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s\n%s", mode, diff, d.Message())
 		}

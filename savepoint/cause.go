@@ -7,10 +7,10 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
 
-// MaxMessageLen is the longest message, in bytes, that this package stores in
+// maxMessageLen is the longest message, in bytes, that this package stores in
 // Status.Failure and Status.LastError; longer ones are cut at a character
 // boundary. It keeps Kubernetes status objects small.
-const MaxMessageLen = 1024
+const maxMessageLen = 1024
 
 // Java class names of failure causes that decide the next state.
 const (
@@ -36,7 +36,7 @@ const (
 // (indented deeper than the trace's first line) and their causes are not
 // part of the chain. An exception without a message gives its class name;
 // a failure without a stack trace gives its class. The result is at most
-// MaxMessageLen bytes of valid UTF-8 without control characters, and is
+// 1024 bytes of valid UTF-8 without control characters, and is
 // never empty for a non-nil f.
 func FailureMessage(f *flinkapi.FailureCause) string {
 	if f == nil {
@@ -97,7 +97,7 @@ func createdSavepointIn(msg string) string {
 }
 
 // cleanMessage makes s fit a status field: valid UTF-8, control characters
-// replaced by spaces, surrounding space removed, at most MaxMessageLen bytes.
+// replaced by spaces, surrounding space removed, at most maxMessageLen bytes.
 // It does not allocate when s is already clean.
 func cleanMessage(s string) string {
 	if !utf8.ValidString(s) {
@@ -111,7 +111,7 @@ func cleanMessage(s string) string {
 			return r
 		}, s)
 	}
-	return strings.TrimSpace(clip(strings.TrimSpace(s), MaxMessageLen))
+	return strings.TrimSpace(clip(strings.TrimSpace(s), maxMessageLen))
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || 0x80 <= r && r < 0xa0 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestFailureMessage(t *testing.T) {
-	long := strings.Repeat("é", MaxMessageLen) // 2 bytes each
+	long := strings.Repeat("é", maxMessageLen) // 2 bytes each
 	tests := []struct {
 		name string
 		f    *flinkapi.FailureCause
@@ -40,7 +40,7 @@ func TestFailureMessage(t *testing.T) {
 		{"not a Java trace", &flinkapi.FailureCause{StackTrace: "  something went wrong  \n"}, "something went wrong"},
 		{"control characters", &flinkapi.FailureCause{StackTrace: "a.b.E: bell\a and\ttab\x7f"}, "bell  and tab"},
 		{"invalid UTF-8", &flinkapi.FailureCause{StackTrace: "a.b.E: bad \xff byte"}, "bad \uFFFD byte"},
-		{"long message clipped at a character", &flinkapi.FailureCause{StackTrace: "a.b.E: " + long}, long[:MaxMessageLen]},
+		{"long message clipped at a character", &flinkapi.FailureCause{StackTrace: "a.b.E: " + long}, long[:maxMessageLen]},
 		{"blank trace: the class", &flinkapi.FailureCause{Class: "a.b.E", StackTrace: " \n\t\n"}, "a.b.E"},
 	}
 	for _, tt := range tests {
@@ -93,8 +93,8 @@ func TestClip(t *testing.T) {
 func checkMessage(t *testing.T, what, msg string) {
 	t.Helper()
 	switch {
-	case len(msg) > MaxMessageLen:
-		t.Errorf("%s: %d bytes, more than %d", what, len(msg), MaxMessageLen)
+	case len(msg) > maxMessageLen:
+		t.Errorf("%s: %d bytes, more than %d", what, len(msg), maxMessageLen)
 	case !utf8.ValidString(msg):
 		t.Errorf("%s: invalid UTF-8 %q", what, msg)
 	case strings.IndexFunc(msg, isControl) >= 0:
@@ -129,7 +129,7 @@ func FuzzRootCause(f *testing.F) {
 	f.Add("Could not write s3://b/x: Access Denied", "a.b.C: wrapped", true, 5)
 	f.Fuzz(func(t *testing.T, root, outer string, suppressed bool, depth int) {
 		root = strings.TrimSpace(root)
-		if root == "" || strings.ContainsAny(root, "\r\n") || !utf8.ValidString(root) || strings.IndexFunc(root, isControl) >= 0 || len(root) > MaxMessageLen {
+		if root == "" || strings.ContainsAny(root, "\r\n") || !utf8.ValidString(root) || strings.IndexFunc(root, isControl) >= 0 || len(root) > maxMessageLen {
 			t.Skip()
 		}
 		if name, _, ok := strings.Cut(root, ":"); ok && flinkapi.IsJavaClassName(strings.TrimSpace(name)) || flinkapi.IsJavaClassName(root) {

@@ -228,8 +228,8 @@ func (c Cron) IsZero() bool { return c.loc == nil }
 // String returns the expression c was parsed from.
 func (c Cron) String() string { return c.expr }
 
-// Location returns the time zone of c.
-func (c Cron) Location() *time.Location { return c.loc }
+// location returns the time zone of c.
+func (c Cron) location() *time.Location { return c.loc }
 
 // dayMatches reports whether the day d of month m, a weekday wd, is one of
 // c's days.

@@ -103,8 +103,8 @@ func TestCronNext(t *testing.T) {
 			t.Errorf("ParseCron(%q): %v", tc.expr, err)
 			continue
 		}
-		if c.String() != tc.expr || c.Location() != tc.loc || c.IsZero() {
-			t.Errorf("%q: String %q, Location %v", tc.expr, c.String(), c.Location())
+		if c.String() != tc.expr || c.location() != tc.loc || c.IsZero() {
+			t.Errorf("%q: String %q, Location %v", tc.expr, c.String(), c.location())
 		}
 		from := at(tc.loc, tc.from)
 		for i, w := range tc.want {

@@ -508,7 +508,7 @@ func TestAfterPollTransient(t *testing.T) {
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("AfterPoll (-want +got):\n%s", diff)
 				}
-				if !got.Unknown() {
+				if !got.unknown() {
 					t.Errorf("Unknown() = false after a transient answer")
 				}
 			})

@@ -200,9 +200,9 @@ func TestAfterJobList(t *testing.T) {
 }
 
 // TestAfterJobListLongMessage: the Failure of a Failed status keeps to
-// MaxMessageLen with the job's state added.
+// maxMessageLen with the job's state added.
 func TestAfterJobListLongMessage(t *testing.T) {
-	prev := with(unconfirmedFrom(InFlight, true), func(s *Status) { s.Failure = strings.Repeat("é", MaxMessageLen/2) })
+	prev := with(unconfirmedFrom(InFlight, true), func(s *Status) { s.Failure = strings.Repeat("é", maxMessageLen/2) })
 	got := AfterJobList(prev, true, flinkapi.JobRunning, nil, at(time.Minute))
 	if got.State != Failed {
 		t.Fatalf("state %s, want Failed", got.State)
@@ -223,11 +223,11 @@ func TestJobListRoundTrip(t *testing.T) {
 		t.Fatalf("after FlinkJobNotFoundException: %+v", st)
 	}
 	st = AfterJobList(st, false, "", errLeader, now)
-	if !st.NeedsJobList() || st.Attempts != 1 || !st.Unknown() {
+	if !st.NeedsJobList() || st.Attempts != 1 || !st.unknown() {
 		t.Fatalf("after a failed list: %+v", st)
 	}
 	st = AfterJobList(st, true, flinkapi.JobFinished, nil, now)
-	if !st.NeedsRecovery() || st.Before != "" || st.OperationFailed || st.Failure != "" || st.Unknown() {
+	if !st.NeedsRecovery() || st.Before != "" || st.OperationFailed || st.Failure != "" || st.unknown() {
 		t.Fatalf("after the list shows the job FINISHED: %+v", st)
 	}
 	st = Recover(st, history(sp(7, 0, flinkapi.CheckpointCompleted, loc)), now)

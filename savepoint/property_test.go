@@ -169,7 +169,7 @@ func TestRandomAnswerSequences(t *testing.T) {
 			if next.State != Unconfirmed && (next.Before != "" || next.OperationFailed) {
 				fail("%s with Before %q, OperationFailed %v", next.State, next.Before, next.OperationFailed)
 			}
-			if next.State == Unconfirmed && !next.Before.Active() {
+			if next.State == Unconfirmed && !next.Before.active() {
 				fail("Unconfirmed with nothing to go back to: %q", next.Before)
 			}
 			if e.transient && applies {

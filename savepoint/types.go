@@ -62,13 +62,13 @@ const (
 	TimedOut State = "TimedOut"
 )
 
-// Active reports whether s still waits for an answer, a recovery, Flink's
+// active reports whether s still waits for an answer, a recovery, Flink's
 // job list or the deadline: Pending, InFlight, Lost and Unconfirmed.
-func (s State) Active() bool { return s == Pending || s == InFlight || s == Lost || s == Unconfirmed }
+func (s State) active() bool { return s == Pending || s == InFlight || s == Lost || s == Unconfirmed }
 
 // Final reports whether s is set and not active. Strings this package does
 // not know count as final.
-func (s State) Final() bool { return s != "" && !s.Active() }
+func (s State) Final() bool { return s != "" && !s.active() }
 
 // Reason says why a savepoint was taken. Each has a stable string, stored in
 // Kubernetes objects: the strings never change.
@@ -168,8 +168,9 @@ type Status struct {
 }
 
 // Active reports whether the savepoint still waits for an answer, a
-// recovery or the deadline (see State.Active).
-func (s Status) Active() bool { return s.State.Active() }
+// recovery, Flink's job list or the deadline: its State is Pending,
+// InFlight, Lost or Unconfirmed.
+func (s Status) Active() bool { return s.State.active() }
 
 // Final reports whether the operation has ended (see State.Final).
 func (s Status) Final() bool { return s.State.Final() }
@@ -191,9 +192,9 @@ func (s Status) NeedsRecovery() bool { return s.State == Lost }
 // Unconfirmed.
 func (s Status) NeedsJobList() bool { return s.State == Unconfirmed }
 
-// Unknown reports whether the latest answer was transient: the state is
+// unknown reports whether the latest answer was transient: the state is
 // what was known before it.
-func (s Status) Unknown() bool { return s.Attempts > 0 }
+func (s Status) unknown() bool { return s.Attempts > 0 }
 
 // Operation returns the asynchronous operation to poll.
 func (s Status) Operation() flinkapi.Operation {

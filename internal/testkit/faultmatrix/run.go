@@ -60,9 +60,8 @@ func updatePolicy(mode policy.UpgradeMode) policy.UpdatePolicy {
 // deadlines of the phases it may go through, not counting injected
 // latency and a slack of backoffs: past it the operation is stuck.
 func (op Op) budget(timing lifecycle.Timing) time.Duration {
-	sp := orDefault(timing.Savepoint, lifecycle.DefaultSavepointTimeout)
-	stop := orDefault(timing.Stop, lifecycle.DefaultStopTimeout)
-	submit := orDefault(timing.Submit, lifecycle.DefaultSubmitTimeout)
+	timing = timing.WithDefaults()
+	sp, stop, submit := timing.Savepoint, timing.Stop, timing.Submit
 	observe := stop + 2*time.Minute // an observation may wait TransitionTimeout
 	switch op {
 	case OpTakeSavepoint:
@@ -87,13 +86,6 @@ func (op Op) budget(timing lifecycle.Timing) time.Duration {
 		return observe + sp + submit + blueGreenWindow + 2*stop
 	}
 	return 0
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // Result is one run of a schedule.
@@ -696,8 +688,8 @@ func (e *env) checkWindow(name string, p lifecycle.Progress, now time.Time) {
 	for _, ev := range e.s.Events {
 		away += ev.Away
 	}
-	limit := orDefault(e.timing.Submit, lifecycle.DefaultSubmitTimeout) + blueGreenWindow + 2*orDefault(e.timing.Stop, lifecycle.DefaultStopTimeout) +
-		orDefault(e.timing.Savepoint, lifecycle.DefaultSavepointTimeout) + away + 2*time.Minute
+	t := e.timing.WithDefaults()
+	limit := t.Submit + blueGreenWindow + 2*t.Stop + t.Savepoint + away + 2*time.Minute
 	if d := e.srv.Clock().Now().Sub(e.overlap); d > limit {
 		e.v.add("invariant 7: both jobs ran for %v, longer than the window and the stop allow (%v)", d, limit)
 	}
