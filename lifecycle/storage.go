@@ -81,21 +81,10 @@ type LocalStorage struct{}
 // List returns the entries of dir, sorted, as paths in dir's form (a
 // file: URI's entries are file: URIs).
 func (LocalStorage) List(ctx context.Context, dir string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	local, err := localPath(dir)
+	des, prefix, err := readLocalDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	des, err := os.ReadDir(local)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	}
-	prefix := strings.TrimSuffix(dir, "/") + "/"
 	out := make([]string, 0, len(des))
 	for _, de := range des {
 		out = append(out, prefix+de.Name())
@@ -108,21 +97,10 @@ func (LocalStorage) List(ctx context.Context, dir string) ([]string, error) {
 // times (StorageEntries), sorted, as paths in dir's form. An entry
 // removed while it is read is left out.
 func (LocalStorage) Entries(ctx context.Context, dir string) ([]StorageEntry, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	local, err := localPath(dir)
+	des, prefix, err := readLocalDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	des, err := os.ReadDir(local)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil
-	case err != nil:
-		return nil, err
-	}
-	prefix := strings.TrimSuffix(dir, "/") + "/"
 	out := make([]StorageEntry, 0, len(des))
 	for _, de := range des {
 		fi, err := de.Info()
@@ -140,6 +118,26 @@ func (LocalStorage) Entries(ctx context.Context, dir string) ([]StorageEntry, er
 	}
 	slices.SortFunc(out, func(a, b StorageEntry) int { return strings.Compare(a.Path, b.Path) })
 	return out, nil
+}
+
+// readLocalDir reads the local directory dir names: its entries (none
+// when it does not exist) and the prefix of their paths in dir's form.
+func readLocalDir(ctx context.Context, dir string) ([]os.DirEntry, string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	local, err := localPath(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	des, err := os.ReadDir(local)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", err
+	}
+	return des, strings.TrimSuffix(dir, "/") + "/", nil
 }
 
 // Delete removes path, recursively; a missing path is no error.

@@ -265,17 +265,7 @@ func (a *app) plan(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	if a.output == "json" {
-		if err := a.emitJSON(p); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(a.stdout, "%s: %s\n", name, p)
-	}
-	if p.Blocked != "" {
-		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
-	}
-	return nil
+	return a.showPlan(name, p)
 }
 
 // showApply shows where the deployment stands: the action in flight with
@@ -460,6 +450,22 @@ savepoint it would dispose of) and exits; 3 when the plan is blocked.
 	return cmd
 }
 
+// showPlan prints the plan p of NAME (as JSON with -o json); a blocked
+// plan exits 3.
+func (a *app) showPlan(name string, p lifecycle.Plan) error {
+	if a.output == "json" {
+		if err := a.emitJSON(p); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(a.stdout, "%s: %s\n", name, p)
+	}
+	if p.Blocked != "" {
+		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
+	}
+	return nil
+}
+
 // planDelete prints what delete would do for NAME.
 func (a *app) planDelete(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
@@ -479,17 +485,7 @@ func (a *app) planDelete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if a.output == "json" {
-		if err := a.emitJSON(p); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(a.stdout, "%s: %s\n", name, p)
-	}
-	if p.Blocked != "" {
-		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
-	}
-	return nil
+	return a.showPlan(name, p)
 }
 
 func (a *app) delete(ctx context.Context, name string) error {
