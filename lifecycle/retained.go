@@ -247,8 +247,8 @@ func (c *Controller) cleanupRetained(ctx context.Context, spec JobSpec, st *JobS
 	var keep []ReplacedJob
 	for _, r := range st.Replaced {
 		if r.JobID == st.JobID {
-			// The deployment's job now (a blue/green upgrade tried again
-			// under the id of the one it aborted): never removed.
+			// A record that names the deployment's job: its checkpoints
+			// are never removed, whatever the record says.
 			continue
 		}
 		if !due(r) || r.Waiting && referenced(jobDir(&r), refs) || !c.clean(ctx, &r, refs) {
