@@ -104,21 +104,10 @@ func checkpointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, stats *f
 	}
 	base := d.StartTime
 	if cp := st.Checkpoint; cp.JobID == st.JobID {
-		base = latest(base, cp.TriggerTime, cp.CompletedAt)
+		base = later(later(base, cp.TriggerTime), cp.CompletedAt)
 	}
-	next := latest(base, latestCompletedTime(stats)).Add(every)
+	next := later(base, latestCompletedTime(stats)).Add(every)
 	return !now.Before(next) && tasksRunning(d), next
-}
-
-// latest is the latest of ts.
-func latest(ts ...time.Time) time.Time {
-	var out time.Time
-	for _, t := range ts {
-		if t.After(out) {
-			out = t
-		}
-	}
-	return out
 }
 
 // retainedState is the newest state of a job that its checkpoints keep:
