@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -368,7 +369,7 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 	// The jobs whose ids are derived from these: a canary's, a blue/green
 	// upgrade's new job, the next job of an upgrade or restart (ended
 	// ones included, which the status no longer names).
-	for _, id := range keys(a.ours) {
+	for _, id := range slices.Sorted(maps.Keys(a.ours)) {
 		a.addJob(canaryJobID(id))
 		a.addJob(blueGreenJobID(id))
 		a.addJob(derivedJobID(string(id)))
@@ -394,16 +395,6 @@ func inFlightJob(st *JobStatus) flinkapi.JobID {
 		return st.Progress.NewJobID
 	}
 	return ""
-}
-
-// keys are m's keys, sorted.
-func keys[V any](m map[flinkapi.JobID]V) []flinkapi.JobID {
-	out := make([]flinkapi.JobID, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // dirs gathers the savepoint and checkpoint directories to list: the
@@ -492,16 +483,6 @@ func (a *auditor) checkpointDirFromFlink(ctx context.Context, st *JobStatus) str
 	return ""
 }
 
-// sortedKeys are m's keys, sorted.
-func sortedKeys(m map[string]flinkapi.JobID) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // checkpointDirIn is the checkpoint directory of loc when loc is a
 // checkpoint, <dir>/<job id>/chk-N; empty otherwise.
 func checkpointDirIn(loc string) string {
@@ -522,9 +503,7 @@ func parentDir(loc string) string {
 }
 
 // isJobIDName reports whether name is a Flink job id: 32 hex digits.
-func isJobIDName(name string) bool {
-	return len(name) == 32 && strings.Trim(strings.ToLower(name), "0123456789abcdef") == ""
-}
+func isJobIDName(name string) bool { return flinkapi.JobID(name).Validate() == nil }
 
 // savepointJobPrefix is the job id prefix of a savepoint directory's
 // name, savepoint-<6 hex>-<hex>; ok is false for other names.
@@ -782,8 +761,8 @@ func (a *auditor) classify(e StorageEntry, f auditFacts, inside []StorageEntry) 
 // directory above them was listed and did not hold the way down, else
 // Unread.
 func (a *auditor) missing() {
-	locs := sortedKeys(a.recorded)
-	for _, l := range sortedKeys(a.restore) {
+	locs := slices.Sorted(maps.Keys(a.recorded))
+	for _, l := range slices.Sorted(maps.Keys(a.restore)) {
 		if _, ok := a.recorded[l]; !ok {
 			locs = append(locs, l)
 		}
