@@ -178,9 +178,7 @@ func (c *Controller) deleteOnStorage(ctx context.Context, st *JobStatus, loc str
 	err := c.Storage.Delete(ctx, loc)
 	switch {
 	case err == nil:
-		st.Savepoints = st.Savepoints.Remove(loc)
-		*d = SavepointDisposal{}
-		c.reportDisposal(ctx, st, loc, OutcomeSucceeded, "savepoint "+loc+" deleted from storage (no JobManager is up to dispose of it)")
+		c.disposed(ctx, st, loc, "savepoint "+loc+" deleted from storage (no JobManager is up to dispose of it)")
 		return soon
 	case errors.Is(err, ErrStoragePath):
 		return c.disposeFailed(ctx, st, savepoint.DisposalRefused, errMessage(err), now)
@@ -323,9 +321,7 @@ func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now
 	case res.Succeeded(), res.Failure.FilesNotFound():
 		// Gone: what a disposal is for (an earlier one whose answer was
 		// lost may have removed the files). Only now is it forgotten.
-		st.Savepoints = st.Savepoints.Remove(loc)
-		*d = SavepointDisposal{}
-		c.reportDisposal(ctx, st, loc, OutcomeSucceeded, "savepoint "+loc+" disposed of")
+		c.disposed(ctx, st, loc, "savepoint "+loc+" disposed of")
 		return soon
 	}
 	msg := "the disposal failed"
@@ -333,6 +329,14 @@ func (c *Controller) dispose(ctx context.Context, st *JobStatus, loc string, now
 		msg = savepoint.FailureMessage(res.Failure)
 	}
 	return c.disposeFailed(ctx, st, savepoint.DisposalFailed, msg, now)
+}
+
+// disposed forgets the savepoint at loc, gone from storage, and the
+// disposal in progress, and reports it.
+func (c *Controller) disposed(ctx context.Context, st *JobStatus, loc, why string) {
+	st.Savepoints = st.Savepoints.Remove(loc)
+	st.Disposing = SavepointDisposal{}
+	c.reportDisposal(ctx, st, loc, OutcomeSucceeded, why)
 }
 
 // disposalLate reports whether the disposal d has run past its deadline.
