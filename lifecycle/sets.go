@@ -64,6 +64,7 @@ const (
 	PhasePreflight Phase = "Preflight"
 
 	// Phases of Rescale.
+
 	// PhaseObserveScheduler: Rescale asks for the job's resource
 	// requirements, which only the adaptive scheduler answers (1.18+).
 	PhaseObserveScheduler Phase = "ObserveScheduler"
@@ -79,6 +80,7 @@ const (
 
 	// Phases of BlueGreen, besides those of TakeSavepoint, Submit and
 	// Stop it goes through.
+
 	// PhaseCheckSlots: BlueGreen reads the session cluster's free task
 	// slots (/overview) before it starts a second job beside the first.
 	PhaseCheckSlots Phase = "CheckSlots"
@@ -99,6 +101,7 @@ const (
 	PhaseConfirmOld Phase = "ConfirmOld"
 
 	// Of Upgrade:
+
 	// PhaseCheckJar: before the old job is touched, Upgrade reads the
 	// cluster's jars (GET /jars) to see that the recorded upload of the
 	// stable build it is to run is still there: the jar file holds another
@@ -106,6 +109,7 @@ const (
 	PhaseCheckJar Phase = "CheckJar"
 
 	// Of a checkpoint triggered through the REST API:
+
 	// PhaseCheckpoint: a checkpoint is triggered (its trigger id recorded in
 	// Progress.Savepoint, of kind checkpoint) and polled.
 	PhaseCheckpoint Phase = "Checkpoint"
@@ -165,6 +169,7 @@ const (
 	OutcomeDisposeFailed Outcome = "DisposeFailed"
 
 	// Of Rescale:
+
 	// OutcomeParallelismNotReached: the job did not reach the new
 	// parallelism before Rescale.Timeout: the cluster kept it (for
 	// example for want of slots). The bounds stay set; the adaptive
@@ -176,6 +181,7 @@ const (
 	OutcomeRescaleRejected Outcome = "RescaleRejected"
 
 	// Of BlueGreen and Canary:
+
 	// OutcomeBlueGreenAborted: the new job of a blue/green upgrade failed, or
 	// did not become healthy within the window, and was cancelled (Flink
 	// confirmed it ended); the old job was left running, untouched. Reason
@@ -190,6 +196,7 @@ const (
 	OutcomeCanaryFailed Outcome = "CanaryFailed"
 
 	// Of Upgrade:
+
 	// OutcomeJarChanged: the jar file the new job's template names holds
 	// another build than the template's (its content's SHA-256 is not
 	// JobTemplate.JarDigest), and no upload of the template's build is
@@ -210,6 +217,7 @@ const (
 	OutcomeForeignJob Outcome = "ForeignJob"
 
 	// Of a checkpoint triggered through the REST API:
+
 	// OutcomeCheckpointFailed: Flink refused the checkpoint trigger or
 	// reported the checkpoint failed, or forgot the trigger id and its
 	// history shows no checkpoint completed since the trigger.
@@ -258,6 +266,7 @@ const (
 
 	// Actions of the one-shot requests (ActionRequests); a Rollback
 	// request is carried out by ActionRollback.
+
 	// ActionSavepointRequest: TakeSavepoint of the running job, asked for
 	// by ActionRequests.Savepoint.
 	ActionSavepointRequest JobAction = "SavepointRequest"
