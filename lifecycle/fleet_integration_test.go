@@ -88,7 +88,17 @@ func TestRealSharedObservation(t *testing.T) {
 		}
 		time.Sleep(600 * time.Millisecond)
 	}
-	poll() // settled
+	// At rest: every job settled (the last deployed may earn its
+	// stability, and read its own details, at the first polls).
+	for deadline := time.Now().Add(time.Minute); ; poll() {
+		if sts[0].Settled && sts[1].Settled && sts[2].Settled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not at rest: %s/%s, %s/%s, %s/%s", sts[0].Reason, sts[0].Message, sts[1].Reason, sts[1].Message, sts[2].Reason, sts[2].Message)
+		}
+	}
+	poll()
 	log.take()
 	reads := shared.Reads()
 	begin := time.Now()
