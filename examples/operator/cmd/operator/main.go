@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/examples/operator/api/v1alpha1"
 	"github.com/flinkkit/flinkkit/examples/operator/internal/controller"
+	"github.com/flinkkit/flinkkit/examples/operator/internal/storage"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
@@ -53,6 +55,8 @@ func run(args []string) error {
 		burst         = fs.Int("flink-burst", 100, "requests to the JobManager at once above --flink-qps")
 		jarRoot       = fs.String("jar-root", defaultJarRoot, "the only directory the session FlinkJobs' jarFile may name a jar in (relative to it, or by an absolute path under it); anything else is refused; empty: no jar is read")
 		inFlight      = fs.Int("flink-concurrency", 4, "requests to the JobManager in flight at once at most (its rest.server.numThreads is 4 by default)")
+		storageConf   = fs.String("storage-flink-config", "", "a Flink configuration file (config.yaml or flink-conf.yaml, such as the one mounted into the Flink pods) whose s3.* options (endpoint, region, path style, credentials) reach the object store of the jobs' s3:// checkpoints and savepoints; empty: no object store. With a storage, each FlinkJob's checkpoint and savepoint directories are audited after each action and every --storage-audit-interval (status.audit), and application clusters' savepoints are disposed of without a JobManager")
+		storageLocal  = fs.Bool("storage-local", false, "read and remove the jobs' file: (and absolute-path) checkpoints and savepoints on the operator's own file system: the volume that holds them mounted at the path the Flink pods use")
 	)
 	config.RegisterFlags(fs) // --kubeconfig
 	opts := zap.Options{}
@@ -87,6 +91,10 @@ func run(args []string) error {
 	jars, err := jarSource(*jarRoot, fs)
 	if err != nil {
 		return err
+	}
+	states, err := storage.New(context.Background(), *storageConf, *storageLocal)
+	if err != nil {
+		return fmt.Errorf("--storage-flink-config: %w", err)
 	}
 
 	scheme := runtime.NewScheme()
@@ -127,6 +135,9 @@ func run(args []string) error {
 		Resync:        *resync,
 		Options:       controllerruntime.Options{MaxConcurrentReconciles: *concurrent},
 		Jars:          jars,
+	}
+	if states != nil {
+		r.Storage = states
 	}
 	if err := setupSessions(mgr, r, *flinkURL, clientOpts, *poll, *concurrent); err != nil {
 		return err

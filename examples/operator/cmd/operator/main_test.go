@@ -14,6 +14,9 @@ func TestRunBadFlags(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(file+"-bad", []byte("s3.endpoint: http://127.0.0.1:1\ns3.path.style.access: perhaps\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -27,6 +30,8 @@ func TestRunBadFlags(t *testing.T) {
 		{[]string{"--no-such-flag"}, "no-such-flag"},
 		{[]string{"--jar-root", filepath.Join(file, "sub")}, "--jar-root"},
 		{[]string{"--jar-root", file}, "--jar-root"},
+		{[]string{"--jar-root", "", "--storage-flink-config", filepath.Join(file, "absent.yaml")}, "--storage-flink-config"},
+		{[]string{"--jar-root", "", "--storage-flink-config", file + "-bad"}, "--storage-flink-config"},
 	} {
 		err := run(tc.args)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -99,6 +99,13 @@ type FlinkJobReconciler struct {
 	// read or uploaded; nil: none is read. The Application mode's jarFile
 	// names a file of the cluster's image, never read here.
 	Jars *lifecycle.Jars
+	// Storage, if set, reads and removes what lies on the file system of
+	// the jobs' checkpoints and savepoints (lifecycle.Controller.Storage):
+	// each FlinkJob's directories are audited after each action and on
+	// an interval, what the ledger lacks recorded and leaks disposed of
+	// (status.audit), and an application cluster's savepoints are
+	// disposed of without a JobManager. nil: none.
+	Storage lifecycle.Storage
 	// Options configure the controller SetupWithManager registers, such
 	// as MaxConcurrentReconciles (default 1: one FlinkJob at a time).
 	Options controller.Options
@@ -217,7 +224,7 @@ func (r *FlinkJobReconciler) controller(ctx context.Context, job *v1alpha1.Flink
 			Logger:  slog.New(logr.ToSlogHandler(log.FromContext(ctx))),
 			Secrets: jobSecrets{reader: r.Client, namespace: job.Namespace}},
 		Store: r.Store, Name: job.Namespace + "/" + job.Name, PollInterval: r.PollInterval, RetryInterval: r.RetryInterval,
-		Resync: r.Resync,
+		Resync: r.Resync, Storage: r.Storage,
 	}
 	if job.Spec.Mode == v1alpha1.ModeApplication {
 		c.Deployer = &appcluster.Deployer{Kube: r.Client, Job: job, URL: r.ClusterURL}
