@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -197,6 +198,47 @@ func TestRealClusterApplication(t *testing.T) {
 	}
 	continues(before, out)
 	only("restart")
+
+	// Retention while suspended: the suspension takes a savepoint and
+	// deletes the cluster; the savepoints a lowered MaxCount lets go are
+	// then deleted through the Storage (no JobManager is up to dispose of
+	// them), the newest kept; the job resumes from it.
+	onDisk := func() []string {
+		var locs []string
+		for _, r := range st.Savepoints.Records {
+			if flinkfixture.LocationExists(r.Location) {
+				locs = append(locs, r.Location)
+			}
+		}
+		return locs
+	}
+	spec.Savepoints = lifecycle.SavepointPolicy{Interval: policy.Duration(time.Second)}
+	until("savepoints to let go", func() bool { return settled() && len(onDisk()) >= 4 })
+	spec.Savepoints, spec.State = lifecycle.SavepointPolicy{}, lifecycle.DesiredSuspended
+	running := st.Cluster
+	until("suspend", func() bool { return st.Suspended && !st.InFlight() })
+	kept := onDisk()
+	if exists(running) || !st.Cluster.IsZero() || len(kept) < 5 {
+		t.Fatalf("suspend: cluster %s exists %v, status cluster %+v, %d savepoints on disk", running.Name, exists(running), st.Cluster, len(kept))
+	}
+	spec.Savepoints.MaxCount = 2
+	ctrl.Storage = lifecycle.LocalStorage{}
+	until("retention while suspended", func() bool { return len(st.Savepoints.Records) <= 2 })
+	for _, loc := range kept {
+		inHistory := slices.ContainsFunc(st.Savepoints.Records, func(r savepoint.Record) bool { return r.Location == loc })
+		if inHistory != flinkfixture.LocationExists(loc) {
+			t.Errorf("retention while suspended: %s in the history %v, on disk %v", loc, inHistory, !inHistory)
+		}
+	}
+	if !flinkfixture.LocationExists(st.Latest.Location) || st.Latest.Reason != savepoint.ReasonStop {
+		t.Errorf("retention while suspended: latest %+v (on disk %v), want the suspension's savepoint", st.Latest, flinkfixture.LocationExists(st.Latest.Location))
+	}
+	t.Logf("retention while suspended: %d savepoints on disk before, %d after (MaxCount 2)", len(kept), len(onDisk()))
+	spec.Savepoints, spec.State, ctrl.Storage = lifecycle.SavepointPolicy{}, lifecycle.DesiredRunning, nil
+	before = countsOf(out)
+	until("resume", settled)
+	continues(before, out)
+	only("resume")
 
 	// Delete with DisposeOnDelete: a final savepoint under the name, the
 	// cluster deleted, and the other savepoints of the history deleted
