@@ -186,6 +186,12 @@ func flinkConfig(l layout, p Ports, slots int, extra map[string]string) map[stri
 		"cluster.registration.max-timeout":                "2s",
 		"cluster.registration.error-delay":                "1s",
 		"cluster.registration.refused-registration-delay": "1s",
+
+		// In-flight data sized to what a task processes in a second
+		// (buffer debloating), as for backpressured jobs in production:
+		// a stop-with-savepoint of a slow job waits seconds, not the
+		// minute its full network buffers hold.
+		"taskmanager.network.memory.buffer-debloat.enabled": "true",
 	}
 	for k, v := range defaultJobManagerMemory.config() {
 		c[k] = v
