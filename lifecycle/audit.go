@@ -138,10 +138,18 @@ type StorageAudit struct {
 	// Truncated is set when MaxAuditRequests was reached: some entries
 	// are Unread, some directories not listed.
 	Truncated bool `json:"truncated,omitempty"`
+	// ListFailures counts the requests that failed: their directories'
+	// entries are Unread, or not known at all (a savepoint or checkpoint
+	// directory).
+	ListFailures int `json:"listFailures,omitempty"`
 	// Notes say, for people, what could not be read or found: a
 	// directory whose listing failed, a checkpoint directory that
 	// nothing names.
 	Notes []string `json:"notes,omitempty"`
+	// Applied is what the Controller did with the audit: set by
+	// Reconcile's audits and ApplyAudit; nil for Audit, which changes
+	// nothing.
+	Applied *AuditApplied `json:"applied,omitempty"`
 }
 
 // Count is the number of entries of kind k.
@@ -270,10 +278,16 @@ func (c *Controller) Audit(ctx context.Context, spec JobSpec, st JobStatus) (Sto
 	if err := c.begin(ctx, &st); err != nil {
 		return StorageAudit{}, err
 	}
-	a := &auditor{c: c, storage: c.Storage, budget: MaxAuditRequests}
+	return c.audit(ctx, spec, &st, true)
+}
+
+// audit is Audit of st, which it does not change, once begin accepted
+// it; flink allows its one GET to Flink.
+func (c *Controller) audit(ctx context.Context, spec JobSpec, st *JobStatus, flink bool) (StorageAudit, error) {
+	a := &auditor{c: c, storage: c.Storage, budget: MaxAuditRequests, flink: flink}
 	a.entries, _ = c.Storage.(StorageEntries)
-	a.ledger(ctx, spec, &st)
-	a.dirs(ctx, spec, &st)
+	a.ledger(ctx, spec, st)
+	a.dirs(ctx, spec, st)
 	if err := a.run(ctx); err != nil {
 		return StorageAudit{}, err
 	}
@@ -286,6 +300,7 @@ type auditor struct {
 	storage Storage
 	entries StorageEntries // nil: List only, no sizes
 	budget  int
+	flink   bool // the GET to Flink is allowed
 
 	// The ledger: locations recorded (canonical path to job) and
 	// restore points; the deployment's jobs, current ones, and the
@@ -454,6 +469,10 @@ func (a *auditor) checkpointDirFromFlink(ctx context.Context, st *JobStatus) str
 		a.note("no checkpoint directory is known: the spec sets none (%s) and no job runs", keyCheckpointDir)
 		return ""
 	}
+	if !a.flink {
+		a.note("no checkpoint directory is known: the spec sets none (%s), and the call's requests to Flink are spent", keyCheckpointDir)
+		return ""
+	}
 	api, err := a.c.jobAPI(st)
 	if err != nil || api == nil {
 		a.note("no checkpoint directory is known: the spec sets none (%s), and job %s cannot be read: %v", keyCheckpointDir, st.JobID, err)
@@ -547,6 +566,7 @@ func (a *auditor) list(ctx context.Context, dir string) (es []StorageEntry, ok b
 			return nil, false, ctx.Err()
 		}
 		a.note("%s could not be listed: %v", dir, err)
+		a.out.ListFailures++
 		return nil, false, nil
 	}
 	a.read[canonical(dir)] = true
