@@ -209,6 +209,20 @@ func (a StorageAudit) String() string {
 	for _, n := range a.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
 	}
+	if do := a.Applied; do != nil {
+		for _, l := range do.Recorded {
+			fmt.Fprintf(&b, "  recorded in the history (Found): %s\n", l)
+		}
+		if do.RestorePoint != "" {
+			fmt.Fprintf(&b, "  restore point moved to %s\n", do.RestorePoint)
+		}
+		for _, id := range do.Replaced {
+			fmt.Fprintf(&b, "  checkpoints of replaced job %s to be removed\n", id)
+		}
+		for _, s := range do.Skipped {
+			fmt.Fprintf(&b, "  left as it is: %s\n", s)
+		}
+	}
 	return b.String()
 }
 
@@ -278,13 +292,14 @@ func (c *Controller) Audit(ctx context.Context, spec JobSpec, st JobStatus) (Sto
 	if err := c.begin(ctx, &st); err != nil {
 		return StorageAudit{}, err
 	}
-	return c.audit(ctx, spec, &st, true)
+	return c.audit(ctx, spec, &st, true, false)
 }
 
 // audit is Audit of st, which it does not change, once begin accepted
-// it; flink allows its one GET to Flink.
-func (c *Controller) audit(ctx context.Context, spec JobSpec, st *JobStatus, flink bool) (StorageAudit, error) {
-	a := &auditor{c: c, storage: c.Storage, budget: MaxAuditRequests, flink: flink}
+// it; flink allows its one GET to Flink; apply reads the savepoints the
+// ledger lacks before those it records (an audit to be applied).
+func (c *Controller) audit(ctx context.Context, spec JobSpec, st *JobStatus, flink, apply bool) (StorageAudit, error) {
+	a := &auditor{c: c, storage: c.Storage, budget: MaxAuditRequests, flink: flink, unrecFirst: apply}
 	a.entries, _ = c.Storage.(StorageEntries)
 	a.ledger(ctx, spec, st)
 	a.dirs(ctx, spec, st)
@@ -301,6 +316,9 @@ type auditor struct {
 	entries StorageEntries // nil: List only, no sizes
 	budget  int
 	flink   bool // the GET to Flink is allowed
+	// unrecFirst reads the savepoints the ledger lacks before those it
+	// records (an audit that is applied).
+	unrecFirst bool
 
 	// The ledger: locations recorded (canonical path to job) and
 	// restore points; the deployment's jobs, current ones, and the
@@ -605,7 +623,13 @@ func (a *auditor) run(ctx context.Context) error {
 			a.sortTop(e, &q)
 		}
 	}
-	if err := a.readAll(ctx, q.ledger); err != nil {
+	early, late := q.ledger, []pending(nil)
+	if a.unrecFirst {
+		// The savepoints the ledger lacks first: what an applied audit
+		// acts on, whatever the size of the history.
+		early, late, q.unrec = q.unrec, q.ledger, nil
+	}
+	if err := a.readAll(ctx, early); err != nil {
 		return err
 	}
 	for _, jq := range q.job {
@@ -613,7 +637,7 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.readAll(ctx, slices.Concat(q.ledgerCk, q.snap, q.unrec, q.size)); err != nil {
+	if err := a.readAll(ctx, slices.Concat(late, q.ledgerCk, q.snap, q.unrec, q.size)); err != nil {
 		return err
 	}
 	a.missing()

@@ -114,7 +114,7 @@ func (c *Controller) ApplyAudit(ctx context.Context, spec JobSpec, st *JobStatus
 	if st.InFlight() {
 		return StorageAudit{}, ErrActionInFlight
 	}
-	a, err := c.audit(ctx, spec, st, true)
+	a, err := c.audit(ctx, spec, st, true, true)
 	if err != nil {
 		return StorageAudit{}, err
 	}
@@ -169,7 +169,7 @@ func (c *Controller) auditInCall(ctx context.Context, spec JobSpec, st *JobStatu
 		return false
 	}
 	flink := obs.Requests < MaxRequestsPerCall && plan.Situation != SituationUnreachable
-	a, err := c.audit(ctx, spec, st, flink)
+	a, err := c.audit(ctx, spec, st, flink, true)
 	if err != nil {
 		return false
 	}
