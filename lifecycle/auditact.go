@@ -129,7 +129,7 @@ var ErrActionInFlight = fmt.Errorf("lifecycle: an action is in flight: the audit
 // auditDue reports whether a call at now audits the storage for st,
 // which has no action in flight: an action ended since the last audit,
 // or AuditInterval passed since it (a negative interval: only after
-// actions), or the call starts the job again from the status's state
+// actions), or RetryInterval since one whose listing failed, or the call starts the job again from the status's state
 // while the job is gone (plan): a newer savepoint of the job on storage
 // is then its restore point.
 func (c *Controller) auditDue(st *JobStatus, plan Plan, now time.Time) bool {
@@ -140,8 +140,11 @@ func (c *Controller) auditDue(st *JobStatus, plan Plan, now time.Time) bool {
 		return true
 	}
 	s := st.Audit
-	if s != nil && s.Due {
+	switch {
+	case s != nil && s.Due:
 		return true
+	case s != nil && s.ListFailures > 0 && !now.Before(s.Time.Add(c.retry())):
+		return true // a listing failed: tried again after RetryInterval
 	}
 	iv := c.auditInterval()
 	return iv > 0 && (s == nil || !now.Before(s.Time.Add(iv)))
@@ -173,10 +176,26 @@ func (c *Controller) auditInCall(ctx context.Context, spec JobSpec, st *JobStatu
 	if err != nil {
 		return false
 	}
+
 	obs.Requests += a.FlinkRequests
 	latest := st.Latest.Location
 	c.applyAudit(st, &a, now)
 	return len(a.Applied.Recorded) > 0 || st.Latest.Location != latest
+}
+
+// auditBeforeDelete audits the storage, with a Storage, before a Delete
+// starts its teardown or keeps the newest state of a job that is gone
+// (p): a savepoint on storage that the status lacks is then recorded,
+// the newest the restore point the teardown starts from or keeps, and
+// the rest disposed of as the policy says once the job is torn down.
+// Without its GET to Flink: the savepoint directories matter here.
+func (c *Controller) auditBeforeDelete(ctx context.Context, spec JobSpec, st *JobStatus, p deletePlan, now time.Time) {
+	if c.Storage == nil || st.InFlight() || p.step != deleteStepTeardown && p.step != deleteStepKeep {
+		return
+	}
+	if a, err := c.audit(ctx, spec, st, false, true); err == nil {
+		c.applyAudit(st, &a, now)
+	}
 }
 
 // markAuditDue records that an action ended: the next call audits.

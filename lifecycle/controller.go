@@ -84,7 +84,8 @@ type Controller struct {
 	// action ended (at the next call) and before it starts the job again
 	// from the status's state while the job is gone. 0:
 	// DefaultAuditInterval; negative: only after actions and before such
-	// starts. An audit sends at most MaxAuditRequests Storage requests
+	// starts; an audit whose listing failed is done again after
+	// RetryInterval. An audit sends at most MaxAuditRequests Storage requests
 	// and one GET to Flink within MaxRequestsPerCall; a call between
 	// audits sends none for it.
 	AuditInterval time.Duration
