@@ -34,20 +34,25 @@ type AuditSummary struct {
 	// +kubebuilder:validation:Format=date-time
 	Time time.Time `json:"time,omitzero"`
 	// Requests is the Storage requests it sent (at most
-	// MaxAuditRequests); Truncated is set when it reached that bound,
-	// ListFailures counts the listings that failed.
-	Requests     int  `json:"requests,omitempty"`
-	Truncated    bool `json:"truncated,omitempty"`
-	ListFailures int  `json:"listFailures,omitempty"`
+	// MaxAuditRequests).
+	Requests int `json:"requests,omitempty"`
+	// Truncated is set when it reached MaxAuditRequests: some entries
+	// were not read.
+	Truncated bool `json:"truncated,omitempty"`
+	// ListFailures counts the listings that failed: the audit is done
+	// again after the Controller's RetryInterval.
+	ListFailures int `json:"listFailures,omitempty"`
 	// Counts are its entries by kind (AuditKind), without Foreign ones.
 	Counts map[AuditKind]int `json:"counts,omitempty"`
 	// Recorded counts the savepoints it entered into the history
-	// (savepoint.ReasonFound); RestorePoint is the one of them it made
-	// the restore point (Latest), if any; Replaced are the jobs whose
-	// checkpoint directories it added to JobStatus.Replaced.
-	Recorded     int              `json:"recorded,omitempty"`
-	RestorePoint string           `json:"restorePoint,omitempty"`
-	Replaced     []flinkapi.JobID `json:"replaced,omitempty"`
+	// (savepoint.ReasonFound).
+	Recorded int `json:"recorded,omitempty"`
+	// RestorePoint is the one of them it made the restore point
+	// (JobStatus.Latest), if any.
+	RestorePoint string `json:"restorePoint,omitempty"`
+	// Replaced are the jobs whose checkpoint directories it added to
+	// JobStatus.Replaced, to be removed.
+	Replaced []flinkapi.JobID `json:"replaced,omitempty"`
 	// Due is set when an action ended since: the next call audits.
 	Due bool `json:"due,omitempty"`
 }
@@ -230,30 +235,61 @@ func (c *Controller) applyAudit(st *JobStatus, a *StorageAudit, now time.Time) {
 
 // recordFound enters a's Unrecorded savepoints into the history, and
 // makes the newest of the current job's the restore point when it is
-// the newest state of the job the status knows.
+// the newest state the status knows; the newest of any of the
+// deployment's jobs when the status knows no restore point (a job that
+// never ran took the place of one stopped with a savepoint that Flink
+// forgot).
 func (c *Controller) recordFound(st *JobStatus, a *StorageAudit, do *AuditApplied, now time.Time) {
-	var newest savepoint.Record
+	var newest, anyJob savepoint.Record
 	for _, e := range a.Of(AuditUnrecorded) {
 		if e.JobID == "" {
 			do.Skipped = append(do.Skipped, e.Path+": its name fits more than one of the deployment's jobs")
 			continue
 		}
-		if hasLocation(st.Savepoints.Records, e.Path) {
+		loc := foundLocation(st, e.Path)
+		if slices.ContainsFunc(st.Savepoints.Records, func(r savepoint.Record) bool { return within(r.Location, loc) && within(loc, r.Location) }) {
 			continue
 		}
-		rec := savepoint.Record{Location: e.Path, Time: e.Modified, Reason: savepoint.ReasonFound, JobID: e.JobID}
-		if rec.Time.IsZero() {
+		rec := savepoint.Record{Location: loc, Time: e.Modified, Reason: savepoint.ReasonFound, JobID: e.JobID}
+		switch {
+		case rec.Time.IsZero():
 			rec.Time = now // no time known: bounded by the retention from now on, never the restore point
-		} else if strings.EqualFold(string(e.JobID), string(st.JobID)) && rec.Time.After(newest.Time) {
+		case strings.EqualFold(string(e.JobID), string(st.JobID)) && rec.Time.After(newest.Time):
 			newest = rec
 		}
+		if !e.Modified.IsZero() && rec.Time.After(anyJob.Time) {
+			anyJob = rec
+		}
 		st.Savepoints = st.Savepoints.Add(rec)
-		do.Recorded = append(do.Recorded, e.Path)
+		do.Recorded = append(do.Recorded, loc)
+	}
+	if newest.Location == "" && st.Latest.Location == "" {
+		newest = anyJob
 	}
 	if newest.Location != "" && newerThanKnown(st, newest) {
 		st.Latest = newest
 		do.RestorePoint = newest.Location
 	}
+}
+
+// foundLocation is the location of a savepoint found at p as the status
+// records the savepoints of its directory, so that a record of it that
+// Flink's answers add later names it alike (the history tells savepoints
+// apart by their location's text): the directory as a record of the
+// history or a restore point spells it, else p, a plain absolute path as
+// Flink reports it (a file: URI).
+func foundLocation(st *JobStatus, p string) string {
+	dir, name := parentDir(p), p[strings.LastIndex(p, "/")+1:]
+	known := append([]savepoint.Record{st.Latest, st.UpgradeFrom}, st.Savepoints.Records...)
+	for _, r := range known {
+		if d := parentDir(strings.TrimSuffix(r.Location, "/")); d != "" && canonical(d) == canonical(dir) {
+			return d + "/" + name
+		}
+	}
+	if strings.HasPrefix(p, "/") {
+		return "file:" + p
+	}
+	return p
 }
 
 // newerThanKnown reports whether rec is newer than every state of its

@@ -301,6 +301,7 @@ func newDriver(seed int64) (*driver, error) {
 	if slowSavepoints > 0 {
 		d.spec.Update.SavepointDeadline = policy.Duration(lateDeadline)
 	}
+	d.storage.trace = d.tracef
 	d.stored, _ = json.Marshal(lifecycle.JobStatus{})
 	d.specSince = srv.Clock().Now()
 	d.tracef("setup: Flink slots %d, calm %d, savepoints take %v, store faults %d%%; spec %s", slots, d.calm, slowSavepoints, d.storage.faulty, specLine(d.spec))

@@ -27,6 +27,8 @@ type store struct {
 	// lastCut is when a listing was last cut short: what it left out
 	// could not be found.
 	lastCut time.Time
+	// trace, if set, traces what a Delete removed.
+	trace func(format string, args ...any)
 }
 
 // newStore draws the store of a run of seed.
@@ -105,6 +107,8 @@ func (s *store) Delete(ctx context.Context, path string) error {
 	if _, err := s.fault(); err != nil {
 		return err
 	}
-	s.srv.RemoveStorage(path)
+	if n := s.srv.RemoveStorage(path); n > 0 && s.trace != nil {
+		s.trace("storage: deleted %s (%d snapshots)", path, n)
+	}
 	return nil
 }
