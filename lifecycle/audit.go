@@ -284,6 +284,10 @@ const (
 // directory of one, is read further (its chk-N, shared/ and taskowned/;
 // each snapshot for its _metadata and size); every other entry is
 // Foreign and not read. See AuditKind for the kinds.
+//
+// Audit only reports; Reconcile runs the same audit at its own times and
+// applies it to the status (Controller.AuditInterval), and ApplyAudit
+// does so now.
 func (c *Controller) Audit(ctx context.Context, spec JobSpec, st JobStatus) (StorageAudit, error) {
 	if c.Storage == nil {
 		return StorageAudit{}, ErrNoStorage

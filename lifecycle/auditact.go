@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -129,7 +130,7 @@ func (c *Controller) ApplyAudit(ctx context.Context, spec JobSpec, st *JobStatus
 
 // ErrActionInFlight is returned by ApplyAudit for a status with an
 // action in flight: its audit waits until the action ended.
-var ErrActionInFlight = fmt.Errorf("lifecycle: an action is in flight: the audit is applied once it ended")
+var ErrActionInFlight = errors.New("lifecycle: an action is in flight: the audit is applied once it ended")
 
 // auditDue reports whether a call at now audits the storage for st,
 // which has no action in flight: an action ended since the last audit,

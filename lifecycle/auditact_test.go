@@ -340,6 +340,7 @@ func TestAuditSchedule(t *testing.T) {
 		t.Errorf("%d storage requests in %d polls at rest (audit at %v, first %v), want none", n, k.calls-polls, k.st.Audit.Time, first)
 	}
 	k.run(spec, 40*time.Minute)
+	t.Logf("the audit an interval later: %d storage requests, %v", fs.calls()-calls, k.st.Audit.Counts)
 	if n := fs.calls() - calls; k.st.Audit.Time.Equal(first) || n != k.st.Audit.Requests || n == 0 ||
 		k.st.Audit.Time.Sub(first) < DefaultAuditInterval {
 		t.Errorf("%d storage requests, audit %+v; want one audit an interval after %v", n, k.st.Audit, first)
