@@ -138,10 +138,18 @@ type StorageAudit struct {
 	// Truncated is set when MaxAuditRequests was reached: some entries
 	// are Unread, some directories not listed.
 	Truncated bool `json:"truncated,omitempty"`
+	// ListFailures counts the requests that failed: their directories'
+	// entries are Unread, or not known at all (a savepoint or checkpoint
+	// directory).
+	ListFailures int `json:"listFailures,omitempty"`
 	// Notes say, for people, what could not be read or found: a
 	// directory whose listing failed, a checkpoint directory that
 	// nothing names.
 	Notes []string `json:"notes,omitempty"`
+	// Applied is what the Controller did with the audit: set by
+	// Reconcile's audits and ApplyAudit; nil for Audit, which changes
+	// nothing.
+	Applied *AuditApplied `json:"applied,omitempty"`
 }
 
 // Count is the number of entries of kind k.
@@ -200,6 +208,20 @@ func (a StorageAudit) String() string {
 	_ = tw.Flush()
 	for _, n := range a.Notes {
 		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if do := a.Applied; do != nil {
+		for _, l := range do.Recorded {
+			fmt.Fprintf(&b, "  recorded in the history (Found): %s\n", l)
+		}
+		if do.RestorePoint != "" {
+			fmt.Fprintf(&b, "  restore point moved to %s\n", do.RestorePoint)
+		}
+		for _, id := range do.Replaced {
+			fmt.Fprintf(&b, "  checkpoints of replaced job %s to be removed\n", id)
+		}
+		for _, s := range do.Skipped {
+			fmt.Fprintf(&b, "  left as it is: %s\n", s)
+		}
 	}
 	return b.String()
 }
@@ -262,6 +284,10 @@ const (
 // directory of one, is read further (its chk-N, shared/ and taskowned/;
 // each snapshot for its _metadata and size); every other entry is
 // Foreign and not read. See AuditKind for the kinds.
+//
+// Audit only reports; Reconcile runs the same audit at its own times and
+// applies it to the status (Controller.AuditInterval), and ApplyAudit
+// does so now.
 func (c *Controller) Audit(ctx context.Context, spec JobSpec, st JobStatus) (StorageAudit, error) {
 	if c.Storage == nil {
 		return StorageAudit{}, ErrNoStorage
@@ -270,10 +296,17 @@ func (c *Controller) Audit(ctx context.Context, spec JobSpec, st JobStatus) (Sto
 	if err := c.begin(ctx, &st); err != nil {
 		return StorageAudit{}, err
 	}
-	a := &auditor{c: c, storage: c.Storage, budget: MaxAuditRequests}
+	return c.audit(ctx, spec, &st, true, false)
+}
+
+// audit is Audit of st, which it does not change, once begin accepted
+// it; flink allows its one GET to Flink; apply reads the savepoints the
+// ledger lacks before those it records (an audit to be applied).
+func (c *Controller) audit(ctx context.Context, spec JobSpec, st *JobStatus, flink, apply bool) (StorageAudit, error) {
+	a := &auditor{c: c, storage: c.Storage, budget: MaxAuditRequests, flink: flink, unrecFirst: apply}
 	a.entries, _ = c.Storage.(StorageEntries)
-	a.ledger(ctx, spec, &st)
-	a.dirs(ctx, spec, &st)
+	a.ledger(ctx, spec, st)
+	a.dirs(ctx, spec, st)
 	if err := a.run(ctx); err != nil {
 		return StorageAudit{}, err
 	}
@@ -286,6 +319,10 @@ type auditor struct {
 	storage Storage
 	entries StorageEntries // nil: List only, no sizes
 	budget  int
+	flink   bool // the GET to Flink is allowed
+	// unrecFirst reads the savepoints the ledger lacks before those it
+	// records (an audit that is applied).
+	unrecFirst bool
 
 	// The ledger: locations recorded (canonical path to job) and
 	// restore points; the deployment's jobs, current ones, and the
@@ -454,6 +491,10 @@ func (a *auditor) checkpointDirFromFlink(ctx context.Context, st *JobStatus) str
 		a.note("no checkpoint directory is known: the spec sets none (%s) and no job runs", keyCheckpointDir)
 		return ""
 	}
+	if !a.flink {
+		a.note("no checkpoint directory is known: the spec sets none (%s), and the call's requests to Flink are spent", keyCheckpointDir)
+		return ""
+	}
 	api, err := a.c.jobAPI(st)
 	if err != nil || api == nil {
 		a.note("no checkpoint directory is known: the spec sets none (%s), and job %s cannot be read: %v", keyCheckpointDir, st.JobID, err)
@@ -547,6 +588,7 @@ func (a *auditor) list(ctx context.Context, dir string) (es []StorageEntry, ok b
 			return nil, false, ctx.Err()
 		}
 		a.note("%s could not be listed: %v", dir, err)
+		a.out.ListFailures++
 		return nil, false, nil
 	}
 	a.read[canonical(dir)] = true
@@ -585,7 +627,13 @@ func (a *auditor) run(ctx context.Context) error {
 			a.sortTop(e, &q)
 		}
 	}
-	if err := a.readAll(ctx, q.ledger); err != nil {
+	early, late := q.ledger, []pending(nil)
+	if a.unrecFirst {
+		// The savepoints the ledger lacks first: what an applied audit
+		// acts on, whatever the size of the history.
+		early, late, q.unrec = q.unrec, q.ledger, nil
+	}
+	if err := a.readAll(ctx, early); err != nil {
 		return err
 	}
 	for _, jq := range q.job {
@@ -593,7 +641,7 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := a.readAll(ctx, slices.Concat(q.ledgerCk, q.snap, q.unrec, q.size)); err != nil {
+	if err := a.readAll(ctx, slices.Concat(late, q.ledgerCk, q.snap, q.unrec, q.size)); err != nil {
 		return err
 	}
 	a.missing()

@@ -45,8 +45,10 @@ import (
 // (JobStatus.Verdict) and the look-up of a savepoint trigger before it
 // is sent again (Progress.Resend); format 7 periodic checkpoints as an
 // action of their own (ActionCheckpoint, its trigger in the action's
-// Progress instead of JobStatus.Checkpoint).
-const FormatVersion = 7
+// Progress instead of JobStatus.Checkpoint); format 8 the summary of
+// the last audit of the Controller's Storage (JobStatus.Audit) and the
+// savepoints found there (savepoint.ReasonFound).
+const FormatVersion = 8
 
 // formatCheckpointAction is the first format whose periodic checkpoints
 // are an action (ActionCheckpoint).

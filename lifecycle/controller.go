@@ -78,6 +78,17 @@ type Controller struct {
 	// JobManager is there to dispose of them. Nil: they stay, and a start
 	// from a checkpoint rests on Flink's answers alone.
 	Storage Storage
+	// AuditInterval is how often, with a Storage, Reconcile audits the
+	// deployment's savepoint and checkpoint directories (Audit) and
+	// applies what it found (ApplyAudit): besides the audit once an
+	// action ended (at the next call) and before it starts the job again
+	// from the status's state while the job is gone. 0:
+	// DefaultAuditInterval; negative: only after actions and before such
+	// starts; an audit whose listing failed is done again after
+	// RetryInterval. An audit sends at most MaxAuditRequests Storage requests
+	// and one GET to Flink within MaxRequestsPerCall; a call between
+	// audits sends none for it.
+	AuditInterval time.Duration
 	// Shared, if set, is the cluster's shared overview: a job at rest is
 	// checked with it, without a request of its own (SharedObservation).
 	// Give every Controller of one session cluster the same one.
@@ -147,8 +158,14 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		return Result{RequeueAfter: c.poll()}, err
 	}
 	plan := c.PlanFor(spec, *st, obs, now)
+	if c.auditInCall(ctx, spec, st, &obs, plan, now) {
+		plan = c.PlanFor(spec, *st, obs, now) // from what storage showed
+	}
 	plan.Verdict = c.planVerdict(spec, st, obs, now, plan)
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
+	if res.Outcome != "" {
+		c.markAuditDue(st) // an action ended: the next call audits
+	}
 	keepStableJar(st)
 	if err == nil && s.err != nil {
 		err = fmt.Errorf("lifecycle: observing job %s: %w", jobName(st.JobID), s.err)

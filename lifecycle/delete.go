@@ -171,7 +171,13 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	now := c.clock().Now()
 	st.Settled = false
 	obs := c.observeDelete(ctx, spec, st, now)
-	return c.actDelete(ctx, spec, st, c.planDelete(spec, st, obs, now), now)
+	p := c.planDelete(spec, st, obs, now)
+	c.auditBeforeDelete(ctx, spec, st, p, now)
+	res, err := c.actDelete(ctx, spec, st, p, now)
+	if res.Outcome != "" && !res.Done {
+		c.markAuditDue(st)
+	}
+	return res, err
 }
 
 // actDelete carries out the plan of a Delete.

@@ -686,6 +686,10 @@ type JobStatus struct {
 	// action timed out while Flink may still complete it: looked up at
 	// later calls until it is recorded or known failed (format 7).
 	LateSavepoint LateSavepoint `json:"lateSavepoint,omitzero"`
+	// Audit is what the last audit of the Controller's Storage found and
+	// did, and whether one is due (format 8; nil: none ran, or no
+	// Storage). See Controller.AuditInterval and ApplyAudit.
+	Audit *AuditSummary `json:"audit,omitempty"`
 }
 
 // actionSpec is the spec the action in flight carries out: the one it
@@ -804,6 +808,7 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Autoscale.DeepCopyInto(&out.Autoscale)
 	out.ActionSpec = in.ActionSpec.DeepCopy()
 	out.Replaced = slices.Clone(in.Replaced)
+	out.Audit = in.Audit.DeepCopy()
 }
 
 // DeepCopy returns a deep copy of in, or nil for nil.

@@ -61,6 +61,7 @@ func TestProgressFormats(t *testing.T) {
 			{File: "progress-v5.json", Version: 5, Want: goldenProgress5},
 			{File: "progress-v6.json", Version: 6, Want: goldenProgress6},
 			{File: "progress-v7.json", Version: 7, Want: goldenProgress7},
+			{File: "progress-v8.json", Version: 8, Want: goldenProgress8},
 		},
 	})
 }
@@ -316,6 +317,41 @@ var goldenProgress7 = func() Progress {
 	return p
 }()
 
+// goldenProgress8 is the Progress of the format-version-8 fixture (no
+// field added).
+var goldenProgress8 = func() Progress {
+	p := goldenProgress7
+	p.FormatVersion = 8
+	return p
+}()
+
+// goldenSpec8 is the JobSpec of the format-version-8 fixture (no field
+// added).
+var goldenSpec8 = func() JobSpec {
+	s := *goldenSpec7.DeepCopy()
+	s.FormatVersion = 8
+	return s
+}()
+
+// goldenStatus8 is the JobStatus of the format-version-8 fixture, which
+// added Audit (the summary of the last audit of the Controller's
+// Storage) and records savepoints found there (savepoint.ReasonFound).
+var goldenStatus8 = func() JobStatus {
+	s := *goldenStatus7.DeepCopy()
+	s.FormatVersion, s.Progress = 8, goldenProgress8
+	spec := goldenSpec8
+	s.ActionSpec = &spec
+	at := time.Date(2026, 3, 1, 16, 0, 0, 0, time.UTC)
+	found := s.Savepoints.Records[0] // every field set
+	found.Location, found.Time = "s3://bucket/savepoints/savepoint-012345-a0b1c2d3e4f5", at.Add(-time.Minute)
+	found.Reason, found.JobID = savepoint.ReasonFound, "0123456789abcdef0123456789abcdef"
+	s.Savepoints = s.Savepoints.Add(found)
+	s.Audit = &AuditSummary{Time: at, Requests: 12, Truncated: true, ListFailures: 1,
+		Counts:   map[AuditKind]int{AuditInHistory: 3, AuditRestorePoint: 1, AuditUnrecorded: 1, AuditReplaced: 2},
+		Recorded: 1, RestorePoint: found.Location, Replaced: []flinkapi.JobID{"00000000000000000000000000000001"}, Due: true}
+	return s
+}()
+
 // goldenStatus7 is the JobStatus of the format-version-7 fixture, whose
 // triggered checkpoints are actions (ActionCheckpoint): JobStatus.Checkpoint
 // records no trigger in flight; LateSavepoint is a savepoint looked up
@@ -412,6 +448,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobstatus-v5.json", Version: 5, Want: triggerDropped(goldenStatus5)},
 			{File: "jobstatus-v6.json", Version: 6, Want: triggerDropped(goldenStatus6)},
 			{File: "jobstatus-v7.json", Version: 7, Want: goldenStatus7},
+			{File: "jobstatus-v8.json", Version: 8, Want: goldenStatus8},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -431,6 +468,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobspec-v5.json", Version: 5, Want: goldenSpec5},
 			{File: "jobspec-v6.json", Version: 6, Want: goldenSpec6},
 			{File: "jobspec-v7.json", Version: 7, Want: goldenSpec7},
+			{File: "jobspec-v8.json", Version: 8, Want: goldenSpec8},
 		},
 	})
 }

@@ -151,7 +151,7 @@ func isCheckpointName(name string) bool {
 func (c *Controller) noteReplaced(st *JobStatus) {
 	p := &st.Progress
 	old, nw := p.PreviousJobID, p.NewJobID
-	if c.Storage == nil || old == "" || nw == "" || old == nw || st.JobID != old || p.Outcome != OutcomeSucceeded && !stoppedOld(p) {
+	if c.Storage == nil || old == "" || nw == "" || old == nw || st.JobID != old || p.Outcome != OutcomeSucceeded && !stoppedOld(p) && !goneOld(p) {
 		return
 	}
 	mode := claimMode(st.Target.run())
@@ -179,6 +179,19 @@ func (c *Controller) noteReplaced(st *JobStatus) {
 	if n := len(st.Replaced); n > MaxReplacedJobs {
 		st.Replaced = slices.Clone(st.Replaced[n-MaxReplacedJobs:])
 	}
+}
+
+// goneOld reports whether p is an Upgrade's or Restart's (also within a
+// Rescale) that saw the job it replaces stopped for good or forgotten by
+// Flink (Progress.Stopped): a JobManager restart without high
+// availability leaves its retained checkpoints, and its savepoints, on
+// storage.
+func goneOld(p *Progress) bool {
+	switch p.Operation {
+	case opUpgrade, opRestart, opRescale:
+		return p.Stopped()
+	}
+	return false
 }
 
 // noteCancelled records the job beside the deployment's that a canary,

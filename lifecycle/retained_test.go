@@ -180,7 +180,8 @@ func TestRetainedCheckpointsRemoved(t *testing.T) {
 }
 
 // TestRetainedNothingBeforeNewCheckpoint: while the new job has not
-// completed a checkpoint, nothing of the replaced job is removed.
+// completed a checkpoint, nothing of the replaced job is removed, and
+// the Storage is listed only by the audit after the upgrade ended.
 func TestRetainedNothingBeforeNewCheckpoint(t *testing.T) {
 	k, dir, rs := retainedCluster(t, false, true)
 	spec := k.spec("/out")
@@ -195,8 +196,8 @@ func TestRetainedNothingBeforeNewCheckpoint(t *testing.T) {
 	if len(k.st.Replaced) != 1 || k.st.Replaced[0].Checkpointed {
 		t.Errorf("replaced: %+v", k.st.Replaced)
 	}
-	if lists, deletes := rs.calls(); lists+deletes != 0 {
-		t.Errorf("%d lists and %d deletes, want none", lists, deletes)
+	if lists, deletes := rs.calls(); deletes != 0 || k.st.Audit == nil || lists != k.st.Audit.Requests || lists == 0 {
+		t.Errorf("%d lists and %d deletes, want none but the lists of the audit after the upgrade (%+v)", lists, deletes, k.st.Audit)
 	}
 }
 

@@ -107,8 +107,8 @@ func TestNoMillisecondMath(t *testing.T) {
 }
 
 func TestReasons(t *testing.T) {
-	got := []Reason{ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart}
-	want := []Reason{"User", "Scheduled", "Update", "Stop", "Delete", "Restart"}
+	got := []Reason{ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart, ReasonImported, ReasonFound}
+	want := []Reason{"User", "Scheduled", "Update", "Stop", "Delete", "Restart", "Imported", "Found"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reason strings changed (-want +got):\n%s", diff)
 	}

@@ -85,12 +85,18 @@ const (
 	// ReasonImported: taken elsewhere (another operator, the Flink CLI)
 	// and imported into a history; retention treats it as a user's.
 	ReasonImported Reason = "Imported"
+	// ReasonFound: found on storage by an audit of the deployment's
+	// savepoint directory (lifecycle's Controller): a completed savepoint
+	// of one of the deployment's jobs that its history did not record,
+	// taken from outside (the Flink UI or CLI) or whose record was lost.
+	// Retention treats it as one the deployment took.
+	ReasonFound Reason = "Found"
 )
 
 // Valid reports whether r is one of the reasons above.
 func (r Reason) Valid() bool {
 	switch r {
-	case ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart, ReasonImported:
+	case ReasonUser, ReasonScheduled, ReasonUpdate, ReasonStop, ReasonDelete, ReasonRestart, ReasonImported, ReasonFound:
 		return true
 	}
 	return false

@@ -122,6 +122,10 @@ type driver struct {
 	calm int
 	t0   time.Time // the fake clock at the start
 
+	// storage is the controllers' Storage: the fake's disk, with the
+	// store's faults of the run.
+	storage *store
+
 	spec   lifecycle.JobSpec
 	stored []byte // the status as the caller stored it (JSON)
 	// loseNext drops the status of the next call: a crash before the
@@ -262,7 +266,7 @@ func newDriver(seed int64) (*driver, error) {
 		opts = append(opts, flinktest.WithSavepointDuration(slowSavepoints), flinktest.WithStopDuration(300*time.Millisecond))
 	}
 	srv := flinktest.NewServer(opts...)
-	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
+	d := &driver{r: r, srv: srv, slots: slots, store: &lifecycle.MemoryStore{}, storage: newStore(srv, seed), res: &Result{Seed: seed, Violations: map[Class][]string{}, Seen: map[string]int{}},
 		userTriggers: map[string]bool{}, userStopped: map[flinkapi.JobID]bool{}, refused: map[string]bool{}, refusedKnown: map[string]string{}, refusedNow: map[string]string{}, jarUploaded: map[flinkapi.JarID]time.Time{},
 		runningSince: map[flinkapi.JobID]time.Time{}, seenRunning: map[flinkapi.JobID]time.Time{}, holds: map[string]held{}, reported: map[string]bool{},
 		buildOfName: map[string]int{"v0": 0}, jarBuild: map[flinkapi.JarID]int{}, ctrlTriggers: map[string]bool{}, foreign: map[flinkapi.JobID]string{},
@@ -297,9 +301,10 @@ func newDriver(seed int64) (*driver, error) {
 	if slowSavepoints > 0 {
 		d.spec.Update.SavepointDeadline = policy.Duration(lateDeadline)
 	}
+	d.storage.trace = d.tracef
 	d.stored, _ = json.Marshal(lifecycle.JobStatus{})
 	d.specSince = srv.Clock().Now()
-	d.tracef("setup: Flink slots %d, calm %d, savepoints take %v; spec %s", slots, d.calm, slowSavepoints, specLine(d.spec))
+	d.tracef("setup: Flink slots %d, calm %d, savepoints take %v, store faults %d%%; spec %s", slots, d.calm, slowSavepoints, d.storage.faulty, specLine(d.spec))
 	return d, nil
 }
 
@@ -464,8 +469,9 @@ func (d *driver) call(ctx context.Context) {
 	jars, _ := lifecycle.JarDir(d.dir) // the directory of the jar; an error shows as the spec's
 	d.secretTick()
 	gone := !d.secretGone.IsZero()
-	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: d.ctrlC, Clock: d.srv.Clock(), Jars: jars, Secrets: d.secrets}, Store: d.store, Name: storeName,
-		PollInterval: pollInterval, RetryInterval: retryInterval}
+	ctrl := &lifecycle.Controller{Env: lifecycle.Env{Client: d.ctrlC, Clock: d.srv.Clock(), Jars: jars, Secrets: d.secrets,
+		TargetDirectory: d.srv.SavepointDir()}, Store: d.store, Name: storeName,
+		PollInterval: pollInterval, RetryInterval: retryInterval, Storage: d.storage}
 	live := liveJobs(d.srv)
 	now := d.now()
 	var res lifecycle.Result
@@ -497,6 +503,10 @@ func (d *driver) call(ctx context.Context) {
 	d.tracef("call %s: action %s phase %s outcome %s from %q; %s/%s (%.80s); job %s %s; latest %s; done %v requeue %v%s; sent %v",
 		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.Progress.RestoreFrom, st.State, st.Reason, st.Message, st.JobID, st.JobState,
 		st.Latest.Location, res.Done, res.RequeueAfter, errText, routesOf(sent))
+	if a := st.Audit; a != nil && !a.Time.IsZero() && (before.Audit == nil || !a.Time.Equal(before.Audit.Time)) {
+		d.tracef("audit: %d storage requests (truncated %v, %d failed), %v; recorded %d, restore point %q, replaced %v",
+			a.Requests, a.Truncated, a.ListFailures, a.Counts, a.Recorded, a.RestorePoint, a.Replaced)
+	}
 	lost := d.loseNext
 	d.loseNext = ""
 	d.track(before, st, now, first)

@@ -160,12 +160,21 @@ func (d *driver) checkLedger(ctx context.Context, st lifecycle.JobStatus) {
 			continue // still looked up: the status records it
 		}
 		if !s.Savepoint || s.Removed || !d.ctrlTriggers[string(s.TriggerID)] || s.Completed.Before(d.ledgerSince) || known[norm(s.Location)] ||
-			!d.learnable(s) {
+			!d.learnable(s) && !d.foundOnStorage(st, s) {
 			continue
 		}
 		d.violateKey(SavepointLeaked, norm(s.Location), "savepoint %s of job %s (trigger %s, completed %v) is on storage, neither in the history nor disposed of (%s %s/%s)",
 			s.Location, s.Job, s.TriggerID, d.rel(s.Completed), st.Action, st.State, st.Reason)
 	}
+}
+
+// foundOnStorage reports whether the controller could have found
+// savepoint s on storage: the status's last audit of the Storage ran
+// after s completed, read every directory it listed (no failure, no
+// truncation) and no listing was cut short since s completed.
+func (d *driver) foundOnStorage(st lifecycle.JobStatus, s flinktest.Snapshot) bool {
+	a := st.Audit
+	return a != nil && !a.Truncated && a.ListFailures == 0 && a.Time.After(s.Completed) && d.storage.lastCut.Before(s.Completed)
 }
 
 // learnable reports whether the controller could learn of savepoint s
