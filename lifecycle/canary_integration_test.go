@@ -22,14 +22,16 @@ import (
 // then upgraded with a savepoint, the counts going on; a change of the
 // counter's maximum parallelism (--max-parallelism, which no plan shows)
 // fails its canary, and the old job runs on untouched, its counts going
-// on. It logs, per case, the time from the spec change to the verdict
-// and the requests sent. Run it with
+// on. After the deploy and each verdict the bucket's listing under the
+// deployment's directories is what the ledger says (storageLedger.check).
+// It logs, per case, the time from the spec change to the verdict and
+// the requests sent. Run it with
 //
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealCanary -v ./lifecycle/
 func TestRealCanary(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2, ObjectStore: true})
 	rt := &countingTransport{}
 	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithHTTPClient(&http.Client{Transport: rt}))
 	if err != nil {
@@ -39,6 +41,7 @@ func TestRealCanary(t *testing.T) {
 	// cancelled canary's through the cluster's storage.
 	ctrl := &lifecycle.Controller{Env: realEnv(c), Store: &lifecycle.MemoryStore{}, Name: "canary/counter",
 		PollInterval: time.Second, RetryInterval: time.Minute, Storage: flinkfixture.StateStorage{}}
+	sl := newStorageLedger(t, ctrl, cluster)
 	out := cluster.OutDir("canary")
 	spec := lifecycle.JobSpec{
 		Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
@@ -58,8 +61,10 @@ func TestRealCanary(t *testing.T) {
 	})
 	realUntil(t, ctx, "deployed", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.Converged(spec) })
 	old := st.JobID
+	atRest(t, ctx, "deployed", ctrl, &spec, &st)
+	sl.check("deployed", spec, &st)
 
-	r := &realCanary{t: t, ctx: ctx, c: c, rt: rt, ctrl: ctrl, spec: &spec, st: &st, canaries: &canaries, out: out, checkpoints: cluster.CheckpointURI}
+	r := &realCanary{t: t, ctx: ctx, c: c, rt: rt, ctrl: ctrl, spec: &spec, st: &st, canaries: &canaries, out: out, checkpoints: cluster.CheckpointURI, sl: sl}
 	r.passes(old)
 	r.fails()
 }
@@ -77,6 +82,7 @@ type realCanary struct {
 	out      string
 	// checkpoints is the cluster's checkpoint folder.
 	checkpoints string
+	sl          *storageLedger
 }
 
 // untilCanary calls until the canary ended, noting the canary jobs.
@@ -114,6 +120,7 @@ func (r *realCanary) passes(old flinkapi.JobID) {
 	if d, err := c.Job(ctx, old); err != nil || d.State != flinkapi.JobRunning {
 		t.Fatalf("the old job after its canary: %+v (%v)", d, err)
 	}
+	r.sl.check("canary passed", *spec, st)
 	canaryDir := strings.TrimSuffix(r.checkpoints, "/") + "/" + string(canaries[0])
 	held, err := flinkfixture.ListChildren(ctx, canaryDir)
 	if err != nil || len(held) == 0 {
@@ -136,6 +143,8 @@ func (r *realCanary) passes(old flinkapi.JobID) {
 	if err != nil || len(left) != 0 {
 		t.Errorf("the canary %s's checkpoint directory holds %v (%v)", canaries[0], left, err)
 	}
+	atRest(t, ctx, "upgraded after the canary", r.ctrl, spec, st)
+	r.sl.check("upgraded after the canary", *spec, st)
 }
 
 // fails: a changed maximum parallelism fails its canary, the job runs on.
@@ -160,6 +169,7 @@ func (r *realCanary) fails() {
 	if st.Reason != lifecycle.ReasonCanaryFailed || st.JobID != running {
 		t.Errorf("after the canary: %s: %s (job %s)", st.Reason, st.Message, st.JobID)
 	}
+	r.sl.check("canary failed", *r.spec, st)
 	if d, err := c.Job(ctx, running); err != nil || d.State != flinkapi.JobRunning {
 		t.Fatalf("the job after the failed canary: %+v (%v)", d, err)
 	}

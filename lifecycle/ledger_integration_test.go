@@ -18,26 +18,32 @@ import (
 )
 
 // TestRealSavepointLedger checks the savepoint ledger against a real
-// session cluster of FLINK_VERSION, its savepoints on disk or (the shared
-// cluster of `make integration`) in an object store: periodic
-// savepoints with a retention of 2, an upgrade, a retention of 1 while
-// the job is suspended, and a delete that disposes of all but the final
-// savepoint. After each step it counts the savepoint directories of the
-// deployment's jobs on disk, and checks that every one of them is in
-// the status's history and every record of the history on disk. Run it
-// with
+// session cluster of FLINK_VERSION, its state in an object store (the
+// shared cluster of `make integration`, or one started with its own
+// store): periodic savepoints with a retention of 2, an upgrade, a
+// rescale (by an upgrade), a late savepoint (a savepoint deadline of a
+// millisecond: the periodic savepoint times out and is recorded once
+// Flink completed it), a retention of 1 while the job is suspended, and
+// a delete that disposes of all but the final savepoint. After each step
+// it counts the savepoint directories of the deployment's jobs in the
+// bucket, checks that every one of them is in the status's history and
+// every record of the history in the bucket, and compares the bucket's
+// listing under the deployment's directories with the ledger
+// (storageLedger.check); after the upgrade and the rescale the restored
+// counts continue. Run it with
 //
 //	FLINK_VERSION=1.20.5 go test -tags integration -count=1 -run TestRealSavepointLedger -v ./lifecycle/
 func TestRealSavepointLedger(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2})
+	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2, ObjectStore: true})
 	c, err := flinkapi.NewClient(cluster.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctrl := &lifecycle.Controller{Env: realEnv(c), Store: &lifecycle.MemoryStore{}, Name: "ledger/counter",
 		PollInterval: time.Second, RetryInterval: 5 * time.Second}
+	sl := newStorageLedger(t, ctrl, cluster)
 	out := cluster.OutDir("ledger")
 	spec := lifecycle.JobSpec{
 		Job: lifecycle.JobTemplate{JarFile: cluster.TestJobJar, EntryClass: cluster.TestJobClass,
@@ -56,6 +62,8 @@ func TestRealSavepointLedger(t *testing.T) {
 
 	realUntil(t, ctx, "deployed", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.Converged(spec) })
 	track()
+	atRest(t, ctx, "deployed", ctrl, &spec, &st)
+	sl.check("deployed", spec, &st)
 	taken := func() int {
 		n := 0
 		for _, r := range st.Savepoints.Records {
@@ -75,26 +83,74 @@ func TestRealSavepointLedger(t *testing.T) {
 		return taken() <= 2 && st.Disposing.Location == "" && !st.InFlight()
 	})
 	track()
+	atRest(t, ctx, "periodic", ctrl, &spec, &st)
 	onDisk := ledgerCheck(t, "periodic, maxCount 2", cluster.SavepointURI, jobs, &st)
 	if taken() > 2 || onDisk > 3 {
 		t.Errorf("maxCount 2: %d scheduled savepoints in the history, %d directories on disk", taken(), onDisk)
 	}
+	sl.check("periodic maxCount 2", spec, &st)
 
 	// An upgrade: the savepoint it took stays (Update), the old job's
 	// periodic ones go down to the retention.
 	old := st.JobID
+	counts, err := flinkfixture.ReadCounts(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	spec.Job.Args = []string{"--out", out, "--keys", "2", "--rate", "41", "--checkpoint-interval", "500"}
 	realUntil(t, ctx, "upgraded", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.JobID != old && st.Converged(spec) })
 	track()
+	countsContinue(t, ctx, out, 2, counts, 20)
 	begin = time.Now()
 	realUntil(t, ctx, "after the upgrade", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 6*time.Second })
+	atRest(t, ctx, "after the upgrade", ctrl, &spec, &st)
 	onDisk = ledgerCheck(t, "after the upgrade", cluster.SavepointURI, jobs, &st)
+	sl.check("upgrade", spec, &st)
 	if st.UpgradeFrom.Location == "" || !hasRecord(&st, st.UpgradeFrom.Location) {
 		t.Errorf("the upgrade's savepoint %q is not in the history", st.UpgradeFrom.Location)
 	}
 	if onDisk > 4 {
 		t.Errorf("after the upgrade: %d directories on disk, want at most 4 (2 periodic, the upgrade's, one just taken)", onDisk)
 	}
+
+	// A rescale, through an upgrade (the cluster's default scheduler).
+	old = st.JobID
+	if counts, err = flinkfixture.ReadCounts(out); err != nil {
+		t.Fatal(err)
+	}
+	spec.Job.Parallelism = 2
+	realUntil(t, ctx, "rescaled", ctrl, &spec, &st, 2*time.Minute, func() bool { return st.JobID != old && st.Converged(spec) })
+	track()
+	if d, err := c.Job(ctx, st.JobID); err != nil {
+		t.Fatal(err)
+	} else {
+		for _, v := range d.Vertices {
+			if v.Parallelism != 2 {
+				t.Errorf("parallelism 2: vertex %s of %s runs at %d", v.Name, st.JobID, v.Parallelism)
+			}
+		}
+	}
+	countsContinue(t, ctx, out, 2, counts, 20)
+	atRest(t, ctx, "rescaled", ctrl, &spec, &st)
+	ledgerCheck(t, "after the rescale", cluster.SavepointURI, jobs, &st)
+	sl.check("rescale", spec, &st)
+
+	// A late savepoint: with a savepoint deadline of a millisecond the
+	// periodic savepoint's action times out before Flink completed it;
+	// it is looked up later and recorded.
+	spec.Update.SavepointDeadline = policy.Duration(time.Millisecond)
+	late := false
+	realUntil(t, ctx, "a late savepoint recorded", ctrl, &spec, &st, time.Minute, func() bool {
+		late = late || st.LateSavepoint.Pending()
+		return late && !st.LateSavepoint.Pending()
+	})
+	spec.Update.SavepointDeadline = 0
+	atRest(t, ctx, "late savepoint", ctrl, &spec, &st)
+	if st.SavepointFailures != 0 || st.Latest.Reason != savepoint.ReasonScheduled || !hasRecord(&st, st.Latest.Location) {
+		t.Errorf("after the late savepoint: %d failures, latest %+v", st.SavepointFailures, st.Latest)
+	}
+	ledgerCheck(t, "after the late savepoint", cluster.SavepointURI, jobs, &st)
+	sl.check("late savepoint", spec, &st)
 
 	// Suspended: the retention still runs.
 	spec.State = lifecycle.DesiredSuspended
@@ -105,6 +161,7 @@ func TestRealSavepointLedger(t *testing.T) {
 		return len(st.Savepoints.Records) <= 2 && st.Disposing.Location == ""
 	})
 	onDisk = ledgerCheck(t, "suspended, maxCount 1", cluster.SavepointURI, jobs, &st)
+	sl.check("suspended maxCount 1", spec, &st)
 	t.Logf("retention while suspended: %d → %d savepoint directories on disk", before, onDisk)
 	if onDisk >= before {
 		t.Errorf("nothing disposed of while suspended: %d → %d", before, onDisk)
@@ -117,7 +174,9 @@ func TestRealSavepointLedger(t *testing.T) {
 	track()
 	begin = time.Now()
 	realUntil(t, ctx, "periodic, maxCount 3", ctrl, &spec, &st, time.Minute, func() bool { return time.Since(begin) > 8*time.Second })
+	atRest(t, ctx, "before the delete", ctrl, &spec, &st)
 	before = ledgerCheck(t, "before the delete", cluster.SavepointURI, jobs, &st)
+	sl.check("before the delete", spec, &st)
 	deadline := time.Now().Add(2 * time.Minute)
 	for res := realCall(t, ctx, ctrl, spec, &st, true); !res.Done; res = realCall(t, ctx, ctrl, spec, &st, true) {
 		if time.Now().After(deadline) {
@@ -125,6 +184,7 @@ func TestRealSavepointLedger(t *testing.T) {
 		}
 	}
 	onDisk = ledgerCheck(t, "deleted", cluster.SavepointURI, jobs, &st)
+	sl.check("deleted DisposeOnDelete", spec, &st)
 	t.Logf("delete with DisposeOnDelete: %d → %d savepoint directories on disk; final %s", before, onDisk, st.Latest.Location)
 	if before < 3 || onDisk != 1 || len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0].Location != st.Latest.Location {
 		t.Errorf("after the delete: %d on disk, history %+v, latest %s", onDisk, st.Savepoints.Records, st.Latest.Location)
