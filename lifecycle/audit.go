@@ -34,9 +34,12 @@ const (
 	// savepoint history (JobStatus.Savepoints) records.
 	AuditInHistory AuditKind = "InHistory"
 	// AuditRestorePoint: a completed snapshot the deployment may restore
-	// from: JobStatus.Latest, UpgradeFrom, RestoredFrom, the restore
-	// point of the action in flight (Progress.RestoreFrom), the spec's
-	// restore request, or the restore-point store's record under the
+	// from, which no disposal touches: JobStatus.Latest and the history's
+	// newest record, UpgradeFrom (until the deployment is deleted),
+	// RestoredFrom (while the job has no savepoint of its own), the
+	// restore point of the last action (Progress.RestoreFrom), the
+	// spec's and the action's restore requests, a teardown's kept
+	// savepoint, or the restore-point store's record under the
 	// Controller's Name. It counts here also when the history records it.
 	AuditRestorePoint AuditKind = "RestorePoint"
 	// AuditRetained: an entry of the checkpoint directory of the
@@ -373,15 +376,15 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 			}
 		}
 	}
-	restore(st.Latest.Location, st.Latest.JobID)
-	restore(st.UpgradeFrom.Location, st.UpgradeFrom.JobID)
-	restore(st.RestoredFrom, "")
-	restore(spec.Restore.Path, "")
-	if st.ActionSpec != nil {
-		restore(st.ActionSpec.Restore.Path, "")
+	// What the ledger keeps from every disposal, as it keeps it: the
+	// state the job started from only while it stands on it, the
+	// upgrade's restore point only until the deployment is deleted.
+	for _, loc := range neverDisposed(spec, st) {
+		restore(loc, "")
 	}
-	if st.InFlight() {
-		restore(st.Progress.RestoreFrom, "")
+	restore(st.Latest.Location, st.Latest.JobID)
+	if !deleted(st) {
+		restore(st.UpgradeFrom.Location, st.UpgradeFrom.JobID)
 	}
 	if a.c.Store != nil && a.c.Name != "" {
 		switch rec, ok, err := a.c.Store.Get(ctx, a.c.Name); {

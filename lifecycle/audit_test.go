@@ -184,7 +184,10 @@ func auditLayout(t *testing.T, root string) (JobSpec, JobStatus, map[string]Audi
 	retained := at(chk(cur, 3), AuditRetained)
 	inProgress := at(chk(cur, 4), AuditIncomplete)
 	replaced := at(chk(old, 1), AuditReplaced)
-	restoredFrom := at(chk(old, 2), AuditRestorePoint)
+	// The checkpoint the job started from: no longer a restore point
+	// once the job has savepoints of its own (h1, latest), as the ledger
+	// no longer keeps it; a checkpoint of the job it replaced.
+	restoredFrom := at(chk(old, 2), AuditReplaced)
 	histChk := at(chk(hist, 9), AuditReplaced)
 	canaryChk := at(chk(canary, 2), AuditReplaced)
 	for _, p := range []string{retained, replaced, restoredFrom, histChk, canaryChk} {
@@ -470,5 +473,46 @@ func TestAuditFake(t *testing.T) {
 	}
 	if !slices.ContainsFunc(a.Dirs, func(d string) bool { return canonical(d) == ck }) {
 		t.Errorf("dirs %v: the checkpoint directory %s is not among them", a.Dirs, ck)
+	}
+}
+
+// TestAuditRestorePointsAsTheLedgerKeepsThem: the state the job started
+// from is a restore point while the job stands on it (no savepoint of
+// its own), and the upgrade's restore point until the deployment is
+// deleted; afterwards they are what they are on storage, as the ledger
+// no longer keeps them.
+func TestAuditRestorePointsAsTheLedgerKeepsThem(t *testing.T) {
+	root := t.TempDir()
+	spec, st, _ := auditLayout(t, root)
+	kindOf := func(st JobStatus, loc string) AuditKind {
+		t.Helper()
+		a, err := (&Controller{Storage: LocalStorage{}, Name: "app/audit"}).Audit(context.Background(), spec, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range a.Entries {
+			if strings.TrimPrefix(e.Path, "file://") == strings.TrimPrefix(loc, "file://") {
+				return e.Kind
+			}
+		}
+		t.Fatalf("%s is not in the audit:\n%s", loc, a)
+		return ""
+	}
+	standing := *st.DeepCopy()
+	standing.Savepoints = savepoint.History{}
+	standing.Latest = savepoint.Record{}
+	if k := kindOf(standing, st.RestoredFrom); k != AuditRestorePoint {
+		t.Errorf("the state the job stands on: %s, want RestorePoint", k)
+	}
+	if k := kindOf(st, st.RestoredFrom); k != AuditReplaced {
+		t.Errorf("the state the job started from, once it has savepoints of its own: %s, want Replaced", k)
+	}
+	if k := kindOf(st, st.UpgradeFrom.Location); k != AuditRestorePoint {
+		t.Errorf("the upgrade's restore point: %s, want RestorePoint", k)
+	}
+	gone := *st.DeepCopy()
+	gone.Deleted = true
+	if k := kindOf(gone, st.UpgradeFrom.Location); k == AuditRestorePoint {
+		t.Errorf("the upgrade's restore point after the deployment was deleted: %s", k)
 	}
 }

@@ -152,7 +152,9 @@ func (s *storageLedger) audit(step string, spec lifecycle.JobSpec, st *lifecycle
 // them), an Incomplete savepoint, an Incomplete checkpoint of an ended
 // job that the status does not list for removal, or a truncated audit.
 // The transients it lets pass are the running job's checkpoints being
-// written (Incomplete chk-N of the current job) and what a job listed
+// written (Incomplete chk-N of the current job), a checkpoint aborted by
+// the stop of a suspended job (its directory goes once it resumes), and
+// what a job listed
 // for removal left in its checkpoint directory (its Replaced and
 // Incomplete entries), which goes with that directory. Call it at rest:
 // no action in flight, no disposal or late savepoint pending.
@@ -168,8 +170,15 @@ func (s *storageLedger) check(step string, spec lifecycle.JobSpec, st *lifecycle
 	if st.InFlight() && st.Progress.NewJobID != "" {
 		current = st.Progress.NewJobID
 	}
+	var suspended flinkapi.JobID
 	if st.Suspended || st.Deleted || st.Action == lifecycle.ActionTeardown && st.Progress.Done() {
 		current = "" // the job ended: none of its checkpoints is being written
+	}
+	if st.Suspended {
+		// Its checkpoint directory stays as the stop left it (a
+		// checkpoint Flink aborted at the stop included) until the job
+		// resumes: then it is a replaced job's, and removed.
+		suspended = st.JobID
 	}
 	var wrong []string
 	for _, e := range a.Entries {
@@ -183,7 +192,7 @@ func (s *storageLedger) check(step string, spec lifecycle.JobSpec, st *lifecycle
 		case lifecycle.AuditIncomplete:
 			// A checkpoint of the running job being written, or one
 			// that a job listed for removal left.
-			if e.JobID != "" && (e.JobID == current || listed[e.JobID]) && strings.Contains(e.Path, "/chk-") {
+			if e.JobID != "" && (e.JobID == current || e.JobID == suspended || listed[e.JobID]) && strings.Contains(e.Path, "/chk-") {
 				continue
 			}
 			wrong = append(wrong, fmt.Sprintf("Incomplete %s (job %s; the running job is %q, listed for removal %v)", e.Path, e.JobID, current, st.Replaced))
