@@ -35,7 +35,7 @@ const (
 	AuditInHistory AuditKind = "InHistory"
 	// AuditRestorePoint: a completed snapshot the deployment may restore
 	// from: JobStatus.Latest, UpgradeFrom, RestoredFrom, the restore
-	// point of the action in flight (Progress.RestoreFrom), the spec's
+	// point of the action in flight (Progress.Replace.RestoreFrom), the spec's
 	// restore request, or the restore-point store's record under the
 	// Controller's Name. It counts here also when the history records it.
 	AuditRestorePoint AuditKind = "RestorePoint"
@@ -344,7 +344,7 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 		restore(st.ActionSpec.Restore.Path, "")
 	}
 	if st.InFlight() {
-		restore(st.Progress.RestoreFrom, "")
+		restore(st.Progress.Replace.RestoreFrom, "")
 	}
 	if a.c.Store != nil && a.c.Name != "" {
 		switch rec, ok, err := a.c.Store.Get(ctx, a.c.Name); {
@@ -360,8 +360,8 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 	a.addJob(st.StableJobID)
 	p := &st.Progress
 	a.addJob(p.JobID)
-	a.addJob(p.PreviousJobID)
-	a.addJob(p.NewJobID)
+	a.addJob(p.Replace.PreviousJobID)
+	a.addJob(p.Submit.NewJobID)
 	for _, r := range st.Replaced {
 		a.addJob(r.JobID)
 		a.addJob(r.NewJobID)
@@ -392,7 +392,7 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 // inFlightJob is the new job of the action in flight, if any.
 func inFlightJob(st *JobStatus) flinkapi.JobID {
 	if st.InFlight() {
-		return st.Progress.NewJobID
+		return st.Progress.Submit.NewJobID
 	}
 	return ""
 }
@@ -428,7 +428,7 @@ func (a *auditor) dirs(ctx context.Context, spec JobSpec, st *JobStatus) {
 			add(&sp, parentDir(loc))
 		}
 	}
-	add(&ck, checkpointDirIn(strings.TrimSuffix(st.Progress.Observed.Checkpoint, "/")))
+	add(&ck, checkpointDirIn(strings.TrimSuffix(st.Progress.Replace.Observed.Checkpoint, "/")))
 	if len(ck) == 0 {
 		add(&ck, a.checkpointDirFromFlink(ctx, st))
 	}

@@ -267,7 +267,7 @@ func (a *clusterAPI) ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, erro
 // of a Deployer's cluster into PhaseDeleteCluster: the outcome it ended
 // with (and p.Reason) are kept while the next Steps delete the cluster.
 func retire(p *Progress, now time.Time, t Timing) Result {
-	p.Ending, p.Outcome = p.Outcome, ""
+	p.Replace.Ending, p.Outcome = p.Outcome, ""
 	p.Phase, p.Requests, p.LastError = PhaseDeleteCluster, 0, ""
 	p.Deadline = now.Add(orDefault(t.Stop, defaultStopTimeout))
 	return Result{}
@@ -290,13 +290,13 @@ func stepDeleteCluster(ctx context.Context, d Deployer, c Cluster, p *Progress, 
 		p.LastError = err.Error()
 		return Result{RequeueAfter: t.backoff(p.Requests)}
 	}
-	o, reason := p.Ending, p.Reason
+	o, reason := p.Replace.Ending, p.Reason
 	if err != nil {
 		reason += "; the cluster " + c.Name + " of the old job could not be deleted: " + err.Error()
 	} else {
 		reason += "; the stopped job's cluster " + c.Name + " is deleted"
 	}
-	p.Ending = ""
+	p.Replace.Ending = ""
 	return finish(p, o, reason)
 }
 

@@ -495,7 +495,7 @@ func (d *driver) call(ctx context.Context) {
 		errText = " err=" + err.Error()
 	}
 	d.tracef("call %s: action %s phase %s outcome %s from %q; %s/%s (%.80s); job %s %s; latest %s; done %v requeue %v%s; sent %v",
-		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.Progress.RestoreFrom, st.State, st.Reason, st.Message, st.JobID, st.JobState,
+		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.Progress.Replace.RestoreFrom, st.State, st.Reason, st.Message, st.JobID, st.JobState,
 		st.Latest.Location, res.Done, res.RequeueAfter, errText, routesOf(sent))
 	lost := d.loseNext
 	d.loseNext = ""
