@@ -94,8 +94,10 @@ const (
 )
 
 // bound runs step, the body of the Step of operation op built for job, if
-// p may be stepped by it (check), and records op, job and the format in
-// p once it has started. env is the operation's own copy of its Env,
+// p may be stepped by it (check), counts the Step in p.Steps unless p had
+// ended or the step refused to start it (an error, no phase), and records op, job and the format in p once it has started. A
+// sub-operation that the step runs (a Stop or a Submit inside an
+// Upgrade) is not counted again: it is stepped without bound. env is the operation's own copy of its Env,
 // whose client bound replaces with one that records every answer
 // (recorder): an answer of any of the step's requests that says the
 // client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
@@ -109,12 +111,16 @@ func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env 
 		return Result{}, err
 	}
 	migrate(p)
+	counted := !p.Done() && ctx.Err() == nil
 	s := &sink{}
 	if env != nil {
 		env.Client = record(env.Client, s)
 		ctx = withSecrets(ctx, env.Secrets, args)
 	}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
+	if counted && (err == nil || p.Phase != "") {
+		p.Steps++
+	}
 	if p.Phase != "" && p.Operation == "" {
 		p.Operation, p.Target = op, job
 	}

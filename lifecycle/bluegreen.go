@@ -202,16 +202,14 @@ func (b *BlueGreen) stopOp(p *Progress) *Stop {
 	return op
 }
 
-// subStep runs the first Step of a sub-operation (which sends nothing),
-// keeping p's start and step count.
+// subStep runs the first step of a sub-operation (which sends nothing)
+// on p, from the start of its phase: the operation's start and step count
+// stay as they are (startAt, bound).
 func subStep(ctx context.Context, p *Progress, op interface {
 	step(context.Context, *Progress) (Result, error)
 }) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := op.step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return op.step(ctx, p)
 }
 
 func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
@@ -228,7 +226,6 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	case PhasePreflight:
 		return b.stepPreflight(ctx, p, now)
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
-		p.Steps++
 		res, err := b.observe(ctx, p, now)
 		if err == nil && !res.Done && !now.Before(p.Deadline) && p.LastError != "" {
 			return finish(p, OutcomeTimedOut, "the deadline passed before the blue/green upgrade could start: "+p.LastError), nil
@@ -243,23 +240,20 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 		}
 		return b.stopOld(ctx, p, now)
 	case PhaseConfirmOld:
-		p.Steps++
 		return b.confirmOld(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return b.stepSubmit(ctx, p, now)
 	case PhaseWaitHealthy, PhaseHealthCheckpoint, PhaseReadiness, PhaseConfirmHealthy:
-		p.Steps++
 		return b.health(ctx, p, now)
 	}
-	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
 }
 
 // begin records the old job and goes on to observe it, once every
 // secret the new job's arguments name can be read.
 func (b *BlueGreen) begin(ctx context.Context, p *Progress, now time.Time) Result {
-	p.Steps++
-	p.Started, p.Replace.PreviousJobID, p.JobID = now, b.Job, b.Job
+	startAt(p, now)
+	p.Replace.PreviousJobID, p.JobID = b.Job, b.Job
 	p.Deadline = now.Add(orDefault(b.Timing.Stop, defaultStopTimeout))
 	if b.Job == "" {
 		return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade")
@@ -363,13 +357,11 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 	}
 	// An earlier run whose Progress was lost started it: adopt it and
 	// wait until it is healthy.
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
 	p.Replace.Observed.Adopt = id
 	if _, err := b.submitOp(p).step(ctx, p); err != nil {
 		return Result{}, err
 	}
-	p.Started, p.Steps = started, steps
 	p.Phase, p.Submit.Adopted, p.Submit.NewJobID = PhaseWaitRunning, true, id
 	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier blue/green upgrade started"
 	return Result{}, nil
@@ -388,11 +380,8 @@ func (b *BlueGreen) savepointOp() *TakeSavepoint {
 }
 
 func (b *BlueGreen) startSavepoint(ctx context.Context, p *Progress, _ time.Time) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := b.savepointOp().step(ctx, p) // records the trigger id, sends nothing
-	p.Started, p.Steps = started, steps
-	return res, err
+	return b.savepointOp().step(ctx, p) // records the trigger id, sends nothing
 }
 
 // afterSavepoint steps the savepoint of the running old job; once it

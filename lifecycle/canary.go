@@ -161,7 +161,6 @@ func (b *BlueGreen) startPreflight(p *Progress) {
 // only the cluster's free slots count. A refusal ends the operation
 // Blocked before the savepoint.
 func (b *BlueGreen) stepPreflight(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
 	}

@@ -278,7 +278,6 @@ func retire(p *Progress, now time.Time, t Timing) Result {
 // cluster that cannot be deleted by the deadline is named in the Reason;
 // the outcome stays, as the job is stopped either way.
 func stepDeleteCluster(ctx context.Context, d Deployer, c Cluster, p *Progress, now time.Time, t Timing) Result {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.Requests == 0 && p.LastError == "" {
 		// Nothing failed yet: the time passed while the caller was away.
 		p.Deadline = now.Add(orDefault(t.Stop, defaultStopTimeout))

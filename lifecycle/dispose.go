@@ -67,9 +67,8 @@ func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, erro
 }
 
 func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.Time) Result {
-	p.Steps++
 	if p.Phase == "" {
-		p.Started = now
+		startAt(p, now)
 		p.Phase, p.Deadline = PhaseDispose, now.Add(orDefault(d.Timing.Stop, defaultStopTimeout))
 		return d.next(p, now, false)
 	}

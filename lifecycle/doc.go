@@ -302,6 +302,19 @@
 // and a submission is preceded by a look-up of the job id. A savepoint
 // location, once seen, is kept in Progress.Savepoint.Location and never cleared.
 //
+// A Progress is a header every operation keeps (Operation, Target, Phase,
+// JobID, Requests, Started, Deadline, Outcome, Reason, LastError, Steps)
+// and one record per operation or sub-operation, set only by those that
+// go through it: Savepoint (a savepoint or checkpoint trigger), Stop,
+// Submit, Replace (the job an Upgrade, Restart, Teardown, BlueGreen or
+// Canary replaces or stops, what was seen of it and the state the new
+// job starts from), Teardown, Dispose, BlueGreen, Rescale and Checkpoint.
+// An operation that runs another (a Stop and a Submit inside an Upgrade, a
+// Stop inside a Teardown) steps the other's record in the same Progress;
+// Started and Steps stay those of the operation the caller steps. A
+// Progress of format 7 or older, which kept every field at the top level,
+// is read into the records.
+//
 // A Progress belongs to one operation and one job: its first Step records
 // them (Progress.Operation, Progress.Target) with the format version, and
 // every later Step checks them before anything else. A Progress written

@@ -123,7 +123,6 @@ func supportsPreflight(c UpgradeAPI) bool {
 // operation Blocked when the verdict refuses, before anything is
 // stopped, or goes on to observe the old job.
 func (r *replacer) stepPreflight(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
 	}

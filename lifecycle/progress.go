@@ -273,6 +273,15 @@ func finish(p *Progress, o Outcome, reason string) Result {
 	return Result{Done: true, Outcome: o}
 }
 
+// startAt records now as the start of the operation, unless p started
+// before: a sub-operation (a Stop or a Submit inside an Upgrade) keeps the
+// start of the operation it is part of.
+func startAt(p *Progress, now time.Time) {
+	if p.Started.IsZero() {
+		p.Started = now
+	}
+}
+
 // keepLocation copies a savepoint location into p. A location once set
 // stays until a newer savepoint of the operation completes (an Upgrade's
 // second attempt after the job failed while stopping), which replaces it:

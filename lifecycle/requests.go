@@ -298,12 +298,12 @@ func (t *triggerCheckpoint) Step(ctx context.Context, p *Progress) (Result, erro
 }
 
 func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, error) {
-	p.Steps++
 	now := t.clock().Now()
 	s := &p.Savepoint.Status
 	switch {
 	case p.Phase == "":
-		p.Started, p.JobID, p.Phase = now, t.Job, PhaseCheckpoint
+		startAt(p, now)
+		p.JobID, p.Phase = t.Job, PhaseCheckpoint
 		p.Deadline = now.Add(orDefault(t.Timing.Savepoint, defaultSavepointTimeout))
 		*s = savepoint.Begin(flinkapi.OpCheckpoint, t.Job, flinkapi.NewTriggerID(), reasonOr(t.Reason, savepoint.ReasonUser), now, p.Deadline)
 		return Result{}, nil

@@ -94,13 +94,12 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case "":
-		p.Steps++
-		p.Started, p.JobID, p.Replace.PreviousJobID, p.Rescale.Parallelism = now, r.Job, r.Job, r.Parallelism
+		startAt(p, now)
+		p.JobID, p.Replace.PreviousJobID, p.Rescale.Parallelism = r.Job, r.Job, r.Parallelism
 		p.Deadline = now.Add(orDefault(r.Timing.Stop, defaultStopTimeout))
 		p.Phase = PhaseObserveScheduler
 		return Result{}, nil
 	case PhaseObserveScheduler, PhaseObserveParallelism, PhaseSetRequirements:
-		p.Steps++
 		if !now.Before(p.Deadline) {
 			return finish(p, OutcomeTimedOut, "the deadline passed in phase "+string(p.Phase)+lastError(p)), nil
 		}
@@ -112,11 +111,9 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 		}
 		return r.setRequirements(ctx, p, now)
 	case PhaseConfirmParallelism:
-		p.Steps++
 		return r.confirm(ctx, p, now)
 	}
 	if p.Rescale.Path != policy.RescaleByUpgrade {
-		p.Steps++
 		return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of Rescale", p.Phase)), nil
 	}
 	v, err := r.Client.Version(ctx)
@@ -220,10 +217,7 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 	case policy.RescaleByUpgrade:
 		p.Rescale.Path = policy.RescaleByUpgrade
 		p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
-		started, steps := p.Started, p.Steps
-		res, err := r.upgrade(v).step(ctx, p)
-		p.Started, p.Steps = started, steps
-		return res, err
+		return r.upgrade(v).step(ctx, p)
 	}
 	return finish(p, OutcomeBlocked, string(dec.Reason)+": "+dec.Message()), nil
 }

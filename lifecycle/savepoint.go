@@ -42,10 +42,9 @@ func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
 }
 
 func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
-	p.Steps++
 	now := t.clock().Now()
 	if p.Phase == "" {
-		p.Started = now
+		startAt(p, now)
 		p.JobID = t.Job
 		beginSavepoint(p, flinkapi.OpSavepoint, t.Job, reasonOr(t.Reason, savepoint.ReasonUser), now, t.Timing.Savepoint)
 		return Result{}, nil

@@ -126,8 +126,7 @@ func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		p.Steps++
-		p.Started = now
+		startAt(p, now)
 		p.JobID = s.Job
 		p.Stop.Strategy = strategy
 		switch strategy {
@@ -147,7 +146,6 @@ func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 			return Result{}, err
 		}
 	}
-	p.Steps++
 	switch p.Phase {
 	case PhaseSavepoint:
 		return s.stepSavepoint(ctx, p, now), nil

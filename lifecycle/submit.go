@@ -103,10 +103,9 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 
 // advance is one step of s on p, between the frame's checks.
 func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
-	p.Steps++
 	now := s.clock().Now()
 	if p.Phase == "" {
-		p.Started = now
+		startAt(p, now)
 		p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
 		p.JobID = s.JobID
 		if p.JobID == "" {

@@ -148,7 +148,6 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	case PhaseRecord:
 		return t.stepRecord(ctx, p, now)
 	}
-	p.Steps++
 	return finish(p, OutcomeTimedOut, fmt.Sprintf("unknown phase %q of a teardown", p.Phase)), nil
 }
 
@@ -189,7 +188,6 @@ const lateObserveReads = 6
 // state. The first read past the deadline that fails without moving on
 // ends the teardown TimedOut.
 func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	timedOut := func() (Result, error) {
 		return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.Replace.StopOutcome)+": "+p.Reason+
 			"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
@@ -216,7 +214,6 @@ func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepRecord records the restore point in the Store under the name.
 func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the restore point %s under %q: %s", restorePoint(p), t.Name, p.LastError)), nil
 	}
@@ -339,12 +336,9 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 		return finish(p, OutcomeLeftRunning, "no savepoint could be taken"+tries+" ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
 			"fix the cause and tear down again, or allow cancelling without state"), nil
 	}
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
 	p.Stop.Strategy = ""
-	res, err := t.stopOp(p).step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return t.stopOp(p).step(ctx, p)
 }
 
 // checkpointConfigReader is the optional part of a StopAPI that reads a
@@ -491,13 +485,12 @@ func (t *Teardown) endedResult(p *Progress) Result {
 // with the attempts, bounded by end.
 func (t *Teardown) retry(ctx context.Context, p *Progress, now, end time.Time, why string) (Result, error) {
 	p.Replace.Attempts++
-	started, steps, attempts := p.Started, p.Steps, p.Replace.Attempts
+	attempts := p.Replace.Attempts
 	resetPhase(p)
 	p.Replace.StopOutcome, p.Stop.Strategy = "", ""
 	op := t.stopOp(p)
 	op.Timing.Savepoint = end.Sub(now)
 	res, err := op.step(ctx, p)
-	p.Started, p.Steps, p.Replace.Attempts = started, steps, attempts
 	p.LastError = "savepoint attempt " + fmt.Sprint(attempts) + ": " + why
 	res.RequeueAfter = max(res.RequeueAfter, t.Timing.backoff(attempts))
 	return res, err

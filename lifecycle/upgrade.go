@@ -451,14 +451,12 @@ func followDerived(jobs []flinkapi.JobIDStatus, id flinkapi.JobID, derived bool)
 // adopted takes over the job id that an earlier operation started: the
 // operation goes on with the wait for it to run.
 func (r *replacer) adopted(ctx context.Context, p *Progress, id flinkapi.JobID, st flinkapi.JobState) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
 	op := r.submit
 	op.JobID = id
 	if _, err := op.step(ctx, p); err != nil { // records the id and the deadline, sends nothing
 		return Result{}, err
 	}
-	p.Started, p.Steps = started, steps
 	p.Phase, p.Submit.Adopted, p.Submit.NewJobID = PhaseWaitRunning, true, id
 	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier operation started"
 	return Result{}, nil
@@ -499,7 +497,6 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return r.stepSubmit(ctx, p)
 	}
-	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, r.op)), nil
 }
 
@@ -511,8 +508,8 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	p.Steps++
-	p.Started, p.Replace.PreviousJobID, p.JobID = now, r.job, r.job
+	startAt(p, now)
+	p.Replace.PreviousJobID, p.JobID = r.job, r.job
 	p.Replace.Observed = Observed{Latest: latest}
 	if r.restore.Pending(r.restoreHandled) {
 		p.Replace.Request = r.restore
@@ -566,7 +563,6 @@ func (r *replacer) latestRecord(ctx context.Context) (savepoint.Record, error) {
 // stepObserve does one read of the observation (or of the adoption) of
 // the old job, within the phase's deadline.
 func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		// Reads failed until the deadline (or the policy waited
 		// until it): past it with none failed, the time passed while
@@ -596,7 +592,6 @@ func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Re
 		// since) and the one sent again: the checkpoint recorded may
 		// have been discarded since, and the job has checkpointed on,
 		// past the state recorded.
-		p.Steps++
 		return r.reobserve(p, now), nil
 	}
 	res, err := r.stopOp(p).step(ctx, p)
@@ -1190,7 +1185,6 @@ func resetPhase(p *Progress) {
 
 // startStop runs the first Step of a Stop (which sends nothing) on p.
 func (r *replacer) startStop(ctx context.Context, p *Progress, strategy StopStrategy, timing Timing) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
 	p.Stop.Strategy = ""
 	op := r.stop
@@ -1200,9 +1194,7 @@ func (r *replacer) startStop(ctx context.Context, p *Progress, strategy StopStra
 		// allows starting without state.
 		op.Mode = policy.UpgradeStateless
 	}
-	res, err := op.step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return op.step(ctx, p)
 }
 
 func (r *replacer) stopOp(p *Progress) *Stop {
@@ -1278,11 +1270,8 @@ func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error)
 		p.Replace.RestoreFrom, p.Replace.RestoreKind = "", ""
 		return r.decide(ctx, p, r.clock.Now())
 	}
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := r.submitOp(p).step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return r.submitOp(p).step(ctx, p)
 }
 
 func (r *replacer) submitOp(p *Progress) *Submit {
