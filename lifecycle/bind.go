@@ -95,10 +95,11 @@ const (
 
 // bound runs step, the body of the Step of operation op built for job, if
 // p may be stepped by it (check), counts the Step in p.Steps unless p had
-// ended or the step refused to start it (an error, no phase), and records op, job and the format in p once it has started. A
-// sub-operation that the step runs (a Stop or a Submit inside an
-// Upgrade) is not counted again: it is stepped without bound. env is the operation's own copy of its Env,
-// whose client bound replaces with one that records every answer
+// ended or the step refused to start it (an error, no phase), and records
+// op, job and the format in p once it has started. A sub-operation that
+// the step runs (a Stop or a Submit inside an Upgrade) is stepped without
+// bound: it is not counted again. env is the operation's own copy of its
+// Env, whose client bound replaces with one that records every answer
 // (recorder): an answer of any of the step's requests that says the
 // client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
 // 403, a redirect, a TLS failure) is returned as Step's error: polling
