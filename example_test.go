@@ -75,7 +75,7 @@ func Example_upgrade() {
 		// the fake's clock: no real waiting
 	}
 	res, err := lifecycle.Run(ctx, up, &p, func(r lifecycle.Report) { /* persist r.Progress */ })
-	fmt.Println(res.Outcome, err, p.Decision)
+	fmt.Println(res.Outcome, err, p.Replace.Decision)
 	var history savepoint.History
 	if rec, ok := p.Record(); ok {
 		history = history.Add(rec)

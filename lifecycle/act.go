@@ -204,10 +204,10 @@ func upgradeFailed(c *Controller, st *JobStatus, o Outcome, now time.Time) {
 		return
 	}
 	switch {
-	case p.RestoreFrom != "" && (p.Request.IsZero() || p.RestoreFrom != p.Request.Path) && !restoreTime(p).IsZero():
+	case p.Replace.RestoreFrom != "" && (p.Replace.Request.IsZero() || p.Replace.RestoreFrom != p.Replace.Request.Path) && !restoreTime(p).IsZero():
 		// The state the stable job wrote: the savepoint it stopped with,
 		// or the checkpoint chosen before its cancel.
-		st.UpgradeFrom = savepoint.Record{Location: p.RestoreFrom, Time: restoreTime(p), JobID: p.PreviousJobID}
+		st.UpgradeFrom = savepoint.Record{Location: p.Replace.RestoreFrom, Time: restoreTime(p), JobID: p.Replace.PreviousJobID}
 	case as.Update.Mode == policy.UpgradeStateless:
 		st.UpgradeFrom = savepoint.Record{} // back without state
 	default:
@@ -260,7 +260,7 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 func (c *Controller) resumesChange(st *JobStatus, a JobAction, target JobTemplate) bool {
 	p := &st.Progress
 	return st.ActionSpec != nil && p.Done() && p.Outcome != OutcomeSucceeded && sameChange(st.Action, a) && st.Target.equal(target) &&
-		p.PreviousJobID != "" && p.PreviousJobID == st.JobID && (stoppedOld(p) || p.RestoreFrom != "")
+		p.Replace.PreviousJobID != "" && p.Replace.PreviousJobID == st.JobID && (stoppedOld(p) || p.Replace.RestoreFrom != "")
 }
 
 // sameChange reports whether action a carries out the change the action
@@ -278,7 +278,7 @@ func sameChange(before, a JobAction) bool {
 func stoppedOld(p *Progress) bool {
 	switch p.Operation {
 	case opUpgrade, opRestart, opRescale:
-		return p.Observed.State.IsGloballyTerminal()
+		return p.Replace.Observed.State.IsGloballyTerminal()
 	}
 	return false
 }
@@ -292,7 +292,7 @@ func (c *Controller) step(ctx context.Context, spec JobSpec, st *JobStatus, now 
 	if err != nil {
 		return Result{RequeueAfter: c.retry()}, fmt.Errorf("lifecycle: %s: %w", st.Action, err)
 	}
-	taken := st.Progress.Savepoint
+	taken := st.Progress.Savepoint.Status
 	res, err := op.Step(ctx, &st.Progress)
 	keepReplaced(st, taken)
 	if err != nil {
@@ -350,15 +350,15 @@ func (c *Controller) finish(ctx context.Context, spec JobSpec, st *JobStatus, ro
 	p := &st.Progress
 	c.recordTaken(st)
 	before := st.Deployed
-	if p.JarID != "" && st.Target.JarID == "" && st.Target.JarFile != "" {
-		st.JarID, st.JarFile, st.JarDigest = p.JarID, st.Target.JarFile, st.Target.JarDigest
+	if p.Submit.JarID != "" && st.Target.JarID == "" && st.Target.JarFile != "" {
+		st.JarID, st.JarFile, st.JarDigest = p.Submit.JarID, st.Target.JarFile, st.Target.JarDigest
 	}
-	if (row.replaces || p.RescalePath == policy.RescaleByUpgrade) && p.NewJobID != "" {
+	if (row.replaces || p.Rescale.Path == policy.RescaleByUpgrade) && p.Submit.NewJobID != "" {
 		c.adopt(st, now)
-	} else if stoppedOld(p) && p.PreviousJobID == st.JobID {
+	} else if stoppedOld(p) && p.Replace.PreviousJobID == st.JobID {
 		// The action stopped (or found ended) the job and started none:
 		// the job is known ended, whatever a cached answer says next.
-		st.JobState = p.Observed.State
+		st.JobState = p.Replace.Observed.State
 	}
 	if h := p.HandledRestore(); h != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy) {
 		st.RestoreHandled = h
@@ -387,8 +387,8 @@ func (c *Controller) stopped(st *JobStatus) {
 		return
 	}
 	st.JobState = ""
-	if p.Observed.State.IsGloballyTerminal() {
-		st.JobState = p.Observed.State
+	if p.Replace.Observed.State.IsGloballyTerminal() {
+		st.JobState = p.Replace.Observed.State
 	}
 	if c.Deployer != nil {
 		st.Cluster = Cluster{}
@@ -406,7 +406,7 @@ func (c *Controller) stopped(st *JobStatus) {
 // with the step that replaced it, so no lost write separates the two.
 // Latest is the action's to set once it ended.
 func keepReplaced(st *JobStatus, taken savepoint.Status) {
-	if taken.Location == "" || st.Progress.Savepoint.TriggerID == taken.TriggerID {
+	if taken.Location == "" || st.Progress.Savepoint.Status.TriggerID == taken.TriggerID {
 		return
 	}
 	if rec, ok := savepoint.RecordOf(taken); ok {
@@ -428,7 +428,7 @@ func (c *Controller) recordTaken(st *JobStatus) {
 			st.Latest = rec
 		}
 	}
-	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.RestoreFrom != "" {
+	if (st.Action == ActionSuspend || st.Action == ActionTeardown) && p.Replace.RestoreFrom != "" {
 		// A job that had ended: its newest state, a savepoint it ended
 		// with or its retained checkpoint, is its restore point; also
 		// when a savepoint completed before the job failed while it
@@ -506,7 +506,7 @@ func showsJobLeft(st *JobStatus) bool {
 		p.Outcome == OutcomeSubmitFailed, p.Outcome == OutcomeJobFailed, st.Action == ActionDeploy:
 		return false
 	}
-	return p.NewJobID == ""
+	return p.Submit.NewJobID == ""
 }
 
 // leftJob is the state of the deployment's job once its action ended in
@@ -515,8 +515,8 @@ func showsJobLeft(st *JobStatus) bool {
 // action recorded it.
 func leftJob(st *JobStatus) (flinkapi.JobState, bool) {
 	p := &st.Progress
-	if p.NewJobID == "" && p.PreviousJobID != "" && p.PreviousJobID == st.JobID && (p.Observed.State != "" || p.Observed.Missing) {
-		return p.Observed.State, p.Observed.Missing
+	if p.Submit.NewJobID == "" && p.Replace.PreviousJobID != "" && p.Replace.PreviousJobID == st.JobID && (p.Replace.Observed.State != "" || p.Replace.Observed.Missing) {
+		return p.Replace.Observed.State, p.Replace.Observed.Missing
 	}
 	return st.JobState, false
 }
@@ -562,13 +562,13 @@ func situationLeft(st *JobStatus) Situation {
 func (c *Controller) adopt(st *JobStatus, now time.Time) {
 	p := &st.Progress
 	c.noteReplaced(st)
-	if st.JobID != p.NewJobID && c.Storage == nil && latestRanOn(st) && p.RestoreFrom != st.Latest.Location {
+	if st.JobID != p.Submit.NewJobID && c.Storage == nil && latestRanOn(st) && p.Replace.RestoreFrom != st.Latest.Location {
 		// The checkpoint recorded while the replaced job ran on is no
 		// restore point once another job is the deployment's: no later
 		// reading of the replaced job tells whether Flink discarded it.
 		st.Latest = newestRecord(st.Savepoints.Records)
 	}
-	if st.JobID != p.NewJobID {
+	if st.JobID != p.Submit.NewJobID {
 		// The new job earns stability of its own (JobStatus.StableJobID):
 		// Stable stays the job's that earned it, also in a status an
 		// earlier release wrote (the job it recorded).
@@ -578,11 +578,11 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 			st.JobState = "RUNNING" // the operation saw it RUNNING
 		}
 	}
-	if st.JobID != p.NewJobID || p.RestoreFrom != "" {
-		st.RestoredFrom = p.RestoreFrom
+	if st.JobID != p.Submit.NewJobID || p.Replace.RestoreFrom != "" {
+		st.RestoredFrom = p.Replace.RestoreFrom
 	}
-	st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.NewJobID, st.Target, now, false
-	if p.Adopted {
+	st.JobID, st.Deployed, st.DeployedAt, st.Suspended = p.Submit.NewJobID, st.Target, now, false
+	if p.Submit.Adopted {
 		// A job an earlier run started, found under the id derived from
 		// the job it replaced: the deployment's, but what it runs is
 		// unknown (that run's records were lost, and the spec may have
@@ -591,7 +591,7 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 		st.Deployed = JobTemplate{}
 	}
 	if c.Deployer != nil {
-		st.Cluster = p.Cluster // the old one is deleted (PhaseDeleteCluster)
+		st.Cluster = p.Submit.Cluster // the old one is deleted (PhaseDeleteCluster)
 	}
 	if p.Outcome != OutcomeSucceeded {
 		// A job that failed or was not seen running: the path it was
@@ -606,15 +606,15 @@ func (c *Controller) adopt(st *JobStatus, now time.Time) {
 // and, when it is the newest, Latest.
 func startedFrom(st *JobStatus) {
 	p := &st.Progress
-	if p.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy || st.Action == ActionBlueGreen) {
+	if p.Replace.RestoreFrom != "" && (st.Action == ActionUpgrade || st.Action == ActionDeploy || st.Action == ActionBlueGreen) {
 		// The state the template before wrote: what a rollback to it
 		// restores (never the state a new template wrote since).
-		st.UpgradeFrom = savepoint.Record{Location: p.RestoreFrom, Time: restoreTime(p), JobID: p.PreviousJobID}
+		st.UpgradeFrom = savepoint.Record{Location: p.Replace.RestoreFrom, Time: restoreTime(p), JobID: p.Replace.PreviousJobID}
 	}
 	rec := restoredRecord(p)
 	switch {
 	case rec.Location == "":
-	case p.RestoreFrom == p.Request.Path && !p.Request.IsZero():
+	case p.Replace.RestoreFrom == p.Replace.Request.Path && !p.Replace.Request.IsZero():
 		// A restore the user asked for: its state is the job's newest,
 		// also when it is older than the savepoint it replaces.
 		st.Latest = rec
@@ -685,7 +685,7 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 	case plan.Action == ActionHealthRestart:
 		st.Target = st.Deployed
 		st.Action, st.Progress, st.RetryAt, st.ActionSpec = ActionHealthRestart, Progress{}, time.Time{}, spec.DeepCopy()
-		st.Progress.Request = healthRequest(plan.RestorePoint, now) // recorded before the first step, which keeps it
+		st.Progress.Replace.Request = healthRequest(plan.RestorePoint, now) // recorded before the first step, which keeps it
 		return c.step(ctx, spec, st, now)
 	case plan.Action == ActionAdopt:
 		return c.adoptJob(ctx, spec, st, obs, now)
@@ -739,7 +739,7 @@ func (c *Controller) beside(ctx context.Context, api API, spec JobSpec, st *JobS
 // towards MaxCount.
 func (c *Controller) retention(p SavepointPolicy, st *JobStatus) savepoint.RetentionOptions {
 	r := savepoint.RetentionOptions{MaxCount: p.MaxCount, MaxAge: p.MaxAge.Std(), DisposeUpdate: true, DisposeUser: true}
-	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.RestoreFrom} {
+	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.Replace.RestoreFrom} {
 		if loc != "" {
 			r.InUse = append(r.InUse, loc)
 		}
@@ -795,7 +795,7 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	case ActionRescale, ActionAutoscale:
 		u.Preflight = &spec.Preflight // through an upgrade: the new parallelism against the slots and the maximum
 	case ActionHealthRestart:
-		u.Restore = st.Progress.Request
+		u.Restore = st.Progress.Replace.Request
 	case ActionRestartRequest:
 		rp := spec.Restart
 		u.restartDown = &rp

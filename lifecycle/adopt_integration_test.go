@@ -94,11 +94,11 @@ func TestRealAdoptAndDetach(t *testing.T) {
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		stats, err := user.Checkpoints(ctx, job)
-		if err == nil && stats.LatestSavepoint != nil && stats.LatestSavepoint.ExternalPath == taken.Location {
+		if err == nil && stats.LatestSavepoint != nil && stats.LatestSavepoint.ExternalPath == taken.Savepoint.Location {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the savepoint %s is not in the job's checkpoint statistics: %+v, %v", taken.Location, stats, err)
+			t.Fatalf("the savepoint %s is not in the job's checkpoint statistics: %+v, %v", taken.Savepoint.Location, stats, err)
 		}
 	}
 
@@ -122,7 +122,7 @@ func TestRealAdoptAndDetach(t *testing.T) {
 	t.Logf("ADOPT (Flink %s): job %s adopted in %v with %d calls, %d requests (%s): %s", cluster.FlinkVersion, job, took.Round(time.Millisecond),
 		calls, len(reqs), strings.Join(reqs, ", "), st.Message)
 	if res.Outcome != lifecycle.OutcomeSucceeded || st.Action != lifecycle.ActionAdopt || st.JobID != job || st.DeployedAt.IsZero() ||
-		st.Latest.JobID != job || st.Latest.Location == "" || len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0].Location != taken.Location {
+		st.Latest.JobID != job || st.Latest.Location == "" || len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0].Location != taken.Savepoint.Location {
 		t.Fatalf("adopt: %+v; status %s %s: %s (job %s, latest %+v)", res, st.State, st.Reason, st.Message, st.JobID, st.Latest)
 	}
 	for _, r := range reqs {

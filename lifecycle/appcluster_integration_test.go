@@ -98,8 +98,8 @@ func TestRealClusterApplication(t *testing.T) {
 		if !st.Cluster.IsZero() && (len(clusters) == 0 || clusters[len(clusters)-1].Name != st.Cluster.Name) {
 			clusters = append(clusters, st.Cluster)
 		}
-		if st.Action != "" && !st.Progress.Cluster.IsZero() && (len(clusters) == 0 || clusters[len(clusters)-1].Name != st.Progress.Cluster.Name) {
-			clusters = append(clusters, st.Progress.Cluster)
+		if st.Action != "" && !st.Progress.Submit.Cluster.IsZero() && (len(clusters) == 0 || clusters[len(clusters)-1].Name != st.Progress.Submit.Cluster.Name) {
+			clusters = append(clusters, st.Progress.Submit.Cluster)
 		}
 		b, err := json.Marshal(st) // stored, and read back, after every call
 		if err != nil {
@@ -295,14 +295,14 @@ func TestRealClusterApplication(t *testing.T) {
 	})
 	p := st.Progress
 	t.Logf("failed update: %s: %s", p.Outcome, p.Reason)
-	if p.Outcome != lifecycle.OutcomeSubmitFailed || p.Location == "" || st.Latest.Location != p.Location || !flinkfixture.LocationExists(p.Location) {
-		t.Errorf("failed update: %s (%s); savepoint %q, latest %+v", p.Outcome, p.Reason, p.Location, st.Latest)
+	if p.Outcome != lifecycle.OutcomeSubmitFailed || p.Savepoint.Location == "" || st.Latest.Location != p.Savepoint.Location || !flinkfixture.LocationExists(p.Savepoint.Location) {
+		t.Errorf("failed update: %s (%s); savepoint %q, latest %+v", p.Outcome, p.Reason, p.Savepoint.Location, st.Latest)
 	}
 	// Nothing was started: the status still names the old job and its
 	// cluster, whose JobManager keeps the stopped job, to restart from
 	// the savepoint once the spec is fixed.
-	if st.Cluster.Name != old.Name || !exists(old) || p.NewJobID != "" {
-		t.Errorf("after the refused deploy: status cluster %q (old %s, exists %v), new job %q", st.Cluster.Name, old.Name, exists(old), p.NewJobID)
+	if st.Cluster.Name != old.Name || !exists(old) || p.Submit.NewJobID != "" {
+		t.Errorf("after the refused deploy: status cluster %q (old %s, exists %v), new job %q", st.Cluster.Name, old.Name, exists(old), p.Submit.NewJobID)
 	}
 	t.Logf("%d calls, %d clusters in all", calls, len(clusters))
 }

@@ -64,24 +64,24 @@ func TestUpgradeOnApplicationClusters(t *testing.T) {
 			first, res := drive(t, e, func() Stepper {
 				return &Upgrade{Env: env, FirstDeploy: true, Name: "app/counter", Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 			}, resume)
-			if res.Outcome != OutcomeSucceeded || first.Cluster.IsZero() || first.Cluster.URL == e.srv.URL {
-				t.Fatalf("deploy: %s (%s), cluster %+v", res.Outcome, first.Reason, first.Cluster)
+			if res.Outcome != OutcomeSucceeded || first.Submit.Cluster.IsZero() || first.Submit.Cluster.URL == e.srv.URL {
+				t.Fatalf("deploy: %s (%s), cluster %+v", res.Outcome, first.Reason, first.Submit.Cluster)
 			}
 			e.srv.Clock().Advance(5 * time.Second)
 			second, res := drive(t, e, func() Stepper {
-				return &Upgrade{Env: env, Job: first.NewJobID, Cluster: first.Cluster, Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+				return &Upgrade{Env: env, Job: first.Submit.NewJobID, Cluster: first.Submit.Cluster, Deployer: d, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 			}, resume)
-			if res.Outcome != OutcomeSucceeded || second.Location == "" || second.Cluster.Name == first.Cluster.Name {
-				t.Fatalf("upgrade: %s (%s), cluster %+v", res.Outcome, second.Reason, second.Cluster)
+			if res.Outcome != OutcomeSucceeded || second.Savepoint.Location == "" || second.Submit.Cluster.Name == first.Submit.Cluster.Name {
+				t.Fatalf("upgrade: %s (%s), cluster %+v", res.Outcome, second.Reason, second.Submit.Cluster)
 			}
-			if !strings.Contains(second.Reason, "cluster "+first.Cluster.Name+" is deleted") || !d.Deleted(first.Cluster.Name) {
+			if !strings.Contains(second.Reason, "cluster "+first.Submit.Cluster.Name+" is deleted") || !d.Deleted(first.Submit.Cluster.Name) {
 				t.Errorf("the old cluster was not deleted: %s", second.Reason)
 			}
-			if got := d.Running(); len(got) != 1 || got[0] != second.Cluster.Name {
-				t.Errorf("running clusters %v, want only %s", got, second.Cluster.Name)
+			if got := d.Running(); len(got) != 1 || got[0] != second.Submit.Cluster.Name {
+				t.Errorf("running clusters %v, want only %s", got, second.Submit.Cluster.Name)
 			}
-			if j, _ := e.srv.Job(second.NewJobID); j.RestoredFrom != second.Location || j.State != flinkapi.JobRunning {
-				t.Errorf("new job %+v, want RUNNING from %s", j, second.Location)
+			if j, _ := e.srv.Job(second.Submit.NewJobID); j.RestoredFrom != second.Savepoint.Location || j.State != flinkapi.JobRunning {
+				t.Errorf("new job %+v, want RUNNING from %s", j, second.Savepoint.Location)
 			}
 			for _, r := range d.Requests() {
 				if r.Configuration[ShutdownOnFinish] != "false" || r.Configuration["$internal.pipeline.job-id"] != string(r.JobID) {
@@ -104,10 +104,10 @@ func TestTeardownOnApplicationCluster(t *testing.T) {
 	e.srv.Clock().Advance(5 * time.Second)
 	store := &MemoryStore{}
 	p, res := drive(t, e, func() Stepper {
-		return &Teardown{Env: env, Job: first.NewJobID, Store: store, Name: "app/counter", Deployer: d, Cluster: first.Cluster}
+		return &Teardown{Env: env, Job: first.Submit.NewJobID, Store: store, Name: "app/counter", Deployer: d, Cluster: first.Submit.Cluster}
 	}, true)
 	rec, ok, _ := store.Get(context.Background(), "app/counter")
-	if res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Location || !d.Deleted(first.Cluster.Name) || len(d.Running()) != 0 {
+	if res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Savepoint.Location || !d.Deleted(first.Submit.Cluster.Name) || len(d.Running()) != 0 {
 		t.Fatalf("teardown: %s (%s); stored %+v; running %v", res.Outcome, p.Reason, rec, d.Running())
 	}
 }
@@ -252,14 +252,14 @@ func TestUpgradeToAClusterThatDoesNotStart(t *testing.T) {
 	start := k.srv.Clock().Now()
 	k.until("upgrade", spec, 100, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })
 	p := k.st.Progress
-	if p.Outcome != OutcomeSubmitFailed || !strings.Contains(p.Reason, "cluster "+p.Cluster.Name+" no longer exists") {
+	if p.Outcome != OutcomeSubmitFailed || !strings.Contains(p.Reason, "cluster "+p.Submit.Cluster.Name+" no longer exists") {
 		t.Fatalf("upgrade: %s (%s)", p.Outcome, p.Reason)
 	}
 	if took := k.srv.Clock().Now().Sub(start); took > time.Minute {
 		t.Errorf("the upgrade took %v on the clock to see its cluster gone", took)
 	}
-	if info, _ := k.srv.Job(old); info.State != flinkapi.JobFinished || p.Location == "" || k.st.Latest.Location != p.Location {
-		t.Errorf("old job %s; savepoint %q; latest %+v", info.State, p.Location, k.st.Latest)
+	if info, _ := k.srv.Job(old); info.State != flinkapi.JobFinished || p.Savepoint.Location == "" || k.st.Latest.Location != p.Savepoint.Location {
+		t.Errorf("old job %s; savepoint %q; latest %+v", info.State, p.Savepoint.Location, k.st.Latest)
 	}
 	if k.st.Reason != "UpgradeSubmitFailed" {
 		t.Errorf("reason %q", k.st.Reason)
@@ -287,35 +287,35 @@ func TestBlueGreenOnApplicationClusters(t *testing.T) {
 			most := 0
 			check := func(p Progress) {
 				most = max(most, len(d.Running()))
-				if info, _ := e.srv.Job(first.NewJobID); info.State.IsGloballyTerminal() && p.Healthy.IsZero() {
+				if info, _ := e.srv.Job(first.Submit.NewJobID); info.State.IsGloballyTerminal() && p.BlueGreen.Healthy.IsZero() {
 					t.Fatalf("the old job is %s before the new one was healthy (phase %s)", info.State, p.Phase)
 				}
 			}
 			p, res := driveChecking(t, e, func() Stepper {
-				return &BlueGreen{Env: env, Job: first.NewJobID, Deployer: d, Cluster: first.Cluster, Run: blueGreenArgs(), Window: time.Minute}
+				return &BlueGreen{Env: env, Job: first.Submit.NewJobID, Deployer: d, Cluster: first.Submit.Cluster, Run: blueGreenArgs(), Window: time.Minute}
 			}, resume, check)
-			if res.Outcome != OutcomeSucceeded || p.Cluster.IsZero() || p.Cluster.Name == first.Cluster.Name || most != 2 {
-				t.Fatalf("blue/green: %s (%s); cluster %+v, most clusters %d", res.Outcome, p.Reason, p.Cluster, most)
+			if res.Outcome != OutcomeSucceeded || p.Submit.Cluster.IsZero() || p.Submit.Cluster.Name == first.Submit.Cluster.Name || most != 2 {
+				t.Fatalf("blue/green: %s (%s); cluster %+v, most clusters %d", res.Outcome, p.Reason, p.Submit.Cluster, most)
 			}
-			if got := d.Running(); len(got) != 1 || got[0] != p.Cluster.Name || !d.Deleted(first.Cluster.Name) {
-				t.Errorf("running clusters %v, want only %s; old deleted %v", got, p.Cluster.Name, d.Deleted(first.Cluster.Name))
+			if got := d.Running(); len(got) != 1 || got[0] != p.Submit.Cluster.Name || !d.Deleted(first.Submit.Cluster.Name) {
+				t.Errorf("running clusters %v, want only %s; old deleted %v", got, p.Submit.Cluster.Name, d.Deleted(first.Submit.Cluster.Name))
 			}
-			if j, _ := e.srv.Job(p.NewJobID); j.State != flinkapi.JobRunning || j.RestoredFrom != p.RestoreFrom {
-				t.Errorf("new job %+v, want RUNNING from %s", j, p.RestoreFrom)
+			if j, _ := e.srv.Job(p.Submit.NewJobID); j.State != flinkapi.JobRunning || j.RestoredFrom != p.Replace.RestoreFrom {
+				t.Errorf("new job %+v, want RUNNING from %s", j, p.Replace.RestoreFrom)
 			}
 
 			// Aborted: the new cluster goes, the old one runs on.
 			e.srv.Clock().Advance(5 * time.Second)
 			q, res := driveChecking(t, e, func() Stepper {
-				return &BlueGreen{Env: env, Job: p.NewJobID, Deployer: d, Cluster: p.Cluster, Run: blueGreenArgs("--fail-at", "1"), Window: time.Minute}
+				return &BlueGreen{Env: env, Job: p.Submit.NewJobID, Deployer: d, Cluster: p.Submit.Cluster, Run: blueGreenArgs("--fail-at", "1"), Window: time.Minute}
 			}, resume, func(Progress) { most = max(most, len(d.Running())) })
-			if res.Outcome != OutcomeBlueGreenAborted || q.NewJobID != "" || q.Cluster.IsZero() || !d.Deleted(q.Cluster.Name) || most != 2 {
-				t.Fatalf("aborted: %s (%s); new job %q, cluster %+v deleted %v, most %d", res.Outcome, q.Reason, q.NewJobID, q.Cluster, d.Deleted(q.Cluster.Name), most)
+			if res.Outcome != OutcomeBlueGreenAborted || q.Submit.NewJobID != "" || q.Submit.Cluster.IsZero() || !d.Deleted(q.Submit.Cluster.Name) || most != 2 {
+				t.Fatalf("aborted: %s (%s); new job %q, cluster %+v deleted %v, most %d", res.Outcome, q.Reason, q.Submit.NewJobID, q.Submit.Cluster, d.Deleted(q.Submit.Cluster.Name), most)
 			}
-			if got := d.Running(); len(got) != 1 || got[0] != p.Cluster.Name {
-				t.Errorf("after the abort: running clusters %v, want only %s", got, p.Cluster.Name)
+			if got := d.Running(); len(got) != 1 || got[0] != p.Submit.Cluster.Name {
+				t.Errorf("after the abort: running clusters %v, want only %s", got, p.Submit.Cluster.Name)
 			}
-			if j, _ := e.srv.Job(p.NewJobID); j.State != flinkapi.JobRunning {
+			if j, _ := e.srv.Job(p.Submit.NewJobID); j.State != flinkapi.JobRunning {
 				t.Errorf("the old job is %s after the abort", j.State)
 			}
 		})

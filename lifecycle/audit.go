@@ -37,7 +37,7 @@ const (
 	// from, which no disposal touches: JobStatus.Latest and the history's
 	// newest record, UpgradeFrom (until the deployment is deleted),
 	// RestoredFrom (while the job has no savepoint of its own), the
-	// restore point of the last action (Progress.RestoreFrom), the
+	// restore point of the last action (Progress.Replace.RestoreFrom), the
 	// spec's and the action's restore requests, a teardown's kept
 	// savepoint, or the restore-point store's record under the
 	// Controller's Name. It counts here also when the history records it.
@@ -400,8 +400,8 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 	a.addJob(st.StableJobID)
 	p := &st.Progress
 	a.addJob(p.JobID)
-	a.addJob(p.PreviousJobID)
-	a.addJob(p.NewJobID)
+	a.addJob(p.Replace.PreviousJobID)
+	a.addJob(p.Submit.NewJobID)
 	for _, r := range st.Replaced {
 		a.addJob(r.JobID)
 		a.addJob(r.NewJobID)
@@ -432,7 +432,7 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 // inFlightJob is the new job of the action in flight, if any.
 func inFlightJob(st *JobStatus) flinkapi.JobID {
 	if st.InFlight() {
-		return st.Progress.NewJobID
+		return st.Progress.Submit.NewJobID
 	}
 	return ""
 }
@@ -468,7 +468,7 @@ func (a *auditor) dirs(ctx context.Context, spec JobSpec, st *JobStatus) {
 			add(&sp, parentDir(loc))
 		}
 	}
-	add(&ck, checkpointDirIn(strings.TrimSuffix(st.Progress.Observed.Checkpoint, "/")))
+	add(&ck, checkpointDirIn(strings.TrimSuffix(st.Progress.Replace.Observed.Checkpoint, "/")))
 	if len(ck) == 0 {
 		add(&ck, a.checkpointDirFromFlink(ctx, st))
 	}

@@ -347,7 +347,7 @@ func (c *Controller) addReplaced(st *JobStatus, a *StorageAudit, do *AuditApplie
 func keepsCheckpoints(st *JobStatus, id flinkapi.JobID) bool {
 	same := func(x flinkapi.JobID) bool { return x != "" && strings.EqualFold(string(x), string(id)) }
 	p := &st.Progress
-	if same(st.JobID) || same(p.NewJobID) || same(st.Detached) || same(st.LateSavepoint.JobID) {
+	if same(st.JobID) || same(p.Submit.NewJobID) || same(st.Detached) || same(st.LateSavepoint.JobID) {
 		return true
 	}
 	return slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return same(r.JobID) })

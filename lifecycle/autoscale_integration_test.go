@@ -96,8 +96,8 @@ func TestRealClusterAutoscale(t *testing.T) {
 		t.Fatalf("autoscale to %d (%s); want ScaleUp to 2..4", target, st.Autoscale.Message)
 	}
 	until("rescaled", 4*time.Minute, func() bool { return !st.InFlight() })
-	if st.Progress.Outcome != lifecycle.OutcomeSucceeded || st.JobID == first || st.Progress.RescalePath != policy.RescaleByUpgrade {
-		t.Fatalf("rescale: outcome %s (%s), job %s (was %s), path %s", st.Progress.Outcome, st.Progress.Reason, st.JobID, first, st.Progress.RescalePath)
+	if st.Progress.Outcome != lifecycle.OutcomeSucceeded || st.JobID == first || st.Progress.Rescale.Path != policy.RescaleByUpgrade {
+		t.Fatalf("rescale: outcome %s (%s), job %s (was %s), path %s", st.Progress.Outcome, st.Progress.Reason, st.JobID, first, st.Progress.Rescale.Path)
 	}
 	d, err := c.Job(ctx, st.JobID)
 	if err != nil {

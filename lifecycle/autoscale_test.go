@@ -158,8 +158,8 @@ func TestControllerAutoscaleInPlace(t *testing.T) {
 	job := k.st.JobID
 	k.saturate(33)
 	k.until("autoscaled", spec, 300, func(st *JobStatus) bool { return st.Action == ActionAutoscale && !st.InFlight() })
-	if k.st.JobID != job || k.st.Progress.RescalePath != policy.RescaleInPlace || k.job().Parallelism != 2 || k.st.Progress.Outcome != OutcomeSucceeded {
-		t.Fatalf("in place: job %s (was %s), path %s, parallelism %d, outcome %s", k.st.JobID, job, k.st.Progress.RescalePath, k.job().Parallelism,
+	if k.st.JobID != job || k.st.Progress.Rescale.Path != policy.RescaleInPlace || k.job().Parallelism != 2 || k.st.Progress.Outcome != OutcomeSucceeded {
+		t.Fatalf("in place: job %s (was %s), path %s, parallelism %d, outcome %s", k.st.JobID, job, k.st.Progress.Rescale.Path, k.job().Parallelism,
 			k.st.Progress.Outcome)
 	}
 	k.call(spec, false)

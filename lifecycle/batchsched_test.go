@@ -231,9 +231,9 @@ func TestCheckpointTriggerNotSentTwiceAfterCrash(t *testing.T) {
 	spec.Checkpoints.Interval = policy.Duration(20 * time.Second)
 	k.call(spec, false)
 	k.until("a trigger recorded", spec, 400, func(st *JobStatus) bool {
-		return st.Action == ActionCheckpoint && st.InFlight() && st.Progress.Savepoint.TriggerID != "" && st.Progress.Savepoint.State == savepoint.Pending
+		return st.Action == ActionCheckpoint && st.InFlight() && st.Progress.Savepoint.Status.TriggerID != "" && st.Progress.Savepoint.Status.State == savepoint.Pending
 	})
-	recorded := k.st.Progress.Savepoint.TriggerID
+	recorded := k.st.Progress.Savepoint.Status.TriggerID
 	// The trigger is sent, Flink takes it, and the answer is lost.
 	if err := k.srv.Inject(flinktest.Fault{Kind: flinktest.FaultReset, After: true, Route: "POST /jobs/:jobid/checkpoints", Times: 1}); err != nil {
 		t.Fatal(err)

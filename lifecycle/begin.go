@@ -31,7 +31,7 @@ func checkStatus(st *JobStatus) error {
 	switch {
 	case !knownPhases[p.Phase]:
 		return fmt.Errorf("%w: progress in unknown phase %q", ErrInvalidStatus, p.Phase)
-	case !knownOutcomes[p.Outcome] || !knownOutcomes[p.Ending] || !knownOutcomes[p.StopOutcome]:
+	case !knownOutcomes[p.Outcome] || !knownOutcomes[p.Replace.Ending] || !knownOutcomes[p.Replace.StopOutcome]:
 		return fmt.Errorf("%w: progress with unknown outcome %q", ErrInvalidStatus, p.Outcome)
 	case p.Phase != "" && (p.Outcome != "") != (p.Phase == PhaseDone):
 		return fmt.Errorf("%w: progress in phase %q with outcome %q", ErrInvalidStatus, p.Phase, p.Outcome)
@@ -39,7 +39,7 @@ func checkStatus(st *JobStatus) error {
 		return fmt.Errorf("%w: progress in phase %q of no action", ErrInvalidStatus, p.Phase)
 	case p.Phase == PhaseRecord && !reportedByFlink(p):
 		return fmt.Errorf("%w: progress records the location %q, which Flink did not report for job %s", ErrInvalidStatus,
-			teardownRecord(p).Location, jobName(p.PreviousJobID))
+			teardownRecord(p).Location, jobName(p.Replace.PreviousJobID))
 	}
 	if op, ok := actionOperations[st.Action]; ok && st.InFlight() {
 		// What the action's Step would refuse, refused before the status

@@ -16,13 +16,13 @@ import (
 // writes and reads. It grows when the meaning of a stored field changes;
 // every release reads every older format (lifecycle/testdata/golden holds
 // each, as written by the release that introduced it). Format 2 added
-// the clusters of a Deployer (Progress.Cluster, JobStatus.Cluster);
+// the clusters of a Deployer (Progress.Submit.Cluster, JobStatus.Cluster);
 // format 3 the results of bounded jobs (JobStatus.Result), cron schedules
 // of savepoints (SavepointPolicy.Schedule, TimeZone), triggered
 // checkpoints (JobSpec.Checkpoints, JobStatus.Checkpoint) and the
 // autoscaler (JobSpec.Autoscale, JobStatus.Autoscale); format 4 typed
 // state that format 3 kept in the text of Progress.LastError
-// (Progress.Unconfirmed), when the checkpoint statistics were read
+// (Progress.Stop.Unconfirmed), when the checkpoint statistics were read
 // (Observed.CheckpointRead), a state read again after statistics a
 // failed-over JobManager may have answered (Observed.Reread), the spec an action started with
 // (JobStatus.ActionSpec), the jar's digest (JobTemplate.JarDigest,
@@ -33,7 +33,7 @@ import (
 // progress, JobStatus.Disposing, the failed disposals and delete choices
 // on savepoint records, SavepointPolicy.DisposeOnDelete), one-shot
 // requests (JobSpec.Requests, JobStatus.RequestsHandled,
-// Progress.CheckpointID), the retained checkpoints of replaced jobs
+// Progress.Checkpoint.ID), the retained checkpoints of replaced jobs
 // (JobStatus.Replaced), adopting and detaching (JobSpec.Adopt, OnDelete,
 // JobStatus.Detached); format 6 the upload of the stable template's
 // build (JobStatus.StableJarID, StableJarDigest), the look-up of that
@@ -43,11 +43,18 @@ import (
 // (JobStatus.StableJobID: a status without it reads as one whose Stable
 // the job it records earned), the last call's verdict
 // (JobStatus.Verdict) and the look-up of a savepoint trigger before it
-// is sent again (Progress.Resend); format 7 periodic checkpoints as an
+// is sent again (Progress.Savepoint.Resend); format 7 periodic checkpoints as an
 // action of their own (ActionCheckpoint, its trigger in the action's
-// Progress instead of JobStatus.Checkpoint); format 8 the summary of
-// the last audit of the Controller's Storage (JobStatus.Audit) and the
-// savepoints found there (savepoint.ReasonFound).
+// Progress instead of JobStatus.Checkpoint); format 8 one record per
+// operation in a Progress: a header every operation keeps and the records
+// of the operations and sub-operations that set them (Progress.Stop,
+// Submit, Savepoint, Replace, Teardown, Dispose, BlueGreen, Rescale,
+// Checkpoint), where older formats kept every field at the top level
+// (read into the records), and the task slots of a BlueGreen's new job
+// (BlueGreenProgress.Slots, which older formats kept as Parallelism);
+// and the summary of the last audit of the Controller's Storage
+// (JobStatus.Audit) and the savepoints found there
+// (savepoint.ReasonFound).
 const FormatVersion = 8
 
 // formatCheckpointAction is the first format whose periodic checkpoints
@@ -90,9 +97,12 @@ const (
 )
 
 // bound runs step, the body of the Step of operation op built for job, if
-// p may be stepped by it (check), and records op, job and the format in
-// p once it has started. env is the operation's own copy of its Env,
-// whose client bound replaces with one that records every answer
+// p may be stepped by it (check), counts the Step in p.Steps unless p had
+// ended or the step refused to start it (an error, no phase), and records
+// op, job and the format in p once it has started. A sub-operation that
+// the step runs (a Stop or a Submit inside an Upgrade) is stepped without
+// bound: it is not counted again. env is the operation's own copy of its
+// Env, whose client bound replaces with one that records every answer
 // (recorder): an answer of any of the step's requests that says the
 // client is set up wrong for the cluster (flinkapi.ErrMisconfigured: 401,
 // 403, a redirect, a TLS failure) is returned as Step's error: polling
@@ -105,12 +115,16 @@ func bound(ctx context.Context, p *Progress, op string, job flinkapi.JobID, env 
 		return Result{}, err
 	}
 	migrate(p)
+	counted := !p.Done() && ctx.Err() == nil
 	s := &sink{}
 	if env != nil {
 		env.Client = record(env.Client, s)
 		ctx = withSecrets(ctx, env.Secrets, args)
 	}
 	res, err := step(context.WithValue(ctx, sinkKey{}, s))
+	if counted && (err == nil || p.Phase != "") {
+		p.Steps++
+	}
 	if p.Phase != "" && p.Operation == "" {
 		p.Operation, p.Target = op, job
 	}
@@ -163,8 +177,8 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 		return fmt.Errorf("%w: unknown outcome %q", ErrInvalidProgress, p.Outcome)
 	case (p.Outcome != "") != (p.Phase == PhaseDone):
 		return fmt.Errorf("%w: phase %q with outcome %q", ErrInvalidProgress, p.Phase, p.Outcome)
-	case !knownOutcomes[p.Ending], p.Ending == "" && p.Phase == PhaseDeleteCluster:
-		return fmt.Errorf("%w: phase %q with the outcome %q to end with", ErrInvalidProgress, p.Phase, p.Ending)
+	case !knownOutcomes[p.Replace.Ending], p.Replace.Ending == "" && p.Phase == PhaseDeleteCluster:
+		return fmt.Errorf("%w: phase %q with the outcome %q to end with", ErrInvalidProgress, p.Phase, p.Replace.Ending)
 	case p.Phase == PhaseRecord && !reportedByFlink(p):
 		return fmt.Errorf("%w: phase %q records the location %q, which Flink did not report for job %s", ErrInvalidProgress, p.Phase,
 			teardownRecord(p).Location, jobName(p.Target))
@@ -178,7 +192,7 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 // job, or the newest state it read from that job's checkpoint
 // statistics. Nothing else enters a restore-point store.
 func reportedByFlink(p *Progress) bool {
-	job := p.PreviousJobID
+	job := p.Replace.PreviousJobID
 	if job == "" || !strings.EqualFold(string(job), string(p.Target)) {
 		return false
 	}
@@ -186,12 +200,12 @@ func reportedByFlink(p *Progress) bool {
 	switch {
 	case loc == "":
 		return false
-	case loc == p.RestoreFrom && (p.Location == "" || p.RestoreKind == policy.KindCheckpoint):
+	case loc == p.Replace.RestoreFrom && (p.Savepoint.Location == "" || p.Replace.RestoreKind == policy.KindCheckpoint):
 		// The newest state of a job that had ended (endedFound).
-		return loc == p.Observed.Checkpoint && !p.Observed.CheckpointTime.IsZero() &&
-			(p.RestoreKind == policy.KindSavepoint || p.RestoreKind == policy.KindCheckpoint)
+		return loc == p.Replace.Observed.Checkpoint && !p.Replace.Observed.CheckpointTime.IsZero() &&
+			(p.Replace.RestoreKind == policy.KindSavepoint || p.Replace.RestoreKind == policy.KindCheckpoint)
 	}
-	s := &p.Savepoint
+	s := &p.Savepoint.Status
 	return loc == s.Location && s.TriggerID != "" && strings.EqualFold(string(s.JobID), string(job))
 }
 
@@ -214,7 +228,7 @@ func jobName(id flinkapi.JobID) string {
 	return string(id)
 }
 
-// formatUnconfirmed is the first format that records Progress.Unconfirmed.
+// formatUnconfirmed is the first format that records Progress.Stop.Unconfirmed.
 const formatUnconfirmed = 4
 
 // migrate turns what a Progress of an older format recorded as text into
@@ -224,6 +238,6 @@ const formatUnconfirmed = 4
 // LastError with notFound.
 func migrate(p *Progress) {
 	if p.FormatVersion < formatUnconfirmed && p.Phase == PhaseWaitStopped && strings.HasPrefix(p.LastError, notFound) {
-		p.Unconfirmed = true
+		p.Stop.Unconfirmed = true
 	}
 }

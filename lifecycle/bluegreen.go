@@ -63,7 +63,7 @@ type BlueGreen struct {
 	// StopOld is how the old job is stopped once the new one is
 	// healthy: empty or CancelWithoutState cancels it (its state is in
 	// the new job); StopWithSavepoint, CancelWithSavepoint or
-	// SavepointThenCancel keep a fallback savepoint (Progress.Location),
+	// SavepointThenCancel keep a fallback savepoint (Progress.Savepoint.Location),
 	// and cancel the old job if that savepoint fails.
 	StopOld StopStrategy
 	// Ready, if set, is asked once the new job runs with all its tasks
@@ -74,7 +74,7 @@ type BlueGreen struct {
 	Ready func(ctx context.Context, api API, job flinkapi.JobID) (bool, error)
 	// Deployer and Cluster, if set, run the jobs in application clusters:
 	// the old job in Cluster, the new one in a cluster the Deployer
-	// starts (Progress.Cluster; the free slots of a shared cluster are not
+	// starts (Progress.Submit.Cluster; the free slots of a shared cluster are not
 	// checked then). Each job is read and stopped through its cluster's
 	// client; once the old job is stopped its cluster is deleted, and the
 	// new job's once it was cancelled (PhaseDeleteCluster).
@@ -82,7 +82,7 @@ type BlueGreen struct {
 	Cluster  Cluster
 	// Preflight, if set and not Disabled, checks the new job's plan
 	// against the old job, and the free task slots, before the savepoint
-	// (PreflightPolicy; Progress.Preflight); a refusal ends the operation
+	// (PreflightPolicy; Progress.Replace.Preflight); a refusal ends the operation
 	// Blocked (policy.ReasonPreflightRefused), the old job untouched.
 	Preflight *PreflightPolicy
 
@@ -128,7 +128,7 @@ func (b *BlueGreen) step(ctx context.Context, p *Progress) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	nw, err := jobEnv(b.Env, b.Deployer, p.Cluster)
+	nw, err := jobEnv(b.Env, b.Deployer, p.Submit.Cluster)
 	if err != nil {
 		return Result{}, err
 	}
@@ -148,18 +148,18 @@ func (b *BlueGreen) step(ctx context.Context, p *Progress) (Result, error) {
 // over, or the new job's once it was cancelled.
 func (b *BlueGreen) retires(p *Progress) bool {
 	switch {
-	case b.Deployer == nil || p.Cluster.IsZero():
+	case b.Deployer == nil || p.Submit.Cluster.IsZero():
 		return false
 	case p.Outcome == OutcomeSucceeded:
-		return !b.Cluster.IsZero() && b.Cluster.Name != p.Cluster.Name
+		return !b.Cluster.IsZero() && b.Cluster.Name != p.Submit.Cluster.Name
 	}
 	return p.Outcome == OutcomeBlueGreenAborted
 }
 
 // retired is the cluster PhaseDeleteCluster deletes.
 func (b *BlueGreen) retired(p *Progress) Cluster {
-	if p.AbortReason != "" {
-		return p.Cluster
+	if p.BlueGreen.AbortReason != "" {
+		return p.Submit.Cluster
 	}
 	return b.Cluster
 }
@@ -171,18 +171,18 @@ func (b *BlueGreen) newJobID(p *Progress) flinkapi.JobID {
 	switch {
 	case b.JobID != "":
 		return b.JobID
-	case p.Observed.Adopt != "":
-		return p.Observed.Adopt
+	case p.Replace.Observed.Adopt != "":
+		return p.Replace.Observed.Adopt
 	}
 	return b.derivedJobID()
 }
 
 func (b *BlueGreen) submitOp(p *Progress) *Submit {
 	op := &Submit{Env: b.Env.quiet(), JarID: b.JarID, JarFile: b.JarFile, Run: b.Run, JobID: b.newJobID(p), Deployer: b.Deployer}
-	if op.JarID == "" && p.Preflight != nil {
-		op.JarID = p.JarID // uploaded by the preflight
+	if op.JarID == "" && p.Replace.Preflight != nil {
+		op.JarID = p.Submit.JarID // uploaded by the preflight
 	}
-	op.Run.SavepointPath = p.RestoreFrom
+	op.Run.SavepointPath = p.Replace.RestoreFrom
 	return op
 }
 
@@ -190,11 +190,11 @@ func (b *BlueGreen) submitOp(p *Progress) *Submit {
 func (b *BlueGreen) stopOp(p *Progress) *Stop {
 	env := b.Env.quiet()
 	env.Client = b.oldAPI
-	if p.JobID != p.PreviousJobID {
+	if p.JobID != p.Replace.PreviousJobID {
 		env.Client = b.newAPI
 	}
-	op := &Stop{Env: env, Job: p.JobID, Strategy: p.Strategy, Reason: savepoint.ReasonUpdate}
-	if p.Strategy == CancelWithoutState {
+	op := &Stop{Env: env, Job: p.JobID, Strategy: p.Stop.Strategy, Reason: savepoint.ReasonUpdate}
+	if p.Stop.Strategy == CancelWithoutState {
 		// The old job's state is in the new, healthy job; the new job
 		// being aborted keeps none worth having.
 		op.Mode = policy.UpgradeStateless
@@ -202,20 +202,18 @@ func (b *BlueGreen) stopOp(p *Progress) *Stop {
 	return op
 }
 
-// subStep runs the first Step of a sub-operation (which sends nothing),
-// keeping p's start and step count.
+// subStep runs the first step of a sub-operation (which sends nothing)
+// on p, from the start of its phase: the operation's start and step count
+// stay as they are (startAt, bound).
 func subStep(ctx context.Context, p *Progress, op interface {
 	step(context.Context, *Progress) (Result, error)
 }) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := op.step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return op.step(ctx, p)
 }
 
 func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.AbortReason != "" && (p.Phase == PhaseCancel || p.Phase == PhaseWaitStopped) {
+	if p.BlueGreen.AbortReason != "" && (p.Phase == PhaseCancel || p.Phase == PhaseWaitStopped) {
 		res, err := b.stopOp(p).step(ctx, p)
 		if err != nil || !res.Done {
 			return res, err
@@ -228,7 +226,6 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	case PhasePreflight:
 		return b.stepPreflight(ctx, p, now)
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
-		p.Steps++
 		res, err := b.observe(ctx, p, now)
 		if err == nil && !res.Done && !now.Before(p.Deadline) && p.LastError != "" {
 			return finish(p, OutcomeTimedOut, "the deadline passed before the blue/green upgrade could start: "+p.LastError), nil
@@ -236,30 +233,27 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
 		switch {
-		case p.Healthy.IsZero():
+		case p.BlueGreen.Healthy.IsZero():
 			return b.afterSavepoint(ctx, p)
 		case b.canary:
 			return b.canaryCancelled(ctx, p)
 		}
 		return b.stopOld(ctx, p, now)
 	case PhaseConfirmOld:
-		p.Steps++
 		return b.confirmOld(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return b.stepSubmit(ctx, p, now)
 	case PhaseWaitHealthy, PhaseHealthCheckpoint, PhaseReadiness, PhaseConfirmHealthy:
-		p.Steps++
 		return b.health(ctx, p, now)
 	}
-	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
 }
 
 // begin records the old job and goes on to observe it, once every
 // secret the new job's arguments name can be read.
 func (b *BlueGreen) begin(ctx context.Context, p *Progress, now time.Time) Result {
-	p.Steps++
-	p.Started, p.PreviousJobID, p.JobID = now, b.Job, b.Job
+	startAt(p, now)
+	p.Replace.PreviousJobID, p.JobID = b.Job, b.Job
 	p.Deadline = now.Add(orDefault(b.Timing.Stop, defaultStopTimeout))
 	if b.Job == "" {
 		return finish(p, OutcomeBlocked, "a blue/green upgrade needs a running job (Job); deploy it with Upgrade")
@@ -286,8 +280,8 @@ func (b *BlueGreen) stepSubmit(ctx context.Context, p *Progress, now time.Time) 
 		resetPhase(p)
 		p.Phase, p.Deadline = PhaseWaitHealthy, now.Add(b.window())
 		return Result{}, nil
-	case p.NewJobID == "":
-		p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.PreviousJobID) + " runs on"
+	case p.Submit.NewJobID == "":
+		p.Reason = "the new job " + string(p.JobID) + ": " + p.Reason + "; the old job " + string(p.Replace.PreviousJobID) + " runs on"
 		return Result{Done: true, Outcome: p.Outcome}, nil
 	}
 	return b.abort(ctx, p, "the new job "+string(p.JobID)+" did not start: "+p.Reason)
@@ -304,20 +298,20 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 		}
 		p.LastError = ""
-		p.Observed.State, p.Observed.Since = d.State, d.Timestamps[d.State]
+		p.Replace.Observed.State, p.Replace.Observed.Since = d.State, d.Timestamps[d.State]
 		if d.State != flinkapi.JobRunning {
 			return finish(p, OutcomeBlocked, fmt.Sprintf("the job %s is %s: a blue/green upgrade needs it RUNNING", b.Job, d.State)), nil
 		}
-		p.Parallelism = b.Slots
-		if p.Parallelism <= 0 {
-			p.Parallelism = b.Run.Parallelism
+		p.BlueGreen.Slots = b.Slots
+		if p.BlueGreen.Slots <= 0 {
+			p.BlueGreen.Slots = b.Run.Parallelism
 		}
-		if p.Parallelism <= 0 {
+		if p.BlueGreen.Slots <= 0 {
 			for _, v := range d.Vertices {
-				p.Parallelism = max(p.Parallelism, v.Parallelism)
+				p.BlueGreen.Slots = max(p.BlueGreen.Slots, v.Parallelism)
 			}
 		}
-		p.Parallelism = max(p.Parallelism, 1)
+		p.BlueGreen.Slots = max(p.BlueGreen.Slots, 1)
 		p.Phase = PhaseCheckSlots
 		return Result{}, nil
 	case PhaseCheckSlots:
@@ -328,9 +322,9 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 				p.LastError = errMessage(err)
 				return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 			}
-			if ov.SlotsAvailable < p.Parallelism {
+			if ov.SlotsAvailable < p.BlueGreen.Slots {
 				return finish(p, OutcomeBlocked, fmt.Sprintf("the cluster has %d free task slots of %d; the new job needs %d beside the old job %s: add task slots, or upgrade with Upgrade (stop, then start)",
-					ov.SlotsAvailable, ov.SlotsTotal, p.Parallelism, b.Job)), nil
+					ov.SlotsAvailable, ov.SlotsTotal, p.BlueGreen.Slots, b.Job)), nil
 			}
 		}
 		p.LastError = ""
@@ -339,7 +333,7 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 			// Deploy, idempotent for the job id, finds it instead.)
 			return b.startSavepoint(ctx, p, now)
 		}
-		p.Phase, p.Observed.Adopt = PhaseAdopt, b.derivedJobID()
+		p.Phase, p.Replace.Observed.Adopt = PhaseAdopt, b.derivedJobID()
 		return Result{}, nil
 	}
 	// PhaseAdopt
@@ -352,25 +346,23 @@ func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Re
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 	}
-	id, st, n, ok := followDerived(jobs, p.Observed.Adopt, true)
-	p.Observed.Lookups = n
+	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, true)
+	p.Replace.Observed.Lookups = n
 	switch {
 	case !ok:
 		return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, b.Job)), nil
 	case st == "":
-		p.Observed.Adopt, p.LastError = id, ""
+		p.Replace.Observed.Adopt, p.LastError = id, ""
 		return b.startSavepoint(ctx, p, now)
 	}
 	// An earlier run whose Progress was lost started it: adopt it and
 	// wait until it is healthy.
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	p.Observed.Adopt = id
+	p.Replace.Observed.Adopt = id
 	if _, err := b.submitOp(p).step(ctx, p); err != nil {
 		return Result{}, err
 	}
-	p.Started, p.Steps = started, steps
-	p.Phase, p.Adopted, p.NewJobID = PhaseWaitRunning, true, id
+	p.Phase, p.Submit.Adopted, p.Submit.NewJobID = PhaseWaitRunning, true, id
 	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier blue/green upgrade started"
 	return Result{}, nil
 }
@@ -388,11 +380,8 @@ func (b *BlueGreen) savepointOp() *TakeSavepoint {
 }
 
 func (b *BlueGreen) startSavepoint(ctx context.Context, p *Progress, _ time.Time) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := b.savepointOp().step(ctx, p) // records the trigger id, sends nothing
-	p.Started, p.Steps = started, steps
-	return res, err
+	return b.savepointOp().step(ctx, p) // records the trigger id, sends nothing
 }
 
 // afterSavepoint steps the savepoint of the running old job; once it
@@ -403,16 +392,16 @@ func (b *BlueGreen) afterSavepoint(ctx context.Context, p *Progress) (Result, er
 	if err != nil || !res.Done {
 		return res, err
 	}
-	if p.Outcome != OutcomeSucceeded || p.Location == "" {
+	if p.Outcome != OutcomeSucceeded || p.Savepoint.Location == "" {
 		p.Reason = "the savepoint of the old job " + string(b.Job) + " did not complete (" + p.Reason + "): no new job was started, the old job runs on"
 		return res, nil
 	}
-	p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
+	p.Replace.RestoreFrom, p.Replace.RestoreKind = p.Savepoint.Location, policy.KindSavepoint
 	if rec, ok := p.Record(); ok {
 		// Kept as the record of the restore point: the stop of the old
 		// job with a savepoint (StopOld) replaces p.Savepoint later, and
 		// the state the new job started from keeps its time.
-		p.Observed.Latest = rec
+		p.Replace.Observed.Latest = rec
 	}
 	resetPhase(p)
 	p.Phase, p.Deadline = PhaseConfirmOld, b.clock().Now().Add(orDefault(b.Timing.Stop, defaultStopTimeout))
@@ -457,20 +446,20 @@ func (b *BlueGreen) confirmOld(ctx context.Context, p *Progress, now time.Time) 
 // records as the newest state). An old job that ended otherwise ends the
 // upgrade Blocked (see confirmOld).
 func (b *BlueGreen) finalState(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Observed.State != flinkapi.JobFinished {
+	if p.Replace.Observed.State != flinkapi.JobFinished {
 		return finish(p, OutcomeBlocked, fmt.Sprintf("the job %s is %s after the savepoint %s of the blue/green upgrade completed: no new job was started beside it",
-			b.Job, p.Observed.State, p.Location)), nil
+			b.Job, p.Replace.Observed.State, p.Savepoint.Location)), nil
 	}
-	if now.Before(p.Observed.StatsAfter) {
-		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+	if now.Before(p.Replace.Observed.StatsAfter) {
+		return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}, nil
 	}
 	stats, err := b.oldAPI.Checkpoints(ctx, b.Job)
 	if err != nil && !errors.Is(err, flinkapi.ErrNotFound) {
 		return b.confirmLater(p, now, errMessage(err)), nil
 	}
-	if rec, ok := finalSavepoint(b.Job, stats); ok && rec.Location != p.RestoreFrom && rec.Time.After(p.Savepoint.TriggerTime) {
-		p.Observed.Latest = rec
-		p.RestoreFrom, p.RestoreKind = rec.Location, policy.KindSavepoint
+	if rec, ok := finalSavepoint(b.Job, stats); ok && rec.Location != p.Replace.RestoreFrom && rec.Time.After(p.Savepoint.Status.TriggerTime) {
+		p.Replace.Observed.Latest = rec
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = rec.Location, policy.KindSavepoint
 	}
 	return b.submitNew(ctx, p)
 }
@@ -491,7 +480,7 @@ func finalSavepoint(job flinkapi.JobID, stats *flinkapi.CheckpointStatistics) (s
 func (b *BlueGreen) confirmLater(p *Progress, now time.Time, why string) Result {
 	p.LastError = why
 	if !now.Before(p.Deadline) {
-		return finish(p, OutcomeTimedOut, "the old job "+string(b.Job)+" was not seen running or ended after its savepoint "+p.Location+" completed: "+why+"; no new job was started")
+		return finish(p, OutcomeTimedOut, "the old job "+string(b.Job)+" was not seen running or ended after its savepoint "+p.Savepoint.Location+" completed: "+why+"; no new job was started")
 	}
 	p.Requests++
 	return Result{RequeueAfter: b.Timing.backoff(p.Requests)}
@@ -506,7 +495,7 @@ func (b *BlueGreen) submitNew(ctx context.Context, p *Progress) (Result, error) 
 // health judges the new job: its details, its checkpoints, the caller's
 // readiness check, and its state once more, within the window.
 func (b *BlueGreen) health(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	h := healthRead{b: b, p: p, now: now, id: p.NewJobID, past: !now.Before(p.Deadline)}
+	h := healthRead{b: b, p: p, now: now, id: p.Submit.NewJobID, past: !now.Before(p.Deadline)}
 	switch p.Phase {
 	case PhaseWaitHealthy:
 		return h.running(ctx)
@@ -570,7 +559,7 @@ func (h healthRead) running(ctx context.Context) (Result, error) {
 			return h.notYet(ctx, "its task "+v.Name+" is "+v.Status)
 		}
 	}
-	h.p.NewJobStart = d.StartTime
+	h.p.BlueGreen.NewJobStart = d.StartTime
 	h.p.Phase = PhaseHealthCheckpoint
 	return Result{}, nil
 }
@@ -583,8 +572,8 @@ func (h healthRead) checkpointed(ctx context.Context) (Result, error) {
 		return h.failed(ctx, err)
 	}
 	h.p.LastError = ""
-	if c := stats.LatestCompleted; (c == nil || c.TriggerTime.Before(h.p.NewJobStart)) && !h.uncheckpointed(ctx, stats) {
-		return h.notYet(ctx, "no checkpoint completed since it started at "+stamp(h.p.NewJobStart))
+	if c := stats.LatestCompleted; (c == nil || c.TriggerTime.Before(h.p.BlueGreen.NewJobStart)) && !h.uncheckpointed(ctx, stats) {
+		return h.notYet(ctx, "no checkpoint completed since it started at "+stamp(h.p.BlueGreen.NewJobStart))
 	}
 	h.p.Phase = PhaseConfirmHealthy
 	if h.b.Ready != nil {
@@ -639,7 +628,7 @@ func (h healthRead) confirm(ctx context.Context) (Result, error) {
 		return h.notYet(ctx, "it is "+string(st))
 	}
 	p := h.p
-	p.Healthy = h.now
+	p.BlueGreen.Healthy = h.now
 	if h.b.canary {
 		return h.b.cancelCanary(ctx, p)
 	}
@@ -647,8 +636,8 @@ func (h healthRead) confirm(ctx context.Context) (Result, error) {
 	if strategy == "" {
 		strategy = CancelWithoutState
 	}
-	p.Strategy = strategy
-	p.JobID = p.PreviousJobID
+	p.Stop.Strategy = strategy
+	p.JobID = p.Replace.PreviousJobID
 	return subStep(ctx, p, h.b.stopOp(p))
 }
 
@@ -660,45 +649,68 @@ func (b *BlueGreen) stopOld(ctx context.Context, p *Progress, now time.Time) (Re
 	if err != nil || !res.Done {
 		return res, err
 	}
-	p.StopOutcome = p.Outcome
+	p.Replace.StopOutcome = p.Outcome
 	switch {
 	case p.Outcome == OutcomeSucceeded, p.Outcome == OutcomeJobGone, p.Outcome == OutcomeJobTerminal:
 		reason := p.Reason
-		p.JobID = p.NewJobID
-		return finish(p, OutcomeSucceeded, fmt.Sprintf("the new job %s is healthy (started from savepoint %s); the old job %s: %s", p.NewJobID, p.RestoreFrom, p.PreviousJobID, reason)), nil
-	case p.Strategy != CancelWithoutState && p.Outcome != OutcomeTimedOut:
+		p.JobID = p.Submit.NewJobID
+		return finish(p, OutcomeSucceeded, fmt.Sprintf("the new job %s is healthy (started from savepoint %s); the old job %s: %s", p.Submit.NewJobID, p.Replace.RestoreFrom, p.Replace.PreviousJobID, reason)), nil
+	case p.Stop.Strategy != CancelWithoutState && p.Outcome != OutcomeTimedOut:
 		// The fallback savepoint failed while the old job runs on.
-		p.Decision = policy.Reason("FallbackSavepointFailed")
-		p.Strategy, p.JobID = CancelWithoutState, p.PreviousJobID
+		p.Replace.Decision = policy.Reason("FallbackSavepointFailed")
+		p.Stop.Strategy, p.JobID = CancelWithoutState, p.Replace.PreviousJobID
 		return subStep(ctx, p, b.stopOp(p))
-	case p.Outcome == OutcomeTimedOut && p.Attempts < blueGreenStops:
+	case p.Outcome == OutcomeTimedOut && p.Replace.Attempts < blueGreenStops:
 		// Both jobs may run: the stop of the old one ran out of time (a
 		// JobManager that did not answer, or a caller away past the
 		// deadline). It is cancelled again, with a deadline of its own,
 		// before the operation gives up.
-		p.Attempts++
-		p.Strategy, p.JobID = CancelWithoutState, p.PreviousJobID
+		p.Replace.Attempts++
+		p.Stop.Strategy, p.JobID = CancelWithoutState, p.Replace.PreviousJobID
 		return subStep(ctx, p, b.stopOp(p))
 	}
 	reason := p.Reason
-	p.JobID = p.NewJobID
-	return finish(p, OutcomeTimedOut, fmt.Sprintf("the new job %s is healthy, but the old job %s could not be stopped: %s; both run", p.NewJobID, p.PreviousJobID, reason)), nil
+	p.JobID = p.Submit.NewJobID
+	return finish(p, OutcomeTimedOut, fmt.Sprintf("the new job %s is healthy, but the old job %s could not be stopped: %s; both run", p.Submit.NewJobID, p.Replace.PreviousJobID, reason)), nil
 }
 
 // abort cancels the new job, which failed or was not healthy in time,
 // and leaves the old job as it is.
 func (b *BlueGreen) abort(ctx context.Context, p *Progress, why string) (Result, error) {
-	p.AbortReason = why
-	p.Strategy, p.JobID = CancelWithoutState, p.NewJobID
+	p.BlueGreen.AbortReason = why
+	p.Stop.Strategy, p.JobID = CancelWithoutState, p.Submit.NewJobID
 	return subStep(ctx, p, b.stopOp(p))
 }
 
 // aborted ends the operation once the cancel of the new job ended.
 func (b *BlueGreen) aborted(p *Progress) Result {
-	why := p.AbortReason
+	why := p.BlueGreen.AbortReason
 	if p.Outcome == OutcomeSucceeded {
-		p.NewJobID, p.JobID = "", p.PreviousJobID // ended: nothing to adopt
-		return finish(p, OutcomeBlueGreenAborted, why+"; it was cancelled ("+p.Reason+"), the old job "+string(p.PreviousJobID)+" runs on untouched")
+		p.Submit.NewJobID, p.JobID = "", p.Replace.PreviousJobID // ended: nothing to adopt
+		return finish(p, OutcomeBlueGreenAborted, why+"; it was cancelled ("+p.Reason+"), the old job "+string(p.Replace.PreviousJobID)+" runs on untouched")
 	}
-	return finish(p, OutcomeTimedOut, why+"; cancelling it failed ("+p.Reason+"): a job "+string(p.NewJobID)+" may run beside the old job "+string(p.PreviousJobID))
+	return finish(p, OutcomeTimedOut, why+"; cancelling it failed ("+p.Reason+"): a job "+string(p.Submit.NewJobID)+" may run beside the old job "+string(p.Replace.PreviousJobID))
+}
+
+// BlueGreenProgress is the record of a BlueGreen or a Canary in a
+// Progress: the new job's health.
+type BlueGreenProgress struct {
+	// Slots are the task slots the new job needs.
+	Slots int `json:"slots,omitempty"`
+	// NewJobStart is when the new job started, as its details say: a
+	// checkpoint completed after it is part of its health.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	NewJobStart time.Time `json:"newJobStart,omitzero"`
+	// Healthy is when the new job was confirmed healthy, recorded before
+	// the old job is stopped: never earlier.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Healthy time.Time `json:"healthy,omitzero"`
+	// AbortReason is why the new job is cancelled (it failed, or was not
+	// healthy within the window); set while it is cancelled, and the start
+	// of the Reason the operation then ends with.
+	AbortReason string `json:"abortReason,omitempty"`
 }

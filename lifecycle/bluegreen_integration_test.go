@@ -90,7 +90,7 @@ func TestRealBlueGreen(t *testing.T) {
 	if res, err := lifecycle.Run(ctx, sub, &p, nil); err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
 		t.Fatalf("submit: %v %s: %s", err, res.Outcome, p.Reason)
 	}
-	job1, jar := p.JobID, p.JarID
+	job1, jar := p.JobID, p.Submit.JarID
 	flinkfixture.WaitCounts(t, ctx, out1, keys, 90*time.Second, func(_ string, n int64) bool { return n >= 20 })
 	countsOf := func(dir string) map[string]int64 {
 		counts, err := flinkfixture.ReadCounts(dir)
@@ -117,7 +117,7 @@ func TestRealBlueGreen(t *testing.T) {
 	if err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
 		t.Fatalf("blue/green: %v %s: %s", err, res.Outcome, p.Reason)
 	}
-	job2 := p.NewJobID
+	job2 := p.Submit.NewJobID
 	if s, err := c.JobStatus(ctx, job1); err != nil || s != flinkapi.JobCanceled {
 		t.Fatalf("the old job is %s (%v)", s, err)
 	}

@@ -40,11 +40,11 @@ func windowChecker(t *testing.T, e *env) func(Progress) {
 		if started > 1 {
 			t.Fatalf("%d new jobs started", started)
 		}
-		if info, _ := e.srv.Job(e.job); info.State.IsGloballyTerminal() && p.Healthy.IsZero() {
+		if info, _ := e.srv.Job(e.job); info.State.IsGloballyTerminal() && p.BlueGreen.Healthy.IsZero() {
 			t.Fatalf("the old job is %s before the new one was healthy (phase %s)", info.State, p.Phase)
 		}
-		if p.NewJobID != "" && (p.RestoreFrom == "" || p.Location == "") && !p.Adopted {
-			t.Fatalf("the new job %s was submitted without the savepoint recorded first: %+v", p.NewJobID, p)
+		if p.Submit.NewJobID != "" && (p.Replace.RestoreFrom == "" || p.Savepoint.Location == "") && !p.Submit.Adopted {
+			t.Fatalf("the new job %s was submitted without the savepoint recorded first: %+v", p.Submit.NewJobID, p)
 		}
 	}
 }
@@ -68,22 +68,22 @@ func TestBlueGreen(t *testing.T) {
 				return &BlueGreen{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: blueGreenArgs(), StopOld: tc.stopOld}
 			}
 			p, res := driveChecking(t, e, mk, tc.resume, windowChecker(t, e))
-			if res.Outcome != OutcomeSucceeded || p.NewJobID == "" || p.Healthy.IsZero() {
+			if res.Outcome != OutcomeSucceeded || p.Submit.NewJobID == "" || p.BlueGreen.Healthy.IsZero() {
 				t.Fatalf("outcome %s (%s), progress %+v", res.Outcome, p.Reason, p)
 			}
-			if p.NewJobID == blueGreenJobID(e.job) && derivedJobID(strings.ToLower(string(e.job))) == p.NewJobID {
+			if p.Submit.NewJobID == blueGreenJobID(e.job) && derivedJobID(strings.ToLower(string(e.job))) == p.Submit.NewJobID {
 				t.Fatal("the blue/green id is Upgrade's")
 			}
 			old, _ := e.srv.Job(e.job)
-			nw, ok := e.srv.Job(p.NewJobID)
+			nw, ok := e.srv.Job(p.Submit.NewJobID)
 			if old.State != tc.want || !ok || nw.State != flinkapi.JobRunning {
 				t.Fatalf("old job %s, new job %s (%v)", old.State, nw.State, ok)
 			}
-			if nw.RestoredFrom != p.RestoreFrom || p.RestoreFrom == "" {
-				t.Fatalf("the new job restored from %q, the progress recorded %q", nw.RestoredFrom, p.RestoreFrom)
+			if nw.RestoredFrom != p.Replace.RestoreFrom || p.Replace.RestoreFrom == "" {
+				t.Fatalf("the new job restored from %q, the progress recorded %q", nw.RestoredFrom, p.Replace.RestoreFrom)
 			}
-			if tc.stopOld == StopWithSavepoint && (p.Location == p.RestoreFrom || p.Location == "") {
-				t.Fatalf("no fallback savepoint: location %q, restore %q", p.Location, p.RestoreFrom)
+			if tc.stopOld == StopWithSavepoint && (p.Savepoint.Location == p.Replace.RestoreFrom || p.Savepoint.Location == "") {
+				t.Fatalf("no fallback savepoint: location %q, restore %q", p.Savepoint.Location, p.Replace.RestoreFrom)
 			}
 			if nw.Events < before.Events {
 				t.Fatalf("the new job processed %d, the old had %d before", nw.Events, before.Events)
@@ -99,7 +99,7 @@ func TestBlueGreenNoFreeSlots(t *testing.T) {
 	e := newEnv(t, flinktest.WithSlots(1))
 	op := &BlueGreen{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: blueGreenArgs()}
 	p, res := drive(t, e, func() Stepper { return op }, false)
-	if res.Outcome != OutcomeBlocked || !contains(p.Reason, "free task slots") || p.NewJobID != "" {
+	if res.Outcome != OutcomeBlocked || !contains(p.Reason, "free task slots") || p.Submit.NewJobID != "" {
 		t.Fatalf("outcome %s: %s", res.Outcome, p.Reason)
 	}
 	if n := count(e.srv, "POST /jobs/:jobid/savepoints") + count(e.srv, "POST /jars/:jarid/run"); n != 0 {
@@ -111,8 +111,8 @@ func TestBlueGreenNoFreeSlots(t *testing.T) {
 // the old one runs untouched, nothing to adopt.
 func abortedCleanly(t *testing.T, e *env, p Progress, want string) {
 	t.Helper()
-	if p.Outcome != OutcomeBlueGreenAborted || p.NewJobID != "" || !contains(p.Reason, want) {
-		t.Fatalf("outcome %s, new job %q: %s", p.Outcome, p.NewJobID, p.Reason)
+	if p.Outcome != OutcomeBlueGreenAborted || p.Submit.NewJobID != "" || !contains(p.Reason, want) {
+		t.Fatalf("outcome %s, new job %q: %s", p.Outcome, p.Submit.NewJobID, p.Reason)
 	}
 	old, _ := e.srv.Job(e.job)
 	if old.State != flinkapi.JobRunning {
@@ -160,7 +160,7 @@ func TestBlueGreenAborts(t *testing.T) {
 					check(p)
 					if tc.fail && !failed && p.Phase == PhaseConfirmHealthy {
 						failed = true
-						if err := e.srv.FailJob(p.NewJobID, "java.lang.RuntimeException: boom"); err != nil {
+						if err := e.srv.FailJob(p.Submit.NewJobID, "java.lang.RuntimeException: boom"); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -190,8 +190,8 @@ func TestBlueGreenSubmitRefused(t *testing.T) {
 	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 400, Route: "POST /jars/:jarid/run"})
 	op := &BlueGreen{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: blueGreenArgs()}
 	p, res := drive(t, e, func() Stepper { return op }, false)
-	if res.Outcome != OutcomeSubmitFailed || p.NewJobID != "" || p.RestoreFrom == "" {
-		t.Fatalf("outcome %s, new job %q: %s", res.Outcome, p.NewJobID, p.Reason)
+	if res.Outcome != OutcomeSubmitFailed || p.Submit.NewJobID != "" || p.Replace.RestoreFrom == "" {
+		t.Fatalf("outcome %s, new job %q: %s", res.Outcome, p.Submit.NewJobID, p.Reason)
 	}
 	if old, _ := e.srv.Job(e.job); old.State != flinkapi.JobRunning {
 		t.Fatalf("the old job is %s", old.State)
@@ -233,10 +233,10 @@ func TestBlueGreenLostProgressAdopts(t *testing.T) {
 	if p.Phase != PhaseWaitHealthy {
 		t.Fatalf("phase %s: %s", p.Phase, p.Reason)
 	}
-	first := p.NewJobID
+	first := p.Submit.NewJobID
 	p2, res := driveChecking(t, e, func() Stepper { return mk() }, true, windowChecker(t, e))
-	if res.Outcome != OutcomeSucceeded || !p2.Adopted || p2.NewJobID != first {
-		t.Fatalf("outcome %s, adopted %v, new job %s (first %s): %s", res.Outcome, p2.Adopted, p2.NewJobID, first, p2.Reason)
+	if res.Outcome != OutcomeSucceeded || !p2.Submit.Adopted || p2.Submit.NewJobID != first {
+		t.Fatalf("outcome %s, adopted %v, new job %s (first %s): %s", res.Outcome, p2.Submit.Adopted, p2.Submit.NewJobID, first, p2.Reason)
 	}
 	if n := count(e.srv, "POST /jars/:jarid/run"); n != 1 {
 		t.Fatalf("%d jar runs", n)

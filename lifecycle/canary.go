@@ -27,7 +27,7 @@ import (
 // before the savepoint (with Preflight, the new job's plan against the
 // free slots only). During the canary both jobs run and emit output: the
 // canary's sinks must be idempotent or transactional, or write where they
-// do no harm. The savepoint it took stays (Progress.Location): the
+// do no harm. The savepoint it took stays (Progress.Savepoint.Location): the
 // canary's restore does not claim it.
 //
 // Build it anew from its configuration whenever convenient: all its state
@@ -93,11 +93,11 @@ func (c *Canary) Step(ctx context.Context, p *Progress) (Result, error) {
 	return bound(ctx, p, opCanary, c.Job, &op.Env, c.Run.ProgramArgs, func(ctx context.Context) (Result, error) {
 		return frame(ctx, p, opCanary, c.OnTransition, c.Logger, func() (Result, error) {
 			res, err := op.step(ctx, p)
-			if res.Done && (p.Outcome == OutcomeBlueGreenAborted || p.Outcome == OutcomeSubmitFailed && p.RestoreFrom != "") {
+			if res.Done && (p.Outcome == OutcomeBlueGreenAborted || p.Outcome == OutcomeSubmitFailed && p.Replace.RestoreFrom != "") {
 				// (Flink refused the canary's jar run: it reports a restore
 				// that failed, or a program that cannot run, as the job's
 				// failure to start.)
-				p.Outcome, res.Outcome, p.JobID = OutcomeCanaryFailed, OutcomeCanaryFailed, p.PreviousJobID
+				p.Outcome, res.Outcome, p.JobID = OutcomeCanaryFailed, OutcomeCanaryFailed, p.Replace.PreviousJobID
 				p.Reason = "restore canary: " + p.Reason
 			}
 			return res, err
@@ -116,7 +116,7 @@ func (b *BlueGreen) derivedJobID() flinkapi.JobID {
 // cancelCanary starts the cancel of the canary, seen healthy: it proved
 // that the new version restores the old job's state.
 func (b *BlueGreen) cancelCanary(ctx context.Context, p *Progress) (Result, error) {
-	p.Strategy, p.JobID = CancelWithoutState, p.NewJobID
+	p.Stop.Strategy, p.JobID = CancelWithoutState, p.Submit.NewJobID
 	return subStep(ctx, p, b.stopOp(p))
 }
 
@@ -127,17 +127,17 @@ func (b *BlueGreen) canaryCancelled(ctx context.Context, p *Progress) (Result, e
 	if err != nil || !res.Done {
 		return res, err
 	}
-	p.StopOutcome = p.Outcome
-	canary, reason := p.NewJobID, p.Reason
+	p.Replace.StopOutcome = p.Outcome
+	canary, reason := p.Submit.NewJobID, p.Reason
 	switch p.Outcome {
 	case OutcomeSucceeded, OutcomeJobGone, OutcomeJobTerminal:
-		p.NewJobID, p.JobID = "", p.PreviousJobID // ended: nothing to adopt
+		p.Submit.NewJobID, p.JobID = "", p.Replace.PreviousJobID // ended: nothing to adopt
 		return finish(p, OutcomeSucceeded, fmt.Sprintf("restore canary passed: the job %s restored the savepoint %s of %s and completed a checkpoint; "+
-			"it was cancelled (%s), the old job %s runs on untouched", canary, p.RestoreFrom, p.PreviousJobID, reason, p.PreviousJobID)), nil
+			"it was cancelled (%s), the old job %s runs on untouched", canary, p.Replace.RestoreFrom, p.Replace.PreviousJobID, reason, p.Replace.PreviousJobID)), nil
 	}
-	p.JobID = p.PreviousJobID
+	p.JobID = p.Replace.PreviousJobID
 	return finish(p, OutcomeTimedOut, fmt.Sprintf("the canary job %s was healthy, but cancelling it failed (%s): it may run beside the old job %s",
-		canary, reason, p.PreviousJobID)), nil
+		canary, reason, p.Replace.PreviousJobID)), nil
 }
 
 // startPreflight begins BlueGreen's preflight, or records why none runs,
@@ -147,11 +147,11 @@ func (b *BlueGreen) startPreflight(p *Progress) {
 	switch {
 	case b.Preflight == nil || b.Preflight.Disabled:
 	case b.Deployer != nil:
-		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
+		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipApplication}
 	case !supports[PreflightAPI](b.oldAPI):
-		p.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
+		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
 	default:
-		p.Preflight, p.Phase = &Preflight{}, PhasePreflight
+		p.Replace.Preflight, p.Phase = &Preflight{}, PhasePreflight
 	}
 }
 
@@ -161,7 +161,6 @@ func (b *BlueGreen) startPreflight(p *Progress) {
 // only the cluster's free slots count. A refusal ends the operation
 // Blocked before the savepoint.
 func (b *BlueGreen) stepPreflight(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
 	}
@@ -177,7 +176,7 @@ func (b *BlueGreen) stepPreflight(ctx context.Context, p *Progress, now time.Tim
 	v := f.verdict(p)
 	p.LastError = ""
 	if !v.Allowed() {
-		p.Decision = policy.ReasonPreflightRefused
+		p.Replace.Decision = policy.ReasonPreflightRefused
 		return finish(p, OutcomeBlocked, "preflight: "+v.Message()+"; nothing was started, the old job "+string(b.Job)+" is left as it is"), nil
 	}
 	p.Phase = PhaseObserve

@@ -90,8 +90,8 @@ func (r *realCanary) untilCanary(what string) {
 	r.t.Helper()
 	st := r.st
 	realUntil(r.t, r.ctx, what, r.ctrl, r.spec, st, 3*time.Minute, func() bool {
-		if st.Action == lifecycle.ActionCanary && st.Progress.NewJobID != "" && !containsID(*r.canaries, st.Progress.NewJobID) {
-			*r.canaries = append(*r.canaries, st.Progress.NewJobID)
+		if st.Action == lifecycle.ActionCanary && st.Progress.Submit.NewJobID != "" && !containsID(*r.canaries, st.Progress.Submit.NewJobID) {
+			*r.canaries = append(*r.canaries, st.Progress.Submit.NewJobID)
 		}
 		return st.Action == lifecycle.ActionCanary && st.Progress.Done()
 	})
@@ -113,7 +113,7 @@ func (r *realCanary) passes(old flinkapi.JobID) {
 	if st.Progress.Outcome != lifecycle.OutcomeSucceeded || st.JobID != old || len(canaries) != 1 {
 		t.Fatalf("canary: %s: %s (job %s, old %s, canaries %v)", st.Progress.Outcome, st.Progress.Reason, st.JobID, old, canaries)
 	}
-	canarySavepoint := st.Progress.Location
+	canarySavepoint := st.Progress.Savepoint.Location
 	if s, err := c.JobStatus(ctx, canaries[0]); err != nil || s != flinkapi.JobCanceled { // (the details are cached)
 		t.Fatalf("the canary %s: %s (%v)", canaries[0], s, err)
 	}
@@ -160,7 +160,7 @@ func (r *realCanary) fails() {
 	r.untilCanary("canary failed")
 	t.Logf("max parallelism changed: canary %s after %v and %d requests: %s", st.Progress.Outcome, time.Since(begin).Round(time.Millisecond),
 		r.rt.n.Load()-sent, st.Progress.Reason)
-	if st.Progress.Outcome != lifecycle.OutcomeCanaryFailed || st.JobID != running || st.Progress.NewJobID != "" {
+	if st.Progress.Outcome != lifecycle.OutcomeCanaryFailed || st.JobID != running || st.Progress.Submit.NewJobID != "" {
 		t.Fatalf("canary: %s: %s (job %s, running %s)", st.Progress.Outcome, st.Progress.Reason, st.JobID, running)
 	}
 	for range 3 {

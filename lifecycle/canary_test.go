@@ -70,26 +70,26 @@ func TestCanary(t *testing.T) {
 // canary restored the savepoint and ended, the savepoint kept.
 func checkCanary(t *testing.T, e *env, p Progress) {
 	t.Helper()
-	if p.NewJobID != "" || p.JobID != e.job || p.Location == "" || p.RestoreFrom != p.Location {
+	if p.Submit.NewJobID != "" || p.JobID != e.job || p.Savepoint.Location == "" || p.Replace.RestoreFrom != p.Savepoint.Location {
 		t.Fatalf("progress %+v", p)
 	}
 	oldUntouched(t, e.srv, e.job)
 	canary, ok := e.srv.Job(canaryJobID(e.job))
-	if !ok || canary.RestoredFrom != p.Location {
-		t.Fatalf("canary %+v (%v), savepoint %s", canary, ok, p.Location)
+	if !ok || canary.RestoredFrom != p.Savepoint.Location {
+		t.Fatalf("canary %+v (%v), savepoint %s", canary, ok, p.Savepoint.Location)
 	}
 	switch p.Outcome {
 	case OutcomeSucceeded:
-		if canary.State != flinkapi.JobCanceled || p.Healthy.IsZero() || p.Preflight == nil || p.Preflight.Verdict == nil {
-			t.Fatalf("canary %s, healthy %v, preflight %+v", canary.State, p.Healthy, p.Preflight)
+		if canary.State != flinkapi.JobCanceled || p.BlueGreen.Healthy.IsZero() || p.Replace.Preflight == nil || p.Replace.Preflight.Verdict == nil {
+			t.Fatalf("canary %s, healthy %v, preflight %+v", canary.State, p.BlueGreen.Healthy, p.Replace.Preflight)
 		}
 	default:
-		if !canary.State.IsGloballyTerminal() || !p.Healthy.IsZero() || !contains(p.Reason, "Max parallelism mismatch") {
-			t.Fatalf("canary %s, healthy %v: %s", canary.State, p.Healthy, p.Reason)
+		if !canary.State.IsGloballyTerminal() || !p.BlueGreen.Healthy.IsZero() || !contains(p.Reason, "Max parallelism mismatch") {
+			t.Fatalf("canary %s, healthy %v: %s", canary.State, p.BlueGreen.Healthy, p.Reason)
 		}
 	}
-	if ok, err := e.srv.SavepointExists(p.Location); err != nil || !ok {
-		t.Errorf("the savepoint %s the canary restored is gone", p.Location)
+	if ok, err := e.srv.SavepointExists(p.Savepoint.Location); err != nil || !ok {
+		t.Errorf("the savepoint %s the canary restored is gone", p.Savepoint.Location)
 	}
 }
 
@@ -117,9 +117,9 @@ func TestBlueGreenPreflightRefused(t *testing.T) {
 					return &BlueGreen{Env: env, Job: e.job, JarID: e.jar, Run: blueGreenArgs(tc.args...), Preflight: &PreflightPolicy{}}
 				}
 				p, res := drive(t, e, mk, true)
-				if res.Outcome != OutcomeBlocked || p.Decision != policy.ReasonPreflightRefused || p.Preflight == nil || p.Preflight.Verdict == nil ||
-					p.Preflight.Verdict.Allowed() {
-					t.Fatalf("outcome %s (%s): %s; preflight %+v", res.Outcome, p.Decision, p.Reason, p.Preflight)
+				if res.Outcome != OutcomeBlocked || p.Replace.Decision != policy.ReasonPreflightRefused || p.Replace.Preflight == nil || p.Replace.Preflight.Verdict == nil ||
+					p.Replace.Preflight.Verdict.Allowed() {
+					t.Fatalf("outcome %s (%s): %s; preflight %+v", res.Outcome, p.Replace.Decision, p.Reason, p.Replace.Preflight)
 				}
 				if n := count(e.srv, "POST /jobs/:jobid/savepoints") + count(e.srv, "POST /jars/:jarid/run"); n != 0 {
 					t.Fatalf("%d savepoints or runs sent: %v", n, routes(e.srv))
@@ -143,11 +143,11 @@ func (w *canaryCall) see(t *testing.T, k *cluster, old flinkapi.JobID) {
 	t.Helper()
 	w.most = max(w.most, len(k.live()))
 	st := &k.st
-	if st.Action == ActionCanary && st.Progress.NewJobID != "" {
-		w.canary = st.Progress.NewJobID
+	if st.Action == ActionCanary && st.Progress.Submit.NewJobID != "" {
+		w.canary = st.Progress.Submit.NewJobID
 	}
-	if st.Action == ActionCanary && st.Progress.Location != "" {
-		w.savepoint = st.Progress.Location
+	if st.Action == ActionCanary && st.Progress.Savepoint.Location != "" {
+		w.savepoint = st.Progress.Savepoint.Location
 	}
 	if st.CanaryPassed == "" && !k.isLive(old) {
 		t.Fatalf("the old job %s stopped before the canary passed: %v", old, k.live())
@@ -223,8 +223,8 @@ func canaryFails(t *testing.T, k *cluster, spec JobSpec) {
 	k.call(bad, false)
 	k.until("canary failed", bad, 300, func(st *JobStatus) bool { return st.Action == ActionCanary && st.Progress.Done() })
 	p := k.st.Progress
-	if p.Outcome != OutcomeCanaryFailed || k.st.JobID != running || p.NewJobID != "" || !contains(p.Reason, "Max parallelism mismatch") {
-		t.Fatalf("canary: %s (%s), job %s (running %s), new %q", p.Outcome, p.Reason, k.st.JobID, running, p.NewJobID)
+	if p.Outcome != OutcomeCanaryFailed || k.st.JobID != running || p.Submit.NewJobID != "" || !contains(p.Reason, "Max parallelism mismatch") {
+		t.Fatalf("canary: %s (%s), job %s (running %s), new %q", p.Outcome, p.Reason, k.st.JobID, running, p.Submit.NewJobID)
 	}
 	for range 20 {
 		k.call(bad, false)

@@ -89,7 +89,7 @@ func triggeredRecord(st *JobStatus) *CheckpointTrigger {
 // completed.
 func checkpointed(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, now time.Time) {
 	cp := triggeredRecord(st)
-	cp.CheckpointID, cp.CompletedAt, cp.Failure, cp.Failures = st.Progress.CheckpointID, now, "", 0
+	cp.CheckpointID, cp.CompletedAt, cp.Failure, cp.Failures = st.Progress.Checkpoint.ID, now, "", 0
 }
 
 // checkpointDue reports whether a periodic checkpoint of the running job

@@ -320,7 +320,7 @@ func TestControllerLifecycle(t *testing.T) {
 				}
 			}
 			rec, ok, _ := k.store.Get(context.Background(), "app/counter")
-			if !done || !ok || len(k.live()) != 0 || rec.Location != k.st.Progress.Location {
+			if !done || !ok || len(k.live()) != 0 || rec.Location != k.st.Progress.Savepoint.Location {
 				t.Fatalf("delete: done %v, stored %+v (%v), live %v, progress %+v", done, rec, ok, k.live(), k.st.Progress)
 			}
 
@@ -391,11 +391,11 @@ func TestControllerHealthRestart(t *testing.T) {
 	}
 	k.until("health restart", spec, 300, func(st *JobStatus) bool { return st.Action == ActionHealthRestart && st.Progress.Done() })
 	p := k.st.Progress
-	if p.Outcome != OutcomeSucceeded || k.st.JobID == old || p.RestoreFrom == "" || p.Request.Path != p.RestoreFrom || !p.Request.CancelWithoutSavepoint {
-		t.Fatalf("health restart: %s (%s), job %s, restore %q, request %+v", p.Outcome, p.Reason, k.st.JobID, p.RestoreFrom, p.Request)
+	if p.Outcome != OutcomeSucceeded || k.st.JobID == old || p.Replace.RestoreFrom == "" || p.Replace.Request.Path != p.Replace.RestoreFrom || !p.Replace.Request.CancelWithoutSavepoint {
+		t.Fatalf("health restart: %s (%s), job %s, restore %q, request %+v", p.Outcome, p.Reason, k.st.JobID, p.Replace.RestoreFrom, p.Replace.Request)
 	}
-	if info, _ := k.srv.Job(old); info.State != flinkapi.JobCanceled || k.job().RestoredFrom != p.RestoreFrom || len(k.live()) != 1 {
-		t.Errorf("old job %s, new job restored from %q (want %q), live %v", info.State, k.job().RestoredFrom, p.RestoreFrom, k.live())
+	if info, _ := k.srv.Job(old); info.State != flinkapi.JobCanceled || k.job().RestoredFrom != p.Replace.RestoreFrom || len(k.live()) != 1 {
+		t.Errorf("old job %s, new job restored from %q (want %q), live %v", info.State, k.job().RestoredFrom, p.Replace.RestoreFrom, k.live())
 	}
 	if !strings.Contains(strings.ToLower(k.st.Failure), "flaky") {
 		t.Errorf("failure %q", k.st.Failure)
@@ -463,8 +463,8 @@ func TestControllerRescaleInPlace(t *testing.T) {
 	job := k.st.JobID
 	spec.Job.Parallelism = 3
 	k.settle("rescale", spec)
-	if k.st.JobID != job || k.st.Action != ActionRescale || k.st.Progress.RescalePath != policy.RescaleInPlace || k.job().Parallelism != 3 {
-		t.Errorf("rescale: job %s (was %s), action %s, path %s, parallelism %d", k.st.JobID, job, k.st.Action, k.st.Progress.RescalePath, k.job().Parallelism)
+	if k.st.JobID != job || k.st.Action != ActionRescale || k.st.Progress.Rescale.Path != policy.RescaleInPlace || k.job().Parallelism != 3 {
+		t.Errorf("rescale: job %s (was %s), action %s, path %s, parallelism %d", k.st.JobID, job, k.st.Action, k.st.Progress.Rescale.Path, k.job().Parallelism)
 	}
 }
 
@@ -484,8 +484,8 @@ func TestControllerRollbackNeverFromOldState(t *testing.T) {
 	bad.Job.Args = []string{"--out", "/out", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--snapshot-delay", "3600000"}
 	k.until("rollback refused", bad, 2000, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
 	p, from := k.st.Progress, k.st.UpgradeFrom
-	if p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonRestoreRequestTooOld {
-		t.Fatalf("rollback from a savepoint %v old: %s (%s): %s", k.srv.Clock().Now().Sub(from.Time), p.Outcome, p.Decision, p.Reason)
+	if p.Outcome != OutcomeBlocked || p.Replace.Decision != policy.ReasonRestoreRequestTooOld {
+		t.Fatalf("rollback from a savepoint %v old: %s (%s): %s", k.srv.Clock().Now().Sub(from.Time), p.Outcome, p.Replace.Decision, p.Reason)
 	}
 	k.run(bad, time.Minute)
 	for _, j := range k.srv.Jobs() {
@@ -560,8 +560,8 @@ func TestControllerDeployNeverSent(t *testing.T) {
 	if k.st.Action != ActionDeploy || k.st.Progress.Outcome != OutcomeTimedOut {
 		t.Fatalf("deploy: %s %s (%s)", k.st.Action, k.st.Progress.Outcome, k.st.Progress.Reason)
 	}
-	if k.st.JobID != "" || k.st.Progress.NewJobID != "" || len(k.srv.Jobs()) != 0 {
-		t.Fatalf("a deploy that sent no jar run names job %q (new %q); jobs %v", k.st.JobID, k.st.Progress.NewJobID, k.srv.Jobs())
+	if k.st.JobID != "" || k.st.Progress.Submit.NewJobID != "" || len(k.srv.Jobs()) != 0 {
+		t.Fatalf("a deploy that sent no jar run names job %q (new %q); jobs %v", k.st.JobID, k.st.Progress.Submit.NewJobID, k.srv.Jobs())
 	}
 	k.settle("deploy again", spec)
 	if len(k.live()) != 1 || string(k.st.JobID) != k.live()[0][:32] {
@@ -587,8 +587,8 @@ func TestControllerBlueGreen(t *testing.T) {
 			most := 0
 			k.until("blue/green", spec, 300, func(st *JobStatus) bool {
 				most = max(most, len(k.live()))
-				if st.Action == ActionBlueGreen && st.InFlight() && st.Progress.Healthy.IsZero() && !k.isLive(old) {
-					t.Fatalf("the old job stopped before the new one %s was healthy: %v", st.Progress.NewJobID, k.live())
+				if st.Action == ActionBlueGreen && st.InFlight() && st.Progress.BlueGreen.Healthy.IsZero() && !k.isLive(old) {
+					t.Fatalf("the old job stopped before the new one %s was healthy: %v", st.Progress.Submit.NewJobID, k.live())
 				}
 				return st.Action == ActionBlueGreen && !st.InFlight() && st.State == policy.Running
 			})
@@ -606,8 +606,8 @@ func TestControllerBlueGreen(t *testing.T) {
 			bad.Job.Args = append(append([]string(nil), spec.Job.Args...), "--fail-at", "1")
 			k.call(bad, false) // starts it
 			k.until("aborted", bad, 300, func(st *JobStatus) bool { return st.Action == ActionBlueGreen && st.Progress.Done() })
-			if k.st.Progress.Outcome != OutcomeBlueGreenAborted || k.st.JobID != running || k.st.Progress.NewJobID != "" {
-				t.Fatalf("aborted: %s (%s), job %s (running %s), new %q", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, running, k.st.Progress.NewJobID)
+			if k.st.Progress.Outcome != OutcomeBlueGreenAborted || k.st.JobID != running || k.st.Progress.Submit.NewJobID != "" {
+				t.Fatalf("aborted: %s (%s), job %s (running %s), new %q", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, running, k.st.Progress.Submit.NewJobID)
 			}
 			for range 20 {
 				k.call(bad, false)

@@ -135,9 +135,9 @@ func TestConvergeNotEnoughSlots(t *testing.T) {
 	spec.Job.Parallelism = 8 // the fake has 4 slots
 	err := k.controller().Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil })
 	var ae *ActionError
-	if !errors.As(err, &ae) || ae.Action != ActionDeploy || ae.Outcome != OutcomeBlocked || k.st.Progress.Decision != policy.ReasonPreflightRefused ||
+	if !errors.As(err, &ae) || ae.Action != ActionDeploy || ae.Outcome != OutcomeBlocked || k.st.Progress.Replace.Decision != policy.ReasonPreflightRefused ||
 		!strings.Contains(ae.Reason, "8 task slots") || len(k.srv.Jobs()) != 0 {
-		t.Fatalf("Converge = %v (decision %s, jobs %v), want the deploy Blocked by its preflight, nothing run", err, k.st.Progress.Decision, k.srv.Jobs())
+		t.Fatalf("Converge = %v (decision %s, jobs %v), want the deploy Blocked by its preflight, nothing run", err, k.st.Progress.Replace.Decision, k.srv.Jobs())
 	}
 
 	k = newCluster(t, false)

@@ -267,7 +267,7 @@ func (a *clusterAPI) ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, erro
 // of a Deployer's cluster into PhaseDeleteCluster: the outcome it ended
 // with (and p.Reason) are kept while the next Steps delete the cluster.
 func retire(p *Progress, now time.Time, t Timing) Result {
-	p.Ending, p.Outcome = p.Outcome, ""
+	p.Replace.Ending, p.Outcome = p.Outcome, ""
 	p.Phase, p.Requests, p.LastError = PhaseDeleteCluster, 0, ""
 	p.Deadline = now.Add(orDefault(t.Stop, defaultStopTimeout))
 	return Result{}
@@ -278,7 +278,6 @@ func retire(p *Progress, now time.Time, t Timing) Result {
 // cluster that cannot be deleted by the deadline is named in the Reason;
 // the outcome stays, as the job is stopped either way.
 func stepDeleteCluster(ctx context.Context, d Deployer, c Cluster, p *Progress, now time.Time, t Timing) Result {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.Requests == 0 && p.LastError == "" {
 		// Nothing failed yet: the time passed while the caller was away.
 		p.Deadline = now.Add(orDefault(t.Stop, defaultStopTimeout))
@@ -290,13 +289,13 @@ func stepDeleteCluster(ctx context.Context, d Deployer, c Cluster, p *Progress, 
 		p.LastError = err.Error()
 		return Result{RequeueAfter: t.backoff(p.Requests)}
 	}
-	o, reason := p.Ending, p.Reason
+	o, reason := p.Replace.Ending, p.Reason
 	if err != nil {
 		reason += "; the cluster " + c.Name + " of the old job could not be deleted: " + err.Error()
 	} else {
 		reason += "; the stopped job's cluster " + c.Name + " is deleted"
 	}
-	p.Ending = ""
+	p.Replace.Ending = ""
 	return finish(p, o, reason)
 }
 

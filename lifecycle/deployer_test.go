@@ -62,22 +62,22 @@ func TestUpgradeWithDeployer(t *testing.T) {
 			p, res := checkedDrive(t, e, func() Stepper {
 				return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Deployer: d, Policy: policy.UpdatePolicy{AllowNonRestoredState: true}}
 			}, true, false)
-			if res.Outcome != OutcomeSucceeded || p.JarID != "" {
+			if res.Outcome != OutcomeSucceeded || p.Submit.JarID != "" {
 				t.Fatalf("outcome %s: %+v", res.Outcome, p)
 			}
 			if len(d.calls) != 3 {
 				t.Errorf("%d deploy calls, want 3", len(d.calls))
 			}
 			for _, c := range d.calls {
-				if c.JobID != p.JobID || c.RestorePath != p.Location || !c.AllowNonRestoredState ||
-					c.FlinkConfiguration["execution.savepoint.path"] != p.Location || c.FlinkConfiguration[ShutdownOnFinish] != "false" {
+				if c.JobID != p.JobID || c.RestorePath != p.Savepoint.Location || !c.AllowNonRestoredState ||
+					c.FlinkConfiguration["execution.savepoint.path"] != p.Savepoint.Location || c.FlinkConfiguration[ShutdownOnFinish] != "false" {
 					t.Errorf("deploy request %+v, progress %+v", c, p)
 				}
 			}
 			if n := count(e.srv, "POST /jars"); n != 0 {
 				t.Errorf("%d jar uploads", n)
 			}
-			if j, ok := e.srv.Job(p.JobID); !ok || j.RestoredFrom != p.Location || jobsWithID(e, p.JobID) != 1 {
+			if j, ok := e.srv.Job(p.JobID); !ok || j.RestoredFrom != p.Savepoint.Location || jobsWithID(e, p.JobID) != 1 {
 				t.Errorf("new job %+v", j)
 			}
 		})

@@ -67,17 +67,16 @@ func (d *DisposeSavepoints) Step(ctx context.Context, p *Progress) (Result, erro
 }
 
 func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.Time) Result {
-	p.Steps++
 	if p.Phase == "" {
-		p.Started = now
+		startAt(p, now)
 		p.Phase, p.Deadline = PhaseDispose, now.Add(orDefault(d.Timing.Stop, defaultStopTimeout))
 		return d.next(p, now, false)
 	}
 	chosen := d.Chosen(p)
-	if p.Disposed >= len(chosen) {
+	if p.Dispose.Disposed >= len(chosen) {
 		return d.end(p, len(chosen))
 	}
-	loc := chosen[p.Disposed].Location
+	loc := chosen[p.Dispose.Disposed].Location
 	if !now.Before(p.Deadline) {
 		return d.failed(p, now, loc, "the deadline passed: "+p.LastError)
 	}
@@ -87,7 +86,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		op, err := d.Client.DisposeSavepoint(ctx, loc)
 		switch {
 		case err == nil:
-			p.Disposal, p.Phase, p.LastError = op.TriggerID, PhaseWaitDisposed, ""
+			p.Dispose.Disposal, p.Phase, p.LastError = op.TriggerID, PhaseWaitDisposed, ""
 			return Result{RequeueAfter: d.Timing.poll()}
 		case permanent(err):
 			return d.failed(p, now, loc, errMessage(err))
@@ -95,11 +94,11 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: d.Timing.backoff(p.Requests)}
 	case PhaseWaitDisposed:
-		res, err := d.Client.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepointDisposal, TriggerID: p.Disposal})
+		res, err := d.Client.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpSavepointDisposal, TriggerID: p.Dispose.Disposal})
 		switch {
 		case err == nil:
 		case flinkapi.IsTriggerNotFound(err):
-			p.Phase, p.Disposal, p.LastError = PhaseDispose, "", errMessage(err)
+			p.Phase, p.Dispose.Disposal, p.LastError = PhaseDispose, "", errMessage(err)
 			return Result{}
 		default:
 			p.LastError = errMessage(err)
@@ -130,7 +129,7 @@ func (d *DisposeSavepoints) advance(ctx context.Context, p *Progress, now time.T
 
 // failed records that loc could not be disposed of and goes on.
 func (d *DisposeSavepoints) failed(p *Progress, now time.Time, loc, why string) Result {
-	p.DisposeFailed++
+	p.Dispose.Failed++
 	p.Reason += fmt.Sprintf("%s: %s; ", loc, why)
 	return d.next(p, now, true)
 }
@@ -138,23 +137,33 @@ func (d *DisposeSavepoints) failed(p *Progress, now time.Time, loc, why string) 
 // next moves on to the next savepoint (after the current one if done).
 func (d *DisposeSavepoints) next(p *Progress, now time.Time, done bool) Result {
 	if done {
-		p.Disposed++
+		p.Dispose.Disposed++
 	}
-	p.Phase, p.Disposal, p.Requests, p.LastError = PhaseDispose, "", 0, ""
+	p.Phase, p.Dispose.Disposal, p.Requests, p.LastError = PhaseDispose, "", 0, ""
 	p.Deadline = now.Add(orDefault(d.Timing.Stop, defaultStopTimeout))
-	if n := len(d.Chosen(p)); p.Disposed >= n {
+	if n := len(d.Chosen(p)); p.Dispose.Disposed >= n {
 		return d.end(p, n)
 	}
 	return Result{}
 }
 
 func (d *DisposeSavepoints) end(p *Progress, n int) Result {
-	if p.DisposeFailed > 0 {
-		return finish(p, OutcomeDisposeFailed, fmt.Sprintf("%d of %d savepoints not disposed of: %s", p.DisposeFailed, n, strings.TrimSuffix(p.Reason, "; ")))
+	if p.Dispose.Failed > 0 {
+		return finish(p, OutcomeDisposeFailed, fmt.Sprintf("%d of %d savepoints not disposed of: %s", p.Dispose.Failed, n, strings.TrimSuffix(p.Reason, "; ")))
 	}
 	why := fmt.Sprintf("%d savepoints disposed of", n)
 	if p.Reason != "" {
 		why += "; " + strings.TrimSuffix(p.Reason, "; ")
 	}
 	return finish(p, OutcomeSucceeded, why)
+}
+
+// DisposeProgress is the record of DisposeSavepoints in a Progress.
+type DisposeProgress struct {
+	// Disposed counts the savepoints DisposeSavepoints dealt with.
+	Disposed int `json:"disposed,omitempty"`
+	// Failed counts those of them it could not dispose of.
+	Failed int `json:"failed,omitempty"`
+	// Disposal is the trigger id of the disposal in flight.
+	Disposal flinkapi.TriggerID `json:"disposal,omitempty"`
 }

@@ -235,7 +235,7 @@
 // same Name on the same cluster, one re-created after a Detach) or from
 // a detached job, it may be another deployment's or run another spec:
 // the deploy ends OutcomeForeignJob, naming it
-// (Progress.Observed.Adopt), and neither starts a job nor touches that
+// (Progress.Replace.Observed.Adopt), and neither starts a job nor touches that
 // one; Controller.Plan says so beforehand (Reason ForeignJob,
 // Plan.Adopt), or that it would adopt job X. Take such a job over with
 // JobSpec.Adopt, or give each installation that deploys one Name to one
@@ -300,7 +300,20 @@
 // and restarts passes back what it stored and resumes the same operation:
 // the trigger is re-sent with the same id, which Flink 1.15+ deduplicates,
 // and a submission is preceded by a look-up of the job id. A savepoint
-// location, once seen, is kept in Progress.Location and never cleared.
+// location, once seen, is kept in Progress.Savepoint.Location and never cleared.
+//
+// A Progress is a header every operation keeps (Operation, Target, Phase,
+// JobID, Requests, Started, Deadline, Outcome, Reason, LastError, Steps)
+// and one record per operation or sub-operation, set only by those that
+// go through it: Savepoint (a savepoint or checkpoint trigger), Stop,
+// Submit, Replace (the job an Upgrade, Restart, Teardown, BlueGreen or
+// Canary replaces or stops, what was seen of it and the state the new
+// job starts from), Teardown, Dispose, BlueGreen, Rescale and Checkpoint.
+// An operation that runs another (a Stop and a Submit inside an Upgrade, a
+// Stop inside a Teardown) steps the other's record in the same Progress;
+// Started and Steps stay those of the operation the caller steps. A
+// Progress of format 7 or older, which kept every field at the top level,
+// is read into the records.
 //
 // A Progress belongs to one operation and one job: its first Step records
 // them (Progress.Operation, Progress.Target) with the format version, and
@@ -321,7 +334,7 @@
 // # Adopting the new job
 //
 // Upgrade, Restart and Rescale start a new job in place of the old one:
-// Progress.NewJobID names it from the step that sends its submission on,
+// Progress.Submit.NewJobID names it from the step that sends its submission on,
 // whatever the outcome, also TimedOut (an operation that ended before it
 // sent one leaves it empty: the old job, or none, is still the job). The
 // caller must adopt it: store it
@@ -332,7 +345,7 @@
 // derived from the old job's id (or from Name when there is no old job),
 // so an operation started again on the old job looks that id up in
 // Flink's job list (PhaseAdopt) before it decides, and adopts a job of
-// that id that runs or is starting (Progress.Adopted) instead of
+// that id that runs or is starting (Progress.Submit.Adopted) instead of
 // submitting a second one; a job of that id that has ended is passed
 // over for the next derived id. A job that runs under an id derived from
 // Name is not adopted: any Upgrade of that Name derives it, so nothing
@@ -396,7 +409,7 @@
 // first: a savepoint completed since the trigger time, and triggered
 // within that minute of it, is recorded as the operation's
 // (Succeeded, found in the history); one in progress is waited for; only
-// when the history shows none is the trigger sent (Progress.Resend). A
+// when the history shows none is the trigger sent (Progress.Savepoint.Resend). A
 // stop with savepoint is not looked up so: a stop whose first request
 // took effect ended the job, which the stop sent again learns from Flink.
 //
@@ -499,7 +512,7 @@
 //
 // A Deployer starts each job in a cluster of its own, with the job id and
 // the restore path in the cluster's Flink configuration
-// (ApplicationConfiguration), and returns the cluster (Progress.Cluster,
+// (ApplicationConfiguration), and returns the cluster (Progress.Submit.Cluster,
 // JobStatus.Cluster): its JobManager's REST address, read through
 // Deployer.Client. The clusters are configured with
 // execution.shutdown-on-application-finish: false, as the Apache Flink
@@ -533,13 +546,13 @@
 // decides: a stop with a savepoint through Stop, then the new job through
 // Submit from that savepoint; a cancel through Stop (CancelWithoutState)
 // only once the restore point the policy chose is recorded in
-// Progress.RestoreFrom, or when the policy starts without state
+// Progress.Replace.RestoreFrom, or when the policy starts without state
 // (Stateless, AllowStartWithoutState); or at once the submission when the
 // job is not running. After a stop that did not succeed (the savepoint
 // failed, timed out or was lost, the job failed while stopping) it
 // observes the job again and asks the policy once more, which retries
 // with a new trigger id, falls back, or ends the operation Blocked with
-// its reason in Progress.Decision; the job keeps running then. An Upgrade
+// its reason in Progress.Replace.Decision; the job keeps running then. An Upgrade
 // without a Job deploys (FirstDeploy) or redeploys. Restart does the same
 // for a failed or lost job under a policy.RestartPolicy
 // (policy.EvaluateRestart), from the newest savepoint or retained
@@ -595,16 +608,16 @@
 // from the old job's id, distinct from Upgrade's) up in Flink's job list
 // and adopts a job of that id that runs (a BlueGreen whose Progress was
 // lost), takes a savepoint of the old job without stopping it, records
-// its location in Progress.Location and Progress.RestoreFrom, then
-// submits the new job from it through Submit (Progress.NewJobID recorded
+// its location in Progress.Savepoint.Location and Progress.Replace.RestoreFrom, then
+// submits the new job from it through Submit (Progress.Submit.NewJobID recorded
 // before the jar run). Once the new job runs, it has BlueGreen.Window to
 // become healthy: RUNNING with all its tasks running, a checkpoint
 // completed after its start, BlueGreen.Ready if set (a check of the
 // caller's, such as the source's lag read from the metrics), and its
-// state read once more uncached. Only then is Progress.Healthy recorded
+// state read once more uncached. Only then is Progress.BlueGreen.Healthy recorded
 // and the old job stopped: cancelled (its state is in the new job), or,
 // with StopOld, stopped with a savepoint kept as a fallback restore point
-// (Progress.Location; a failed fallback savepoint falls back to the
+// (Progress.Savepoint.Location; a failed fallback savepoint falls back to the
 // cancel). The operation ends Succeeded with NewJobID the job to adopt.
 //
 // A new job that fails, or is not healthy by the end of the window, is
@@ -644,7 +657,7 @@
 // running job's state, before an upgrade stops the job: as BlueGreen it
 // checks the preflight and the free slots, takes a savepoint without
 // stopping the old job, starts the new version from it beside the old
-// one (Progress.NewJobID recorded before the jar run, an id derived from
+// one (Progress.Submit.NewJobID recorded before the jar run, an id derived from
 // the old job's, distinct from Upgrade's and BlueGreen's, looked up in
 // Flink's job list first), and waits until it is healthy; then it
 // cancels the canary (Succeeded; the old job never touched). A canary
@@ -663,9 +676,9 @@
 //
 // Upgrade.Restore carries a user's request to start from a savepoint path
 // of their choice (policy.RestoreRequest, with a token that changes every
-// time they ask). It is recorded in Progress.Request at the first Step,
+// time they ask). It is recorded in Progress.Replace.Request at the first Step,
 // so a caller that restarts mid-way neither loses nor repeats it. A
-// running job is first stopped with a savepoint (Progress.Location keeps
+// running job is first stopped with a savepoint (Progress.Savepoint.Location keeps
 // it, so the user can go back); the new job starts from the requested
 // path. Once the operation ends, Progress.HandledRestore gives the token
 // to record as handled (Upgrade.RestoreHandled, and

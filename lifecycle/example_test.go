@@ -29,13 +29,13 @@ func Example() {
 
 	var stop lifecycle.Progress
 	res, err := lifecycle.Run(ctx, &lifecycle.Stop{Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, Job: job}, &stop, nil)
-	fmt.Println(stop.Strategy, res.Outcome, err)
-	fmt.Println(stop.Location)
+	fmt.Println(stop.Stop.Strategy, res.Outcome, err)
+	fmt.Println(stop.Savepoint.Location)
 
 	var submit lifecycle.Progress
 	var phase lifecycle.Phase
 	res, err = lifecycle.Run(ctx, &lifecycle.Submit{
-		Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, JarID: jar, JobID: "00000000000000000000000000000001", Run: flinkapi.RunJarRequest{ProgramArgs: args, SavepointPath: stop.Location},
+		Env: lifecycle.Env{Client: c, Clock: srv.Clock()}, JarID: jar, JobID: "00000000000000000000000000000001", Run: flinkapi.RunJarRequest{ProgramArgs: args, SavepointPath: stop.Savepoint.Location},
 	}, &submit, func(r lifecycle.Report) {
 		if r.Progress.Phase != phase {
 			phase = r.Progress.Phase
@@ -194,7 +194,7 @@ func ExampleCleanSession() {
 		var p lifecycle.Progress
 		res, err := lifecycle.Run(ctx, lifecycle.UnclaimedTeardown(lifecycle.Env{Client: c, Clock: srv.Clock()}, store, j.ID), &p, nil)
 		rec, _, _ := store.Get(ctx, lifecycle.UnclaimedName(j.ID))
-		fmt.Println(res.Outcome, err, rec.Location == p.Location)
+		fmt.Println(res.Outcome, err, rec.Location == p.Savepoint.Location)
 	}
 	// Output:
 	// deleted the jar of 1.0: true <nil>

@@ -81,7 +81,6 @@ func (r *replacer) checksJar() bool {
 // ends OutcomeJarChanged, nothing stopped or started. Reads that fail
 // until the phase's deadline end it TimedOut, the old job untouched.
 func (r *replacer) stepCheckJar(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	jar := r.submit.JarID
 	jars, err := r.client.(jarsLister).ListJars(ctx)
 	if err != nil {

@@ -245,7 +245,7 @@ func TestSubmitRefusesJarsOutsideTheirRoot(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		res, err := Run(ctx, s, &p, nil)
 		cancel()
-		if err != nil || res.Outcome != OutcomeSubmitFailed || !strings.Contains(p.Reason, "invalid job spec") || p.JarID != "" {
+		if err != nil || res.Outcome != OutcomeSubmitFailed || !strings.Contains(p.Reason, "invalid job spec") || p.Submit.JarID != "" {
 			t.Fatalf("%s: %v, %+v, %s; want a failed submission saying the spec is invalid", file, err, res, p.Reason)
 		}
 	}

@@ -87,7 +87,7 @@ const lateGrace = time.Minute
 // first (given up): there is one record.
 func (c *Controller) awaitLate(st *JobStatus, now time.Time) bool {
 	p := &st.Progress
-	sp := p.Savepoint
+	sp := p.Savepoint.Status
 	if p.Outcome != OutcomeTimedOut || sp.Location != "" || sp.TriggerID == "" || sp.JobID == "" || sp.TriggerTime.IsZero() {
 		return false
 	}
@@ -254,6 +254,6 @@ func (c *Controller) reportLate(ctx context.Context, l LateSavepoint, o Outcome,
 	if l.Reason == savepoint.ReasonScheduled {
 		a = ActionSavepoint
 	}
-	p := Progress{JobID: l.JobID, Phase: PhaseDone, Outcome: o, Reason: why, Location: loc}
+	p := Progress{JobID: l.JobID, Phase: PhaseDone, Outcome: o, Reason: why, Savepoint: SavepointProgress{Location: loc}}
 	report(ctx, string(a), c.OnTransition, c.Logger, PhaseSavepoint, &p)
 }

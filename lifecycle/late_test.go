@@ -66,7 +66,7 @@ func TestLateSavepointsRecorded(t *testing.T) {
 				}
 				if k.st.LateSavepoint.Pending() {
 					wasPending = true
-					if k.st.InFlight() && k.st.Action == ActionSavepoint && k.st.Progress.Savepoint.TriggerID != k.st.LateSavepoint.TriggerID {
+					if k.st.InFlight() && k.st.Action == ActionSavepoint && k.st.Progress.Savepoint.Status.TriggerID != k.st.LateSavepoint.TriggerID {
 						t.Fatalf("call %d: a periodic savepoint was triggered while %s is looked up", k.calls, k.st.LateSavepoint.TriggerID)
 					}
 				}

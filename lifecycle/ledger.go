@@ -71,7 +71,7 @@ func (c *Controller) retentionFor(spec JobSpec, st *JobStatus) savepoint.Retenti
 // store's record is read at the act (storedRestorePoint).
 func neverDisposed(spec JobSpec, st *JobStatus) []string {
 	p := &st.Progress
-	locs := []string{st.Latest.Location, p.RestoreFrom, p.Request.Path, spec.Restore.Path, standsOn(st)}
+	locs := []string{st.Latest.Location, p.Replace.RestoreFrom, p.Replace.Request.Path, spec.Restore.Path, standsOn(st)}
 	if !deleted(st) {
 		locs = append(locs, st.UpgradeFrom.Location)
 	}
@@ -82,7 +82,7 @@ func neverDisposed(spec JobSpec, st *JobStatus) []string {
 		locs = append(locs, as.Restore.Path)
 	}
 	if st.Action == ActionTeardown {
-		locs = append(locs, p.Location, p.Savepoint.Location, teardownRecord(p).Location)
+		locs = append(locs, p.Savepoint.Location, p.Savepoint.Status.Location, teardownRecord(p).Location)
 	}
 	return slices.DeleteFunc(locs, func(l string) bool { return l == "" })
 }
@@ -384,7 +384,7 @@ func (c *Controller) disposeFailed(ctx context.Context, st *JobStatus, why savep
 // transition of the Dispose action to Done, to Env.OnTransition and the
 // logger.
 func (c *Controller) reportDisposal(ctx context.Context, st *JobStatus, loc string, o Outcome, why string) {
-	p := Progress{JobID: st.JobID, Phase: PhaseDone, Outcome: o, Reason: why, Location: loc}
+	p := Progress{JobID: st.JobID, Phase: PhaseDone, Outcome: o, Reason: why, Savepoint: SavepointProgress{Location: loc}}
 	report(ctx, string(ActionDispose), c.OnTransition, c.Logger, PhaseWaitDisposed, &p)
 }
 

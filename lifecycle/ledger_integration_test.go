@@ -225,7 +225,7 @@ func ledgerCheck(t *testing.T, what, dir string, jobs map[flinkapi.JobID]bool, s
 	// A savepoint still being taken (its directory without _metadata,
 	// or completed since the action in flight or the late savepoint's
 	// look-up last asked) is not in the history yet: one is allowed.
-	pending := st.InFlight() && st.Progress.Savepoint.TriggerID != "" || st.LateSavepoint.TriggerID != ""
+	pending := st.InFlight() && st.Progress.Savepoint.Status.TriggerID != "" || st.LateSavepoint.TriggerID != ""
 	for name := range disk {
 		if recorded(name) || strings.HasSuffix(st.Disposing.Location, name) || strings.HasSuffix(st.Latest.Location, name) {
 			continue

@@ -148,7 +148,7 @@ func (k *cluster) checkLedger(bound int) int {
 		}
 		exists[s.Location] = !s.Removed
 		_, in := inHistory[s.Location]
-		if p := k.st.Progress.Savepoint; s.TriggerID != "" && s.TriggerID == p.TriggerID && k.st.Action == ActionSavepoint {
+		if p := k.st.Progress.Savepoint.Status; s.TriggerID != "" && s.TriggerID == p.TriggerID && k.st.Action == ActionSavepoint {
 			in = true // the savepoint in flight: recorded by trigger id, its location next
 		}
 		switch {

@@ -95,13 +95,13 @@ func TestStopAnswerLostPastStoreDuration(t *testing.T) {
 				op := func() Stepper { return mk(e, store) }
 				var p Progress
 				// Up to the step that sends the stop.
-				for p.Savepoint.State != savepoint.Pending {
+				for p.Savepoint.Status.State != savepoint.Pending {
 					res, err := op().Step(context.Background(), &p)
 					if err != nil || res.Done {
 						t.Fatalf("before the stop: %v %+v", err, p)
 					}
 				}
-				trigger := p.Savepoint.TriggerID
+				trigger := p.Savepoint.Status.TriggerID
 				loseAnswer(t, op(), &p)
 				e.srv.Clock().Advance(away)
 				if _, ok := savepointOf(e, trigger); !ok {
@@ -109,16 +109,16 @@ func TestStopAnswerLostPastStoreDuration(t *testing.T) {
 				}
 				res := resume(t, e, op, &p)
 				sp, _ := savepointOf(e, trigger)
-				if res.Outcome != OutcomeSucceeded || p.Location != sp.Location {
-					t.Fatalf("%s (%s): location %q, want the first stop's savepoint %q", res.Outcome, p.Reason, p.Location, sp.Location)
+				if res.Outcome != OutcomeSucceeded || p.Savepoint.Location != sp.Location {
+					t.Fatalf("%s (%s): location %q, want the first stop's savepoint %q", res.Outcome, p.Reason, p.Savepoint.Location, sp.Location)
 				}
 				switch name {
 				case "Teardown":
-					if rec, ok, _ := store.Get(context.Background(), "app/counter"); !ok || rec.Location != sp.Location || !p.Recorded {
+					if rec, ok, _ := store.Get(context.Background(), "app/counter"); !ok || rec.Location != sp.Location || !p.Teardown.Recorded {
 						t.Errorf("recorded %+v (%v), want %s", rec, ok, sp.Location)
 					}
 				case "Upgrade":
-					if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != sp.Location || info.State != flinkapi.JobRunning {
+					if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != sp.Location || info.State != flinkapi.JobRunning {
 						t.Errorf("new job %+v, want RUNNING from %s", info, sp.Location)
 					}
 				}
@@ -149,9 +149,9 @@ func TestStopAnswerLostNothingFound(t *testing.T) {
 		if dir == "" {
 			wantDir = "state.savepoints.dir"
 		}
-		if res.Outcome != OutcomeSavepointLost || p.Recorded || !p.Stopped() ||
-			!strings.Contains(p.Reason, stamp(p.Savepoint.TriggerTime)) || !strings.Contains(p.Reason, wantDir) {
-			t.Errorf("dir %q: %s (%s), recorded %v, stopped %v", dir, res.Outcome, p.Reason, p.Recorded, p.Stopped())
+		if res.Outcome != OutcomeSavepointLost || p.Teardown.Recorded || !p.Stopped() ||
+			!strings.Contains(p.Reason, stamp(p.Savepoint.Status.TriggerTime)) || !strings.Contains(p.Reason, wantDir) {
+			t.Errorf("dir %q: %s (%s), recorded %v, stopped %v", dir, res.Outcome, p.Reason, p.Teardown.Recorded, p.Stopped())
 		}
 	}
 }
@@ -189,7 +189,7 @@ func TestUpgradeLastStateTransientCancel(t *testing.T) {
 					return &Upgrade{Env: Env{Client: e.c, Timing: Timing{Cache: cache}, Clock: e.srv.Clock()}, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 				}
 				p, res := checkedDrive(t, e, mk, resumed, false)
-				if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
+				if res.Outcome != OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint {
 					t.Fatalf("%s (%s): %+v", res.Outcome, p.Reason, p)
 				}
 				var final flinktest.Snapshot
@@ -198,10 +198,10 @@ func TestUpgradeLastStateTransientCancel(t *testing.T) {
 						final = s
 					}
 				}
-				if p.RestoreFrom != final.Location || final.Location == "" {
-					t.Errorf("restored from %q, want the retained final checkpoint %q", p.RestoreFrom, final.Location)
+				if p.Replace.RestoreFrom != final.Location || final.Location == "" {
+					t.Errorf("restored from %q, want the retained final checkpoint %q", p.Replace.RestoreFrom, final.Location)
 				}
-				if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != final.Location || info.State != flinkapi.JobRunning {
+				if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != final.Location || info.State != flinkapi.JobRunning {
 					t.Errorf("new job %+v", info)
 				}
 			})
@@ -326,9 +326,9 @@ func TestTeardownOfEndedJob(t *testing.T) {
 				}
 			}
 			rec, ok, _ := store.Get(context.Background(), "app/failed")
-			if res.Outcome != OutcomeSucceeded || p.RestoreFrom != final.Location || !p.Recorded || !ok || rec.Location != final.Location ||
+			if res.Outcome != OutcomeSucceeded || p.Replace.RestoreFrom != final.Location || !p.Teardown.Recorded || !ok || rec.Location != final.Location ||
 				!rec.Time.Equal(final.Taken) || !strings.Contains(p.Reason, "FAILED") || strings.Contains(p.Reason, "does not know") {
-				t.Errorf("%s (%s): restore from %q, want %q; recorded %+v", res.Outcome, p.Reason, p.RestoreFrom, final.Location, rec)
+				t.Errorf("%s (%s): restore from %q, want %q; recorded %+v", res.Outcome, p.Reason, p.Replace.RestoreFrom, final.Location, rec)
 			}
 		}
 	})
@@ -339,7 +339,7 @@ func TestTeardownOfEndedJob(t *testing.T) {
 		}
 		e.srv.Clock().Advance(time.Minute)
 		p, res := drive(t, e, func() Stepper { return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }, false)
-		if res.Outcome != OutcomeJobTerminal || !p.Stopped() || !strings.Contains(p.Reason, "FAILED") || p.RestoreFrom != "" {
+		if res.Outcome != OutcomeJobTerminal || !p.Stopped() || !strings.Contains(p.Reason, "FAILED") || p.Replace.RestoreFrom != "" {
 			t.Errorf("%s (%s), stopped %v", res.Outcome, p.Reason, p.Stopped())
 		}
 		p, res = drive(t, e, func() Stepper {
@@ -352,7 +352,7 @@ func TestTeardownOfEndedJob(t *testing.T) {
 	t.Run("stopped by hand", func(t *testing.T) {
 		e := newEnv(t)
 		var hand Progress
-		if _, err := Run(context.Background(), &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}, &hand, nil); err != nil || hand.Location == "" {
+		if _, err := Run(context.Background(), &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}, &hand, nil); err != nil || hand.Savepoint.Location == "" {
 			t.Fatalf("stop by hand: %v %+v", err, hand)
 		}
 		e.srv.Clock().Advance(time.Minute)
@@ -360,14 +360,14 @@ func TestTeardownOfEndedJob(t *testing.T) {
 		p, res := drive(t, e, func() Stepper {
 			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/x"}
 		}, false)
-		if rec, _, _ := store.Get(context.Background(), "app/x"); res.Outcome != OutcomeSucceeded || p.RestoreFrom != hand.Location || rec.Location != hand.Location {
-			t.Errorf("%s (%s): restore from %q, want %q", res.Outcome, p.Reason, p.RestoreFrom, hand.Location)
+		if rec, _, _ := store.Get(context.Background(), "app/x"); res.Outcome != OutcomeSucceeded || p.Replace.RestoreFrom != hand.Savepoint.Location || rec.Location != hand.Savepoint.Location {
+			t.Errorf("%s (%s): restore from %q, want %q", res.Outcome, p.Reason, p.Replace.RestoreFrom, hand.Savepoint.Location)
 		}
 	})
 }
 
 // TestRetryAdoptsTheNewJob: an Upgrade or Restart that submitted a new
-// job and then timed out names it in Progress.NewJobID; an operation
+// job and then timed out names it in Progress.Submit.NewJobID; an operation
 // started again on the old job with a fresh Progress finds that job and
 // adopts it instead of starting a third. One whose new job ended starts
 // the next one under the next derived id.
@@ -394,32 +394,32 @@ func TestRetryAdoptsTheNewJob(t *testing.T) {
 			}
 			// The submission's deadline passes before the new job runs.
 			first, res := drive(t, e, func() Stepper { return mk(e, old, Timing{Submit: time.Millisecond}, savepoint.Record{}) }, false)
-			if res.Outcome != OutcomeTimedOut || first.NewJobID == "" || jobsWithID(e, first.NewJobID) != 1 {
-				t.Fatalf("first: %s (%s), new job %q", res.Outcome, first.Reason, first.NewJobID)
+			if res.Outcome != OutcomeTimedOut || first.Submit.NewJobID == "" || jobsWithID(e, first.Submit.NewJobID) != 1 {
+				t.Fatalf("first: %s (%s), new job %q", res.Outcome, first.Reason, first.Submit.NewJobID)
 			}
 			e.srv.Clock().Advance(10 * time.Second)
 			e.srv.ClearRequests()
 			// Started again on the old job's id, the Progress lost.
 			again, res := drive(t, e, func() Stepper { return mk(e, old, Timing{}, savepoint.Record{}) }, true)
-			if res.Outcome != OutcomeSucceeded || !again.Adopted || again.NewJobID != first.NewJobID {
-				t.Fatalf("again: %s (%s), adopted %v, new job %q, want %q", res.Outcome, again.Reason, again.Adopted, again.NewJobID, first.NewJobID)
+			if res.Outcome != OutcomeSucceeded || !again.Submit.Adopted || again.Submit.NewJobID != first.Submit.NewJobID {
+				t.Fatalf("again: %s (%s), adopted %v, new job %q, want %q", res.Outcome, again.Reason, again.Submit.Adopted, again.Submit.NewJobID, first.Submit.NewJobID)
 			}
 			if n := len(e.srv.Jobs()); n != 3 || count(e.srv, "POST /jars/:jarid/run") != 0 {
 				t.Errorf("%d jobs on the cluster (want the main one, the old one and one new), %d jar runs by the retry", n, count(e.srv, "POST /jars/:jarid/run"))
 			}
 			// The adopted job fails for good: the next operation on the
 			// old id passes over it and starts the next derived job.
-			if err := e.srv.FailJob(first.NewJobID, "java.lang.RuntimeException: again"); err != nil {
+			if err := e.srv.FailJob(first.Submit.NewJobID, "java.lang.RuntimeException: again"); err != nil {
 				t.Fatal(err)
 			}
 			e.srv.Clock().Advance(time.Minute)
-			if info, _ := e.srv.Job(first.NewJobID); info.State != flinkapi.JobFailed {
+			if info, _ := e.srv.Job(first.Submit.NewJobID); info.State != flinkapi.JobFailed {
 				t.Fatalf("adopted job %s", info.State)
 			}
 			latest, _ := first.Record() // the upgrade's savepoint, as its caller recorded it
 			third, res := drive(t, e, func() Stepper { return mk(e, old, Timing{}, latest) }, false)
-			if res.Outcome != OutcomeSucceeded || third.Adopted || third.NewJobID == first.NewJobID || third.NewJobID != derivedJobID(string(first.NewJobID)) {
-				t.Errorf("third: %s (%s), adopted %v, new job %q", res.Outcome, third.Reason, third.Adopted, third.NewJobID)
+			if res.Outcome != OutcomeSucceeded || third.Submit.Adopted || third.Submit.NewJobID == first.Submit.NewJobID || third.Submit.NewJobID != derivedJobID(string(first.Submit.NewJobID)) {
+				t.Errorf("third: %s (%s), adopted %v, new job %q", res.Outcome, third.Reason, third.Submit.Adopted, third.Submit.NewJobID)
 			}
 		})
 	}
@@ -460,7 +460,7 @@ func TestMisconfiguredClientEndsTheStep(t *testing.T) {
 			if strings.Contains(err.Error(), "S3CRET") || !strings.Contains(err.Error(), "Teardown") {
 				t.Errorf("error %q", err)
 			}
-			if requests != 1 || p.Savepoint.TriggerID == "" || p.Phase != PhaseSavepoint {
+			if requests != 1 || p.Savepoint.Status.TriggerID == "" || p.Phase != PhaseSavepoint {
 				t.Errorf("%d requests, progress %+v", requests, p)
 			}
 		})
@@ -500,14 +500,14 @@ func TestSavepointPastDeadlineAfterAbsence(t *testing.T) {
 				e := newEnv(t, flinktest.WithSavepointDuration(30*time.Second))
 				op := func() Stepper { return mk(e) }
 				var p Progress
-				for p.Savepoint.State != savepoint.InFlight {
+				for p.Savepoint.Status.State != savepoint.InFlight {
 					res, err := op().Step(context.Background(), &p)
 					if err != nil || res.Done {
 						t.Fatalf("before the absence: %v %+v", err, p)
 					}
 				}
 				e.srv.Clock().Advance(3 * time.Minute) // past the deadline, within the 5-minute store duration
-				trigger := p.Savepoint.TriggerID
+				trigger := p.Savepoint.Status.TriggerID
 				sp, ok := savepointOf(e, trigger)
 				if !ok {
 					t.Fatal("the savepoint did not complete during the absence")
@@ -521,7 +521,7 @@ func TestSavepointPastDeadlineAfterAbsence(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if p.Savepoint.Final() || res.Done {
+					if p.Savepoint.Status.Final() || res.Done {
 						break
 					}
 					e.srv.Clock().Advance(res.RequeueAfter)
@@ -530,11 +530,11 @@ func TestSavepointPastDeadlineAfterAbsence(t *testing.T) {
 					t.Errorf("%d requests until the savepoint's end, want %d: %v", got, c.reads, e.srv.Requests())
 				}
 				res := resume(t, e, op, &p)
-				if c.want == OutcomeSucceeded && (p.Location != sp.Location || p.Savepoint.State != savepoint.Succeeded) {
-					t.Fatalf("%s (%s): savepoint %s at %q, want Succeeded at %q", res.Outcome, p.Reason, p.Savepoint.State, p.Location, sp.Location)
+				if c.want == OutcomeSucceeded && (p.Savepoint.Location != sp.Location || p.Savepoint.Status.State != savepoint.Succeeded) {
+					t.Fatalf("%s (%s): savepoint %s at %q, want Succeeded at %q", res.Outcome, p.Reason, p.Savepoint.Status.State, p.Savepoint.Location, sp.Location)
 				}
-				if c.want == OutcomeTimedOut && p.Savepoint.State != savepoint.TimedOut {
-					t.Fatalf("%s (%s): savepoint %s, want TimedOut", res.Outcome, p.Reason, p.Savepoint.State)
+				if c.want == OutcomeTimedOut && p.Savepoint.Status.State != savepoint.TimedOut {
+					t.Fatalf("%s (%s): savepoint %s, want TimedOut", res.Outcome, p.Reason, p.Savepoint.Status.State)
 				}
 			})
 		}

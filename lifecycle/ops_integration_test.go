@@ -46,7 +46,7 @@ func TestRealSavepointDeadlineFromFirstSend(t *testing.T) {
 
 	op := &lifecycle.Stop{Env: env, Job: job}
 	var p lifecycle.Progress
-	for p.Savepoint.State != savepoint.Pending {
+	for p.Savepoint.Status.State != savepoint.Pending {
 		if res, err := op.Step(ctx, &p); err != nil || res.Done {
 			t.Fatalf("before the stop: %v %+v", err, p)
 		}
@@ -65,8 +65,8 @@ func TestRealSavepointDeadlineFromFirstSend(t *testing.T) {
 	if err != nil || res.Outcome != lifecycle.OutcomeSucceeded {
 		t.Fatalf("%+v, %v (%s)", res, err, p.Reason)
 	}
-	if p.Location == "" || p.Location == theirs.Location {
-		t.Errorf("location %q: the savepoint taken before the stop was sent (%s) was taken for its own", p.Location, theirs.Location)
+	if p.Savepoint.Location == "" || p.Savepoint.Location == theirs.Location {
+		t.Errorf("location %q: the savepoint taken before the stop was sent (%s) was taken for its own", p.Savepoint.Location, theirs.Location)
 	}
 	if st, err := c.JobStatus(ctx, job); err != nil || st != flinkapi.JobFinished {
 		t.Errorf("job %s, %v; want FINISHED by the stop", st, err)
@@ -108,12 +108,12 @@ func TestRealLastStateStaleObservation(t *testing.T) {
 		}
 		time.Sleep(res.RequeueAfter)
 	}
-	first := p.Observed.Checkpoint
+	first := p.Replace.Observed.Checkpoint
 	time.Sleep(12 * time.Second) // away: Flink discards the checkpoint read
 
 	var res lifecycle.Result
 	for !res.Done {
-		if p.Phase == lifecycle.PhaseCancel && p.RestoreFrom == first {
+		if p.Phase == lifecycle.PhaseCancel && p.Replace.RestoreFrom == first {
 			t.Fatalf("the job is about to be cancelled for the checkpoint %s, read 12 s before", first)
 		}
 		var err error
@@ -122,13 +122,13 @@ func TestRealLastStateStaleObservation(t *testing.T) {
 		}
 		time.Sleep(res.RequeueAfter)
 	}
-	if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
+	if res.Outcome != lifecycle.OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint {
 		t.Fatalf("%+v (%s)", res, p.Reason)
 	}
-	if p.RestoreFrom == first {
+	if p.Replace.RestoreFrom == first {
 		t.Errorf("the new job started from %s, the checkpoint read before the caller was away", first)
 	}
-	if st, err := c.JobStatus(ctx, p.NewJobID); err != nil || st != flinkapi.JobRunning {
+	if st, err := c.JobStatus(ctx, p.Submit.NewJobID); err != nil || st != flinkapi.JobRunning {
 		t.Errorf("new job %s, %v", st, err)
 	}
 }

@@ -25,7 +25,7 @@ func TestSavepointDeadlineFromFirstSend(t *testing.T) {
 			store := &MemoryStore{}
 			mk := func() Stepper { return savingOp(e, store, name) }
 			var p Progress
-			for p.Savepoint.State != savepoint.Pending {
+			for p.Savepoint.Status.State != savepoint.Pending {
 				res, err := mk().Step(context.Background(), &p)
 				if err != nil || res.Done {
 					t.Fatalf("before the trigger: %v %+v", err, p)
@@ -58,8 +58,8 @@ func TestSavepointDeadlineFromFirstSend(t *testing.T) {
 			if res.Outcome != OutcomeSucceeded {
 				t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 			}
-			if p.Location == theirs || p.Location == "" {
-				t.Errorf("location %q: the savepoint triggered before this operation sent anything (%s) was taken for its own", p.Location, theirs)
+			if p.Savepoint.Location == theirs || p.Savepoint.Location == "" {
+				t.Errorf("location %q: the savepoint triggered before this operation sent anything (%s) was taken for its own", p.Savepoint.Location, theirs)
 			}
 			if n := count(e.srv, "PATCH /jobs/:jobid"); n != 0 {
 				t.Errorf("%d cancels: the job was cancelled instead of stopped", n)
@@ -95,13 +95,13 @@ func checkSaved(t *testing.T, e *env, store RestorePointStore, name string, p *P
 			t.Errorf("job %s, want FINISHED by the stop", info.State)
 		}
 	case "Upgrade":
-		if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != p.Location {
-			t.Errorf("new job restored from %q, want the stop's savepoint %q", info.RestoredFrom, p.Location)
+		if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != p.Savepoint.Location {
+			t.Errorf("new job restored from %q, want the stop's savepoint %q", info.RestoredFrom, p.Savepoint.Location)
 		}
 	}
 	if name == "Teardown" {
-		if rec, _, _ := store.Get(context.Background(), "app/counter"); rec.Location != p.Location {
-			t.Errorf("stored %q, want %q", rec.Location, p.Location)
+		if rec, _, _ := store.Get(context.Background(), "app/counter"); rec.Location != p.Savepoint.Location {
+			t.Errorf("stored %q, want %q", rec.Location, p.Savepoint.Location)
 		}
 	}
 }
@@ -115,20 +115,20 @@ func TestStopAnswerLostPastDeadline(t *testing.T) {
 	e := newEnv(t)
 	mk := func() Stepper { return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }
 	var p Progress
-	for p.Savepoint.State != savepoint.Pending {
+	for p.Savepoint.Status.State != savepoint.Pending {
 		if _, err := mk().Step(context.Background(), &p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	trigger := p.Savepoint.TriggerID
+	trigger := p.Savepoint.Status.TriggerID
 	loseAnswer(t, mk(), &p)
 	e.srv.Clock().Advance(11 * time.Minute)
 	sp, ok := savepointOf(e, trigger)
 	if !ok {
 		t.Fatal("the first stop took no savepoint")
 	}
-	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded || p.Location != sp.Location {
-		t.Fatalf("%s (%s): location %q, want %q", res.Outcome, p.Reason, p.Location, sp.Location)
+	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded || p.Savepoint.Location != sp.Location {
+		t.Fatalf("%s (%s): location %q, want %q", res.Outcome, p.Reason, p.Savepoint.Location, sp.Location)
 	}
 }
 
@@ -173,15 +173,15 @@ func TestUpgradeLastStateStaleObservation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if count(e.srv, "PATCH /jobs/:jobid") > cancels && (before.RestoreFrom == "" || removed(e, before.RestoreFrom)) {
-					t.Fatalf("the job was cancelled with the restore point %q recorded, which Flink had discarded", before.RestoreFrom)
+				if count(e.srv, "PATCH /jobs/:jobid") > cancels && (before.Replace.RestoreFrom == "" || removed(e, before.Replace.RestoreFrom)) {
+					t.Fatalf("the job was cancelled with the restore point %q recorded, which Flink had discarded", before.Replace.RestoreFrom)
 				}
 				if res.Done {
 					break
 				}
 				e.srv.Clock().Advance(res.RequeueAfter)
 			}
-			if p.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
+			if p.Outcome != OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint {
 				t.Fatalf("%s (%s): %+v", p.Outcome, p.Reason, p)
 			}
 			var final flinktest.Snapshot
@@ -190,7 +190,7 @@ func TestUpgradeLastStateStaleObservation(t *testing.T) {
 					final = s
 				}
 			}
-			if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != final.Location || final.Location == "" || info.State != flinkapi.JobRunning {
+			if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != final.Location || final.Location == "" || info.State != flinkapi.JobRunning {
 				t.Errorf("new job %+v, want it RUNNING from the newest retained checkpoint %q", info, final.Location)
 			}
 		})
@@ -222,11 +222,11 @@ func TestUpgradeLastStateKeepsAgeCheckedCheckpoint(t *testing.T) {
 		}
 	}
 	e.srv.Clock().Advance(101 * time.Second)
-	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint {
+	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint {
 		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 	}
-	if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != p.RestoreFrom || info.State != flinkapi.JobRunning {
-		t.Errorf("new job %+v, want RUNNING from %s", info, p.RestoreFrom)
+	if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != p.Replace.RestoreFrom || info.State != flinkapi.JobRunning {
+		t.Errorf("new job %+v, want RUNNING from %s", info, p.Replace.RestoreFrom)
 	}
 }
 
@@ -261,17 +261,17 @@ func TestUpgradeLastStateFailoverAtCancel(t *testing.T) {
 					t.Fatalf("before the cancel: %v %+v", err, p)
 				}
 			}
-			recorded := p.RestoreFrom
-			if p.RestoreKind != policy.KindCheckpoint || recorded == "" {
-				t.Fatalf("recorded %s %q", p.RestoreKind, recorded)
+			recorded := p.Replace.RestoreFrom
+			if p.Replace.RestoreKind != policy.KindCheckpoint || recorded == "" {
+				t.Fatalf("recorded %s %q", p.Replace.RestoreKind, recorded)
 			}
 			e.inject(t, flinktest.Fault{Kind: flinktest.FaultRestart, After: true, Times: 1, Route: "PATCH /jobs/:jobid", Restart: flinktest.RestartOptions{HA: ha}})
 			if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
 				t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 			}
-			info, _ := e.srv.Job(p.NewJobID)
-			if info.RestoredFrom == latest.Location || p.RestoreKind != policy.KindCheckpoint {
-				t.Fatalf("restored from %s %q, older than the checkpoint %q recorded before the cancel", p.RestoreKind, info.RestoredFrom, recorded)
+			info, _ := e.srv.Job(p.Submit.NewJobID)
+			if info.RestoredFrom == latest.Location || p.Replace.RestoreKind != policy.KindCheckpoint {
+				t.Fatalf("restored from %s %q, older than the checkpoint %q recorded before the cancel", p.Replace.RestoreKind, info.RestoredFrom, recorded)
 			}
 			if info.RestoredFrom != recorded || removed(e, recorded) {
 				t.Errorf("restored from %q, want the retained checkpoint recorded before the cancel %q", info.RestoredFrom, recorded)
@@ -323,8 +323,8 @@ func TestRestartRetentionTransient404(t *testing.T) {
 			if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
 				t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 			}
-			if info, _ := e.srv.Job(p.NewJobID); p.RestoreKind != policy.KindCheckpoint || info.RestoredFrom != p.RestoreFrom {
-				t.Errorf("restored from %s %q (%+v), want the retained checkpoint, not the savepoint 3 minutes older %q", p.RestoreKind, info.RestoredFrom, info, latest.Location)
+			if info, _ := e.srv.Job(p.Submit.NewJobID); p.Replace.RestoreKind != policy.KindCheckpoint || info.RestoredFrom != p.Replace.RestoreFrom {
+				t.Errorf("restored from %s %q (%+v), want the retained checkpoint, not the savepoint 3 minutes older %q", p.Replace.RestoreKind, info.RestoredFrom, info, latest.Location)
 			}
 		})
 	}

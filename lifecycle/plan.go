@@ -102,7 +102,7 @@ func (c *Controller) planStart(spec JobSpec, st *JobStatus, obs Observation, now
 		p.State, p.Reason = c.waitingState(st, obs, now), ReasonRetryWait
 		p.Message = fmt.Sprintf("%s ended %s at its last try; tried again at %s", st.Action, st.Progress.Outcome, st.RetryAt.UTC().Format(time.RFC3339))
 		p.RequeueAfter = c.bounded(st.RetryAt.Sub(now))
-		if st.Progress.Decision == policy.ReasonPreflightRefused {
+		if st.Progress.Replace.Decision == policy.ReasonPreflightRefused {
 			p.Blocked = st.Progress.Reason // the job is left as it is until the spec, or the cluster, changes
 		}
 		return p
@@ -545,7 +545,7 @@ func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation)
 func stateUnread(spec JobSpec, st *JobStatus) bool {
 	p := &st.Progress
 	if st.Action != ActionSuspend || !p.Done() || st.JobID == "" || spec.Update.Mode == policy.UpgradeStateless ||
-		p.Location != "" || p.RestoreFrom != "" {
+		p.Savepoint.Location != "" || p.Replace.RestoreFrom != "" {
 		return false
 	}
 	statelessThen := st.ActionSpec != nil && st.ActionSpec.Update.Mode == policy.UpgradeStateless
@@ -590,7 +590,7 @@ func (c *Controller) savepointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDe
 	in := savepoint.ScheduleInput{Interval: spec.Savepoints.Interval.Std(), JobState: d.State, JobStart: d.StartTime, Last: st.Latest}
 	in.Cron, _ = spec.Savepoints.cron() // valid: Reconcile validated spec
 	if st.Action == ActionSavepoint {
-		in.Current = st.Progress.Savepoint
+		in.Current = st.Progress.Savepoint.Status
 	}
 	if st.LateSavepoint.Pending() {
 		// None is due until it is found or given up; its lookup says

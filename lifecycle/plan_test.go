@@ -226,7 +226,7 @@ func checkPlan(t *testing.T, where string, spec JobSpec, st JobStatus, p Plan) {
 	// never goes to a savepoint that may not go now.
 	if p.Dispose != "" && !(st.Disposing.Location == p.Dispose && st.Disposing.TriggerID != "") {
 		// The state a rollback restores, until the deployment is deleted.
-		never := map[string]bool{st.Latest.Location: true, st.UpgradeFrom.Location: !deleted(&st), st.Progress.RestoreFrom: true, spec.Restore.Path: true}
+		never := map[string]bool{st.Latest.Location: true, st.UpgradeFrom.Location: !deleted(&st), st.Progress.Replace.RestoreFrom: true, spec.Restore.Path: true}
 		if newest, ok := st.Savepoints.Latest(); ok {
 			never[newest.Location] = true
 		}

@@ -78,7 +78,7 @@ func TestPollsSoonAfterAction(t *testing.T) {
 
 	e.srv.ClearRequests()
 	start = e.srv.Clock().Now()
-	from := p.Location
+	from := p.Savepoint.Location
 	p, res = drive(t, e, func() Stepper {
 		return &Submit{Env: Env{Client: e.c, Timing: timing, Clock: e.srv.Clock()}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs(), SavepointPath: from}}
 	}, false)

@@ -46,7 +46,7 @@ const (
 )
 
 // Preflight is what the preflight of an Upgrade read and found, before
-// the old job was touched (Progress.Preflight, format 4).
+// the old job was touched (Progress.Replace.Preflight, format 4).
 type Preflight struct {
 	// Skipped says why no check ran; empty when it did.
 	Skipped PreflightSkip `json:"skipped,omitempty"`
@@ -96,13 +96,13 @@ func (r *replacer) startPreflight(p *Progress) bool {
 	}
 	switch {
 	case r.deployer != nil:
-		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
+		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipApplication}
 		return false
 	case !supportsPreflight(r.client):
-		p.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
+		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
 		return false
 	}
-	p.Preflight = &Preflight{}
+	p.Replace.Preflight = &Preflight{}
 	p.Phase = PhasePreflight
 	return true
 }
@@ -123,7 +123,6 @@ func supportsPreflight(c UpgradeAPI) bool {
 // operation Blocked when the verdict refuses, before anything is
 // stopped, or goes on to observe the old job.
 func (r *replacer) stepPreflight(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, "the deadline passed during the preflight: "+p.LastError), nil
 	}
@@ -163,13 +162,13 @@ type preflightRun struct {
 // read sends the preflight's next request and records its answer in
 // p.Preflight; it reports false, sending nothing, once all is read.
 func (f *preflightRun) read(ctx context.Context, p *Progress) (bool, error) {
-	pf, api := p.Preflight, f.client.(PreflightAPI)
+	pf, api := p.Replace.Preflight, f.client.(PreflightAPI)
 	var err error
 	switch {
-	case p.JarID == "" && f.jarID == "":
+	case p.Submit.JarID == "" && f.jarID == "":
 		var jar flinkapi.JarID
 		if jar, err = f.jars.upload(ctx, f.client, f.jarFile); err == nil {
-			p.JarID = jar
+			p.Submit.JarID = jar
 		}
 	case !pf.NewRead:
 		var plan *flinkapi.Plan
@@ -205,7 +204,7 @@ func (f *preflightRun) jar(p *Progress) flinkapi.JarID {
 	if f.jarID != "" {
 		return f.jarID
 	}
-	return p.JarID
+	return p.Submit.JarID
 }
 
 func (f *preflightRun) checkSlots() bool {
@@ -218,7 +217,7 @@ func (f *preflightRun) checkSlots() bool {
 func (f *preflightRun) failed(p *Progress, err error) Result {
 	switch {
 	case flinkapi.IsProgramError(err), flinkapi.IsJarNotFound(err), permanent(err):
-		p.Decision = policy.ReasonPreflightRefused
+		p.Replace.Decision = policy.ReasonPreflightRefused
 		return finish(p, OutcomeBlocked, "preflight: Flink cannot build the new job's plan ("+errWithCause(err)+")"+leftAlone(f.job))
 	}
 	p.Requests++
@@ -228,8 +227,8 @@ func (f *preflightRun) failed(p *Progress, err error) Result {
 
 // verdict judges what f read into p.Preflight, and records it there.
 func (f *preflightRun) verdict(p *Progress) policy.PreflightVerdict {
-	v := p.Preflight.judge(f.run.AllowNonRestoredState, f.checkSlots(), f.beside)
-	p.Preflight.Verdict = &v
+	v := p.Replace.Preflight.judge(f.run.AllowNonRestoredState, f.checkSlots(), f.beside)
+	p.Replace.Preflight.Verdict = &v
 	return v
 }
 
@@ -250,11 +249,11 @@ func (r *replacer) preflightVerdict(ctx context.Context, p *Progress, now time.T
 	v := r.preflightRun().verdict(p)
 	p.LastError = ""
 	if !v.Allowed() {
-		p.Decision = policy.ReasonPreflightRefused
+		p.Replace.Decision = policy.ReasonPreflightRefused
 		return finish(p, OutcomeBlocked, "preflight: "+v.Message()+leftAlone(r.job)), nil
 	}
 	if r.job == "" {
-		p.Observed.Missing = true
+		p.Replace.Observed.Missing = true
 		return r.decide(ctx, p, now)
 	}
 	p.Phase = PhaseObserve
@@ -288,7 +287,7 @@ func (pf *Preflight) judge(allowNonRestored, checkSlots, beside bool) policy.Pre
 // plan Blocked. An action in flight shows the preflight it recorded.
 func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, p *Plan) {
 	if p.InFlight {
-		p.Preflight = st.Progress.Preflight.DeepCopy()
+		p.Preflight = st.Progress.Replace.Preflight.DeepCopy()
 		return
 	}
 	switch {

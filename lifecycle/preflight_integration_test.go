@@ -75,9 +75,9 @@ func TestRealPreflight(t *testing.T) {
 	refused := func(what string, reason policy.PreflightReason) {
 		t.Helper()
 		p := st.Progress
-		if p.Outcome != lifecycle.OutcomeBlocked || p.Decision != policy.ReasonPreflightRefused || p.Preflight == nil || p.Preflight.Verdict == nil ||
-			!p.Preflight.Verdict.Has(reason) {
-			t.Fatalf("%s: %s (%s): %s", what, p.Outcome, p.Decision, p.Reason)
+		if p.Outcome != lifecycle.OutcomeBlocked || p.Replace.Decision != policy.ReasonPreflightRefused || p.Replace.Preflight == nil || p.Replace.Preflight.Verdict == nil ||
+			!p.Replace.Preflight.Verdict.Has(reason) {
+			t.Fatalf("%s: %s (%s): %s", what, p.Outcome, p.Replace.Decision, p.Reason)
 		}
 		d, err := c.Job(ctx, old)
 		if err != nil || d.State != flinkapi.JobRunning || st.JobID != old {
@@ -110,8 +110,8 @@ func TestRealPreflight(t *testing.T) {
 	realUntil(t, ctx, "never runs", first, &never, &nst, time.Minute, func() bool { return nst.Progress.Done() })
 	t.Logf("first deploy that can never run: %s after %v and %d requests: %s", nst.Progress.Outcome, time.Since(begin).Round(time.Millisecond),
 		rt.n.Load()-sent, nst.Progress.Reason)
-	if nst.Progress.Outcome != lifecycle.OutcomeBlocked || nst.Progress.Decision != policy.ReasonPreflightRefused || nst.JobID != "" {
-		t.Fatalf("first deploy of 64: %s (%s), job %q", nst.Progress.Outcome, nst.Progress.Decision, nst.JobID)
+	if nst.Progress.Outcome != lifecycle.OutcomeBlocked || nst.Progress.Replace.Decision != policy.ReasonPreflightRefused || nst.JobID != "" {
+		t.Fatalf("first deploy of 64: %s (%s), job %q", nst.Progress.Outcome, nst.Progress.Replace.Decision, nst.JobID)
 	}
 
 	spec.Job.Parallelism = 0
@@ -120,8 +120,8 @@ func TestRealPreflight(t *testing.T) {
 	begin, sent = time.Now(), rt.n.Load()
 	realUntil(t, ctx, "upgraded", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.JobID != old && st.Converged(spec) })
 	t.Logf("uid changed, AllowNonRestoredState: upgraded after %v and %d requests; preflight %+v", time.Since(begin).Round(time.Millisecond),
-		rt.n.Load()-sent, st.Progress.Preflight.Verdict)
-	if v := st.Progress.Preflight; v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
+		rt.n.Load()-sent, st.Progress.Replace.Preflight.Verdict)
+	if v := st.Progress.Replace.Preflight; v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
 		t.Errorf("with AllowNonRestoredState the preflight: %+v", v)
 	}
 }

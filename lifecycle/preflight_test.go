@@ -35,9 +35,9 @@ func TestPreflightRefusesLostState(t *testing.T) {
 	}
 	k.until("refused", spec, 50, func(st *JobStatus) bool { return st.Action != ActionDeploy && st.Progress.Done() })
 	p := k.st.Progress
-	if p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonPreflightRefused || p.Preflight == nil || p.Preflight.Verdict == nil ||
-		!p.Preflight.Verdict.Has(policy.PreflightStateNotRestored) || !strings.Contains(p.Reason, "counter") {
-		t.Fatalf("upgrade ended %s (%s): %s; preflight %+v", p.Outcome, p.Decision, p.Reason, p.Preflight)
+	if p.Outcome != OutcomeBlocked || p.Replace.Decision != policy.ReasonPreflightRefused || p.Replace.Preflight == nil || p.Replace.Preflight.Verdict == nil ||
+		!p.Replace.Preflight.Verdict.Has(policy.PreflightStateNotRestored) || !strings.Contains(p.Reason, "counter") {
+		t.Fatalf("upgrade ended %s (%s): %s; preflight %+v", p.Outcome, p.Replace.Decision, p.Reason, p.Replace.Preflight)
 	}
 	if k.st.JobID != old || k.job().State != flinkapi.JobRunning || len(k.live()) != 1 {
 		t.Fatalf("the old job %s is %s; status names %s; live %v", old, k.job().State, k.st.JobID, k.live())
@@ -54,7 +54,7 @@ func TestPreflightRefusesLostState(t *testing.T) {
 
 	spec.Update.AllowNonRestoredState = true
 	k.until("upgraded", spec, 400, func(st *JobStatus) bool { return st.JobID != old && st.Converged(spec) })
-	if v := k.st.Progress.Preflight; v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
+	if v := k.st.Progress.Replace.Preflight; v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
 		t.Errorf("with AllowNonRestoredState the preflight: %+v", v)
 	}
 }
@@ -71,13 +71,13 @@ func TestPreflightRefusesTooFewSlots(t *testing.T) {
 	spec.Job.Parallelism = 6
 	k.until("refused", spec, 50, func(st *JobStatus) bool { return st.Action != ActionDeploy && st.Progress.Done() })
 	p := k.st.Progress
-	if p.Outcome != OutcomeBlocked || p.Preflight == nil || p.Preflight.Verdict == nil || !p.Preflight.Verdict.Has(policy.PreflightNotEnoughSlots) ||
+	if p.Outcome != OutcomeBlocked || p.Replace.Preflight == nil || p.Replace.Preflight.Verdict == nil || !p.Replace.Preflight.Verdict.Has(policy.PreflightNotEnoughSlots) ||
 		!strings.Contains(p.Reason, "6 task slots") || k.st.JobID != old || k.job().State != flinkapi.JobRunning {
 		t.Fatalf("rescale to 6 ended %s: %s; job %s %s", p.Outcome, p.Reason, k.st.JobID, k.job().State)
 	}
 	spec.Job.Parallelism = 4 // 2 free and the 2 the job holds
 	k.until("rescaled", spec, 400, func(st *JobStatus) bool { return st.Converged(spec) })
-	if k.st.JobID == old && k.st.Progress.RescalePath != policy.RescaleByUpgrade {
+	if k.st.JobID == old && k.st.Progress.Rescale.Path != policy.RescaleByUpgrade {
 		t.Logf("rescaled in place")
 	}
 }
@@ -92,7 +92,7 @@ func TestPreflightSkippedWithoutPlanCall(t *testing.T) {
 	if err := c.Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if pf := k.st.Progress.Preflight; pf == nil || pf.Skipped != PreflightSkipUnsupported {
+	if pf := k.st.Progress.Replace.Preflight; pf == nil || pf.Skipped != PreflightSkipUnsupported {
 		t.Errorf("preflight %+v, want it skipped as unsupported", pf)
 	}
 }

@@ -14,6 +14,16 @@ import (
 // request needs to be idempotent (trigger id, job id) is recorded in it
 // by the Step before the one that sends the request. The zero Progress
 // starts an operation.
+//
+// Its fields are a header that every operation keeps (what it is, where it
+// stands, when it started and must end, how it ended) and one record per
+// operation or sub-operation, each set only by the operations that go
+// through it and left out of the stored form when empty (format 8): Stop,
+// Submit, Savepoint (a savepoint or checkpoint trigger), Replace (the job an
+// Upgrade, Restart, Teardown, BlueGreen or Canary replaces or stops),
+// Teardown, Dispose, BlueGreen, Rescale and Checkpoint. A Progress of an
+// older format, which kept every field at the top level, is read into
+// the same records.
 type Progress struct {
 	// FormatVersion is the format the Progress was written in
 	// (FormatVersion), recorded by every Step. 0 reads as 1; every Step
@@ -23,36 +33,18 @@ type Progress struct {
 	FormatVersion int `json:"formatVersion,omitempty"`
 	// Operation names the operation the Progress belongs to
 	// ("TakeSavepoint", "Stop", "Submit", "Upgrade", "Restart",
-	// "Teardown", "Rescale", "DisposeSavepoints", "BlueGreen") and Target the job it
-	// was built for (its Job field; Submit: its JobID), both recorded at
-	// the first Step. A Step of another operation, or of the same one for
-	// another job, refuses the Progress with ErrForeignProgress.
+	// "Teardown", "Rescale", "DisposeSavepoints", "BlueGreen", "Canary",
+	// "TriggerCheckpoint") and Target the job it was built for (its Job
+	// field; Submit: its JobID), both recorded at the first Step. A Step of
+	// another operation, or of the same one for another job, refuses the
+	// Progress with ErrForeignProgress.
 	Operation string         `json:"operation,omitempty"`
 	Target    flinkapi.JobID `json:"target,omitempty"`
-	// Phase is where the operation stands.
+	// Phase is where the operation, or the sub-operation it is in, stands.
 	Phase Phase `json:"phase,omitempty"`
 	// JobID is the job operated on: for Submit, the id chosen before the
 	// job is submitted.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
-	// Strategy is the stop strategy Stop chose.
-	Strategy StopStrategy `json:"strategy,omitempty"`
-	// Savepoint is the status of the savepoint operation, if any.
-	Savepoint savepoint.Status `json:"savepoint,omitzero"`
-	// Resend is when the job's checkpoint history last showed no
-	// savepoint of the recorded trigger, which Flink had not
-	// acknowledged, before it was sent again (format 5): a trigger
-	// recorded, or cleared so, longer ago than Flink surely keeps a
-	// trigger id is looked up in the history before it is sent, as a
-	// request sent with it before may have taken a savepoint whose id
-	// Flink forgot since.
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Format=date-time
-	Resend time.Time `json:"resend,omitzero"`
-	// Location is the savepoint's location once known. It is never cleared.
-	Location string `json:"location,omitempty"`
-	// JarID is the uploaded jar Submit runs.
-	JarID flinkapi.JarID `json:"jarID,omitempty"`
 	// Requests counts the requests of the current phase (jar upload, jar
 	// run, cancel) that got no definite answer. Before a jar run or a
 	// cancel is sent again, the job is looked at: the first may have taken
@@ -75,102 +67,35 @@ type Progress struct {
 	// LastError is the last transient error, cleared by a definite answer.
 	// It is for people: no step decides on its text.
 	LastError string `json:"lastError,omitempty"`
-	// Unconfirmed reports that an answer about the job said Flink does not
-	// know it: Flink's job list is asked in the next step, and confirms it
-	// or shows the job after all (one such answer can come from a
-	// JobManager failing over). Format 4; a Progress of an older format
-	// recorded it as the start of LastError, which the first Step turns
-	// into this field.
-	Unconfirmed bool `json:"unconfirmed,omitempty"`
 	// Steps counts the calls of Step.
 	Steps int `json:"steps,omitempty"`
 
-	// PreviousJobID is the job Upgrade, Restart or Teardown replaces or
-	// stops; JobID becomes the new job's id once it is chosen.
-	PreviousJobID flinkapi.JobID `json:"previousJobID,omitempty"`
-	// NewJobID is the job Submit, Upgrade, Restart, Rescale or BlueGreen started or
-	// adopted: recorded in the step that sends the request that submits
-	// it (the jar run, or the Deployer's Deploy) before it is sent, and
-	// never cleared, whatever the outcome. Non-empty, a job of that id may
-	// run (also after TimedOut): the caller adopts it as the deployment's
-	// job and names it in the next operation, never the job it replaced.
-	// Empty, no submission was sent (JobID may already hold the id chosen
-	// for it), or it was refused for good (SubmitFailed: Flink refused the
-	// jar run, or the Deployer the deploy), so that nothing runs under it,
-	// or BlueGreen cancelled it (BlueGreenAborted: Flink confirmed it
-	// ended).
-	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
-	// Cluster is the cluster a Deployer started for NewJobID, recorded
-	// once Deploy returned it: its client reads the new job.
-	Cluster Cluster `json:"cluster,omitzero"`
-	// Ending is the outcome the operation ends with once the old job's
-	// cluster is deleted (PhaseDeleteCluster).
-	Ending Outcome `json:"ending,omitempty"`
-	// Adopted reports that NewJobID was started by an earlier operation
-	// on the same job (whose Progress was lost) and adopted by this one.
-	Adopted bool `json:"adopted,omitempty"`
-	// Observed is what Upgrade and Restart saw of the previous job.
-	Observed Observed `json:"observed,omitzero"`
-	// Decision is the reason of the policy's latest decision.
-	Decision policy.Reason `json:"decision,omitempty"`
-	// RestoreFrom is the path the new job starts from, recorded before
-	// the old job is cancelled or the new one submitted; empty: without
-	// state. RestoreKind says what it is.
-	RestoreFrom string `json:"restoreFrom,omitempty"`
-	// RestoreKind is Savepoint, Checkpoint or None once chosen.
-	RestoreKind policy.RestoreKind `json:"restoreKind,omitempty"`
-	// Attempts counts the savepoints Upgrade or Teardown triggered.
-	Attempts int `json:"attempts,omitempty"`
-	// StopOutcome is how the stop of Upgrade or Teardown ended.
-	StopOutcome Outcome `json:"stopOutcome,omitempty"`
-	// Recorded is set once Teardown stored Location under its name.
-	Recorded bool `json:"recorded,omitempty"`
-	// Disposed counts the savepoints DisposeSavepoints dealt with.
-	Disposed int `json:"disposed,omitempty"`
-	// DisposeFailed counts those of them it could not dispose of.
-	DisposeFailed int `json:"disposeFailed,omitempty"`
-	// Disposal is the trigger id of the disposal in flight.
-	Disposal flinkapi.TriggerID `json:"disposal,omitempty"`
-	// Request is the restore request Upgrade carries out, recorded at its
-	// first Step (see Upgrade.Restore and HandledRestore).
-	Request policy.RestoreRequest `json:"request,omitzero"`
-
-	// NewJobStart is when the new job of BlueGreen started, as its
-	// details say: a checkpoint completed after it is part of its health.
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Format=date-time
-	NewJobStart time.Time `json:"newJobStart,omitzero"`
-	// Healthy is when BlueGreen confirmed the new job healthy, recorded
-	// before the old job is stopped: never earlier.
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=string
-	// +kubebuilder:validation:Format=date-time
-	Healthy time.Time `json:"healthy,omitzero"`
-	// AbortReason is why BlueGreen cancels the new job (it failed, or was
-	// not healthy within the window); set while it is cancelled, and the
-	// start of the Reason it then ends with.
-	AbortReason string `json:"abortReason,omitempty"`
-
-	// Parallelism is the parallelism Rescale sets, or the task slots the
-	// new job of BlueGreen needs.
-	Parallelism int `json:"parallelism,omitempty"`
-	// Scheduler is the job's scheduler as Rescale found it; empty if
-	// unknown.
-	Scheduler policy.Scheduler `json:"scheduler,omitempty"`
-	// RescalePath is the way Rescale took (InPlace or Upgrade) once chosen.
-	RescalePath policy.RescalePath `json:"rescalePath,omitempty"`
-	// Vertices are the ids of the job's vertices, comma-separated, whose
-	// parallelism bounds Rescale sets; recorded before the request.
-	Vertices string `json:"vertices,omitempty"`
-
-	// Preflight is what Upgrade's preflight read and found before the
-	// old job was touched (format 4); nil when none was asked for.
-	Preflight *Preflight `json:"preflight,omitempty"`
-
-	// CheckpointID is the checkpoint a triggered checkpoint completed as
-	// (ActionCheckpointRequest; format 5).
-	CheckpointID int64 `json:"checkpointID,omitempty"`
+	// Savepoint is the savepoint (or checkpoint) trigger of TakeSavepoint,
+	// of a stop with savepoint, or of a triggered checkpoint.
+	Savepoint SavepointProgress `json:"savepoint,omitzero"`
+	// Stop is the record of a Stop, on its own or inside another
+	// operation.
+	Stop StopProgress `json:"stop,omitzero"`
+	// Submit is the record of a Submit, on its own or inside another
+	// operation: the job it started or adopted.
+	Submit SubmitProgress `json:"submit,omitzero"`
+	// Replace is the record of an operation that replaces or stops a job
+	// (Upgrade, Restart, Teardown, Rescale by upgrade, BlueGreen, Canary):
+	// the job replaced, what was seen of it and the state the new job
+	// starts from.
+	Replace ReplaceProgress `json:"replace,omitzero"`
+	// Teardown is the record of a Teardown.
+	Teardown TeardownProgress `json:"teardown,omitzero"`
+	// Dispose is the record of DisposeSavepoints.
+	Dispose DisposeProgress `json:"dispose,omitzero"`
+	// BlueGreen is the record of a BlueGreen or a Canary: the new job's
+	// health.
+	BlueGreen BlueGreenProgress `json:"blueGreen,omitzero"`
+	// Rescale is the record of a Rescale.
+	Rescale RescaleProgress `json:"rescale,omitzero"`
+	// Checkpoint is the record of a checkpoint triggered through the REST
+	// API.
+	Checkpoint CheckpointProgress `json:"checkpoint,omitzero"`
 }
 
 // Observed is what Upgrade and Restart saw of the previous job and its
@@ -249,20 +174,20 @@ func (p *Progress) Stopped() bool {
 		return false
 	}
 	switch {
-	case p.Outcome == OutcomeJobGone, p.StopOutcome == OutcomeJobGone, p.Observed.Missing:
+	case p.Outcome == OutcomeJobGone, p.Replace.StopOutcome == OutcomeJobGone, p.Replace.Observed.Missing:
 		return true
 	case p.Outcome == OutcomeSucceeded && p.Operation == opTeardown:
 		return true
 	}
-	return p.Observed.State.IsGloballyTerminal() && !p.Observed.StatsAfter.IsZero()
+	return p.Replace.Observed.State.IsGloballyTerminal() && !p.Replace.Observed.StatsAfter.IsZero()
 }
 
 // Record returns the savepoint the operation produced, if it has a
 // location: also when the job failed while stopping after it completed.
 func (p *Progress) Record() (savepoint.Record, bool) {
-	st := p.Savepoint
+	st := p.Savepoint.Status
 	if st.Location == "" {
-		st.Location = p.Location
+		st.Location = p.Savepoint.Location
 	}
 	return savepoint.RecordOf(st)
 }
@@ -277,20 +202,20 @@ func (p *Progress) Record() (savepoint.Record, bool) {
 // savepoint that failed or a deadline, it stays pending, and the next
 // Upgrade tries again.
 func (p *Progress) HandledRestore() string {
-	if !p.Done() || p.Request.IsZero() {
+	if !p.Done() || p.Replace.Request.IsZero() {
 		return ""
 	}
 	switch p.Outcome {
 	case OutcomeSucceeded, OutcomeJobFailed, OutcomeSubmitFailed:
 		// A SubmitFailed without a jar id (or, through a Deployer,
 		// without a cluster) failed before the path reached Flink.
-		if p.RestoreFrom == p.Request.Path && p.reachedFlink() {
-			return p.Request.Token
+		if p.Replace.RestoreFrom == p.Replace.Request.Path && p.reachedFlink() {
+			return p.Replace.Request.Token
 		}
 	case OutcomeBlocked:
-		switch p.Decision {
+		switch p.Replace.Decision {
 		case policy.ReasonInvalidRestoreRequest, policy.ReasonRestoreRequestTooOld, policy.ReasonRestoreRequestAgeUnknown:
-			return p.Request.Token
+			return p.Replace.Request.Token
 		}
 	}
 	return ""
@@ -300,7 +225,7 @@ func (p *Progress) HandledRestore() string {
 // Flink: the jar run was sent with a jar id, or the Deployer started a
 // cluster with it. A SubmitFailed without either failed before.
 func (p *Progress) reachedFlink() bool {
-	return p.JarID != "" || !p.Cluster.IsZero()
+	return p.Submit.JarID != "" || !p.Submit.Cluster.IsZero()
 }
 
 // restoreRefused reports whether Flink refused for good a submission
@@ -308,14 +233,14 @@ func (p *Progress) reachedFlink() bool {
 // answer does not say whether it refused the path or the jar: the path
 // may be one Flink cannot restore, so it is never a restore point.
 func (p *Progress) restoreRefused() bool {
-	return p.Outcome == OutcomeSubmitFailed && p.RestoreFrom != "" && p.reachedFlink()
+	return p.Outcome == OutcomeSubmitFailed && p.Replace.RestoreFrom != "" && p.reachedFlink()
 }
 
 // DeepCopyInto copies in into out. in must be non-nil. Progress holds only
 // values, strings and time.Time, so a shallow copy is deep.
 func (in *Progress) DeepCopyInto(out *Progress) {
 	*out = *in
-	out.Preflight = in.Preflight.DeepCopy()
+	out.Replace.Preflight = in.Replace.Preflight.DeepCopy()
 }
 
 // DeepCopy returns a copy of in, or nil for nil.
@@ -348,12 +273,21 @@ func finish(p *Progress, o Outcome, reason string) Result {
 	return Result{Done: true, Outcome: o}
 }
 
+// startAt records now as the start of the operation, unless p started
+// before: a sub-operation (a Stop or a Submit inside an Upgrade) keeps the
+// start of the operation it is part of.
+func startAt(p *Progress, now time.Time) {
+	if p.Started.IsZero() {
+		p.Started = now
+	}
+}
+
 // keepLocation copies a savepoint location into p. A location once set
 // stays until a newer savepoint of the operation completes (an Upgrade's
 // second attempt after the job failed while stopping), which replaces it:
 // the new job must start from the newest state.
 func keepLocation(p *Progress) {
-	if p.Savepoint.Location != "" {
-		p.Location = p.Savepoint.Location
+	if p.Savepoint.Status.Location != "" {
+		p.Savepoint.Location = p.Savepoint.Status.Location
 	}
 }

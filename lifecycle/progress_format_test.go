@@ -19,24 +19,28 @@ var goldenProgress = func() Progress {
 	at := func(s int) time.Time { return time.Date(2026, 3, 1, 12, 0, s, 250_000_000, time.UTC) }
 	return Progress{
 		FormatVersion: 1, Operation: "Upgrade", Target: "a1b2c3d4e5f60718293a4b5c6d7e8f90",
-		Phase: PhaseDone, JobID: "0123456789abcdef0123456789abcdef", Strategy: StopWithSavepoint,
-		Savepoint: savepoint.Status{Kind: "stop-with-savepoint", JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90", TriggerID: "00112233445566778899aabbccddeeff",
-			TriggerTime: at(1), Deadline: at(2), Reason: savepoint.ReasonUpdate, State: savepoint.Unconfirmed,
-			Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", Recovered: true, Failure: "Could not find Flink job (a1b2c3d4e5f60718293a4b5c6d7e8f90)",
-			Attempts: 2, LastError: "503: leader election", LastErrorCode: 503, LastUpdate: at(3), Before: savepoint.InFlight, OperationFailed: true},
-		Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", JarID: "d1e2f3_app.jar", Requests: 1,
+		Phase: PhaseDone, JobID: "0123456789abcdef0123456789abcdef", Requests: 1,
 		Started: at(4), Deadline: at(5), Outcome: OutcomeSucceeded, Reason: "the new job is RUNNING", LastError: "connection refused", Steps: 17,
-		PreviousJobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90", NewJobID: "0123456789abcdef0123456789abcdef", Adopted: true,
-		Observed: Observed{State: "FINISHED", Missing: true, Since: at(6), End: at(7), Checkpoint: "s3://bucket/checkpoints/chk-9",
-			CheckpointTime: at(8), Latest: savepoint.Record{Location: "s3://bucket/savepoints/savepoint-old", Time: at(9), Reason: savepoint.ReasonScheduled,
-				JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"},
-			StatsAfter: at(10), Adopt: "fedcba9876543210fedcba9876543210", Lookups: 2},
-		Decision: policy.ReasonSavepointBeforeUpdate, RestoreFrom: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab",
-		RestoreKind: policy.KindSavepoint, Attempts: 1, StopOutcome: OutcomeSucceeded, Recorded: true, Disposed: 3, DisposeFailed: 1,
-		Disposal: "99887766554433221100ffeeddccbbaa",
-		Request: policy.RestoreRequest{FormatVersion: 1, Path: "s3://bucket/savepoints/savepoint-by-hand", Token: "t-1", Time: at(11), CheckAge: true,
-			AllowNonRestoredState: true, CancelWithoutSavepoint: true},
-		Parallelism: 4, Scheduler: policy.SchedulerAdaptive, RescalePath: policy.RescaleByUpgrade, Vertices: "v1,v2",
+		Savepoint: SavepointProgress{
+			Status: savepoint.Status{Kind: "stop-with-savepoint", JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90", TriggerID: "00112233445566778899aabbccddeeff",
+				TriggerTime: at(1), Deadline: at(2), Reason: savepoint.ReasonUpdate, State: savepoint.Unconfirmed,
+				Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab", Recovered: true, Failure: "Could not find Flink job (a1b2c3d4e5f60718293a4b5c6d7e8f90)",
+				Attempts: 2, LastError: "503: leader election", LastErrorCode: 503, LastUpdate: at(3), Before: savepoint.InFlight, OperationFailed: true},
+			Location: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab"},
+		Stop:   StopProgress{Strategy: StopWithSavepoint},
+		Submit: SubmitProgress{JarID: "d1e2f3_app.jar", NewJobID: "0123456789abcdef0123456789abcdef", Adopted: true},
+		Replace: ReplaceProgress{PreviousJobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+			Observed: Observed{State: "FINISHED", Missing: true, Since: at(6), End: at(7), Checkpoint: "s3://bucket/checkpoints/chk-9",
+				CheckpointTime: at(8), Latest: savepoint.Record{Location: "s3://bucket/savepoints/savepoint-old", Time: at(9), Reason: savepoint.ReasonScheduled,
+					JobID: "a1b2c3d4e5f60718293a4b5c6d7e8f90"},
+				StatsAfter: at(10), Adopt: "fedcba9876543210fedcba9876543210", Lookups: 2},
+			Decision: policy.ReasonSavepointBeforeUpdate, RestoreFrom: "s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab",
+			RestoreKind: policy.KindSavepoint, Attempts: 1, StopOutcome: OutcomeSucceeded,
+			Request: policy.RestoreRequest{FormatVersion: 1, Path: "s3://bucket/savepoints/savepoint-by-hand", Token: "t-1", Time: at(11), CheckAge: true,
+				AllowNonRestoredState: true, CancelWithoutSavepoint: true}},
+		Teardown: TeardownProgress{Recorded: true},
+		Dispose:  DisposeProgress{Disposed: 3, Failed: 1, Disposal: "99887766554433221100ffeeddccbbaa"},
+		Rescale:  RescaleProgress{Parallelism: 4, Scheduler: policy.SchedulerAdaptive, Path: policy.RescaleByUpgrade, Vertices: "v1,v2"},
 	}
 }()
 
@@ -115,11 +119,11 @@ var goldenSpec = JobSpec{
 var goldenProgress2 = func() Progress {
 	p := goldenProgress
 	p.FormatVersion = 2
-	p.Cluster = Cluster{Name: "counter-0123456789ab", URL: "http://counter-0123456789ab-rest:8081", JobID: "0123456789abcdef0123456789abcdef"}
-	p.Ending = OutcomeSucceeded
-	p.NewJobStart = time.Date(2026, 3, 1, 13, 0, 7, 0, time.UTC)
-	p.Healthy = time.Date(2026, 3, 1, 13, 0, 9, 0, time.UTC)
-	p.AbortReason = "the new job was not healthy within the window (5m0s)"
+	p.Submit.Cluster = Cluster{Name: "counter-0123456789ab", URL: "http://counter-0123456789ab-rest:8081", JobID: "0123456789abcdef0123456789abcdef"}
+	p.Replace.Ending = OutcomeSucceeded
+	p.BlueGreen.NewJobStart = time.Date(2026, 3, 1, 13, 0, 7, 0, time.UTC)
+	p.BlueGreen.Healthy = time.Date(2026, 3, 1, 13, 0, 9, 0, time.UTC)
+	p.BlueGreen.AbortReason = "the new job was not healthy within the window (5m0s)"
 	return p
 }()
 
@@ -189,10 +193,10 @@ var goldenSpec3 = func() JobSpec {
 var goldenProgress4 = func() Progress {
 	p := goldenProgress3
 	p.FormatVersion = 4
-	p.Unconfirmed = true
-	p.Observed.CheckpointRead = time.Date(2026, 3, 1, 12, 59, 58, 0, time.UTC)
-	p.Observed.Reread = true
-	p.Preflight = &Preflight{
+	p.Stop.Unconfirmed = true
+	p.Replace.Observed.CheckpointRead = time.Date(2026, 3, 1, 12, 59, 58, 0, time.UTC)
+	p.Replace.Observed.Reread = true
+	p.Replace.Preflight = &Preflight{
 		Skipped: PreflightSkipUnsupported,
 		New:     []policy.PlanVertex{{ID: "cbc357ccb763df2852fee8c4fc7d55f2", Name: "counter", Parallelism: 4, MaxParallelism: 128, SlotSharingGroup: "default"}},
 		NewRead: true,
@@ -249,8 +253,8 @@ func ledgerRecord(rec savepoint.Record) savepoint.Record {
 var goldenProgress5 = func() Progress {
 	p := goldenProgress4
 	p.FormatVersion = 5
-	p.CheckpointID = 42
-	p.Observed.Latest = ledgerRecord(p.Observed.Latest)
+	p.Checkpoint.ID = 42
+	p.Replace.Observed.Latest = ledgerRecord(p.Replace.Observed.Latest)
 	return p
 }()
 
@@ -281,7 +285,7 @@ var goldenStatus5 = func() JobStatus {
 var goldenProgress6 = func() Progress {
 	p := goldenProgress5
 	p.FormatVersion = 6
-	p.Resend = p.Savepoint.TriggerTime.Add(forgetAfter)
+	p.Savepoint.Resend = p.Savepoint.Status.TriggerTime.Add(forgetAfter)
 	return p
 }()
 
@@ -317,14 +321,6 @@ var goldenProgress7 = func() Progress {
 	return p
 }()
 
-// goldenProgress8 is the Progress of the format-version-8 fixture (no
-// field added).
-var goldenProgress8 = func() Progress {
-	p := goldenProgress7
-	p.FormatVersion = 8
-	return p
-}()
-
 // goldenSpec8 is the JobSpec of the format-version-8 fixture (no field
 // added).
 var goldenSpec8 = func() JobSpec {
@@ -334,7 +330,7 @@ var goldenSpec8 = func() JobSpec {
 }()
 
 // goldenStatus8 is the JobStatus of the format-version-8 fixture, which
-// added Audit (the summary of the last audit of the Controller's
+// keeps its Progress in records (goldenProgress8) and added Audit (the summary of the last audit of the Controller's
 // Storage) and records savepoints found there (savepoint.ReasonFound).
 var goldenStatus8 = func() JobStatus {
 	s := *goldenStatus7.DeepCopy()
@@ -374,6 +370,18 @@ var goldenSpec7 = func() JobSpec {
 	s := goldenSpec6
 	s.FormatVersion = 7
 	return s
+}()
+
+// goldenProgress8 is the Progress of the format-version-8 fixture, which
+// keeps what only some operations record in one record per operation
+// (Stop, Submit, Replace, ...) and added BlueGreen.Slots (the task slots
+// of a BlueGreen's new job, which older formats kept in the parallelism
+// of a Rescale): every field set.
+var goldenProgress8 = func() Progress {
+	p := goldenProgress7
+	p.FormatVersion = 8
+	p.BlueGreen.Slots = 6
+	return p
 }()
 
 // triggerDropped is s as a Controller of format 7 reads it: a checkpoint

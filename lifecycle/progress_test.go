@@ -20,25 +20,25 @@ import (
 // time.Time but for its Preflight, which DeepCopyInto copies, so that its
 // copy is deep.
 func TestDeepCopy(t *testing.T) {
-	for _, p := range plaincheck.Problems("Progress", reflect.TypeFor[Progress](), "Progress.Preflight") {
+	for _, p := range plaincheck.Problems("Progress", reflect.TypeFor[Progress](), "Progress.Replace.Preflight") {
 		t.Error(p)
 	}
-	pf := &Progress{Preflight: &Preflight{New: []policy.PlanVertex{{ID: "a", Parallelism: 2}}, Old: []policy.PlanVertex{{ID: "a"}},
-		Verdict: &policy.PreflightVerdict{Findings: []policy.PreflightFinding{{Reason: policy.PreflightStateNotRestored, Vertices: []string{"a"}}}}}}
+	pf := &Progress{Replace: ReplaceProgress{Preflight: &Preflight{New: []policy.PlanVertex{{ID: "a", Parallelism: 2}}, Old: []policy.PlanVertex{{ID: "a"}},
+		Verdict: &policy.PreflightVerdict{Findings: []policy.PreflightFinding{{Reason: policy.PreflightStateNotRestored, Vertices: []string{"a"}}}}}}}
 	cp := pf.DeepCopy()
-	cp.Preflight.New[0].Parallelism, cp.Preflight.Old[0].ID = 3, "b"
-	cp.Preflight.Verdict.Findings[0].Vertices[0] = "c"
-	if pf.Preflight.New[0].Parallelism != 2 || pf.Preflight.Old[0].ID != "a" || pf.Preflight.Verdict.Findings[0].Vertices[0] != "a" {
-		t.Errorf("DeepCopy shares the preflight: %+v", pf.Preflight)
+	cp.Replace.Preflight.New[0].Parallelism, cp.Replace.Preflight.Old[0].ID = 3, "b"
+	cp.Replace.Preflight.Verdict.Findings[0].Vertices[0] = "c"
+	if pf.Replace.Preflight.New[0].Parallelism != 2 || pf.Replace.Preflight.Old[0].ID != "a" || pf.Replace.Preflight.Verdict.Findings[0].Vertices[0] != "a" {
+		t.Errorf("DeepCopy shares the preflight: %+v", pf.Replace.Preflight)
 	}
 
-	p := &Progress{Phase: PhaseSavepoint, JobID: "j", Savepoint: savepoint.Status{State: savepoint.InFlight}, Started: time.Unix(1, 0)}
+	p := &Progress{Phase: PhaseSavepoint, JobID: "j", Savepoint: SavepointProgress{Status: savepoint.Status{State: savepoint.InFlight}}, Started: time.Unix(1, 0)}
 	c := p.DeepCopy()
 	if !reflect.DeepEqual(p, c) || c == p {
 		t.Errorf("DeepCopy = %+v", c)
 	}
-	c.Savepoint.State = savepoint.Failed
-	if p.Savepoint.State != savepoint.InFlight {
+	c.Savepoint.Status.State = savepoint.Failed
+	if p.Savepoint.Status.State != savepoint.InFlight {
 		t.Error("DeepCopy shares the savepoint status")
 	}
 	if (*Progress)(nil).DeepCopy() != nil {
@@ -54,9 +54,9 @@ func TestProgressJSON(t *testing.T) {
 		t.Errorf("zero Progress = %s, %v", b, err)
 	}
 	p := Progress{
-		Phase: PhaseDone, JobID: "0123456789abcdef0123456789abcdef", Strategy: StopWithSavepoint,
-		Savepoint: savepoint.Status{State: savepoint.Succeeded, Location: "file:/sp"}, Location: "file:/sp",
-		JarID: "x.jar", Requests: 1, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Phase: PhaseDone, JobID: "0123456789abcdef0123456789abcdef", Stop: StopProgress{Strategy: StopWithSavepoint},
+		Savepoint: SavepointProgress{Status: savepoint.Status{State: savepoint.Succeeded, Location: "file:/sp"}, Location: "file:/sp"},
+		Submit:    SubmitProgress{JarID: "x.jar"}, Requests: 1, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Deadline: time.Date(2026, 1, 2, 3, 14, 5, 0, time.UTC), Outcome: OutcomeSucceeded, Reason: "r", LastError: "e", Steps: 4,
 	}
 	b, err = json.Marshal(p)
@@ -91,7 +91,7 @@ func TestRun(t *testing.T) {
 		}
 		last = r.Elapsed
 	})
-	if err != nil || res.Outcome != OutcomeSucceeded || p.Location == "" {
+	if err != nil || res.Outcome != OutcomeSucceeded || p.Savepoint.Location == "" {
 		t.Fatalf("Run = %+v, %v; progress %+v", res, err, p)
 	}
 	if len(phases) != p.Steps || phases[len(phases)-1] != PhaseDone {

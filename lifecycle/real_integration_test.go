@@ -63,8 +63,8 @@ func TestRealCluster(t *testing.T) {
 	flinkfixture.WaitCounts(t, ctx, out1, keys, countsTimeout, func(_ string, n int64) bool { return n >= minCount })
 
 	sp := run(t, "TakeSavepoint", &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job})
-	if !flinkfixture.LocationExists(sp.Location) {
-		t.Errorf("savepoint %s does not exist", sp.Location)
+	if !flinkfixture.LocationExists(sp.Savepoint.Location) {
+		t.Errorf("savepoint %s does not exist", sp.Savepoint.Location)
 	}
 	if st, err := c.JobStatus(ctx, job); err != nil || st != flinkapi.JobRunning {
 		t.Errorf("after TakeSavepoint the job is %s, %v", st, err)
@@ -75,8 +75,8 @@ func TestRealCluster(t *testing.T) {
 		t.Fatalf("ChooseStopStrategy(%s) = %s, %v", v, strategy, err)
 	}
 	stop := run(t, "Stop", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job})
-	if !flinkfixture.LocationExists(stop.Location) || stop.Location == sp.Location {
-		t.Errorf("stop savepoint %s does not exist or is the first one", stop.Location)
+	if !flinkfixture.LocationExists(stop.Savepoint.Location) || stop.Savepoint.Location == sp.Savepoint.Location {
+		t.Errorf("stop savepoint %s does not exist or is the first one", stop.Savepoint.Location)
 	}
 	if st, err := c.JobStatus(ctx, job); err != nil || st != flinkapi.JobFinished {
 		t.Errorf("after Stop the job is %s, %v", st, err)
@@ -90,7 +90,7 @@ func TestRealCluster(t *testing.T) {
 	// Submitting from the stop's savepoint reuses the uploaded jar; the
 	// counts continue.
 	out2 := cluster.OutDir("lifecycle-restored")
-	again := run(t, "Submit from savepoint", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2), SavepointPath: stop.Location}})
+	again := run(t, "Submit from savepoint", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.Submit.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2), SavepointPath: stop.Savepoint.Location}})
 	if again.JobID == job {
 		t.Errorf("the restored job has the first job's id")
 	}
@@ -99,7 +99,7 @@ func TestRealCluster(t *testing.T) {
 	// A retried Submit with the same progress does not start a second job.
 	p := again
 	p.Phase, p.Outcome, p.Requests = lifecycle.PhaseSubmit, "", 1
-	res, err := (&lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.JarID}).Step(ctx, &p)
+	res, err := (&lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.Submit.JarID}).Step(ctx, &p)
 	if err != nil || p.Phase != lifecycle.PhaseWaitRunning {
 		t.Errorf("resubmit look-up: %+v, %v; progress %+v", res, err, p)
 	}
@@ -120,16 +120,16 @@ func TestRealCluster(t *testing.T) {
 	// Savepoint then cancel, and cancel with savepoint of a job restored
 	// from that savepoint.
 	stc := run(t, "Stop (savepoint then cancel)", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: again.JobID, Strategy: lifecycle.SavepointThenCancel})
-	if st, err := c.JobStatus(ctx, again.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(stc.Location) {
-		t.Errorf("after savepoint then cancel the job is %s, %v; savepoint %s", st, err, stc.Location)
+	if st, err := c.JobStatus(ctx, again.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(stc.Savepoint.Location) {
+		t.Errorf("after savepoint then cancel the job is %s, %v; savepoint %s", st, err, stc.Savepoint.Location)
 	}
 	out3 := cluster.OutDir("lifecycle-third")
-	third := run(t, "Submit from savepoint", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), SavepointPath: stc.Location}})
+	third := run(t, "Submit from savepoint", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: sub.Submit.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), SavepointPath: stc.Savepoint.Location}})
 	// A job is RUNNING before its tasks are: Flink refuses a savepoint
 	// until they run, and the stop triggers again until it is taken.
 	cws := run(t, "Stop (cancel with savepoint)", &lifecycle.Stop{Env: lifecycle.Env{Client: c, Timing: timing}, Job: third.JobID, Strategy: lifecycle.CancelWithSavepoint})
-	if st, err := c.JobStatus(ctx, third.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(cws.Location) {
-		t.Errorf("after cancel with savepoint the job is %s, %v; savepoint %s", st, err, cws.Location)
+	if st, err := c.JobStatus(ctx, third.JobID); err != nil || st != flinkapi.JobCanceled || !flinkfixture.LocationExists(cws.Savepoint.Location) {
+		t.Errorf("after cancel with savepoint the job is %s, %v; savepoint %s", st, err, cws.Savepoint.Location)
 	}
 	t.Logf("total %v", time.Since(start).Round(time.Millisecond))
 }
@@ -183,7 +183,7 @@ func logUpgradeTiming(t *testing.T, ctx context.Context, c *flinkapi.Client, ver
 	var err error
 	for wait := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		stats, err = c.Checkpoints(ctx, old)
-		if err == nil && stats.LatestSavepoint != nil && stats.LatestSavepoint.ExternalPath == up.Location {
+		if err == nil && stats.LatestSavepoint != nil && stats.LatestSavepoint.ExternalPath == up.Savepoint.Location {
 			break
 		}
 		if time.Now().After(wait) {
@@ -253,7 +253,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 		var p lifecycle.Progress
 		begin := time.Now()
 		res, err := lifecycle.Run(ctx, op, &p, nil)
-		t.Logf("%s: %s in %v after %d steps (%s): %s", what, res.Outcome, time.Since(begin).Round(time.Millisecond), p.Steps, p.Decision, p.Reason)
+		t.Logf("%s: %s in %v after %d steps (%s): %s", what, res.Outcome, time.Since(begin).Round(time.Millisecond), p.Steps, p.Replace.Decision, p.Reason)
 		if err != nil || res.Outcome != want {
 			t.Fatalf("%s: %+v, %v; progress %+v", what, res, err, p)
 		}
@@ -291,9 +291,9 @@ func TestRealClusterUpgrade(t *testing.T) {
 				answeredAt = time.Now()
 			}
 		}
-		up = run(t, "Upgrade", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing, OnTransition: hook}, Job: prev.JobID, JarID: first.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, extra...), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+		up = run(t, "Upgrade", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing, OnTransition: hook}, Job: prev.JobID, JarID: first.Submit.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, extra...), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 		total := time.Since(begin)
-		if up.RestoreFrom == "" || up.RestoreFrom != up.Location || up.Decision != "SavepointBeforeUpdate" {
+		if up.Replace.RestoreFrom == "" || up.Replace.RestoreFrom != up.Savepoint.Location || up.Replace.Decision != "SavepointBeforeUpdate" {
 			t.Errorf("upgrade progress %+v", up)
 		}
 		logUpgradeTiming(t, ctx, c, cluster.FlinkVersion, prev.JobID, up, begin, total, submitAt, answeredAt)
@@ -312,7 +312,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	td := run(t, "Teardown", &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: up.JobID, Store: store, Name: "app/counter"}, lifecycle.OutcomeSucceeded)
-	if rec, ok, err := store.Get(ctx, "app/counter"); !ok || err != nil || rec.Location != td.Location || !flinkfixture.LocationExists(rec.Location) {
+	if rec, ok, err := store.Get(ctx, "app/counter"); !ok || err != nil || rec.Location != td.Savepoint.Location || !flinkfixture.LocationExists(rec.Location) {
 		t.Fatalf("stored %+v, %v, %v", rec, ok, err)
 	}
 	c2, err := flinkfixture.ReadCounts(out2)
@@ -322,13 +322,13 @@ func TestRealClusterUpgrade(t *testing.T) {
 	out3 := cluster.OutDir("upgrade-redeployed")
 	// The redeploy starts the job through a Deployer, as for an
 	// application cluster.
-	dep := &runDeployer{c: c, jar: first.JarID, run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), FlinkConfiguration: retain}}
+	dep := &runDeployer{c: c, jar: first.Submit.JarID, run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out3), FlinkConfiguration: retain}}
 	re := run(t, "Redeploy", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Store: store, Name: "app/counter", Deployer: dep}, lifecycle.OutcomeSucceeded)
-	if len(dep.calls) != 1 || dep.calls[0].RestorePath != td.Location || dep.calls[0].JobID != re.JobID {
+	if len(dep.calls) != 1 || dep.calls[0].RestorePath != td.Savepoint.Location || dep.calls[0].JobID != re.JobID {
 		t.Errorf("deploy calls %+v", dep.calls)
 	}
-	if re.RestoreFrom != td.Location {
-		t.Errorf("redeployed from %q, want %q", re.RestoreFrom, td.Location)
+	if re.Replace.RestoreFrom != td.Savepoint.Location {
+		t.Errorf("redeployed from %q, want %q", re.Replace.RestoreFrom, td.Savepoint.Location)
 	}
 	countsContinue(t, ctx, out3, keys, c2, 3)
 
@@ -346,10 +346,10 @@ func TestRealClusterUpgrade(t *testing.T) {
 	}
 	high := flinkfixture.WaitCounts(t, ctx, out3, keys, countsTimeout, func(k string, n int64) bool { return n >= atSavepoint[k]+60 })
 	out6 := cluster.OutDir("upgrade-rolled-back")
-	req := policy.RestoreRequest{Path: older.Location, Token: "rollback-1"}
-	rb := run(t, "Restore request", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: re.JobID, JarID: first.JarID, Restore: req,
+	req := policy.RestoreRequest{Path: older.Savepoint.Location, Token: "rollback-1"}
+	rb := run(t, "Restore request", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: re.JobID, JarID: first.Submit.JarID, Restore: req,
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out6), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
-	if rb.RestoreFrom != older.Location || rb.HandledRestore() != "rollback-1" || !flinkfixture.LocationExists(rb.Location) || rb.Location == older.Location {
+	if rb.Replace.RestoreFrom != older.Savepoint.Location || rb.HandledRestore() != "rollback-1" || !flinkfixture.LocationExists(rb.Savepoint.Location) || rb.Savepoint.Location == older.Savepoint.Location {
 		t.Errorf("rollback progress %+v", rb)
 	}
 	rolled := flinkfixture.WaitCounts(t, ctx, out6, keys, countsTimeout, func(string, int64) bool { return true })
@@ -363,7 +363,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 
 	// A path Flink cannot restore ends the deploy with Flink's message,
 	// once.
-	bad := run(t, "Restore request, bad path", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: rb.JobID, JarID: first.JarID, Restore: policy.RestoreRequest{Path: "file:///nowhere/savepoint-0", Token: "bad-1", CancelWithoutSavepoint: true},
+	bad := run(t, "Restore request, bad path", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: rb.JobID, JarID: first.Submit.JarID, Restore: policy.RestoreRequest{Path: "file:///nowhere/savepoint-0", Token: "bad-1", CancelWithoutSavepoint: true},
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("upgrade-bad"))}}, badPathOutcome(v))
 	if !strings.Contains(bad.Reason, "nowhere/savepoint-0") || bad.HandledRestore() != "bad-1" {
 		t.Errorf("bad path: %+v", bad)
@@ -372,7 +372,7 @@ func TestRealClusterUpgrade(t *testing.T) {
 	// A job that fails (--fail-at, no restart attempts) is restarted from
 	// its latest retained checkpoint, without --fail-at.
 	out4 := cluster.OutDir("upgrade-failing")
-	failing := run(t, "Submit failing", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: first.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out4, "--fail-at", "60"), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
+	failing := run(t, "Submit failing", &lifecycle.Submit{Env: lifecycle.Env{Client: c, Timing: timing}, JarID: first.Submit.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out4, "--fail-at", "60"), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		st, err := c.JobStatus(ctx, failing.JobID)
@@ -389,9 +389,9 @@ func TestRealClusterUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	out5 := cluster.OutDir("upgrade-restarted")
-	rs := run(t, "Restart", &lifecycle.Restart{Env: lifecycle.Env{Client: c, Timing: timing}, Job: failing.JobID, JarID: first.JarID, Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Millisecond)},
+	rs := run(t, "Restart", &lifecycle.Restart{Env: lifecycle.Env{Client: c, Timing: timing}, Job: failing.JobID, JarID: first.Submit.JarID, Policy: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Millisecond)},
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out5), FlinkConfiguration: retain}}, lifecycle.OutcomeSucceeded)
-	if rs.RestoreKind != policy.KindCheckpoint || rs.JobID == failing.JobID {
+	if rs.Replace.RestoreKind != policy.KindCheckpoint || rs.JobID == failing.JobID {
 		t.Errorf("restart progress %+v", rs)
 	}
 	// The checkpoint is older than the failure: each count is at least

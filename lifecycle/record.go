@@ -45,8 +45,8 @@ func (c *Controller) record(ctx context.Context, api API, spec JobSpec, st *JobS
 func observedState(st *JobStatus, obs Observation, plan Plan) flinkapi.JobState {
 	switch {
 	case plan.Situation == SituationFinishUnconfirmed && obs.Job != nil && !obs.Job.State.IsGloballyTerminal():
-		if p := st.Progress; p.Observed.State.IsGloballyTerminal() {
-			return p.Observed.State
+		if p := st.Progress; p.Replace.Observed.State.IsGloballyTerminal() {
+			return p.Replace.Observed.State
 		}
 		return ""
 	case obs.Job != nil:
@@ -79,12 +79,12 @@ func recordRunning(spec JobSpec, st *JobStatus, obs Observation, now time.Time) 
 // and every retry would be refused again.
 func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
 	p := &st.Progress
-	if !p.Done() || p.Outcome == OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" ||
-		p.PreviousJobID != st.JobID || p.Observed.Checkpoint != p.RestoreFrom || p.Observed.CheckpointTime.IsZero() || p.NewJobID != "" ||
+	if !p.Done() || p.Outcome == OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint || p.Replace.RestoreFrom == "" ||
+		p.Replace.PreviousJobID != st.JobID || p.Replace.Observed.Checkpoint != p.Replace.RestoreFrom || p.Replace.Observed.CheckpointTime.IsZero() || p.Submit.NewJobID != "" ||
 		p.restoreRefused() {
 		return
 	}
-	rec := savepoint.Record{Location: p.RestoreFrom, Time: p.Observed.CheckpointTime, JobID: p.PreviousJobID}
+	rec := savepoint.Record{Location: p.Replace.RestoreFrom, Time: p.Replace.Observed.CheckpointTime, JobID: p.Replace.PreviousJobID}
 	if rec.Time.After(st.Latest.Time) {
 		c.recordSavepoint(st, rec)
 	}
@@ -93,14 +93,14 @@ func (c *Controller) keepChosenCheckpoint(st *JobStatus) {
 // restoreTime is the time of the state p restored from.
 func restoreTime(p *Progress) time.Time {
 	switch {
-	case p.RestoreFrom == p.Location && !p.Savepoint.TriggerTime.IsZero():
-		return p.Savepoint.TriggerTime
-	case p.RestoreFrom == p.Request.Path && !p.Request.Time.IsZero():
-		return p.Request.Time
-	case p.RestoreFrom == p.Observed.Checkpoint:
-		return p.Observed.CheckpointTime
-	case p.RestoreFrom == p.Observed.Latest.Location:
-		return p.Observed.Latest.Time
+	case p.Replace.RestoreFrom == p.Savepoint.Location && !p.Savepoint.Status.TriggerTime.IsZero():
+		return p.Savepoint.Status.TriggerTime
+	case p.Replace.RestoreFrom == p.Replace.Request.Path && !p.Replace.Request.Time.IsZero():
+		return p.Replace.Request.Time
+	case p.Replace.RestoreFrom == p.Replace.Observed.Checkpoint:
+		return p.Replace.Observed.CheckpointTime
+	case p.Replace.RestoreFrom == p.Replace.Observed.Latest.Location:
+		return p.Replace.Observed.Latest.Time
 	}
 	return time.Time{}
 }
@@ -109,16 +109,16 @@ func restoreTime(p *Progress) time.Time {
 // if its time is known.
 func restoredRecord(p *Progress) savepoint.Record {
 	switch {
-	case p.RestoreFrom == "":
+	case p.Replace.RestoreFrom == "":
 		return savepoint.Record{}
-	case p.RestoreFrom == p.Observed.Latest.Location && !p.Observed.Latest.Time.IsZero():
-		return p.Observed.Latest
+	case p.Replace.RestoreFrom == p.Replace.Observed.Latest.Location && !p.Replace.Observed.Latest.Time.IsZero():
+		return p.Replace.Observed.Latest
 	}
 	t := restoreTime(p)
 	if t.IsZero() {
 		return savepoint.Record{}
 	}
-	return savepoint.Record{Location: p.RestoreFrom, Time: t, JobID: p.PreviousJobID}
+	return savepoint.Record{Location: p.Replace.RestoreFrom, Time: t, JobID: p.Replace.PreviousJobID}
 }
 
 // recordSavepoint adds rec to the history and makes it the latest if it

@@ -27,11 +27,11 @@ func TestControllerBlueGreenStoppedAfterItsSavepoint(t *testing.T) {
 			old := k.st.JobID
 			spec.Job.Args = append(spec.Job.Args, "--name", "v2")
 			k.until("blue/green savepoint", spec, 100, func(st *JobStatus) bool {
-				return st.Action == ActionBlueGreen && st.Progress.Location != ""
+				return st.Action == ActionBlueGreen && st.Progress.Savepoint.Location != ""
 			})
-			ours := k.st.Progress.Location
-			if k.st.Progress.NewJobID != "" {
-				t.Fatalf("the new job %s was submitted in the call that saw the savepoint complete", k.st.Progress.NewJobID)
+			ours := k.st.Progress.Savepoint.Location
+			if k.st.Progress.Submit.NewJobID != "" {
+				t.Fatalf("the new job %s was submitted in the call that saw the savepoint complete", k.st.Progress.Submit.NewJobID)
 			}
 			loc := k.stopExternally()
 			k.until("blue/green", spec, 300, func(st *JobStatus) bool {
@@ -69,9 +69,9 @@ func TestControllerBlueGreenOldJobFailedAfterItsSavepoint(t *testing.T) {
 	old := k.st.JobID
 	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
 	k.until("blue/green savepoint", spec, 100, func(st *JobStatus) bool {
-		return st.Action == ActionBlueGreen && st.Progress.Location != ""
+		return st.Action == ActionBlueGreen && st.Progress.Savepoint.Location != ""
 	})
-	ours := k.st.Progress.Location
+	ours := k.st.Progress.Savepoint.Location
 	k.srv.Clock().Advance(1500 * time.Millisecond) // a checkpoint after the savepoint
 	if err := k.srv.FailJob(old, "java.lang.RuntimeException: boom"); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestBlueGreenOldJobReadAfterSavepoint(t *testing.T) {
 		return &BlueGreen{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: blueGreenArgs()}
 	}
 	var p Progress
-	for p.Location == "" {
+	for p.Savepoint.Location == "" {
 		res, err := mk().Step(context.Background(), &p)
 		if err != nil || res.Done {
 			t.Fatalf("before the savepoint completed: %v %+v", err, p)
@@ -126,7 +126,7 @@ func TestBlueGreenOldJobReadAfterSavepoint(t *testing.T) {
 	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
 		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 	}
-	if info, _ := e.srv.Job(p.NewJobID); info.RestoredFrom != p.Location || info.State != flinkapi.JobRunning {
-		t.Fatalf("new job %+v, want it RUNNING from the blue/green savepoint %s", info, p.Location)
+	if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != p.Savepoint.Location || info.State != flinkapi.JobRunning {
+		t.Fatalf("new job %+v, want it RUNNING from the blue/green savepoint %s", info, p.Savepoint.Location)
 	}
 }

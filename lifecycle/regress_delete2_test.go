@@ -45,8 +45,8 @@ func TestTeardownRanOnAfterItsSavepoint(t *testing.T) {
 		}
 		e.srv.Clock().Advance(res.RequeueAfter)
 	}
-	if p.Outcome != OutcomeSucceeded || p.StopOutcome != OutcomeJobFailedWhileStopping || !away {
-		t.Fatalf("teardown %s after stop %s (away %v): %s", p.Outcome, p.StopOutcome, away, p.Reason)
+	if p.Outcome != OutcomeSucceeded || p.Replace.StopOutcome != OutcomeJobFailedWhileStopping || !away {
+		t.Fatalf("teardown %s after stop %s (away %v): %s", p.Outcome, p.Replace.StopOutcome, away, p.Reason)
 	}
 	rec, ok, _ := store.Get(context.Background(), "app/ranon")
 	var newest flinktest.Snapshot
@@ -57,7 +57,7 @@ func TestTeardownRanOnAfterItsSavepoint(t *testing.T) {
 	}
 	if !ok || rec.Location != newest.Location {
 		t.Errorf("recorded %q (%v); the job's newest state is %q (savepoint %v, taken %v); the stop's savepoint was %q",
-			rec.Location, ok, newest.Location, newest.Savepoint, newest.Completed, p.Location)
+			rec.Location, ok, newest.Location, newest.Savepoint, newest.Completed, p.Savepoint.Location)
 	}
 }
 

@@ -33,8 +33,8 @@ func TestDeleteReadsStateSuspendLeftUnread(t *testing.T) {
 	k.run(spec, 10*time.Second)
 	spec.State = DesiredSuspended
 	k.until("suspended", spec, 200, func(st *JobStatus) bool { return st.Suspended && !st.InFlight() })
-	if k.st.Progress.Location != "" || k.st.Progress.RestoreFrom != "" {
-		t.Fatalf("the stateless suspend recorded %q / %q", k.st.Progress.Location, k.st.Progress.RestoreFrom)
+	if k.st.Progress.Savepoint.Location != "" || k.st.Progress.Replace.RestoreFrom != "" {
+		t.Fatalf("the stateless suspend recorded %q / %q", k.st.Progress.Savepoint.Location, k.st.Progress.Replace.RestoreFrom)
 	}
 	spec.Update.Mode = policy.UpgradeLastState
 	k.deleteUntilDone(spec, 200)
@@ -74,8 +74,8 @@ func TestDeleteReadsStateSuspendTimedOut(t *testing.T) {
 	}
 	k.until("the suspend ended", spec, 200, func(st *JobStatus) bool { return !st.InFlight() })
 	k.srv.ClearFaults()
-	if k.st.Progress.Outcome != OutcomeTimedOut || k.st.Progress.RestoreFrom != "" {
-		t.Fatalf("suspend %s (%s) from %q, want TimedOut recording nothing", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Progress.RestoreFrom)
+	if k.st.Progress.Outcome != OutcomeTimedOut || k.st.Progress.Replace.RestoreFrom != "" {
+		t.Fatalf("suspend %s (%s) from %q, want TimedOut recording nothing", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.Progress.Replace.RestoreFrom)
 	}
 	k.deleteUntilDone(spec, 200)
 	rec, ok, _ := k.storeGet()

@@ -54,10 +54,10 @@ func TestDriverRetryWaitShowsJobNow(t *testing.T) {
 				}
 				k.reconcileOnce(up)
 			}
-			if k.st.Progress.Outcome != OutcomeBlocked || k.st.Progress.Decision != policy.ReasonPreflightRefused ||
+			if k.st.Progress.Outcome != OutcomeBlocked || k.st.Progress.Replace.Decision != policy.ReasonPreflightRefused ||
 				k.st.State != policy.Deploying || k.st.Situation != SituationStarting {
 				t.Fatalf("the upgrade ended %s (%s, %s): %s/%s, situation %s; want Blocked by the preflight, the job starting",
-					k.st.Progress.Outcome, k.st.Progress.Decision, k.st.Progress.Reason, k.st.State, k.st.Reason, k.st.Situation)
+					k.st.Progress.Outcome, k.st.Progress.Replace.Decision, k.st.Progress.Reason, k.st.State, k.st.Reason, k.st.Situation)
 			}
 			tc.event(k)
 			k.srv.Clock().Advance(5 * time.Second) // the job recovers; the retry is 20 s away

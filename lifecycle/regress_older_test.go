@@ -49,16 +49,16 @@ func TestUpgradeLastStateFailoverBeforeCheckpointRead(t *testing.T) {
 			t.Fatalf("before the checkpoint read: %v %+v", err, p)
 		}
 	}
-	if p.Observed.State != flinkapi.JobRunning {
-		t.Fatalf("observed %s, want RUNNING", p.Observed.State)
+	if p.Replace.Observed.State != flinkapi.JobRunning {
+		t.Fatalf("observed %s, want RUNNING", p.Replace.Observed.State)
 	}
 	e.srv.RestartJobManager(flinktest.RestartOptions{HA: true})
 	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
 		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 	}
-	info, _ := e.srv.Job(p.NewJobID)
-	if info.RestoredFrom == latest.Location || p.RestoreKind != policy.KindCheckpoint {
-		t.Fatalf("restored from %s %q, the caller's savepoint 20 minutes older than the job's latest checkpoint", p.RestoreKind, info.RestoredFrom)
+	info, _ := e.srv.Job(p.Submit.NewJobID)
+	if info.RestoredFrom == latest.Location || p.Replace.RestoreKind != policy.KindCheckpoint {
+		t.Fatalf("restored from %s %q, the caller's savepoint 20 minutes older than the job's latest checkpoint", p.Replace.RestoreKind, info.RestoredFrom)
 	}
 	var newest flinktest.Snapshot
 	for _, s := range e.srv.Snapshots() {
@@ -102,12 +102,12 @@ func TestUpgradeFailedWhileStoppingRestoresNewerSavepoint(t *testing.T) {
 	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
 		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 	}
-	if p.StopOutcome != OutcomeJobFailedWhileStopping || p.Location == "" {
-		t.Fatalf("stop %s, savepoint %q: want the job failed while stopping after its savepoint", p.StopOutcome, p.Location)
+	if p.Replace.StopOutcome != OutcomeJobFailedWhileStopping || p.Savepoint.Location == "" {
+		t.Fatalf("stop %s, savepoint %q: want the job failed while stopping after its savepoint", p.Replace.StopOutcome, p.Savepoint.Location)
 	}
-	info, _ := e.srv.Job(p.NewJobID)
-	if info.RestoredFrom != p.Location || info.State != flinkapi.JobRunning {
-		t.Errorf("new job RUNNING from %q (%s %s), want from the savepoint %q, newer than every checkpoint", info.RestoredFrom, p.RestoreKind, info.State, p.Location)
+	info, _ := e.srv.Job(p.Submit.NewJobID)
+	if info.RestoredFrom != p.Savepoint.Location || info.State != flinkapi.JobRunning {
+		t.Errorf("new job RUNNING from %q (%s %s), want from the savepoint %q, newer than every checkpoint", info.RestoredFrom, p.Replace.RestoreKind, info.State, p.Savepoint.Location)
 	}
 }
 
@@ -143,8 +143,8 @@ func TestUpgradeLastStateStaleDecisionWithoutCheckpoint(t *testing.T) {
 			t.Fatalf("before the cancel: %v %+v", err, p)
 		}
 	}
-	if p.RestoreFrom != latest.Location {
-		t.Fatalf("chose %s %q, want the savepoint the job started from (no checkpoint yet)", p.RestoreKind, p.RestoreFrom)
+	if p.Replace.RestoreFrom != latest.Location {
+		t.Fatalf("chose %s %q, want the savepoint the job started from (no checkpoint yet)", p.Replace.RestoreKind, p.Replace.RestoreFrom)
 	}
 	e.srv.Clock().Advance(4 * time.Minute)
 	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
@@ -156,7 +156,7 @@ func TestUpgradeLastStateStaleDecisionWithoutCheckpoint(t *testing.T) {
 			newest = s
 		}
 	}
-	info, _ := e.srv.Job(p.NewJobID)
+	info, _ := e.srv.Job(p.Submit.NewJobID)
 	if newest.Location == "" || info.RestoredFrom != newest.Location || info.State != flinkapi.JobRunning {
 		t.Errorf("new job RUNNING from %q (%s), want from the old job's newest checkpoint %q", info.RestoredFrom, info.State, newest.Location)
 	}

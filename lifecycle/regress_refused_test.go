@@ -38,10 +38,10 @@ func TestRefusedChosenCheckpointNeverLatest(t *testing.T) {
 	}
 	spec.Job.Args = append(spec.Job.Args, "--name", "v2")
 	k.until("the cancel sent", spec, 100, func(st *JobStatus) bool {
-		return st.Action == ActionUpgrade && st.Progress.RestoreKind == policy.KindCheckpoint && st.Progress.RestoreFrom != "" &&
+		return st.Action == ActionUpgrade && st.Progress.Replace.RestoreKind == policy.KindCheckpoint && st.Progress.Replace.RestoreFrom != "" &&
 			st.Progress.Phase == PhaseWaitStopped
 	})
-	chosen := k.st.Progress.RestoreFrom
+	chosen := k.st.Progress.Replace.RestoreFrom
 	// The job runs on past the chosen checkpoint, then is lost.
 	k.srv.Clock().Advance(5 * time.Second)
 	if ok, _ := k.srv.SavepointExists(chosen); ok {

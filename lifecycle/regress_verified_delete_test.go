@@ -40,12 +40,12 @@ func TestDeleteReadsRetentionPastDeadline(t *testing.T) {
 	k.run(spec, 10*time.Second)
 	id := k.st.JobID
 	for range 50 {
-		if k.st.Progress.Phase == PhaseSavepoint && k.st.Progress.Savepoint.State == savepoint.InFlight {
+		if k.st.Progress.Phase == PhaseSavepoint && k.st.Progress.Savepoint.Status.State == savepoint.InFlight {
 			break
 		}
 		k.call(spec, true)
 	}
-	if k.st.Progress.Savepoint.State != savepoint.InFlight {
+	if k.st.Progress.Savepoint.Status.State != savepoint.InFlight {
 		t.Fatalf("the Delete's stop with savepoint is not in flight: %+v", k.st.Progress)
 	}
 	if err := k.c.CancelJob(context.Background(), id); err != nil {
@@ -59,7 +59,7 @@ func TestDeleteReadsRetentionPastDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			k.call(spec, true)
-			if !k.st.Progress.Unconfirmed {
+			if !k.st.Progress.Stop.Unconfirmed {
 				t.Fatalf("the retention read was not refused: %+v", k.st.Progress)
 			}
 			k.srv.Clock().Advance(2*defaultStopTimeout + 5*time.Minute) // the caller is away
@@ -123,7 +123,7 @@ func TestTeardownReadsPastDeadlineBounded(t *testing.T) {
 		if res.Done {
 			break
 		}
-		if away && late == 0 && p.Unconfirmed {
+		if away && late == 0 && p.Stop.Unconfirmed {
 			e.srv.Clock().Advance(defaultStopTimeout + time.Hour) // away after the first refused read
 		}
 		e.srv.Clock().Advance(res.RequeueAfter)

@@ -29,7 +29,7 @@ func TestDisposalKeepsTheRunningJobsRestorePoint(t *testing.T) {
 		return st.RequestsHandled.Restart == "restart-1" && st.Action == ActionRestartRequest && !st.InFlight()
 	})
 	from := k.job().RestoredFrom
-	if k.st.Progress.Outcome != OutcomeSucceeded || from == "" || k.st.Progress.RestoreFrom != from {
+	if k.st.Progress.Outcome != OutcomeSucceeded || from == "" || k.st.Progress.Replace.RestoreFrom != from {
 		t.Fatalf("restart request: %s (%s), the job restored from %q", k.st.Progress.Outcome, k.st.Progress.Reason, from)
 	}
 	k.settle("running", spec)
@@ -37,8 +37,8 @@ func TestDisposalKeepsTheRunningJobsRestorePoint(t *testing.T) {
 	k.until("checkpoint request", spec, 300, func(st *JobStatus) bool {
 		return st.RequestsHandled.Checkpoint == "cp-1" && st.Action == ActionCheckpointRequest && !st.InFlight()
 	})
-	if k.st.Progress.RestoreFrom != "" {
-		t.Fatalf("the checkpoint request records the restore point %q", k.st.Progress.RestoreFrom)
+	if k.st.Progress.Replace.RestoreFrom != "" {
+		t.Fatalf("the checkpoint request records the restore point %q", k.st.Progress.Replace.RestoreFrom)
 	}
 	running := k.st.JobID
 	imported := k.savepointByHand(running)

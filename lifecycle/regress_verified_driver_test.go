@@ -229,10 +229,11 @@ func TestVerifiedDriverSuspendFailedWhileStopping(t *testing.T) {
 	job := flinkapi.JobID("0123456789abcdef0123456789abcdef")
 	sp, chk := "file:/tmp/flinktest/savepoints/savepoint-012345-0fd53d6f9885", "file:/tmp/flinktest/checkpoints/"+string(job)+"/chk-82"
 	k.st = JobStatus{FormatVersion: FormatVersion, JobID: job, JobState: flinkapi.JobCanceled, Action: ActionSuspend, Suspended: true,
-		Progress: Progress{Phase: PhaseDone, Outcome: OutcomeSucceeded, JobID: job, PreviousJobID: job, Location: sp,
-			Savepoint:   savepoint.Status{TriggerTime: now.Add(-time.Minute), Location: sp, JobID: job, Reason: savepoint.ReasonStop},
-			RestoreFrom: chk, RestoreKind: policy.KindCheckpoint,
-			Observed: Observed{Checkpoint: chk, CheckpointTime: now.Add(-54 * time.Second)}}}
+		Progress: Progress{Phase: PhaseDone, Outcome: OutcomeSucceeded, JobID: job,
+			Savepoint: SavepointProgress{Status: savepoint.Status{TriggerTime: now.Add(-time.Minute), Location: sp, JobID: job, Reason: savepoint.ReasonStop},
+				Location: sp},
+			Replace: ReplaceProgress{PreviousJobID: job, RestoreFrom: chk, RestoreKind: policy.KindCheckpoint,
+				Observed: Observed{Checkpoint: chk, CheckpointTime: now.Add(-54 * time.Second)}}}}
 	k.controller().recordTaken(&k.st)
 	if k.st.Latest.Location != chk {
 		t.Fatalf("latest %q, want the retained checkpoint %q, newer than the savepoint %q", k.st.Latest.Location, chk, sp)
@@ -270,15 +271,15 @@ func TestVerifiedDriverStoppedWhileRetentionRead(t *testing.T) {
 	}
 	spec.Job.Args = append(spec.Job.Args, "--name", "v1")
 	k.until("the retention unconfirmed", spec, 50, func(st *JobStatus) bool {
-		return st.Action == ActionUpgrade && st.Progress.Phase == PhaseObserveRetention && st.Progress.Unconfirmed
+		return st.Action == ActionUpgrade && st.Progress.Phase == PhaseObserveRetention && st.Progress.Stop.Unconfirmed
 	})
-	if k.st.Progress.Observed.Checkpoint == "" {
+	if k.st.Progress.Replace.Observed.Checkpoint == "" {
 		t.Fatal("the upgrade read no retained checkpoint: the test shows nothing")
 	}
-	chk := k.st.Progress.Observed.Checkpoint
+	chk := k.st.Progress.Replace.Observed.Checkpoint
 	stop := k.stopExternally()
 	k.until("upgraded", spec, 200, func(st *JobStatus) bool {
-		if st.Progress.RestoreFrom == chk {
+		if st.Progress.Replace.RestoreFrom == chk {
 			t.Fatalf("the upgrade chose %s, discarded by the stop, in phase %s", chk, st.Progress.Phase)
 		}
 		return st.Action == ActionUpgrade && st.Progress.Done() && !st.InFlight()
@@ -286,7 +287,7 @@ func TestVerifiedDriverStoppedWhileRetentionRead(t *testing.T) {
 	if runs, _ := discardedStarts(k); len(runs) > 0 {
 		t.Errorf("jobs run from a discarded checkpoint: %v", runs)
 	}
-	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == old || k.st.Progress.RestoreFrom != stop {
-		t.Errorf("upgrade %s from %q, job %s; want Succeeded from the stop's savepoint %s", k.st.Progress.Outcome, k.st.Progress.RestoreFrom, k.st.JobID, stop)
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == old || k.st.Progress.Replace.RestoreFrom != stop {
+		t.Errorf("upgrade %s from %q, job %s; want Succeeded from the stop's savepoint %s", k.st.Progress.Outcome, k.st.Progress.Replace.RestoreFrom, k.st.JobID, stop)
 	}
 }

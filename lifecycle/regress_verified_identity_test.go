@@ -58,7 +58,7 @@ func TestRegressNamespacesOwnTheirJobs(t *testing.T) {
 	if sa.JobID == "" || sb.JobID == "" || sa.JobID == sb.JobID || len(k.live()) != 2 {
 		t.Fatalf("jobs %q and %q, live %v", sa.JobID, sb.JobID, k.live())
 	}
-	if sa.Progress.Adopted || sb.Progress.Adopted {
+	if sa.Progress.Submit.Adopted || sb.Progress.Submit.Adopted {
 		t.Errorf("a deployment adopted a job: %+v / %+v", sa.Progress, sb.Progress)
 	}
 }
@@ -88,8 +88,8 @@ func TestRegressSameNameRefused(t *testing.T) {
 			break
 		}
 	}
-	if st.JobID == first || st.Progress.Outcome != OutcomeForeignJob || st.Progress.Observed.Adopt != first || !strings.Contains(st.Message, string(first)) {
-		t.Fatalf("second deployment: job %q, outcome %s, adopt %q, message %q", st.JobID, st.Progress.Outcome, st.Progress.Observed.Adopt, st.Message)
+	if st.JobID == first || st.Progress.Outcome != OutcomeForeignJob || st.Progress.Replace.Observed.Adopt != first || !strings.Contains(st.Message, string(first)) {
+		t.Fatalf("second deployment: job %q, outcome %s, adopt %q, message %q", st.JobID, st.Progress.Outcome, st.Progress.Replace.Observed.Adopt, st.Message)
 	}
 	if len(k.live()) != 1 || !k.isLive(first) || len(k.changesSentTo(first)) != 0 {
 		t.Errorf("live %v, sent to the first job %v", k.live(), k.changesSentTo(first))
@@ -119,8 +119,8 @@ func TestRegressLostStatusChangedSpec(t *testing.T) {
 	if k.st.JobID == job && slices.Equal(k.st.Deployed.Args, spec.Job.Args) && !slices.Equal(info.ProgramArgs, spec.Job.Args) {
 		t.Fatalf("reported %s (%s) with args %v while job %s runs %v", k.st.State, k.st.Reason, k.st.Deployed.Args, job, info.ProgramArgs)
 	}
-	if k.st.Progress.Outcome != OutcomeForeignJob || k.st.Progress.Observed.Adopt != job {
-		t.Errorf("outcome %s, job named %q", k.st.Progress.Outcome, k.st.Progress.Observed.Adopt)
+	if k.st.Progress.Outcome != OutcomeForeignJob || k.st.Progress.Replace.Observed.Adopt != job {
+		t.Errorf("outcome %s, job named %q", k.st.Progress.Outcome, k.st.Progress.Replace.Observed.Adopt)
 	}
 	k.srv.Clock().Advance(DefaultJobGrace)
 	r, err := CleanSession(context.Background(), k.c, []Claim{{Spec: spec, Status: k.st}}, SessionOptions{}, k.srv.Clock().Now())

@@ -106,7 +106,7 @@ func TestDeleteKeepsItsFinalSavepointOverAnImport(t *testing.T) {
 		t.Fatal("the savepoint to import did not complete")
 	}
 	k.call(spec, true)
-	if k.st.Action != ActionTeardown || k.st.Progress.Savepoint.TriggerID == "" || k.st.Progress.Location != "" {
+	if k.st.Action != ActionTeardown || k.st.Progress.Savepoint.Status.TriggerID == "" || k.st.Progress.Savepoint.Location != "" {
 		t.Fatalf("the teardown did not record its trigger: %s %+v", k.st.Action, k.st.Progress)
 	}
 	k.srv.Clock().Advance(time.Second)
@@ -114,7 +114,7 @@ func TestDeleteKeepsItsFinalSavepointOverAnImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.deleteUntilDone(spec, 300)
-	final := k.st.Progress.Location
+	final := k.st.Progress.Savepoint.Location
 	if final == "" || final == imported {
 		t.Fatalf("the teardown took no savepoint of its own: %+v", k.st.Progress)
 	}
@@ -159,12 +159,12 @@ func TestResentTriggerRecordsTheFirstSavepoint(t *testing.T) {
 			}
 			k.call(spec, false)
 			if count(k.srv, "POST /jobs/:jobid/savepoints") != triggers+1 {
-				t.Fatalf("the trigger was not sent: %+v", k.st.Progress.Savepoint)
+				t.Fatalf("the trigger was not sent: %+v", k.st.Progress.Savepoint.Status)
 			}
 			if lost == "status write" {
 				k.st = stored
-			} else if k.st.Progress.Savepoint.Attempts != 1 {
-				t.Fatalf("the 503 was not counted: %+v", k.st.Progress.Savepoint)
+			} else if k.st.Progress.Savepoint.Status.Attempts != 1 {
+				t.Fatalf("the 503 was not counted: %+v", k.st.Progress.Savepoint.Status)
 			}
 			k.srv.Clock().Advance(7 * time.Minute) // the caller is away
 			k.until("savepoint recorded", spec, 200, func(st *JobStatus) bool { return !st.InFlight() })

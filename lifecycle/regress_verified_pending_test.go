@@ -69,19 +69,19 @@ func TestRefusedUpgradeRollsBack(t *testing.T) {
 			bad.Job.Args = append(slices.Clone(spec.Job.Args), tc.extra...)
 			if tc.fail {
 				k.until("the new job submitted", bad, 300, func(st *JobStatus) bool {
-					return st.Action == ActionUpgrade && st.Progress.Phase == PhaseWaitRunning && st.Progress.NewJobID != ""
+					return st.Action == ActionUpgrade && st.Progress.Phase == PhaseWaitRunning && st.Progress.Submit.NewJobID != ""
 				})
 				k.srv.Clock().Advance(time.Second) // its tasks run; the upgrade has not read it yet
-				if err := k.srv.FailJob(k.st.Progress.NewJobID, "java.lang.IllegalStateException: boom"); err != nil {
+				if err := k.srv.FailJob(k.st.Progress.Submit.NewJobID, "java.lang.IllegalStateException: boom"); err != nil {
 					t.Fatal(err)
 				}
 			}
 			k.until("the upgrade refused", bad, 300, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })
-			if p := k.st.Progress; p.Outcome != tc.outcome || !stoppedOld(&p) || p.Location == "" {
+			if p := k.st.Progress; p.Outcome != tc.outcome || !stoppedOld(&p) || p.Savepoint.Location == "" {
 				t.Fatalf("the upgrade ended %s (%s), old job %s, savepoint %q; the test needs a refused new job after a stop with savepoint",
-					p.Outcome, p.Reason, p.Observed.State, p.Location)
+					p.Outcome, p.Reason, p.Replace.Observed.State, p.Savepoint.Location)
 			}
-			from := k.st.Progress.Location
+			from := k.st.Progress.Savepoint.Location
 			start := k.srv.Clock().Now()
 			k.until("the rollback", bad, 50, func(st *JobStatus) bool { return st.Action == ActionRollback && st.Progress.Done() })
 			if k.srv.Clock().Now().Sub(start) >= 20*time.Second {
@@ -189,7 +189,7 @@ func TestDownJobWithPendingChangeRestartsFirst(t *testing.T) {
 					actions = append(actions, a)
 				}
 				if k.st.Progress.Outcome == OutcomeBlocked && len(k.live()) == 0 {
-					t.Fatalf("%s ended Blocked (%s) with nothing running: %s", k.st.Action, k.st.Progress.Decision, k.st.Progress.Reason)
+					t.Fatalf("%s ended Blocked (%s) with nothing running: %s", k.st.Action, k.st.Progress.Replace.Decision, k.st.Progress.Reason)
 				}
 			}
 			if !k.st.Deployed.equal(next.Job) || len(k.live()) != 1 {
@@ -271,9 +271,9 @@ func TestNestedHistoryOfNewerFormat(t *testing.T) {
 // phase with a location Flink never reported.
 func forgedRecord(job flinkapi.JobID, now time.Time) Progress {
 	const loc = "file:/etc/passwd"
-	return Progress{FormatVersion: FormatVersion, Operation: opTeardown, Target: job, Phase: PhaseRecord, PreviousJobID: job,
-		Started: now, Deadline: now.Add(time.Minute), Location: loc, StopOutcome: OutcomeSucceeded,
-		Savepoint: savepoint.Status{Location: loc, State: savepoint.Succeeded, TriggerTime: now, LastUpdate: now}}
+	return Progress{FormatVersion: FormatVersion, Operation: opTeardown, Target: job, Phase: PhaseRecord,
+		Started: now, Deadline: now.Add(time.Minute), Replace: ReplaceProgress{PreviousJobID: job, StopOutcome: OutcomeSucceeded},
+		Savepoint: SavepointProgress{Location: loc, Status: savepoint.Status{Location: loc, State: savepoint.Succeeded, TriggerTime: now, LastUpdate: now}}}
 }
 
 // TestForgedRecordNeverStored: a stored Progress of a teardown forged
@@ -365,10 +365,10 @@ func TestRefusedRollbackWaits(t *testing.T) {
 	bad := spec
 	bad.Job.Args = append(slices.Clone(spec.Job.Args), "--name", "v2")
 	k.until("the new job submitted", bad, 300, func(st *JobStatus) bool {
-		return st.Action == ActionUpgrade && st.Progress.Phase == PhaseWaitRunning && st.Progress.NewJobID != ""
+		return st.Action == ActionUpgrade && st.Progress.Phase == PhaseWaitRunning && st.Progress.Submit.NewJobID != ""
 	})
 	k.srv.Clock().Advance(time.Second)
-	if err := k.srv.FailJob(k.st.Progress.NewJobID, "java.lang.IllegalStateException: boom"); err != nil {
+	if err := k.srv.FailJob(k.st.Progress.Submit.NewJobID, "java.lang.IllegalStateException: boom"); err != nil {
 		t.Fatal(err)
 	}
 	k.until("the upgrade failed", bad, 300, func(st *JobStatus) bool { return st.Action == ActionUpgrade && st.Progress.Done() })

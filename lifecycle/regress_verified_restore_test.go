@@ -41,7 +41,7 @@ func wantFromNewestCheckpoint(t *testing.T, e *env, old flinkapi.JobID, latest s
 	if res.Outcome != OutcomeSucceeded {
 		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
 	}
-	info, _ := e.srv.Job(p.NewJobID)
+	info, _ := e.srv.Job(p.Submit.NewJobID)
 	if info.RestoredFrom == latest.Location {
 		t.Fatalf("restored from the savepoint %q, 20 minutes older than the job's retained checkpoint", latest.Location)
 	}
@@ -115,9 +115,9 @@ func TestVerifiedRestoreCancelResentAfterAbsence(t *testing.T) {
 			t.Fatalf("before the cancel: %v %+v", err, p)
 		}
 	}
-	recorded := p.RestoreFrom
-	if p.RestoreKind != policy.KindCheckpoint || recorded == "" {
-		t.Fatalf("chose %s %q, want the job's latest checkpoint", p.RestoreKind, recorded)
+	recorded := p.Replace.RestoreFrom
+	if p.Replace.RestoreKind != policy.KindCheckpoint || recorded == "" {
+		t.Fatalf("chose %s %q, want the job's latest checkpoint", p.Replace.RestoreKind, recorded)
 	}
 	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "PATCH /jobs/:jobid", Job: old, Times: 1})
 	if res, err := mk().Step(context.Background(), &p); err != nil || res.Done || p.Phase != PhaseWaitStopped || p.Requests == 0 {
@@ -311,7 +311,7 @@ func TestVerifiedRestoreCheckpointOnStorage(t *testing.T) {
 			t.Fatalf("before the cancel: %v %+v", err, p)
 		}
 	}
-	recorded := p.RestoreFrom
+	recorded := p.Replace.RestoreFrom
 	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Route: "PATCH /jobs/:jobid", Job: old, Times: 1})
 	for range 2 { // the cancel that does not take, the read that shows the job running
 		if res, err := mk().Step(context.Background(), &p); err != nil || res.Done {

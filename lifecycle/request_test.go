@@ -16,18 +16,18 @@ import (
 func olderSavepoint(t *testing.T, e *env) (string, int64) {
 	t.Helper()
 	p, _ := drive(t, e, func() Stepper { return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job} }, false)
-	if p.Outcome != OutcomeSucceeded || p.Location == "" {
+	if p.Outcome != OutcomeSucceeded || p.Savepoint.Location == "" {
 		t.Fatalf("savepoint: %+v", p)
 	}
 	info, _ := e.srv.Job(e.job)
 	e.srv.Clock().Advance(30 * time.Second)
 	e.srv.ClearRequests()
-	return p.Location, info.Events
+	return p.Savepoint.Location, info.Events
 }
 
 // TestUpgradeRestoreRequest carries out restore requests against the fake
 // JobManager, uninterrupted and resumed after every step: a running job is
-// stopped with a savepoint (kept as Progress.Location), the new job starts
+// stopped with a savepoint (kept as Progress.Savepoint.Location), the new job starts
 // from the requested, older savepoint with the state it holds, and the
 // token is handled once.
 func TestUpgradeRestoreRequest(t *testing.T) {
@@ -48,14 +48,14 @@ func TestUpgradeRestoreRequest(t *testing.T) {
 			if res.Outcome != OutcomeSucceeded {
 				t.Fatalf("outcome %s: %s", res.Outcome, p.Reason)
 			}
-			if p.Decision != policy.ReasonRestoreRequested && p.Decision != policy.ReasonSavepointBeforeRestore {
-				t.Errorf("decision %s", p.Decision)
+			if p.Replace.Decision != policy.ReasonRestoreRequested && p.Replace.Decision != policy.ReasonSavepointBeforeRestore {
+				t.Errorf("decision %s", p.Replace.Decision)
 			}
-			if p.Location == "" || p.Location == path {
-				t.Errorf("the running job's own savepoint was not kept: location %q", p.Location)
+			if p.Savepoint.Location == "" || p.Savepoint.Location == path {
+				t.Errorf("the running job's own savepoint was not kept: location %q", p.Savepoint.Location)
 			}
-			if p.RestoreFrom != path || p.Request != req {
-				t.Errorf("restore from %q, request %+v", p.RestoreFrom, p.Request)
+			if p.Replace.RestoreFrom != path || p.Replace.Request != req {
+				t.Errorf("restore from %q, request %+v", p.Replace.RestoreFrom, p.Replace.Request)
 			}
 			if got := p.HandledRestore(); got != "rollback-1" {
 				t.Errorf("HandledRestore = %q", got)
@@ -88,8 +88,8 @@ func TestUpgradeRestoreRequest(t *testing.T) {
 			if _, err := Run(context.Background(), up, &again, nil); err != nil {
 				t.Fatal(err)
 			}
-			if again.Outcome != OutcomeSucceeded || again.Decision != policy.ReasonSavepointBeforeUpdate ||
-				!again.Request.IsZero() || again.RestoreFrom == path || again.RestoreFrom != again.Location || again.HandledRestore() != "" {
+			if again.Outcome != OutcomeSucceeded || again.Replace.Decision != policy.ReasonSavepointBeforeUpdate ||
+				!again.Replace.Request.IsZero() || again.Replace.RestoreFrom == path || again.Replace.RestoreFrom != again.Savepoint.Location || again.HandledRestore() != "" {
 				t.Errorf("handled request replayed: %+v", again)
 			}
 		})
@@ -110,7 +110,7 @@ func TestUpgradeRestoreRequestFailedJob(t *testing.T) {
 	p, res := checkedDrive(t, e, func() Stepper {
 		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}, Restore: req}
 	}, true, false)
-	if res.Outcome != OutcomeSucceeded || p.RestoreFrom != path || p.Location != "" || p.Decision != policy.ReasonRestoreRequested {
+	if res.Outcome != OutcomeSucceeded || p.Replace.RestoreFrom != path || p.Savepoint.Location != "" || p.Replace.Decision != policy.ReasonRestoreRequested {
 		t.Fatalf("progress %+v", p)
 	}
 	if ids, _ := triggerIDs(t, e.srv); len(ids) != 0 {
@@ -170,8 +170,8 @@ func TestUpgradeRestoreRequestRefused(t *testing.T) {
 			p, res := drive(t, e, func() Stepper {
 				return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Restore: tc.req}
 			}, true)
-			if res.Outcome != OutcomeBlocked || p.Decision != tc.reason {
-				t.Fatalf("outcome %s, decision %s: %s", res.Outcome, p.Decision, p.Reason)
+			if res.Outcome != OutcomeBlocked || p.Replace.Decision != tc.reason {
+				t.Fatalf("outcome %s, decision %s: %s", res.Outcome, p.Replace.Decision, p.Reason)
 			}
 			if p.HandledRestore() != tc.handled {
 				t.Errorf("HandledRestore = %q, want %q", p.HandledRestore(), tc.handled)
@@ -194,8 +194,8 @@ func TestUpgradeRestoreRequestSavepointFails(t *testing.T) {
 	p, res := checkedDrive(t, e, func() Stepper {
 		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar, Restore: req}
 	}, true, false)
-	if res.Outcome != OutcomeBlocked || p.Decision != policy.ReasonSavepointFailed {
-		t.Fatalf("outcome %s, decision %s: %s", res.Outcome, p.Decision, p.Reason)
+	if res.Outcome != OutcomeBlocked || p.Replace.Decision != policy.ReasonSavepointFailed {
+		t.Fatalf("outcome %s, decision %s: %s", res.Outcome, p.Replace.Decision, p.Reason)
 	}
 	if job, _ := e.srv.Job(e.job); job.State != flinkapi.JobRunning {
 		t.Errorf("job %s", job.State)

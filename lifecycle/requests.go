@@ -274,8 +274,8 @@ func (c *Controller) takeRequest(spec JobSpec, st *JobStatus, plan Plan) {
 
 // triggerCheckpoint triggers a checkpoint of a running job through the
 // REST API (Flink 1.17+) and waits for it to complete. All its state is
-// in the Progress: the trigger id in Progress.Savepoint (of kind
-// checkpoint), the completed checkpoint's id in Progress.CheckpointID.
+// in the Progress: the trigger id in Progress.Savepoint.Status (of kind
+// checkpoint), the completed checkpoint's id in Progress.Checkpoint.ID.
 type triggerCheckpoint struct {
 	Env
 	Job flinkapi.JobID
@@ -288,7 +288,7 @@ type triggerCheckpoint struct {
 // and sends nothing; the next sends the trigger with it (again after a
 // transient error: Flink takes one trigger id once), then polls the
 // result. A trigger id Flink forgot is looked up in the job's checkpoint
-// history. It ends Succeeded with Progress.CheckpointID set, or in
+// history. It ends Succeeded with Progress.Checkpoint.ID set, or in
 // another Outcome, at the latest at the deadline (Timing.Savepoint).
 func (t *triggerCheckpoint) Step(ctx context.Context, p *Progress) (Result, error) {
 	op := *t
@@ -298,12 +298,12 @@ func (t *triggerCheckpoint) Step(ctx context.Context, p *Progress) (Result, erro
 }
 
 func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, error) {
-	p.Steps++
 	now := t.clock().Now()
-	s := &p.Savepoint
+	s := &p.Savepoint.Status
 	switch {
 	case p.Phase == "":
-		p.Started, p.JobID, p.Phase = now, t.Job, PhaseCheckpoint
+		startAt(p, now)
+		p.JobID, p.Phase = t.Job, PhaseCheckpoint
 		p.Deadline = now.Add(orDefault(t.Timing.Savepoint, defaultSavepointTimeout))
 		*s = savepoint.Begin(flinkapi.OpCheckpoint, t.Job, flinkapi.NewTriggerID(), reasonOr(t.Reason, savepoint.ReasonUser), now, p.Deadline)
 		return Result{}, nil
@@ -324,7 +324,7 @@ func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, erro
 
 // send sends the recorded trigger.
 func (t *triggerCheckpoint) send(ctx context.Context, api checkpointTriggerAPI, p *Progress, now time.Time) Result {
-	s := &p.Savepoint
+	s := &p.Savepoint.Status
 	_, err := api.TriggerCheckpoint(ctx, p.JobID, flinkapi.CheckpointRequest{TriggerID: s.TriggerID})
 	switch {
 	case err == nil:
@@ -341,7 +341,7 @@ func (t *triggerCheckpoint) send(ctx context.Context, api checkpointTriggerAPI, 
 
 // poll polls the trigger in flight.
 func (t *triggerCheckpoint) poll(ctx context.Context, api checkpointTriggerAPI, p *Progress, now time.Time) Result {
-	s := &p.Savepoint
+	s := &p.Savepoint.Status
 	res, err := api.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpCheckpoint, JobID: p.JobID, TriggerID: s.TriggerID})
 	switch {
 	case flinkapi.IsTriggerNotFound(err):
@@ -351,7 +351,7 @@ func (t *triggerCheckpoint) poll(ctx context.Context, api checkpointTriggerAPI, 
 		p.LastError = errMessage(err)
 	case !res.Completed():
 	case res.Succeeded():
-		s.State, p.CheckpointID = savepoint.Succeeded, res.CheckpointID
+		s.State, p.Checkpoint.ID = savepoint.Succeeded, res.CheckpointID
 		return finish(p, OutcomeSucceeded, fmt.Sprintf("checkpoint %d of job %s completed", res.CheckpointID, p.JobID))
 	case res.Failure.TasksNotRunning():
 		// Flink refuses a checkpoint until all tasks run: triggered
@@ -369,7 +369,7 @@ func (t *triggerCheckpoint) poll(ctx context.Context, api checkpointTriggerAPI, 
 // job's checkpoint history: one completed that was triggered at or after
 // the trigger.
 func (t *triggerCheckpoint) recover(ctx context.Context, p *Progress) Result {
-	s := &p.Savepoint
+	s := &p.Savepoint.Status
 	stats, err := t.Client.Checkpoints(ctx, p.JobID)
 	if err != nil {
 		p.LastError = errMessage(err)
@@ -378,7 +378,7 @@ func (t *triggerCheckpoint) recover(ctx context.Context, p *Progress) Result {
 	since := s.TriggerTime.Truncate(time.Millisecond)
 	for _, h := range stats.History {
 		if !h.IsSavepoint && h.Status == flinkapi.CheckpointCompleted && !h.TriggerTime.Before(since) {
-			s.State, p.CheckpointID = savepoint.Succeeded, h.ID
+			s.State, p.Checkpoint.ID = savepoint.Succeeded, h.ID
 			return finish(p, OutcomeSucceeded, fmt.Sprintf("checkpoint %d of job %s completed (Flink forgot the trigger id)", h.ID, p.JobID))
 		}
 	}
@@ -388,4 +388,12 @@ func (t *triggerCheckpoint) recover(ctx context.Context, p *Progress) Result {
 		}
 	}
 	return finish(p, OutcomeCheckpointFailed, "Flink forgot the checkpoint trigger "+string(s.TriggerID)+" and no checkpoint completed since")
+}
+
+// CheckpointProgress is the record, in a Progress, of a checkpoint
+// triggered through the REST API (ActionCheckpoint,
+// ActionCheckpointRequest); its trigger is in Progress.Savepoint.
+type CheckpointProgress struct {
+	// ID is the checkpoint the trigger completed as (format 5).
+	ID int64 `json:"id,omitempty"`
 }

@@ -108,8 +108,8 @@ func TestRealActionRequests(t *testing.T) {
 		latest = stats.LatestCompleted.ID
 	}
 	request(lifecycle.RequestCheckpoint, "cp-1", func() bool { return st.Action == lifecycle.ActionCheckpointRequest })
-	if id := st.Checkpoint.CheckpointID; id <= latest || st.Progress.CheckpointID != id {
-		t.Errorf("checkpoint %d (progress %d), latest before %d", id, st.Progress.CheckpointID, latest)
+	if id := st.Checkpoint.CheckpointID; id <= latest || st.Progress.Checkpoint.ID != id {
+		t.Errorf("checkpoint %d (progress %d), latest before %d", id, st.Progress.Checkpoint.ID, latest)
 	}
 
 	// Restart: stopped with a savepoint, started again from it; the
@@ -122,15 +122,15 @@ func TestRealActionRequests(t *testing.T) {
 	cleared := false
 	request(lifecycle.RequestRestart, "restart-1", func() bool {
 		p := st.Progress
-		if !cleared && st.Action == lifecycle.ActionRestartRequest && p.NewJobID == "" && p.Phase == lifecycle.PhaseSubmit {
+		if !cleared && st.Action == lifecycle.ActionRestartRequest && p.Submit.NewJobID == "" && p.Phase == lifecycle.PhaseSubmit {
 			// The old job was seen stopped; the new one is not submitted.
 			clearCounts(t, out)
 			cleared = true
 		}
 		return st.Action == lifecycle.ActionRestartRequest && st.JobID != job
 	})
-	if !cleared || st.Progress.RestoreFrom == "" || st.Progress.RestoreKind != policy.KindSavepoint {
-		t.Errorf("restart: counts cleared %v, restored from %q (%s)", cleared, st.Progress.RestoreFrom, st.Progress.RestoreKind)
+	if !cleared || st.Progress.Replace.RestoreFrom == "" || st.Progress.Replace.RestoreKind != policy.KindSavepoint {
+		t.Errorf("restart: counts cleared %v, restored from %q (%s)", cleared, st.Progress.Replace.RestoreFrom, st.Progress.Replace.RestoreKind)
 	}
 	// The old job FINISHED (stopped with the savepoint); Flink's answers
 	// may come from a cache filled before.

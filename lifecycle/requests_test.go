@@ -132,8 +132,8 @@ func TestRequestRestart(t *testing.T) {
 	}
 	k.settle("restarted", spec)
 	k.srv.Clock().Advance(5 * time.Second)
-	if k.job().RestoredFrom == "" || k.job().RestoredFrom != k.st.Progress.RestoreFrom || k.job().Events < events {
-		t.Errorf("restored from %q (progress %q), events %d < %d", k.job().RestoredFrom, k.st.Progress.RestoreFrom, k.job().Events, events)
+	if k.job().RestoredFrom == "" || k.job().RestoredFrom != k.st.Progress.Replace.RestoreFrom || k.job().Events < events {
+		t.Errorf("restored from %q (progress %q), events %d < %d", k.job().RestoredFrom, k.st.Progress.Replace.RestoreFrom, k.job().Events, events)
 	}
 	if k.st.UpgradeFrom.Location != "" || k.st.Restarts != 0 {
 		t.Errorf("a restart request changed the rollback state %+v or the restart count %d", k.st.UpgradeFrom, k.st.Restarts)
@@ -170,11 +170,11 @@ func TestRequestCheckpoint(t *testing.T) {
 	spec.Requests.Checkpoint = "c1"
 	k.until("checkpoint request", spec, 100, requestDone(spec, RequestCheckpoint))
 	p := k.st.Progress
-	if k.st.Action != ActionCheckpointRequest || p.Outcome != OutcomeSucceeded || p.CheckpointID == 0 || k.st.Checkpoint.CheckpointID != p.CheckpointID {
-		t.Fatalf("action %s ended %s (%s), checkpoint %d, recorded %d", k.st.Action, p.Outcome, p.Reason, p.CheckpointID, k.st.Checkpoint.CheckpointID)
+	if k.st.Action != ActionCheckpointRequest || p.Outcome != OutcomeSucceeded || p.Checkpoint.ID == 0 || k.st.Checkpoint.CheckpointID != p.Checkpoint.ID {
+		t.Fatalf("action %s ended %s (%s), checkpoint %d, recorded %d", k.st.Action, p.Outcome, p.Reason, p.Checkpoint.ID, k.st.Checkpoint.CheckpointID)
 	}
-	if ids := checkpointTriggerIDs(t, k.srv); !hasCheckpoint(k.srv, k.st.JobID, p.CheckpointID) || len(ids) != 1 || ids[0] != string(p.Savepoint.TriggerID) {
-		t.Errorf("checkpoint %d of trigger %s is not on the fake (triggers %v)", p.CheckpointID, p.Savepoint.TriggerID, ids)
+	if ids := checkpointTriggerIDs(t, k.srv); !hasCheckpoint(k.srv, k.st.JobID, p.Checkpoint.ID) || len(ids) != 1 || ids[0] != string(p.Savepoint.Status.TriggerID) {
+		t.Errorf("checkpoint %d of trigger %s is not on the fake (triggers %v)", p.Checkpoint.ID, p.Savepoint.Status.TriggerID, ids)
 	}
 	triggers := count(k.srv, "POST /jobs/:jobid/checkpoints")
 	k.run(spec, time.Minute)

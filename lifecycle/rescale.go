@@ -94,13 +94,12 @@ func (r *Rescale) Step(ctx context.Context, p *Progress) (Result, error) {
 func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case "":
-		p.Steps++
-		p.Started, p.JobID, p.PreviousJobID, p.Parallelism = now, r.Job, r.Job, r.Parallelism
+		startAt(p, now)
+		p.JobID, p.Replace.PreviousJobID, p.Rescale.Parallelism = r.Job, r.Job, r.Parallelism
 		p.Deadline = now.Add(orDefault(r.Timing.Stop, defaultStopTimeout))
 		p.Phase = PhaseObserveScheduler
 		return Result{}, nil
 	case PhaseObserveScheduler, PhaseObserveParallelism, PhaseSetRequirements:
-		p.Steps++
 		if !now.Before(p.Deadline) {
 			return finish(p, OutcomeTimedOut, "the deadline passed in phase "+string(p.Phase)+lastError(p)), nil
 		}
@@ -112,11 +111,9 @@ func (r *Rescale) advance(ctx context.Context, p *Progress, now time.Time) (Resu
 		}
 		return r.setRequirements(ctx, p, now)
 	case PhaseConfirmParallelism:
-		p.Steps++
 		return r.confirm(ctx, p, now)
 	}
-	if p.RescalePath != policy.RescaleByUpgrade {
-		p.Steps++
+	if p.Rescale.Path != policy.RescaleByUpgrade {
 		return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of Rescale", p.Phase)), nil
 	}
 	v, err := r.Client.Version(ctx)
@@ -152,20 +149,20 @@ func (r *Rescale) upgrade(v flinkapi.Version) *Upgrade {
 func (r *Rescale) observeScheduler(ctx context.Context, p *Progress) (Result, error) {
 	v, err := r.Client.Version(ctx)
 	if err == nil && v.Supports(flinkapi.FeatureResourceRequirements) {
-		_, err = r.Client.ResourceRequirements(ctx, p.PreviousJobID)
+		_, err = r.Client.ResourceRequirements(ctx, p.Replace.PreviousJobID)
 	} else if err == nil {
-		p.Scheduler = "" // no resource requirements before 1.18
+		p.Rescale.Scheduler = "" // no resource requirements before 1.18
 		p.Phase, p.LastError = PhaseObserveParallelism, ""
 		return Result{}, nil
 	}
 	switch {
 	case err == nil:
-		p.Scheduler = policy.SchedulerAdaptive
+		p.Rescale.Scheduler = policy.SchedulerAdaptive
 	case flinkapi.IsUnsupportedByScheduler(err):
-		p.Scheduler = policy.SchedulerDefault
+		p.Rescale.Scheduler = policy.SchedulerDefault
 	case flinkapi.IsJobNotFound(err), flinkapi.IsDispatcherJobNotFound(err), permanent(err):
 		// The job is looked at next; its scheduler stays unknown.
-		p.Scheduler = ""
+		p.Rescale.Scheduler = ""
 	default:
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
@@ -181,8 +178,8 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
 	}
-	obs := policy.RescaleObservations{FlinkVersion: v, Scheduler: p.Scheduler}
-	d, err := r.Client.Job(ctx, p.PreviousJobID)
+	obs := policy.RescaleObservations{FlinkVersion: v, Scheduler: p.Rescale.Scheduler}
+	d, err := r.Client.Job(ctx, p.Replace.PreviousJobID)
 	switch {
 	case err == nil:
 		obs.JobState = d.State
@@ -190,16 +187,16 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 		for i, vx := range d.Vertices {
 			obs.Vertices[i] = policy.VertexParallelism{ID: vx.ID, Parallelism: vx.Parallelism, MaxParallelism: vx.MaxParallelism}
 		}
-		p.Observed.State, p.Observed.Missing, p.Observed.Since = d.State, false, d.Timestamps[d.State]
+		p.Replace.Observed.State, p.Replace.Observed.Missing, p.Replace.Observed.Since = d.State, false, d.Timestamps[d.State]
 	case flinkapi.IsJobNotFound(err):
-		p.Observed.State, p.Observed.Missing = "", true
+		p.Replace.Observed.State, p.Replace.Observed.Missing = "", true
 	default:
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.Timing.backoff(2)}, nil
 	}
 	p.LastError = ""
 	dec := policy.DecideRescale(r.Policy, obs, r.Parallelism)
-	p.Decision = dec.Reason
+	p.Replace.Decision = dec.Reason
 	switch dec.Path {
 	case policy.RescaleNone:
 		return finish(p, OutcomeNotNeeded, string(dec.Reason)+": "+dec.Message()), nil
@@ -213,17 +210,14 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 			}
 			ids[i] = vx.ID
 		}
-		p.RescalePath, p.Vertices = policy.RescaleInPlace, strings.Join(ids, ",")
+		p.Rescale.Path, p.Rescale.Vertices = policy.RescaleInPlace, strings.Join(ids, ",")
 		p.Phase = PhaseSetRequirements
 		p.Deadline = now.Add(orDefault(r.Timing.Stop, defaultStopTimeout))
 		return Result{}, nil
 	case policy.RescaleByUpgrade:
-		p.RescalePath = policy.RescaleByUpgrade
+		p.Rescale.Path = policy.RescaleByUpgrade
 		p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
-		started, steps := p.Started, p.Steps
-		res, err := r.upgrade(v).step(ctx, p)
-		p.Started, p.Steps = started, steps
-		return res, err
+		return r.upgrade(v).step(ctx, p)
 	}
 	return finish(p, OutcomeBlocked, string(dec.Reason)+": "+dec.Message()), nil
 }
@@ -232,10 +226,10 @@ func (r *Rescale) observeParallelism(ctx context.Context, p *Progress, now time.
 // again after a transient error.
 func (r *Rescale) setRequirements(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	req := flinkapi.ResourceRequirements{}
-	for _, id := range strings.Split(p.Vertices, ",") {
-		req[id] = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: p.Parallelism}
+	for _, id := range strings.Split(p.Rescale.Vertices, ",") {
+		req[id] = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: p.Rescale.Parallelism}
 	}
-	err := r.Client.SetResourceRequirements(ctx, p.PreviousJobID, req)
+	err := r.Client.SetResourceRequirements(ctx, p.Replace.PreviousJobID, req)
 	switch {
 	case err == nil:
 		p.LastError = ""
@@ -284,11 +278,11 @@ func (r *Rescale) confirm(ctx context.Context, p *Progress, now time.Time) (Resu
 		hi = max(hi, v.Parallelism)
 	}
 	how := "in place"
-	if p.RescalePath == policy.RescaleByUpgrade {
-		how = "through an upgrade, restored from " + string(p.RestoreKind) + " " + p.RestoreFrom
+	if p.Rescale.Path == policy.RescaleByUpgrade {
+		how = "through an upgrade, restored from " + string(p.Replace.RestoreKind) + " " + p.Replace.RestoreFrom
 	}
-	if d.State == flinkapi.JobRunning && len(d.Vertices) > 0 && lo == p.Parallelism && hi == p.Parallelism {
-		return finish(p, OutcomeSucceeded, fmt.Sprintf("the job %s runs at parallelism %d, rescaled %s", p.JobID, p.Parallelism, how)), nil
+	if d.State == flinkapi.JobRunning && len(d.Vertices) > 0 && lo == p.Rescale.Parallelism && hi == p.Rescale.Parallelism {
+		return finish(p, OutcomeSucceeded, fmt.Sprintf("the job %s runs at parallelism %d, rescaled %s", p.JobID, p.Rescale.Parallelism, how)), nil
 	}
 	if !now.Before(p.Deadline) {
 		at := strconv.Itoa(lo)
@@ -296,7 +290,7 @@ func (r *Rescale) confirm(ctx context.Context, p *Progress, now time.Time) (Resu
 			at += ".." + strconv.Itoa(hi)
 		}
 		return finish(p, OutcomeParallelismNotReached, fmt.Sprintf("the job %s is %s at parallelism %s, not %d, after the rescale %s: the cluster did not apply it in time (free slots?)",
-			p.JobID, d.State, at, p.Parallelism, how)), nil
+			p.JobID, d.State, at, p.Rescale.Parallelism, how)), nil
 	}
 	return Result{RequeueAfter: r.Timing.poll()}, nil
 }
@@ -306,4 +300,18 @@ func lastError(p *Progress) string {
 		return ""
 	}
 	return ": " + p.LastError
+}
+
+// RescaleProgress is the record of a Rescale in a Progress.
+type RescaleProgress struct {
+	// Parallelism is the parallelism Rescale sets.
+	Parallelism int `json:"parallelism,omitempty"`
+	// Scheduler is the job's scheduler as Rescale found it; empty if
+	// unknown.
+	Scheduler policy.Scheduler `json:"scheduler,omitempty"`
+	// Path is the way Rescale took (InPlace or Upgrade) once chosen.
+	Path policy.RescalePath `json:"path,omitempty"`
+	// Vertices are the ids of the job's vertices, comma-separated, whose
+	// parallelism bounds Rescale sets; recorded before the request.
+	Vertices string `json:"vertices,omitempty"`
 }

@@ -68,7 +68,7 @@ func TestRealClusterRescale(t *testing.T) {
 				out2 = cluster.OutDir("rescale-upgraded")
 			}
 			op := &lifecycle.Rescale{Env: lifecycle.Env{Client: c, Timing: timing}, Job: sub.JobID, Parallelism: 2, Timeout: 3 * time.Minute,
-				Upgrade: lifecycle.Upgrade{Env: lifecycle.Env{Timing: timing}, JarID: sub.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, 2)}}}
+				Upgrade: lifecycle.Upgrade{Env: lifecycle.Env{Timing: timing}, JarID: sub.Submit.JarID, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2, 2)}}}
 			var p lifecycle.Progress
 			var phases []string
 			begin := time.Now()
@@ -79,7 +79,7 @@ func TestRealClusterRescale(t *testing.T) {
 			took := time.Since(begin)
 			t.Logf("RESCALE TIMING (Flink %s, %s): %s in %v after %d steps; phases %s; %s",
 				cluster.FlinkVersion, tc.name, res.Outcome, took.Round(time.Millisecond), p.Steps, strings.Join(phases, " "), p.Reason)
-			if err != nil || res.Outcome != lifecycle.OutcomeSucceeded || p.RescalePath != tc.path {
+			if err != nil || res.Outcome != lifecycle.OutcomeSucceeded || p.Rescale.Path != tc.path {
 				t.Fatalf("rescale: %+v, %v; progress %+v", res, err, p)
 			}
 			d, err := c.Job(ctx, p.JobID)
@@ -92,8 +92,8 @@ func TestRealClusterRescale(t *testing.T) {
 				}
 			}
 			if tc.adaptive {
-				if p.JobID != sub.JobID || p.Scheduler != policy.SchedulerAdaptive {
-					t.Errorf("in place: job %s (was %s), scheduler %q", p.JobID, sub.JobID, p.Scheduler)
+				if p.JobID != sub.JobID || p.Rescale.Scheduler != policy.SchedulerAdaptive {
+					t.Errorf("in place: job %s (was %s), scheduler %q", p.JobID, sub.JobID, p.Rescale.Scheduler)
 				}
 				// The same job restored its tasks from its latest checkpoint:
 				// no key's count falls back further than the events of one
@@ -114,7 +114,7 @@ func TestRealClusterRescale(t *testing.T) {
 				t.Logf("counts: before %s, later %s", format(before), format(later))
 				return
 			}
-			if p.JobID == sub.JobID || p.Scheduler != policy.SchedulerDefault || p.RestoreKind != policy.KindSavepoint || p.RestoreFrom == "" {
+			if p.JobID == sub.JobID || p.Rescale.Scheduler != policy.SchedulerDefault || p.Replace.RestoreKind != policy.KindSavepoint || p.Replace.RestoreFrom == "" {
 				t.Errorf("through upgrade: progress %+v", p)
 			}
 			if st, err := c.JobStatus(ctx, sub.JobID); err != nil || st != flinkapi.JobFinished {

@@ -30,11 +30,11 @@ func driveRescale(t *testing.T, e *env, mk func() *Rescale) (Progress, Result) {
 			t.Fatalf("one step sent %d requests: %v", n-seen, routes(e.srv)[seen:])
 		}
 		seen = n
-		if location != "" && p.Location != location {
+		if location != "" && p.Savepoint.Location != location {
 			t.Fatalf("location %q dropped: %+v", location, p)
 		}
-		location = p.Location
-		if p.Phase == PhaseSetRequirements && p.Vertices == "" {
+		location = p.Savepoint.Location
+		if p.Phase == PhaseSetRequirements && p.Rescale.Vertices == "" {
 			t.Fatalf("SetRequirements without recorded vertices: %+v", p)
 		}
 	})
@@ -57,8 +57,8 @@ func TestRescaleInPlace(t *testing.T) {
 			p, res := driveRescale(t, e, func() *Rescale {
 				return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { phases = append(phases, string(tr.To)) }}, Job: e.job, Parallelism: 3}
 			})
-			if res.Outcome != OutcomeSucceeded || p.RescalePath != policy.RescaleInPlace || p.Scheduler != policy.SchedulerAdaptive ||
-				p.Decision != policy.ReasonRescaleInPlace || p.JobID != e.job || !contains(p.Reason, "runs at parallelism 3, rescaled in place") {
+			if res.Outcome != OutcomeSucceeded || p.Rescale.Path != policy.RescaleInPlace || p.Rescale.Scheduler != policy.SchedulerAdaptive ||
+				p.Replace.Decision != policy.ReasonRescaleInPlace || p.JobID != e.job || !contains(p.Reason, "runs at parallelism 3, rescaled in place") {
 				t.Fatalf("progress %+v", p)
 			}
 			if st, n := jobParallelism(t, e, e.job); st != flinkapi.JobRunning || n != 3 {
@@ -77,8 +77,8 @@ func TestRescaleInPlace(t *testing.T) {
 				t.Fatalf("requirements %v, %v", req, err)
 			}
 			for id, b := range req {
-				if b != (flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: 3}) || !strings.Contains(p.Vertices, id) {
-					t.Errorf("vertex %s bounds %+v (recorded %q)", id, b, p.Vertices)
+				if b != (flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: 3}) || !strings.Contains(p.Rescale.Vertices, id) {
+					t.Errorf("vertex %s bounds %+v (recorded %q)", id, b, p.Rescale.Vertices)
 				}
 			}
 			want := "ObserveScheduler ObserveParallelism SetRequirements ConfirmParallelism Done"
@@ -115,8 +115,8 @@ func TestRescaleByUpgrade(t *testing.T) {
 	p, res := driveRescale(t, e, func() *Rescale {
 		return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { phases = append(phases, string(tr.To)) }}, Job: e.job, Parallelism: 2, Upgrade: Upgrade{JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: rescaleArgs(2)}}}
 	})
-	if res.Outcome != OutcomeSucceeded || p.RescalePath != policy.RescaleByUpgrade || p.Scheduler != policy.SchedulerDefault ||
-		p.JobID == e.job || p.RestoreKind != policy.KindSavepoint || p.RestoreFrom == "" || p.RestoreFrom != p.Location ||
+	if res.Outcome != OutcomeSucceeded || p.Rescale.Path != policy.RescaleByUpgrade || p.Rescale.Scheduler != policy.SchedulerDefault ||
+		p.JobID == e.job || p.Replace.RestoreKind != policy.KindSavepoint || p.Replace.RestoreFrom == "" || p.Replace.RestoreFrom != p.Savepoint.Location ||
 		!contains(p.Reason, "runs at parallelism 2, rescaled through an upgrade") {
 		t.Fatalf("progress %+v", p)
 	}
@@ -124,7 +124,7 @@ func TestRescaleByUpgrade(t *testing.T) {
 		t.Errorf("the old job is %s, want FINISHED (stopped with a savepoint)", st)
 	}
 	nj, _ := e.srv.Job(p.JobID)
-	if nj.State != flinkapi.JobRunning || nj.Parallelism != 2 || nj.RestoredFrom != p.Location {
+	if nj.State != flinkapi.JobRunning || nj.Parallelism != 2 || nj.RestoredFrom != p.Savepoint.Location {
 		t.Errorf("new job %+v", nj)
 	}
 	if count(e.srv, "PUT /jobs/:jobid/resource-requirements") != 0 {
@@ -174,8 +174,8 @@ func TestRescaleDecisions(t *testing.T) {
 			p, res := driveRescale(t, e, func() *Rescale {
 				return &Rescale{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Parallelism: tc.target, Policy: tc.pol, Upgrade: Upgrade{JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: rescaleArgs(2)}}}
 			})
-			if res.Outcome != tc.outcome || p.Decision != tc.reason {
-				t.Fatalf("%s/%s, want %s/%s: %+v", res.Outcome, p.Decision, tc.outcome, tc.reason, p)
+			if res.Outcome != tc.outcome || p.Replace.Decision != tc.reason {
+				t.Fatalf("%s/%s, want %s/%s: %+v", res.Outcome, p.Replace.Decision, tc.outcome, tc.reason, p)
 			}
 			for _, r := range tc.routes {
 				if count(e.srv, r) != 0 {

@@ -106,7 +106,7 @@ func TestResumeEqualsRun(t *testing.T) {
 			if !slices.Equal(reqs[0], reqs[1]) {
 				t.Errorf("requests differ:\nrun:     %v\nresumed: %v", reqs[0], reqs[1])
 			}
-			prog[0].Savepoint.TriggerID, prog[1].Savepoint.TriggerID = "", ""
+			prog[0].Savepoint.Status.TriggerID, prog[1].Savepoint.Status.TriggerID = "", ""
 			if prog[0] != prog[1] {
 				t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", prog[0], prog[1])
 			}

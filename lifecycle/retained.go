@@ -150,7 +150,7 @@ func isCheckpointName(name string) bool {
 // now waits for the newer job. Nothing without a Storage.
 func (c *Controller) noteReplaced(st *JobStatus) {
 	p := &st.Progress
-	old, nw := p.PreviousJobID, p.NewJobID
+	old, nw := p.Replace.PreviousJobID, p.Submit.NewJobID
 	if c.Storage == nil || old == "" || nw == "" || old == nw || st.JobID != old || p.Outcome != OutcomeSucceeded && !stoppedOld(p) && !goneOld(p) {
 		return
 	}
@@ -162,7 +162,7 @@ func (c *Controller) noteReplaced(st *JobStatus) {
 		}
 		if !r.claimKeeps(jobDir(r)) {
 			// What the job in between restored no longer counts.
-			r.Restored, r.ClaimMode = p.RestoreFrom, mode
+			r.Restored, r.ClaimMode = p.Replace.RestoreFrom, mode
 		}
 		r.NewJobID = nw
 	}
@@ -170,12 +170,12 @@ func (c *Controller) noteReplaced(st *JobStatus) {
 		return // recorded by an earlier call whose status was stored
 	}
 	dir := configuredCheckpointDir(st.Deployed)
-	for _, loc := range []string{p.Observed.Checkpoint, p.RestoreFrom} {
+	for _, loc := range []string{p.Replace.Observed.Checkpoint, p.Replace.RestoreFrom} {
 		if d := checkpointDirOf(old, loc); dir == "" && d != "" {
 			dir = d
 		}
 	}
-	st.Replaced = append(st.Replaced, ReplacedJob{JobID: old, CheckpointDir: dir, NewJobID: nw, Restored: p.RestoreFrom, ClaimMode: mode})
+	st.Replaced = append(st.Replaced, ReplacedJob{JobID: old, CheckpointDir: dir, NewJobID: nw, Restored: p.Replace.RestoreFrom, ClaimMode: mode})
 	if n := len(st.Replaced); n > MaxReplacedJobs {
 		st.Replaced = slices.Clone(st.Replaced[n-MaxReplacedJobs:])
 	}
@@ -307,7 +307,7 @@ func (c *Controller) references(ctx context.Context, spec JobSpec, st *JobStatus
 		refs = append(refs, st.ActionSpec.Restore.Path)
 	}
 	if st.InFlight() {
-		refs = append(refs, st.Progress.RestoreFrom)
+		refs = append(refs, st.Progress.Replace.RestoreFrom)
 	}
 	for _, r := range st.Savepoints.Records {
 		refs = append(refs, r.Location)

@@ -91,10 +91,10 @@ func TestRealRetainedCheckpointsRemoved(t *testing.T) {
 	freshCheckpoint(t, ctx, c, a, time.Now())
 	spec.Job.Args = args(out2)
 	until("upgrade from a checkpoint", upgraded)
-	b, restored := st.JobID, st.Progress.RestoreFrom
+	b, restored := st.JobID, st.Progress.Replace.RestoreFrom
 	aBefore := chk(a)
-	if st.Progress.RestoreKind != policy.KindCheckpoint || !strings.Contains(restored, string(a)+"/chk-") {
-		t.Fatalf("upgrade 1 restored from %s %q, want a checkpoint of %s; decision %s, observed %+v", st.Progress.RestoreKind, restored, a, st.Progress.Decision, st.Progress.Observed)
+	if st.Progress.Replace.RestoreKind != policy.KindCheckpoint || !strings.Contains(restored, string(a)+"/chk-") {
+		t.Fatalf("upgrade 1 restored from %s %q, want a checkpoint of %s; decision %s, observed %+v", st.Progress.Replace.RestoreKind, restored, a, st.Progress.Replace.Decision, st.Progress.Replace.Observed)
 	}
 	until("B's own checkpoint", func() bool {
 		r, ok := record(a)

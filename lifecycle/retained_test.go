@@ -132,8 +132,8 @@ func upgradeTo(t *testing.T, k *cluster, spec *JobSpec, out string, mode policy.
 	k.until("upgrade to "+out, *spec, 300, func(st *JobStatus) bool {
 		return st.Action == ActionUpgrade && st.Progress.Done() && !st.InFlight() && st.Target.equal(spec.Job)
 	})
-	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == old || k.st.Progress.PreviousJobID != old {
-		t.Fatalf("upgrade: %s (%s), job %s, replaced %s", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, k.st.Progress.PreviousJobID)
+	if k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == old || k.st.Progress.Replace.PreviousJobID != old {
+		t.Fatalf("upgrade: %s (%s), job %s, replaced %s", k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, k.st.Progress.Replace.PreviousJobID)
 	}
 	return old
 }
@@ -237,7 +237,7 @@ func TestRetainedClaimModes(t *testing.T) {
 					"execution.state-recovery.claim-mode": string(mode)}
 			}
 			first := upgradeTo(t, k, &spec, "/out2", policy.UpgradeLastState)
-			restored := k.st.Progress.RestoreFrom
+			restored := k.st.Progress.Replace.RestoreFrom
 			if !within(restored, filepath.Join(dir, string(first))) || k.st.UpgradeFrom.Location != restored {
 				t.Fatalf("restored from %q, upgrade from %q: want a checkpoint of %s", restored, k.st.UpgradeFrom.Location, first)
 			}
@@ -446,7 +446,7 @@ func TestRetainedRemovals(t *testing.T) {
 func TestNoteReplaced(t *testing.T) {
 	c := &Controller{Storage: LocalStorage{}}
 	st := JobStatus{JobID: "a", Target: JobTemplate{FlinkConfiguration: map[string]string{"execution.savepoint-restore-mode": "claim"}}}
-	st.Progress = Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, PreviousJobID: "a", NewJobID: "b", RestoreFrom: "file:/ck/a/chk-7"}
+	st.Progress = Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, Replace: ReplaceProgress{PreviousJobID: "a", RestoreFrom: "file:/ck/a/chk-7"}, Submit: SubmitProgress{NewJobID: "b"}}
 	c.noteReplaced(&st)
 	c.noteReplaced(&st) // a call replayed after a lost status write
 	want := ReplacedJob{JobID: "a", CheckpointDir: "file:/ck", NewJobID: "b", Restored: "file:/ck/a/chk-7", ClaimMode: flinkapi.ClaimModeClaim}
@@ -456,14 +456,14 @@ func TestNoteReplaced(t *testing.T) {
 	// b is replaced before it completed a checkpoint, by c from a's
 	// checkpoint: a's record keeps its claim (b may share a's files).
 	st.JobID, st.Target = "b", JobTemplate{}
-	st.Progress = Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, PreviousJobID: "b", NewJobID: "c", RestoreFrom: "file:/sp/savepoint-1"}
+	st.Progress = Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, Replace: ReplaceProgress{PreviousJobID: "b", RestoreFrom: "file:/sp/savepoint-1"}, Submit: SubmitProgress{NewJobID: "c"}}
 	c.noteReplaced(&st)
 	if r := st.Replaced; len(r) != 2 || r[0].NewJobID != "c" || r[0].ClaimMode != flinkapi.ClaimModeClaim || r[1].JobID != "b" || r[1].CheckpointDir != "" {
 		t.Fatalf("replaced %+v", r)
 	}
 	for i := range MaxReplacedJobs + 2 {
 		prev, next := st.JobID, flinkapi.JobID(fmt.Sprint("j", i))
-		st.JobID, st.Progress = prev, Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, PreviousJobID: prev, NewJobID: next}
+		st.JobID, st.Progress = prev, Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, Replace: ReplaceProgress{PreviousJobID: prev}, Submit: SubmitProgress{NewJobID: next}}
 		c.noteReplaced(&st)
 		st.JobID = next
 	}
@@ -472,9 +472,9 @@ func TestNoteReplaced(t *testing.T) {
 	}
 	// Not for an action that failed with the old job running, nor
 	// without a Storage.
-	st2 := JobStatus{JobID: "x", Progress: Progress{Operation: opUpgrade, Outcome: OutcomeTimedOut, PreviousJobID: "x", NewJobID: "y"}}
+	st2 := JobStatus{JobID: "x", Progress: Progress{Operation: opUpgrade, Outcome: OutcomeTimedOut, Replace: ReplaceProgress{PreviousJobID: "x"}, Submit: SubmitProgress{NewJobID: "y"}}}
 	c.noteReplaced(&st2)
-	st3 := JobStatus{JobID: "x", Progress: Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, PreviousJobID: "x", NewJobID: "y"}}
+	st3 := JobStatus{JobID: "x", Progress: Progress{Operation: opUpgrade, Outcome: OutcomeSucceeded, Replace: ReplaceProgress{PreviousJobID: "x"}, Submit: SubmitProgress{NewJobID: "y"}}}
 	(&Controller{}).noteReplaced(&st3)
 	if st2.Replaced != nil || st3.Replaced != nil {
 		t.Errorf("recorded %+v, %+v", st2.Replaced, st3.Replaced)

@@ -170,7 +170,7 @@ type Report struct {
 	// valid when HasSavepoint is true. Run leaves both unset, as it sends
 	// no request of its own: a callback that shows the acknowledgement
 	// fills them from the job's checkpoint statistics
-	// (savepoint.FindProgress of Progress.Savepoint over
+	// (savepoint.FindProgress of Progress.Savepoint.Status over
 	// SavepointAPI.Checkpoints), one request each time, which Flink
 	// answers from its cache for Timing.Cache.
 	Savepoint savepoint.Progress

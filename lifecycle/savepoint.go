@@ -31,7 +31,7 @@ type TakeSavepoint struct {
 // Flink forgot up in the job's checkpoint history. A trigger never
 // answered and recorded more than a minute before is looked up there too
 // before it is sent again: a request sent with it, whose answer was lost,
-// may have taken the savepoint (see Progress.Resend). The operation ends
+// may have taken the savepoint (see Progress.Savepoint.Resend). The operation ends
 // Succeeded with p.Location set, or in another Outcome, at the latest at
 // the deadline. Step returns an error only for a canceled context.
 func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
@@ -42,17 +42,16 @@ func (t *TakeSavepoint) Step(ctx context.Context, p *Progress) (Result, error) {
 }
 
 func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
-	p.Steps++
 	now := t.clock().Now()
 	if p.Phase == "" {
-		p.Started = now
+		startAt(p, now)
 		p.JobID = t.Job
 		beginSavepoint(p, flinkapi.OpSavepoint, t.Job, reasonOr(t.Reason, savepoint.ReasonUser), now, t.Timing.Savepoint)
 		return Result{}, nil
 	}
 	send := func() (flinkapi.Operation, error) {
 		return t.Client.TriggerSavepoint(ctx, p.JobID, flinkapi.SavepointRequest{
-			TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, TriggerID: p.Savepoint.TriggerID,
+			TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, TriggerID: p.Savepoint.Status.TriggerID,
 		})
 	}
 	if !savepointStep(ctx, t.Client, p, send, now, t.Timing) {
@@ -77,15 +76,15 @@ func beginSavepoint(p *Progress, kind flinkapi.OperationKind, job flinkapi.JobID
 	deadline := now.Add(orDefault(timeout, defaultSavepointTimeout))
 	p.Phase = PhaseSavepoint
 	p.Deadline = deadline
-	p.Savepoint = savepoint.Begin(kind, job, trigger, reason, now, deadline)
-	p.Resend = time.Time{}
+	p.Savepoint.Status = savepoint.Begin(kind, job, trigger, reason, now, deadline)
+	p.Savepoint.Resend = time.Time{}
 }
 
 // unsent reports whether the trigger of p's savepoint was never answered:
 // recorded (savepoint.Begin) and not sent, or sent by a step whose
 // answer was lost with the Progress it changed.
 func unsent(p *Progress) bool {
-	st := p.Savepoint
+	st := p.Savepoint.Status
 	return st.State == savepoint.Pending && st.Attempts == 0 && st.LastUpdate.Equal(st.TriggerTime) && !st.TriggerTime.IsZero()
 }
 
@@ -101,7 +100,7 @@ func unsent(p *Progress) bool {
 // after the job's tasks were not running (Requests > 0) keeps the
 // phase's deadline.
 func firstSend(p *Progress, now time.Time) {
-	st := &p.Savepoint
+	st := &p.Savepoint.Status
 	if p.Requests > 0 || st.Deadline.IsZero() || now.Before(st.Deadline) {
 		return
 	}
@@ -139,7 +138,7 @@ func mayBeForgotten(p *Progress, st savepoint.Status, now time.Time) bool {
 // resendFrom is the time the trigger of st, never acknowledged, was
 // recorded or last found in no savepoint of the job's checkpoint history.
 func resendFrom(p *Progress, st savepoint.Status) time.Time {
-	return later(st.TriggerTime, p.Resend)
+	return later(st.TriggerTime, p.Savepoint.Resend)
 }
 
 // lookupBeforeResend reads the job's checkpoint history before the
@@ -157,7 +156,7 @@ func lookupBeforeResend(ctx context.Context, c SavepointAPI, p *Progress, st sav
 		if next.State == savepoint.Pending && next.Attempts == 0 {
 			// A definite answer that the history is not there to read
 			// (another 404): nothing will show the savepoint.
-			p.Resend = now
+			p.Savepoint.Resend = now
 		}
 		return next
 	}
@@ -170,7 +169,7 @@ func lookupBeforeResend(ctx context.Context, c SavepointAPI, p *Progress, st sav
 	next := st
 	next.LastUpdate, next.Attempts, next.LastError, next.LastErrorCode = now, 0, "", 0
 	if !savepointInProgress(stats, st.TriggerTime) {
-		p.Resend = now
+		p.Savepoint.Resend = now
 	}
 	return savepoint.CheckDeadline(next, now)
 }
@@ -258,10 +257,10 @@ func onlySince(stats *flinkapi.CheckpointStatistics, since time.Time) *flinkapi.
 // firstSend, whose answer was lost, may have ended it: the savepoint
 // that ended a job is its newest state).
 func recoveryFrom(p *Progress) time.Time {
-	if ended(p) && stoppedBy(p) && !p.Started.IsZero() && p.Started.Before(p.Savepoint.TriggerTime) {
+	if ended(p) && stoppedBy(p) && !p.Started.IsZero() && p.Started.Before(p.Savepoint.Status.TriggerTime) {
 		return p.Started
 	}
-	return p.Savepoint.TriggerTime
+	return p.Savepoint.Status.TriggerTime
 }
 
 // savepointStep does the one request the savepoint status asks for and
@@ -278,12 +277,12 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 		// A job is RUNNING before all its tasks are: Flink refuses a
 		// savepoint until they run. Trigger again, with a new trigger id
 		// (this one failed), until the deadline.
-		p.Savepoint = savepoint.Begin(st.Kind, st.JobID, newTriggerID(st.TriggerID), st.Reason, now, st.Deadline)
-		p.Savepoint.LastError, p.LastError = st.Failure, st.Failure
+		p.Savepoint.Status = savepoint.Begin(st.Kind, st.JobID, newTriggerID(st.TriggerID), st.Reason, now, st.Deadline)
+		p.Savepoint.Status.LastError, p.LastError = st.Failure, st.Failure
 		p.Requests++
 		return false
 	}
-	p.Savepoint = st
+	p.Savepoint.Status = st
 	p.LastError = savepointError(st)
 	keepLocation(p)
 	if st.Final() {
@@ -298,9 +297,9 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 // moved is false when p is to be left as it is (a read past the deadline
 // failed and is to be repeated, or Flink's cache is waited for).
 func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) (st savepoint.Status, notRunning, moved bool) {
-	st = savepoint.CheckDeadline(p.Savepoint, now)
+	st = savepoint.CheckDeadline(p.Savepoint.Status, now)
 	switch {
-	case st.State == savepoint.TimedOut && p.Savepoint.Active() && st.Location == "" && !st.TriggerTime.IsZero():
+	case st.State == savepoint.TimedOut && p.Savepoint.Status.Active() && st.Location == "" && !st.TriggerTime.IsZero():
 		// The deadline passed (while answers failed, or while the caller
 		// was away) before anything said what became of a savepoint that
 		// may have been taken: find out before calling it timed out
@@ -317,7 +316,7 @@ func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send fun
 	case st.NeedsPoll():
 		res, err := c.OperationStatus(ctx, st.Operation())
 		return savepoint.AfterPoll(st, res, err, now), err == nil && res != nil && res.Failure.TasksNotRunning(), true
-	case st.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
+	case st.NeedsRecovery() && ended(p) && now.Before(p.Replace.Observed.StatsAfter):
 		// Wait until Flink's cache holds no statistics from before the
 		// job ended (see savepointDelay).
 		return st, false, false
@@ -381,7 +380,7 @@ const lateReads = 3
 // lateLookup does one read past the deadline of the active savepoint of p
 // and returns the status it leads to, and whether that is final.
 func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time) (savepoint.Status, bool) {
-	prev := p.Savepoint
+	prev := p.Savepoint.Status
 	if prev.LastUpdate.Before(prev.Deadline) {
 		p.Requests = 0 // the first read past the deadline
 	}
@@ -415,7 +414,7 @@ func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time)
 	if prev.LastError == "" {
 		prev.LastError = next.Failure
 	}
-	p.Savepoint, p.LastError = prev, prev.LastError
+	p.Savepoint.Status, p.LastError = prev, prev.LastError
 	return prev, false
 }
 
@@ -440,23 +439,23 @@ const notFoundResult = "Flink failed the savepoint, not knowing the job: "
 // job in the terminal state js at now: its checkpoint statistics count
 // from a cache duration later.
 func seenTerminal(p *Progress, js flinkapi.JobState, now time.Time, t Timing) {
-	if p.Observed.State == js && !p.Observed.StatsAfter.IsZero() {
+	if p.Replace.Observed.State == js && !p.Replace.Observed.StatsAfter.IsZero() {
 		return
 	}
-	p.Observed.State, p.Observed.Missing = js, false
-	p.Observed.StatsAfter = now.Add(t.cache())
+	p.Replace.Observed.State, p.Replace.Observed.Missing = js, false
+	p.Replace.Observed.StatsAfter = now.Add(t.cache())
 }
 
 // ended reports whether the job of p was seen in a terminal state.
 func ended(p *Progress) bool {
-	return p.Observed.State.IsGloballyTerminal() && !p.Observed.StatsAfter.IsZero()
+	return p.Replace.Observed.State.IsGloballyTerminal() && !p.Replace.Observed.StatsAfter.IsZero()
 }
 
 // lostEnded is the Failure of a savepoint of a job that ended, when
 // Flink no longer knows the savepoint's trigger id (or never did) and
 // nothing shows the savepoint.
 func lostEnded(p *Progress, st savepoint.Status, why string) string {
-	return fmt.Sprintf("the job is %s, Flink knows no savepoint of trigger id %s, and %s", p.Observed.State, st.TriggerID, why)
+	return fmt.Sprintf("the job is %s, Flink knows no savepoint of trigger id %s, and %s", p.Replace.Observed.State, st.TriggerID, why)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -472,43 +471,43 @@ func newTriggerID(failed flinkapi.TriggerID) flinkapi.TriggerID {
 
 // savepointDelay is when to step an active savepoint again.
 func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
-	if p.Savepoint.NeedsJobList() && !p.Savepoint.OperationFailed {
+	if p.Savepoint.Status.NeedsJobList() && !p.Savepoint.Status.OperationFailed {
 		// Flink's job list is asked next, after the backoff of two
 		// transient errors at least (the 404 may come from a JobManager
 		// failing over), and of each failed read of the list.
-		return t.backoff(max(p.Savepoint.Attempts, 2))
+		return t.backoff(max(p.Savepoint.Status.Attempts, 2))
 	}
-	if p.Savepoint.Attempts > 0 {
-		return t.backoff(p.Savepoint.Attempts)
+	if p.Savepoint.Status.Attempts > 0 {
+		return t.backoff(p.Savepoint.Status.Attempts)
 	}
 	switch {
-	case p.Savepoint.NeedsJobList():
+	case p.Savepoint.Status.NeedsJobList():
 		// Flink's job list is asked next, at once: the operation ended.
 		return 0
-	case mayBeForgotten(p, p.Savepoint, now):
+	case mayBeForgotten(p, p.Savepoint.Status, now):
 		// A savepoint in progress since the trigger, maybe the one an
 		// earlier request took: the history is read again.
 		return t.backoff(3)
-	case p.Savepoint.NeedsTrigger() && p.Requests > 0:
+	case p.Savepoint.Status.NeedsTrigger() && p.Requests > 0:
 		// Triggered again after the tasks were not running.
 		return t.backoff(p.Requests)
-	case p.Savepoint.NeedsTrigger():
+	case p.Savepoint.Status.NeedsTrigger():
 		return 0
-	case p.Savepoint.NeedsRecovery() && ended(p) && now.Before(p.Observed.StatsAfter):
-		return p.Observed.StatsAfter.Sub(now)
-	case p.Savepoint.NeedsRecovery():
+	case p.Savepoint.Status.NeedsRecovery() && ended(p) && now.Before(p.Replace.Observed.StatsAfter):
+		return p.Replace.Observed.StatsAfter.Sub(now)
+	case p.Savepoint.Status.NeedsRecovery():
 		// The checkpoint history changes with each checkpoint: no need to
 		// read it as often as a poll.
 		return t.backoff(3)
 	}
-	return t.pollSince(p.Savepoint.TriggerTime, now)
+	return t.pollSince(p.Savepoint.Status.TriggerTime, now)
 }
 
 // savepointOutcome maps the final savepoint status of p to an Outcome
 // and reason; dir is the target directory the savepoint was asked for
 // (empty: the cluster's default).
 func savepointOutcome(p *Progress, dir string) (Outcome, string) {
-	st := p.Savepoint
+	st := p.Savepoint.Status
 	switch st.State {
 	case savepoint.Succeeded:
 		if st.Recovered {
@@ -524,7 +523,7 @@ func savepointOutcome(p *Progress, dir string) (Outcome, string) {
 		if ended(p) {
 			if stoppedBy(p) {
 				return OutcomeSavepointLost, fmt.Sprintf("the %s triggered at %s may have ended the job, but its savepoint is not known: %s; "+
-					"if it completed, it lies in %s: restore from it by hand", kindName(st.Kind, p.Strategy), stamp(st.TriggerTime), st.Failure, dirName(dir))
+					"if it completed, it lies in %s: restore from it by hand", kindName(st.Kind, p.Stop.Strategy), stamp(st.TriggerTime), st.Failure, dirName(dir))
 			}
 			return OutcomeJobTerminal, "the job had ended before its savepoint was taken: " + st.Failure
 		}
@@ -548,10 +547,10 @@ func savepointOutcome(p *Progress, dir string) (Outcome, string) {
 // savepoint and a CANCELED one.
 func stoppedBy(p *Progress) bool {
 	switch {
-	case p.Savepoint.Kind == flinkapi.OpStopWithSavepoint:
-		return p.Observed.State == flinkapi.JobFinished
-	case p.Strategy == CancelWithSavepoint:
-		return p.Observed.State == flinkapi.JobCanceled
+	case p.Savepoint.Status.Kind == flinkapi.OpStopWithSavepoint:
+		return p.Replace.Observed.State == flinkapi.JobFinished
+	case p.Stop.Strategy == CancelWithSavepoint:
+		return p.Replace.Observed.State == flinkapi.JobCanceled
 	}
 	return false
 }
@@ -583,4 +582,25 @@ func errMessage(err error) string {
 		}
 	}
 	return err.Error()
+}
+
+// SavepointProgress is the record of a savepoint (or checkpoint) trigger
+// in a Progress: of TakeSavepoint, of a stop with savepoint (Stop,
+// Upgrade, Teardown, BlueGreen, Canary) and of a triggered checkpoint.
+type SavepointProgress struct {
+	// Status is the status of the savepoint operation, if any.
+	Status savepoint.Status `json:"status,omitzero"`
+	// Resend is when the job's checkpoint history last showed no
+	// savepoint of the recorded trigger, which Flink had not
+	// acknowledged, before it was sent again (format 5): a trigger
+	// recorded, or cleared so, longer ago than Flink surely keeps a
+	// trigger id is looked up in the history before it is sent, as a
+	// request sent with it before may have taken a savepoint whose id
+	// Flink forgot since.
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=date-time
+	Resend time.Time `json:"resend,omitzero"`
+	// Location is the savepoint's location once known. It is never cleared.
+	Location string `json:"location,omitempty"`
 }

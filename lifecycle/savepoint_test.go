@@ -104,29 +104,29 @@ func TestTakeSavepoint(t *testing.T) {
 				}
 				p, res := drive(t, e, mk, resume)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
-				if res.Outcome != tt.outcome || p.Savepoint.State != tt.state {
-					t.Fatalf("outcome %s, state %s; want %s, %s (reason %q)", res.Outcome, p.Savepoint.State, tt.outcome, tt.state, p.Reason)
+				if res.Outcome != tt.outcome || p.Savepoint.Status.State != tt.state {
+					t.Fatalf("outcome %s, state %s; want %s, %s (reason %q)", res.Outcome, p.Savepoint.Status.State, tt.outcome, tt.state, p.Reason)
 				}
 				ids, n := triggerIDs(t, e.srv)
-				if len(ids) != 1 || ids[0] != string(p.Savepoint.TriggerID) {
-					t.Errorf("trigger ids %v, want only %s", ids, p.Savepoint.TriggerID)
+				if len(ids) != 1 || ids[0] != string(p.Savepoint.Status.TriggerID) {
+					t.Errorf("trigger ids %v, want only %s", ids, p.Savepoint.Status.TriggerID)
 				}
 				if tt.triggers >= 0 && n != tt.triggers {
 					t.Errorf("%d trigger requests, want %d: %v", n, tt.triggers, routes(e.srv))
 				}
-				if (p.Location != "") != tt.location || p.Location != p.Savepoint.Location {
-					t.Errorf("location %q (status %q), want one: %v", p.Location, p.Savepoint.Location, tt.location)
+				if (p.Savepoint.Location != "") != tt.location || p.Savepoint.Location != p.Savepoint.Status.Location {
+					t.Errorf("location %q (status %q), want one: %v", p.Savepoint.Location, p.Savepoint.Status.Location, tt.location)
 				}
 				if tt.location {
-					if ok, err := e.srv.SavepointExists(p.Location); err != nil || !ok {
-						t.Errorf("savepoint %s does not exist: %v", p.Location, err)
+					if ok, err := e.srv.SavepointExists(p.Savepoint.Location); err != nil || !ok {
+						t.Errorf("savepoint %s does not exist: %v", p.Savepoint.Location, err)
 					}
 					if _, ok := p.Record(); !ok {
 						t.Error("Record: none")
 					}
 				}
-				if p.Savepoint.Recovered != tt.recovered {
-					t.Errorf("Recovered = %v, want %v", p.Savepoint.Recovered, tt.recovered)
+				if p.Savepoint.Status.Recovered != tt.recovered {
+					t.Errorf("Recovered = %v, want %v", p.Savepoint.Status.Recovered, tt.recovered)
 				}
 				if p.Reason == "" {
 					t.Error("no reason")
@@ -159,7 +159,7 @@ func TestTakeSavepointResumeEqualsRun(t *testing.T) {
 		t.Errorf("requests differ:\nrun:     %v\nresumed: %v", got[0], got[1])
 	}
 	a, b := prog[0], prog[1]
-	if a.Outcome != b.Outcome || a.Steps != b.Steps || a.Savepoint.State != b.Savepoint.State || (a.Location == "") != (b.Location == "") {
+	if a.Outcome != b.Outcome || a.Steps != b.Steps || a.Savepoint.Status.State != b.Savepoint.Status.State || (a.Savepoint.Location == "") != (b.Savepoint.Location == "") {
 		t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", a, b)
 	}
 }
@@ -185,7 +185,7 @@ func TestSavepointRightAfterSubmit(t *testing.T) {
 			return &TakeSavepoint{Env: Env{Client: e.c, Timing: Timing{Poll: 50 * time.Millisecond}, Clock: e.srv.Clock()}, Job: sub.JobID}
 		}
 		p, res := drive(t, e, mk, true)
-		if res.Outcome != OutcomeSucceeded || p.Location == "" {
+		if res.Outcome != OutcomeSucceeded || p.Savepoint.Location == "" {
 			t.Fatalf("stop %v: outcome %s: %s", stop, res.Outcome, p.Reason)
 		}
 		ids, n := triggerIDs(t, e.srv)
@@ -206,7 +206,7 @@ func TestTakeSavepointTransitions(t *testing.T) {
 	p, _ := drive(t, e, func() Stepper {
 		return &TakeSavepoint{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { got = append(got, tr) }}, Job: e.job}
 	}, false)
-	if len(got) != 2 || got[0].To != PhaseSavepoint || got[1].To != PhaseDone || got[1].Location != p.Location || got[1].Operation != "TakeSavepoint" {
+	if len(got) != 2 || got[0].To != PhaseSavepoint || got[1].To != PhaseDone || got[1].Location != p.Savepoint.Location || got[1].Operation != "TakeSavepoint" {
 		t.Errorf("transitions %+v", got)
 	}
 }

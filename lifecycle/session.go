@@ -22,7 +22,7 @@ type Claim struct {
 // rollback runs it), and the one an operation in flight uploaded.
 func (c Claim) jars() []flinkapi.JarID {
 	st := &c.Status
-	return []flinkapi.JarID{c.Spec.Job.JarID, st.JarID, st.Deployed.JarID, st.Stable.JarID, st.Target.JarID, st.Progress.JarID, st.StableJarID}
+	return []flinkapi.JarID{c.Spec.Job.JarID, st.JarID, st.Deployed.JarID, st.Stable.JarID, st.Target.JarID, st.Progress.Submit.JarID, st.StableJarID}
 }
 
 // jobs are the Flink jobs c runs or is about to run: its job, the one an
@@ -31,11 +31,11 @@ func (c Claim) jars() []flinkapi.JarID {
 // OutcomeForeignJob).
 func (c Claim) jobs() []flinkapi.JobID {
 	st, p := &c.Status, &c.Status.Progress
-	adopt := p.Observed.Adopt
+	adopt := p.Replace.Observed.Adopt
 	if p.Outcome == OutcomeForeignJob {
 		adopt = ""
 	}
-	return []flinkapi.JobID{st.JobID, p.JobID, p.NewJobID, p.PreviousJobID, p.Target, adopt}
+	return []flinkapi.JobID{st.JobID, p.JobID, p.Submit.NewJobID, p.Replace.PreviousJobID, p.Target, adopt}
 }
 
 // Defaults of SessionOptions.

@@ -33,9 +33,8 @@ func TestSessionPlan(t *testing.T) {
 	unclaimedRestarting := flinkapi.JobOverview{ID: "abcdefabcdefabcdefabcdefabcdefab", State: flinkapi.JobRestarting, StartTime: old}
 	jobs = append(jobs, unclaimedRestarting)
 	a := Claim{Spec: JobSpec{Job: JobTemplate{JarID: "spec.jar"}}, Status: JobStatus{JarID: "status.jar", Deployed: JobTemplate{JarID: "deployed.jar"},
-		Stable: JobTemplate{JarID: "stable.jar"}, JobID: id(0), Progress: Progress{JobID: id(1), NewJobID: id(2), PreviousJobID: id(3)}}}
-	b := Claim{Status: JobStatus{Target: JobTemplate{JarID: "target.jar"}, Progress: Progress{JarID: "progress.jar", Target: id(4),
-		Observed: Observed{Adopt: id(5)}}}}
+		Stable: JobTemplate{JarID: "stable.jar"}, JobID: id(0), Progress: Progress{JobID: id(1), Submit: SubmitProgress{NewJobID: id(2)}, Replace: ReplaceProgress{PreviousJobID: id(3)}}}}
+	b := Claim{Status: JobStatus{Target: JobTemplate{JarID: "target.jar"}, Progress: Progress{Target: id(4), Submit: SubmitProgress{JarID: "progress.jar"}, Replace: ReplaceProgress{Observed: Observed{Adopt: id(5)}}}}}
 	r := SessionPlan(jars, jobs, []Claim{a, b}, SessionOptions{Keep: func(j flinkapi.Jar) bool { return j.Name == "other.jar" }}, now)
 	if len(r.UnusedJars) != 1 || r.UnusedJars[0].ID != "unused.jar" {
 		t.Errorf("unused jars %+v, want unused.jar only", r.UnusedJars)
@@ -119,7 +118,7 @@ func TestCleanSession(t *testing.T) {
 	var p Progress
 	res, err := Run(ctx, UnclaimedTeardown(Env{Client: k.c, Clock: k.srv.Clock()}, k.store, hand), &p, nil)
 	rec, ok, _ := k.store.Get(ctx, UnclaimedName(hand))
-	if exists, _ := k.srv.SavepointExists(rec.Location); err != nil || res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Location || !exists {
+	if exists, _ := k.srv.SavepointExists(rec.Location); err != nil || res.Outcome != OutcomeSucceeded || !ok || rec.Location != p.Savepoint.Location || !exists {
 		t.Errorf("teardown of the unclaimed job: %+v, %v; recorded %+v (%v)", res, err, rec, ok)
 	}
 	if info, _ := k.srv.Job(k.st.JobID); info.State != flinkapi.JobRunning {

@@ -72,7 +72,7 @@ const (
 	// decides the path (policy.DecideRescale).
 	PhaseObserveParallelism Phase = "ObserveParallelism"
 	// PhaseSetRequirements: Rescale sets the new parallelism bounds of the
-	// vertices recorded in Progress.Vertices.
+	// vertices recorded in Progress.Rescale.Vertices.
 	PhaseSetRequirements Phase = "SetRequirements"
 	// PhaseConfirmParallelism: Rescale reads the job's details until every
 	// vertex runs at the new parallelism.
@@ -111,7 +111,7 @@ const (
 	// Of a checkpoint triggered through the REST API:
 
 	// PhaseCheckpoint: a checkpoint is triggered (its trigger id recorded in
-	// Progress.Savepoint, of kind checkpoint) and polled.
+	// Progress.Savepoint.Status, of kind checkpoint) and polled.
 	PhaseCheckpoint Phase = "Checkpoint"
 )
 
@@ -141,7 +141,7 @@ const (
 	// history shows that no savepoint came of it.
 	OutcomeSavepointLost Outcome = "SavepointLost"
 	// OutcomeJobFailedWhileStopping: the stop's savepoint completed, then
-	// the job failed while stopping. Progress.Location holds the savepoint;
+	// the job failed while stopping. Progress.Savepoint.Location holds the savepoint;
 	// the job may have restarted.
 	OutcomeJobFailedWhileStopping Outcome = "JobFailedWhileStopping"
 	// OutcomeJobGone: Flink does not know the job.
@@ -155,7 +155,7 @@ const (
 	// OutcomeTimedOut: the phase's deadline passed; Reason says where.
 	OutcomeTimedOut Outcome = "TimedOut"
 	// OutcomeBlocked: the policy does not let Upgrade or Restart go on
-	// (Progress.Decision names its reason); nothing more was done.
+	// (Progress.Replace.Decision names its reason); nothing more was done.
 	OutcomeBlocked Outcome = "Blocked"
 	// OutcomeNotNeeded: Restart found nothing to restart (the job runs,
 	// finished or was cancelled).
@@ -185,14 +185,14 @@ const (
 	// OutcomeBlueGreenAborted: the new job of a blue/green upgrade failed, or
 	// did not become healthy within the window, and was cancelled (Flink
 	// confirmed it ended); the old job was left running, untouched. Reason
-	// says why; Progress.NewJobID is empty: nothing is to be adopted.
+	// says why; Progress.Submit.NewJobID is empty: nothing is to be adopted.
 	OutcomeBlueGreenAborted Outcome = "BlueGreenAborted"
 	// OutcomeCanaryFailed: the canary job of a Canary did not restore the
 	// old job's savepoint (Flink refused its state: a changed maximum
 	// parallelism of a keyed operator, an operator whose state it has no
 	// place for), failed, or was not healthy within the window; it was
 	// cancelled (Flink confirmed it ended) and the old job was left running,
-	// untouched. Reason says why; Progress.NewJobID is empty.
+	// untouched. Reason says why; Progress.Submit.NewJobID is empty.
 	OutcomeCanaryFailed Outcome = "CanaryFailed"
 
 	// Of Upgrade:
@@ -211,7 +211,7 @@ const (
 	// that this deployment started it (an id derived from the deployment's
 	// Name, shared by every deployment of that Name and Controller
 	// Namespace, or from a detached job): nothing was started, and the job
-	// is left as it is, neither adopted nor stopped. Progress.Observed.Adopt
+	// is left as it is, neither adopted nor stopped. Progress.Replace.Observed.Adopt
 	// names it. Adopt it with JobSpec.Adopt, or give the Controller a
 	// Namespace of its own to deploy beside it.
 	OutcomeForeignJob Outcome = "ForeignJob"

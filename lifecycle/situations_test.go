@@ -147,8 +147,8 @@ func TestControllerPolicyChangeMidAction(t *testing.T) {
 	next := spec
 	next.Job.Args = append(slices.Clone(spec.Job.Args), "--name", "v2")
 	k.until("the old job cancelled", next, 200, func(st *JobStatus) bool {
-		info, _ := k.srv.Job(st.Progress.PreviousJobID)
-		return st.InFlight() && st.Progress.PreviousJobID != "" && info.State.IsGloballyTerminal()
+		info, _ := k.srv.Job(st.Progress.Replace.PreviousJobID)
+		return st.InFlight() && st.Progress.Replace.PreviousJobID != "" && info.State.IsGloballyTerminal()
 	})
 	next.Update = policy.UpdatePolicy{Mode: policy.UpgradeSavepoint}
 	k.until("the upgrade ended", next, 300, func(st *JobStatus) bool { return !st.InFlight() })
@@ -365,7 +365,7 @@ func TestControllerBadStoredStatus(t *testing.T) {
 		"unknown outcome": func(st *JobStatus) { st.Progress.Outcome = "Exploded" },
 		"forged record": func(st *JobStatus) {
 			st.Action = ActionTeardown
-			st.Progress = Progress{Operation: opTeardown, Target: st.JobID, Phase: PhaseRecord, Location: "file:/elsewhere/sp"}
+			st.Progress = Progress{Operation: opTeardown, Target: st.JobID, Phase: PhaseRecord, Savepoint: SavepointProgress{Location: "file:/elsewhere/sp"}}
 		},
 	}
 	for name, mutate := range cases {

@@ -126,10 +126,9 @@ func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		p.Steps++
-		p.Started = now
+		startAt(p, now)
 		p.JobID = s.Job
-		p.Strategy = strategy
+		p.Stop.Strategy = strategy
 		switch strategy {
 		case CancelWithoutState:
 			p.Phase = PhaseCancel
@@ -141,13 +140,12 @@ func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 		}
 		return Result{}, nil
 	}
-	if p.Strategy == CancelWithoutState && s.Mode != policy.UpgradeStateless {
+	if p.Stop.Strategy == CancelWithoutState && s.Mode != policy.UpgradeStateless {
 		// The policy changed since the operation started: invariant 1 holds.
 		if _, err := ChooseStopStrategy(flinkapi.Version{}, s.Mode, CancelWithoutState); err != nil {
 			return Result{}, err
 		}
 	}
-	p.Steps++
 	switch p.Phase {
 	case PhaseSavepoint:
 		return s.stepSavepoint(ctx, p, now), nil
@@ -161,31 +159,31 @@ func (s *Stop) advance(ctx context.Context, p *Progress) (Result, error) {
 
 func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Result {
 	send := func() (flinkapi.Operation, error) {
-		if p.Strategy == StopWithSavepoint {
+		if p.Stop.Strategy == StopWithSavepoint {
 			return s.Client.StopWithSavepoint(ctx, p.JobID, flinkapi.StopRequest{
-				TargetDirectory: s.TargetDirectory, Drain: s.Drain, FormatType: s.FormatType, TriggerID: p.Savepoint.TriggerID,
+				TargetDirectory: s.TargetDirectory, Drain: s.Drain, FormatType: s.FormatType, TriggerID: p.Savepoint.Status.TriggerID,
 			})
 		}
 		return s.Client.TriggerSavepoint(ctx, p.JobID, flinkapi.SavepointRequest{
-			TargetDirectory: s.TargetDirectory, FormatType: s.FormatType, TriggerID: p.Savepoint.TriggerID,
-			CancelJob: p.Strategy == CancelWithSavepoint,
+			TargetDirectory: s.TargetDirectory, FormatType: s.FormatType, TriggerID: p.Savepoint.Status.TriggerID,
+			CancelJob: p.Stop.Strategy == CancelWithSavepoint,
 		})
 	}
 	if !savepointStep(ctx, s.Client, p, send, now, s.Timing) {
 		return Result{RequeueAfter: savepointDelay(p, s.Timing, now)}
 	}
-	if p.Savepoint.State != savepoint.Succeeded {
+	if p.Savepoint.Status.State != savepoint.Succeeded {
 		o, reason := savepointOutcome(p, s.TargetDirectory)
 		return finish(p, o, reason)
 	}
 	p.Deadline = now.Add(orDefault(s.Timing.Stop, defaultStopTimeout))
-	p.LastError, p.Unconfirmed = "", false
-	if p.Strategy == SavepointThenCancel {
+	p.LastError, p.Stop.Unconfirmed = "", false
+	if p.Stop.Strategy == SavepointThenCancel {
 		p.Phase = PhaseCancel
 		return Result{}
 	}
 	p.Phase = PhaseWaitStopped
-	if p.Strategy == StopWithSavepoint {
+	if p.Stop.Strategy == StopWithSavepoint {
 		// Flink completes a stop with savepoint once the job has
 		// finished: its state can be read at once.
 		return Result{}
@@ -214,7 +212,7 @@ func (s *Stop) stepCancel(ctx context.Context, p *Progress, now time.Time) Resul
 	case flinkapi.IsJobNotFound(err):
 		// Confirmed by Flink's job list (stepWait) before it counts: one
 		// such answer may be transient, and the job may still run.
-		p.LastError, p.Unconfirmed = notFound+errMessage(err), true
+		p.LastError, p.Stop.Unconfirmed = notFound+errMessage(err), true
 	case errors.Is(err, flinkapi.ErrInvalidInput), errors.Is(err, flinkapi.ErrBadRequest):
 		return finish(p, OutcomeJobTerminal, "Flink refused to cancel the job: "+errMessage(err))
 	default:
@@ -247,7 +245,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 	if past && p.LastError != "" {
 		return timedOut()
 	}
-	if p.Unconfirmed {
+	if p.Stop.Unconfirmed {
 		// An answer said Flink does not know the job: its job list
 		// confirms it, or shows the job after all.
 		known, st, err := listJob(ctx, s.Client, p.JobID)
@@ -264,7 +262,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 			seenTerminal(p, st, now, s.Timing)
 			return s.stopped(p, "the job is "+string(st))
 		}
-		p.LastError, p.Unconfirmed = "", false
+		p.LastError, p.Stop.Unconfirmed = "", false
 		return Result{RequeueAfter: s.Timing.poll()}
 	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
@@ -275,7 +273,7 @@ func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result 
 		return timedOut()
 	case flinkapi.IsJobNotFound(err):
 		// One such answer may be transient (see above).
-		p.LastError, p.Unconfirmed = notFound+errMessage(err), true
+		p.LastError, p.Stop.Unconfirmed = notFound+errMessage(err), true
 		return Result{RequeueAfter: s.Timing.poll()}
 	default:
 		p.LastError = errMessage(err)
@@ -343,9 +341,23 @@ func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flin
 }
 
 func (s *Stop) stopped(p *Progress, why string) Result {
-	p.LastError, p.Unconfirmed = "", false
-	if p.Location != "" {
-		return finish(p, OutcomeSucceeded, why+"; savepoint at "+p.Location)
+	p.LastError, p.Stop.Unconfirmed = "", false
+	if p.Savepoint.Location != "" {
+		return finish(p, OutcomeSucceeded, why+"; savepoint at "+p.Savepoint.Location)
 	}
 	return finish(p, OutcomeSucceeded, why+"; no state kept")
+}
+
+// StopProgress is the record of a Stop in a Progress: on its own, or
+// inside Upgrade, Restart, Teardown, BlueGreen or Canary.
+type StopProgress struct {
+	// Strategy is the stop strategy Stop chose.
+	Strategy StopStrategy `json:"strategy,omitempty"`
+	// Unconfirmed reports that an answer about the job said Flink does not
+	// know it: Flink's job list is asked in the next step, and confirms it
+	// or shows the job after all (one such answer can come from a
+	// JobManager failing over). Format 4; a Progress of an older format
+	// recorded it as the start of LastError, which the first Step turns
+	// into this field.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
 }

@@ -210,18 +210,18 @@ func TestStop(t *testing.T) {
 				if res.Outcome != tt.outcome {
 					t.Fatalf("outcome %s (%s), want %s", res.Outcome, p.Reason, tt.outcome)
 				}
-				if (p.Location != "") != tt.location {
-					t.Fatalf("location %q, want one: %v", p.Location, tt.location)
+				if (p.Savepoint.Location != "") != tt.location {
+					t.Fatalf("location %q, want one: %v", p.Savepoint.Location, tt.location)
 				}
 				if tt.location {
-					if ok, err := e.srv.SavepointExists(p.Location); err != nil || !ok {
-						t.Errorf("savepoint %s does not exist: %v", p.Location, err)
+					if ok, err := e.srv.SavepointExists(p.Savepoint.Location); err != nil || !ok {
+						t.Errorf("savepoint %s does not exist: %v", p.Savepoint.Location, err)
 					}
-					if rec, ok := p.Record(); !ok || rec.Location != p.Location {
+					if rec, ok := p.Record(); !ok || rec.Location != p.Savepoint.Location {
 						t.Errorf("Record = %+v, %v", rec, ok)
 					}
 				}
-				if p.Strategy != CancelWithoutState {
+				if p.Stop.Strategy != CancelWithoutState {
 					if ids, _ := triggerIDs(t, e.srv); len(ids) != 1 {
 						t.Errorf("trigger ids %v, want one", ids)
 					}
@@ -264,7 +264,7 @@ func TestStopResumeEqualsRun(t *testing.T) {
 				t.Errorf("requests differ:\nrun:     %v\nresumed: %v", got[0], got[1])
 			}
 			a, b := prog[0], prog[1]
-			if a.Outcome != OutcomeSucceeded || a.Outcome != b.Outcome || a.Steps != b.Steps || a.Location == "" || b.Location == "" {
+			if a.Outcome != OutcomeSucceeded || a.Outcome != b.Outcome || a.Steps != b.Steps || a.Savepoint.Location == "" || b.Savepoint.Location == "" {
 				t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", a, b)
 			}
 		})

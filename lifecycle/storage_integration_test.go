@@ -167,8 +167,8 @@ func (s *storageLedger) check(step string, spec lifecycle.JobSpec, st *lifecycle
 		listed[r.JobID] = true
 	}
 	current := st.JobID
-	if st.InFlight() && st.Progress.NewJobID != "" {
-		current = st.Progress.NewJobID
+	if st.InFlight() && st.Progress.Submit.NewJobID != "" {
+		current = st.Progress.Submit.NewJobID
 	}
 	var suspended flinkapi.JobID
 	if st.Suspended || st.Deleted || st.Action == lifecycle.ActionTeardown && st.Progress.Done() {
@@ -204,7 +204,7 @@ func (s *storageLedger) check(step string, spec lifecycle.JobSpec, st *lifecycle
 	if len(wrong) > 0 {
 		t.Errorf("%s: the bucket and the ledger differ:\n  %s\nstatus: job %s, latest %s, upgradeFrom %s, restoredFrom %s, replaced %v, action %s (restore from %s)\n%s",
 			step, strings.Join(wrong, "\n  "), st.JobID, st.Latest.Location, st.UpgradeFrom.Location, st.RestoredFrom, st.Replaced,
-			st.Action, st.Progress.RestoreFrom, a)
+			st.Action, st.Progress.Replace.RestoreFrom, a)
 	}
 	return a
 }

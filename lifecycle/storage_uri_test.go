@@ -54,9 +54,9 @@ func TestCheckpointOnObjectStorage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &uriStorage{objects: tc.objects}
 			r := &replacer{storage: st}
-			p := &Progress{RestoreFrom: loc}
-			if got := r.checkpointOnStorage(context.Background(), p); got != tc.want || got && p.RestoreFrom != tc.from {
-				t.Fatalf("checkpointOnStorage = %v, restore from %s; want %v, %s (listed %q)", got, p.RestoreFrom, tc.want, tc.from, st.listed)
+			p := &Progress{Replace: ReplaceProgress{RestoreFrom: loc}}
+			if got := r.checkpointOnStorage(context.Background(), p); got != tc.want || got && p.Replace.RestoreFrom != tc.from {
+				t.Fatalf("checkpointOnStorage = %v, restore from %s; want %v, %s (listed %q)", got, p.Replace.RestoreFrom, tc.want, tc.from, st.listed)
 			}
 			for _, d := range st.listed {
 				if !strings.HasPrefix(d, "s3://state/") {

@@ -17,19 +17,11 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
-// The -update flag writes a missing stored-format fixture of the newest
-// version. It is defined here only if no other test file of the package
-// defined it first (package variables are initialised before init runs).
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "write a missing stored-format fixture of the newest version into testdata/golden")
-	}
-}
+// updateFixtures is the -update flag: it writes a missing stored-format
+// fixture of the newest version.
+var updateFixtures = flag.Bool("update", false, "write a missing stored-format fixture of the newest version into testdata/golden")
 
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+func updating() bool { return *updateFixtures }
 
 // goldenRecord is the record of the FileStore fixtures: every field set.
 var goldenRecord = savepoint.Record{

@@ -19,7 +19,7 @@ type Submit struct {
 	// shared by every operation.
 	Env
 	// JarID is an uploaded jar to run. If empty, JarFile is uploaded once
-	// and its id recorded in Progress.JarID.
+	// and its id recorded in Progress.Submit.JarID.
 	JarID flinkapi.JarID
 	// JarFile is the path of the jar file to upload when JarID is empty,
 	// read from Env.Jars (see Jars: with none, it is refused).
@@ -39,13 +39,13 @@ type Submit struct {
 }
 
 // stepDeploy starts the job through the Deployer, in a cluster of its
-// own, recorded in Progress.Cluster.
+// own, recorded in Progress.Submit.Cluster.
 func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result {
 	if names, _ := secretNames(s.Run.ProgramArgs); len(names) > 0 {
 		return refused(p, "the job's arguments name secrets, "+deployerSecrets)
 	}
 	p.Requests++
-	p.NewJobID = p.JobID // a job of this id may run from now on
+	p.Submit.NewJobID = p.JobID // a job of this id may run from now on
 	req := DeployRequest{JobID: p.JobID, JarFile: s.JarFile, EntryClass: s.Run.EntryClass, Args: s.Run.ProgramArgs,
 		Parallelism: s.Run.Parallelism, RestorePath: s.Run.SavepointPath, AllowNonRestoredState: s.Run.AllowNonRestoredState}
 	req.FlinkConfiguration = ApplicationConfiguration(DeployRequest{JobID: p.JobID, FlinkConfiguration: s.Run.FlinkConfiguration,
@@ -55,7 +55,7 @@ func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result 
 	case err == nil && c.IsZero():
 		return refused(p, "the Deployer returned no cluster for job "+string(p.JobID))
 	case err == nil:
-		p.Cluster = c
+		p.Submit.Cluster = c
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
 		return Result{RequeueAfter: s.Timing.poll()}
 	case errors.Is(err, ErrDeployRefused), ctx.Err() == nil && permanent(err):
@@ -74,7 +74,7 @@ func (s *Submit) stepDeploy(ctx context.Context, p *Progress, late bool) Result 
 // refused ends a submission that Flink or the Deployer refused for good:
 // nothing was started, so no job id is left for the caller to adopt.
 func refused(p *Progress, reason string) Result {
-	p.NewJobID = ""
+	p.Submit.NewJobID = ""
 	return finish(p, OutcomeSubmitFailed, reason)
 }
 
@@ -103,18 +103,17 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 
 // advance is one step of s on p, between the frame's checks.
 func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
-	p.Steps++
 	now := s.clock().Now()
 	if p.Phase == "" {
-		p.Started = now
+		startAt(p, now)
 		p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
 		p.JobID = s.JobID
 		if p.JobID == "" {
 			p.JobID = flinkapi.NewJobID()
 		}
-		p.JarID = s.JarID
+		p.Submit.JarID = s.JarID
 		p.Phase = PhaseSubmit
-		if p.JarID == "" && s.Deployer == nil {
+		if p.Submit.JarID == "" && s.Deployer == nil {
 			p.Phase = PhaseUpload
 		}
 		return Result{}, nil
@@ -172,7 +171,7 @@ func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
 	}
-	p.JarID, p.Phase, p.Requests, p.LastError = jar, PhaseSubmit, 0, ""
+	p.Submit.JarID, p.Phase, p.Requests, p.LastError = jar, PhaseSubmit, 0, ""
 	return Result{}
 }
 
@@ -196,8 +195,8 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	req := s.Run
 	req.JobID = p.JobID
 	p.Requests++
-	p.NewJobID = p.JobID // a job of this id may run from now on
-	_, err := s.Client.RunJar(ctx, p.JarID, req)
+	p.Submit.NewJobID = p.JobID // a job of this id may run from now on
+	_, err := s.Client.RunJar(ctx, p.Submit.JarID, req)
 	switch {
 	case err == nil, flinkapi.IsDuplicateJob(err):
 		// Flink answers a jar run once the job is submitted, and often
@@ -223,10 +222,10 @@ func (s *Submit) timedOut(p *Progress) string {
 // reader is the client that reads the new job: that of its cluster once
 // a Deployer started one, else the Client.
 func (s *Submit) reader(p *Progress) (SubmitAPI, error) {
-	if s.Deployer == nil || p.Cluster.IsZero() {
+	if s.Deployer == nil || p.Submit.Cluster.IsZero() {
 		return s.Client, nil
 	}
-	return clusterClient(s.Deployer, p.Cluster)
+	return clusterClient(s.Deployer, p.Submit.Cluster)
 }
 
 func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now time.Time) Result {
@@ -240,7 +239,7 @@ func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now t
 	case isClusterGone(err):
 		// The Deployer's new cluster is gone before its job ran (it
 		// failed to start, or was deleted): no wait brings it back.
-		return finish(p, OutcomeSubmitFailed, "the new job's cluster "+p.Cluster.Name+" no longer exists: it did not start, or was deleted ("+errMessage(err)+")")
+		return finish(p, OutcomeSubmitFailed, "the new job's cluster "+p.Submit.Cluster.Name+" no longer exists: it did not start, or was deleted ("+errMessage(err)+")")
 	case flinkapi.IsJobNotFound(err):
 		// Flink may list a job only after its submission has been
 		// processed; the deadline ends the wait.
@@ -324,4 +323,29 @@ func errWithCause(err error) string {
 		}
 	}
 	return msg
+}
+
+// SubmitProgress is the record of a Submit in a Progress: on its own, or
+// inside Upgrade, Restart, Rescale, BlueGreen or Canary.
+type SubmitProgress struct {
+	// JarID is the uploaded jar Submit runs.
+	JarID flinkapi.JarID `json:"jarID,omitempty"`
+	// NewJobID is the job Submit, Upgrade, Restart, Rescale or BlueGreen
+	// started or adopted: recorded in the step that sends the request that
+	// submits it (the jar run, or the Deployer's Deploy) before it is sent,
+	// and never cleared, whatever the outcome. Non-empty, a job of that id
+	// may run (also after TimedOut): the caller adopts it as the
+	// deployment's job and names it in the next operation, never the job it
+	// replaced. Empty, no submission was sent (Progress.JobID may already
+	// hold the id chosen for it), or it was refused for good (SubmitFailed:
+	// Flink refused the jar run, or the Deployer the deploy), so that
+	// nothing runs under it, or BlueGreen cancelled it (BlueGreenAborted:
+	// Flink confirmed it ended).
+	NewJobID flinkapi.JobID `json:"newJobID,omitempty"`
+	// Cluster is the cluster a Deployer started for NewJobID, recorded
+	// once Deploy returned it: its client reads the new job.
+	Cluster Cluster `json:"cluster,omitzero"`
+	// Adopted reports that NewJobID was started by an earlier operation
+	// on the same job (whose Progress was lost) and adopted by this one.
+	Adopted bool `json:"adopted,omitempty"`
 }

@@ -59,7 +59,7 @@ func TestSubmit(t *testing.T) {
 					p, _ := drive(t, e, func() Stepper {
 						return &Stop{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job}
 					}, false)
-					restoreFrom = p.Location
+					restoreFrom = p.Savepoint.Location
 					info, _ := e.srv.Job(e.job)
 					before = info.Events
 					e.srv.ClearRequests()

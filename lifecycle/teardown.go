@@ -93,9 +93,9 @@ func (t *Teardown) step(ctx context.Context, p *Progress) (Result, error) {
 // found the job ended without a savepoint of it: its newest state is to
 // be read instead.
 func endedBefore(p *Progress) bool {
-	switch p.StopOutcome {
+	switch p.Replace.StopOutcome {
 	case OutcomeJobTerminal, OutcomeSavepointFailed, OutcomeSavepointLost, OutcomeTimedOut:
-		return p.Location == "" && (ended(p) || p.StopOutcome == OutcomeJobTerminal)
+		return p.Savepoint.Location == "" && (ended(p) || p.Replace.StopOutcome == OutcomeJobTerminal)
 	}
 	return false
 }
@@ -104,7 +104,7 @@ func endedBefore(p *Progress) bool {
 // lost, is stopped with another: while Timing.Savepoint, counted from the
 // start (end), has time left and attempts remain.
 func (t *Teardown) retries(p *Progress, now time.Time) (end time.Time, ok bool) {
-	if p.StopOutcome != OutcomeSavepointFailed && p.StopOutcome != OutcomeSavepointLost || p.Location != "" {
+	if p.Replace.StopOutcome != OutcomeSavepointFailed && p.Replace.StopOutcome != OutcomeSavepointLost || p.Savepoint.Location != "" {
 		return time.Time{}, false
 	}
 	end = p.Started.Add(orDefault(t.Timing.Savepoint, defaultSavepointTimeout))
@@ -112,7 +112,7 @@ func (t *Teardown) retries(p *Progress, now time.Time) (end time.Time, ok bool) 
 	if tries <= 0 {
 		tries = policy.DefaultSavepointAttempts
 	}
-	return end, now.Before(end) && p.Attempts < tries
+	return end, now.Before(end) && p.Replace.Attempts < tries
 }
 
 // retires reports whether the teardown, which just ended, deletes the
@@ -124,7 +124,7 @@ func (t *Teardown) retires(p *Progress) bool {
 
 func (t *Teardown) stopOp(p *Progress) *Stop {
 	op := &Stop{Env: t.quiet(), Job: t.Job, Mode: t.Mode, Strategy: t.Strategy, Drain: t.Drain, Reason: savepoint.ReasonStop}
-	if p.StopOutcome != "" {
+	if p.Replace.StopOutcome != "" {
 		// The cancel after the stop: allowed by the policy, or a restore
 		// point is recorded.
 		op.Mode, op.Strategy = policy.UpgradeStateless, CancelWithoutState
@@ -136,9 +136,9 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	switch p.Phase {
 	case "":
 		res, err := t.stopOp(p).step(ctx, p)
-		p.PreviousJobID = t.Job
-		if err == nil && p.Strategy != "" && p.Strategy != CancelWithoutState {
-			p.Attempts = 1
+		p.Replace.PreviousJobID = t.Job
+		if err == nil && p.Stop.Strategy != "" && p.Stop.Strategy != CancelWithoutState {
+			p.Replace.Attempts = 1
 		}
 		return res, err
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
@@ -148,7 +148,6 @@ func (t *Teardown) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	case PhaseRecord:
 		return t.stepRecord(ctx, p, now)
 	}
-	p.Steps++
 	return finish(p, OutcomeTimedOut, fmt.Sprintf("unknown phase %q of a teardown", p.Phase)), nil
 }
 
@@ -159,17 +158,17 @@ func (t *Teardown) stepStop(ctx context.Context, p *Progress, now time.Time) (Re
 	if err != nil || !res.Done {
 		return res, err
 	}
-	if p.StopOutcome != "" {
+	if p.Replace.StopOutcome != "" {
 		// The cancel ended.
 		if p.Outcome != OutcomeSucceeded {
-			return finish(p, p.Outcome, "cancelling the job after "+string(p.StopOutcome)+": "+p.Reason), nil
+			return finish(p, p.Outcome, "cancelling the job after "+string(p.Replace.StopOutcome)+": "+p.Reason), nil
 		}
 		if ranOn(p) && !readNewest(p) {
 			return t.readAfterCancel(p, now), nil
 		}
-		return t.done(p, "the job is cancelled after "+string(p.StopOutcome)), nil
+		return t.done(p, "the job is cancelled after "+string(p.Replace.StopOutcome)), nil
 	}
-	p.StopOutcome = p.Outcome
+	p.Replace.StopOutcome = p.Outcome
 	return t.next(ctx, p, now)
 }
 
@@ -189,9 +188,8 @@ const lateObserveReads = 6
 // state. The first read past the deadline that fails without moving on
 // ends the teardown TimedOut.
 func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	timedOut := func() (Result, error) {
-		return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.StopOutcome)+": "+p.Reason+
+		return finish(p, OutcomeTimedOut, "the job had ended ("+string(p.Replace.StopOutcome)+": "+p.Reason+
 			"), and the deadline passed while reading its state and checkpoints"+lastError(p)), nil
 	}
 	late := !now.Before(p.Deadline)
@@ -206,9 +204,9 @@ func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 	case late:
 		p.Requests++
 	}
-	phase, deadline, unconfirmed := p.Phase, p.Deadline, p.Unconfirmed
+	phase, deadline, unconfirmed := p.Phase, p.Deadline, p.Stop.Unconfirmed
 	res, err := t.observeEnded(ctx, p, now)
-	if err == nil && !res.Done && late && p.Phase == phase && p.Deadline.Equal(deadline) && p.Unconfirmed == unconfirmed && p.LastError != "" {
+	if err == nil && !res.Done && late && p.Phase == phase && p.Deadline.Equal(deadline) && p.Stop.Unconfirmed == unconfirmed && p.LastError != "" {
 		return timedOut() // a read past the deadline failed and moved nothing on
 	}
 	return res, err
@@ -216,7 +214,6 @@ func (t *Teardown) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepRecord records the restore point in the Store under the name.
 func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		return finish(p, OutcomeTimedOut, fmt.Sprintf("could not record the restore point %s under %q: %s", restorePoint(p), t.Name, p.LastError)), nil
 	}
@@ -225,9 +222,9 @@ func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (
 		p.LastError = err.Error()
 		return Result{RequeueAfter: t.Timing.backoff(p.Requests)}, nil
 	}
-	p.Recorded, p.Requests, p.LastError = true, 0, ""
+	p.Teardown.Recorded, p.Requests, p.LastError = true, 0, ""
 	switch {
-	case p.Location == "" && ended(p):
+	case p.Savepoint.Location == "" && ended(p):
 		return t.endedResult(p), nil
 	case ranOn(p) && readNewest(p):
 		return t.ranOnResult(p), nil
@@ -238,10 +235,10 @@ func (t *Teardown) stepRecord(ctx context.Context, p *Progress, now time.Time) (
 // restorePoint is the restore point the teardown found: its savepoint, or
 // the retained checkpoint of a job that had already ended.
 func restorePoint(p *Progress) string {
-	if p.Location != "" {
-		return p.Location
+	if p.Savepoint.Location != "" {
+		return p.Savepoint.Location
 	}
-	return p.RestoreFrom
+	return p.Replace.RestoreFrom
 }
 
 // ranOn reports whether the job of p failed while it was being stopped
@@ -249,15 +246,15 @@ func restorePoint(p *Progress) string {
 // may have completed checkpoints newer than the savepoint) until the
 // cancel that followed.
 func ranOn(p *Progress) bool {
-	if p.Location == "" {
+	if p.Savepoint.Location == "" {
 		return false
 	}
-	return p.StopOutcome == OutcomeJobFailedWhileStopping || p.StopOutcome == OutcomeSucceeded && p.Observed.State == flinkapi.JobFailed
+	return p.Replace.StopOutcome == OutcomeJobFailedWhileStopping || p.Replace.StopOutcome == OutcomeSucceeded && p.Replace.Observed.State == flinkapi.JobFailed
 }
 
 // readNewest reports whether the newest state of a job that ran on was
 // read after it ended (readAfterCancel).
-func readNewest(p *Progress) bool { return p.Observed.Latest.Location != "" }
+func readNewest(p *Progress) bool { return p.Replace.Observed.Latest.Location != "" }
 
 // readAfterCancel goes on, once the cancel of a job that ran on after its
 // savepoint ended, to read the job's retained checkpoint (once Flink's
@@ -268,24 +265,24 @@ func (t *Teardown) readAfterCancel(p *Progress, now time.Time) Result {
 	why := p.Reason
 	resetPhase(p)
 	p.Reason = why
-	if !p.Observed.State.IsGloballyTerminal() {
+	if !p.Replace.Observed.State.IsGloballyTerminal() {
 		seenTerminal(p, flinkapi.JobCanceled, now, t.Timing)
 	}
-	p.Observed.Latest = sp
+	p.Replace.Observed.Latest = sp
 	p.Phase = PhaseObserveCheckpoints
-	p.Deadline = later(now.Add(orDefault(t.Timing.Stop, defaultStopTimeout)), p.Observed.StatsAfter.Add(t.Timing.poll()))
-	return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}
+	p.Deadline = later(now.Add(orDefault(t.Timing.Stop, defaultStopTimeout)), p.Replace.Observed.StatsAfter.Add(t.Timing.poll()))
+	return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}
 }
 
 // teardownRecord is what Teardown stores under its name: the savepoint,
 // or the retained checkpoint of a job that had ended or ran on past its
 // savepoint when it is the newer (endedFound).
 func teardownRecord(p *Progress) savepoint.Record {
-	if p.Location == "" || p.RestoreKind == policy.KindCheckpoint && p.RestoreFrom != "" {
-		return savepoint.Record{Location: p.RestoreFrom, Time: p.Observed.CheckpointTime, JobID: p.PreviousJobID}
+	if p.Savepoint.Location == "" || p.Replace.RestoreKind == policy.KindCheckpoint && p.Replace.RestoreFrom != "" {
+		return savepoint.Record{Location: p.Replace.RestoreFrom, Time: p.Replace.Observed.CheckpointTime, JobID: p.Replace.PreviousJobID}
 	}
 	rec, _ := p.Record()
-	rec.Location = p.Location
+	rec.Location = p.Savepoint.Location
 	return rec
 }
 
@@ -293,18 +290,18 @@ func teardownRecord(p *Progress) savepoint.Record {
 // savepoint, looking at a job that had already ended for its newest
 // state, another attempt, a cancel, or the end.
 func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.StopOutcome == OutcomeSucceeded && ranOn(p) && !readNewest(p) {
+	if p.Replace.StopOutcome == OutcomeSucceeded && ranOn(p) && !readNewest(p) {
 		// The job failed after its savepoint and ended FAILED by itself:
 		// its newest state is read before anything is recorded.
 		return t.readAfterCancel(p, now), nil
 	}
-	if p.Location != "" && t.Store != nil && t.Name != "" && !p.Recorded {
+	if p.Savepoint.Location != "" && t.Store != nil && t.Name != "" && !p.Teardown.Recorded {
 		resetPhase(p)
 		p.Phase, p.Deadline = PhaseRecord, now.Add(orDefault(t.Timing.Stop, defaultStopTimeout))
 		return Result{}, nil
 	}
 	why := p.Reason
-	switch p.StopOutcome {
+	switch p.Replace.StopOutcome {
 	case OutcomeSucceeded:
 		return t.done(p, why), nil
 	case OutcomeJobGone:
@@ -331,20 +328,17 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 	// With a savepoint (the job failed while stopping, or the savepoint
 	// completed after its deadline) the job may be cancelled; without one
 	// only if the policy allows it.
-	if p.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
+	if p.Savepoint.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
 		tries := ""
-		if p.Attempts > 1 {
-			tries = fmt.Sprintf(" in %d attempts", p.Attempts)
+		if p.Replace.Attempts > 1 {
+			tries = fmt.Sprintf(" in %d attempts", p.Replace.Attempts)
 		}
 		return finish(p, OutcomeLeftRunning, "no savepoint could be taken"+tries+" ("+why+") and the policy keeps state, so the job was not cancelled and may still run; "+
 			"fix the cause and tear down again, or allow cancelling without state"), nil
 	}
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	p.Strategy = ""
-	res, err := t.stopOp(p).step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	p.Stop.Strategy = ""
+	return t.stopOp(p).step(ctx, p)
 }
 
 // checkpointConfigReader is the optional part of a StopAPI that reads a
@@ -361,17 +355,17 @@ type checkpointConfigReader interface {
 func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
-		st, err := t.Client.JobStatus(ctx, p.PreviousJobID)
+		st, err := t.Client.JobStatus(ctx, p.Replace.PreviousJobID)
 		switch {
 		case err == nil && st.IsGloballyTerminal():
 			seenTerminal(p, st, now, t.Timing)
 			p.Phase, p.LastError = PhaseObserveCheckpoints, ""
-			p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(t.Timing.poll()))
-			return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+			p.Deadline = later(p.Deadline, p.Replace.Observed.StatsAfter.Add(t.Timing.poll()))
+			return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}, nil
 		case err == nil:
-			return finish(p, p.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again"), nil
+			return finish(p, p.Replace.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again"), nil
 		case flinkapi.IsJobNotFound(err):
-			p.StopOutcome = OutcomeJobGone
+			p.Replace.StopOutcome = OutcomeJobGone
 			return t.gone(p, "Flink no longer knows the job ("+p.Reason+")"), nil
 		}
 		p.LastError = errMessage(err)
@@ -382,27 +376,27 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		}
 		return t.endedFound(p, now), nil
 	}
-	if now.Before(p.Observed.StatsAfter) {
-		p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(t.Timing.poll()))
-		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+	if now.Before(p.Replace.Observed.StatsAfter) {
+		p.Deadline = later(p.Deadline, p.Replace.Observed.StatsAfter.Add(t.Timing.poll()))
+		return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}, nil
 	}
-	if p.Unconfirmed {
+	if p.Stop.Unconfirmed {
 		return t.confirmKnown(ctx, p, now)
 	}
-	stats, err := t.Client.Checkpoints(ctx, p.PreviousJobID)
+	stats, err := t.Client.Checkpoints(ctx, p.Replace.PreviousJobID)
 	switch {
 	case flinkapi.IsJobNotFound(err):
 		// One answer that Flink does not know the job may come from a
 		// JobManager failing over: its job list tells, in the next step,
 		// before the job's state is taken for lost.
-		p.Unconfirmed, p.LastError = true, notFound+errMessage(err)
+		p.Stop.Unconfirmed, p.LastError = true, notFound+errMessage(err)
 		return Result{RequeueAfter: t.Timing.poll()}, nil
 	case err == nil:
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {
-			p.Observed.Latest = savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.PreviousJobID}
+			p.Replace.Observed.Latest = savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.Replace.PreviousJobID}
 		}
 		if c := retainedState(stats); c.Path != "" {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime = c.Path, c.Time
+			p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = c.Path, c.Time
 			p.Phase, p.LastError = PhaseObserveRetention, ""
 			return Result{}, nil
 		}
@@ -419,16 +413,16 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 // checkpoint statistics were answered with "not found": a job the list
 // shows has its statistics read again; one it does not has none to read.
 func (t *Teardown) confirmKnown(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	known, _, err := listJob(ctx, t.Client, p.PreviousJobID)
+	known, _, err := listJob(ctx, t.Client, p.Replace.PreviousJobID)
 	switch {
 	case err != nil:
 		p.LastError = notFound + errMessage(err)
 		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
 	case known:
-		p.Unconfirmed, p.LastError = false, ""
+		p.Stop.Unconfirmed, p.LastError = false, ""
 		return Result{RequeueAfter: t.Timing.poll()}, nil
 	}
-	p.Unconfirmed = false
+	p.Stop.Unconfirmed = false
 	return t.endedFound(p, now), nil
 }
 
@@ -436,15 +430,15 @@ func (t *Teardown) confirmKnown(ctx context.Context, p *Progress, now time.Time)
 // savepoint or its retained checkpoint, and records it.
 func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 	p.LastError = ""
-	sp, cp := p.Observed.Latest, p.Observed.Checkpoint
+	sp, cp := p.Replace.Observed.Latest, p.Replace.Observed.Checkpoint
 	switch {
-	case sp.Location != "" && (cp == "" || sp.Time.After(p.Observed.CheckpointTime)):
-		p.RestoreFrom, p.RestoreKind = sp.Location, policy.KindSavepoint
-		p.Observed.Checkpoint, p.Observed.CheckpointTime = sp.Location, sp.Time
+	case sp.Location != "" && (cp == "" || sp.Time.After(p.Replace.Observed.CheckpointTime)):
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = sp.Location, policy.KindSavepoint
+		p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = sp.Location, sp.Time
 	case cp != "":
-		p.RestoreFrom, p.RestoreKind = cp, policy.KindCheckpoint
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = cp, policy.KindCheckpoint
 	}
-	if p.RestoreFrom != "" && t.Store != nil && t.Name != "" {
+	if p.Replace.RestoreFrom != "" && t.Store != nil && t.Name != "" {
 		p.Phase, p.Deadline, p.Requests = PhaseRecord, now.Add(orDefault(t.Timing.Stop, defaultStopTimeout)), 0
 		return Result{}
 	}
@@ -457,26 +451,26 @@ func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 // ranOnResult ends the teardown of a job that ran on after its savepoint,
 // once its newest state was read after the cancel (and recorded).
 func (t *Teardown) ranOnResult(p *Progress) Result {
-	why := fmt.Sprintf("the job is cancelled after %s; its newest state is the %s %s (taken at %s)", p.StopOutcome,
-		strings.ToLower(string(p.RestoreKind)), restorePointOf(p), stamp(p.Observed.CheckpointTime))
+	why := fmt.Sprintf("the job is cancelled after %s; its newest state is the %s %s (taken at %s)", p.Replace.StopOutcome,
+		strings.ToLower(string(p.Replace.RestoreKind)), restorePointOf(p), stamp(p.Replace.Observed.CheckpointTime))
 	return t.done(p, why)
 }
 
 // restorePointOf is the newest state endedFound chose, or the savepoint.
 func restorePointOf(p *Progress) string {
-	if p.RestoreFrom != "" {
-		return p.RestoreFrom
+	if p.Replace.RestoreFrom != "" {
+		return p.Replace.RestoreFrom
 	}
-	return p.Location
+	return p.Savepoint.Location
 }
 
 // endedResult ends the teardown of a job that had ended.
 func (t *Teardown) endedResult(p *Progress) Result {
-	state := string(p.Observed.State)
-	if p.RestoreFrom != "" {
+	state := string(p.Replace.Observed.State)
+	if p.Replace.RestoreFrom != "" {
 		why := fmt.Sprintf("the job had already ended %s; its newest state is the %s %s (taken at %s)",
-			state, strings.ToLower(string(p.RestoreKind)), p.RestoreFrom, stamp(p.Observed.CheckpointTime))
-		if p.Recorded {
+			state, strings.ToLower(string(p.Replace.RestoreKind)), p.Replace.RestoreFrom, stamp(p.Replace.Observed.CheckpointTime))
+		if p.Teardown.Recorded {
 			why += fmt.Sprintf("; recorded as %q", t.Name)
 		}
 		return finish(p, OutcomeSucceeded, why+" ("+p.Reason+")")
@@ -484,20 +478,19 @@ func (t *Teardown) endedResult(p *Progress) Result {
 	if t.Mode == policy.UpgradeStateless || t.AllowCancelWithoutState {
 		return finish(p, OutcomeSucceeded, "the job had already ended "+state+"; no state kept ("+p.Reason+")")
 	}
-	return finish(p, p.StopOutcome, p.Reason+"; the job is "+state+" and Flink keeps no checkpoint of it, so no restore point is recorded")
+	return finish(p, p.Replace.StopOutcome, p.Reason+"; the job is "+state+" and Flink keeps no checkpoint of it, so no restore point is recorded")
 }
 
 // retry starts another stop with savepoint, after a delay that grows
 // with the attempts, bounded by end.
 func (t *Teardown) retry(ctx context.Context, p *Progress, now, end time.Time, why string) (Result, error) {
-	p.Attempts++
-	started, steps, attempts := p.Started, p.Steps, p.Attempts
+	p.Replace.Attempts++
+	attempts := p.Replace.Attempts
 	resetPhase(p)
-	p.StopOutcome, p.Strategy = "", ""
+	p.Replace.StopOutcome, p.Stop.Strategy = "", ""
 	op := t.stopOp(p)
 	op.Timing.Savepoint = end.Sub(now)
 	res, err := op.step(ctx, p)
-	p.Started, p.Steps, p.Attempts = started, steps, attempts
 	p.LastError = "savepoint attempt " + fmt.Sprint(attempts) + ": " + why
 	res.RequeueAfter = max(res.RequeueAfter, t.Timing.backoff(attempts))
 	return res, err
@@ -506,18 +499,25 @@ func (t *Teardown) retry(ctx context.Context, p *Progress, now, end time.Time, w
 // gone ends the teardown of a job Flink does not know (any more): nothing
 // runs, and nothing is recorded unless a savepoint was seen before.
 func (t *Teardown) gone(p *Progress, why string) Result {
-	if p.Location != "" || p.Recorded {
+	if p.Savepoint.Location != "" || p.Teardown.Recorded {
 		return t.done(p, why)
 	}
 	return finish(p, OutcomeJobGone, why+"; nothing was recorded")
 }
 
 func (t *Teardown) done(p *Progress, why string) Result {
-	if p.Location != "" && !strings.Contains(why, p.Location) {
-		why += "; savepoint at " + p.Location
+	if p.Savepoint.Location != "" && !strings.Contains(why, p.Savepoint.Location) {
+		why += "; savepoint at " + p.Savepoint.Location
 	}
-	if p.Recorded {
+	if p.Teardown.Recorded {
 		why += fmt.Sprintf("; recorded as %q", t.Name)
 	}
 	return finish(p, OutcomeSucceeded, why)
+}
+
+// TeardownProgress is the record of a Teardown in a Progress.
+type TeardownProgress struct {
+	// Recorded is set once Teardown stored the savepoint's location under
+	// its name.
+	Recorded bool `json:"recorded,omitempty"`
 }

@@ -64,7 +64,7 @@ func TestRestart(t *testing.T) {
 					return &Restart{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Policy: tt.pol, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 				}
 				p, res := checkedDrive(t, e, mk, resume, false)
-				t.Logf("%s after %d steps (%s): %s", res.Outcome, p.Steps, p.Decision, p.Reason)
+				t.Logf("%s after %d steps (%s): %s", res.Outcome, p.Steps, p.Replace.Decision, p.Reason)
 				if res.Outcome != tt.outcome {
 					t.Fatalf("outcome %s (%s), want %s", res.Outcome, p.Reason, tt.outcome)
 				}
@@ -78,7 +78,7 @@ func TestRestart(t *testing.T) {
 					t.Errorf("jobs %+v", e.srv.Jobs())
 				}
 				info, _ := e.srv.Job(p.JobID)
-				if p.RestoreKind != policy.KindCheckpoint || info.RestoredFrom != p.RestoreFrom || info.State != flinkapi.JobRunning {
+				if p.Replace.RestoreKind != policy.KindCheckpoint || info.RestoredFrom != p.Replace.RestoreFrom || info.State != flinkapi.JobRunning {
 					t.Errorf("new job %+v, progress %+v", info, p)
 				}
 				e.srv.Clock().Advance(3 * time.Second)
@@ -183,12 +183,12 @@ func TestTeardown(t *testing.T) {
 					t.Errorf("teardown took %v", took)
 				}
 				rec, ok, err := store.Get(context.Background(), "app/counter")
-				if err != nil || ok != tt.recorded || tt.recorded && (rec.Location != p.Location || rec.Time.IsZero()) {
-					t.Errorf("stored %+v, %v, %v; progress location %q", rec, ok, err, p.Location)
+				if err != nil || ok != tt.recorded || tt.recorded && (rec.Location != p.Savepoint.Location || rec.Time.IsZero()) {
+					t.Errorf("stored %+v, %v, %v; progress location %q", rec, ok, err, p.Savepoint.Location)
 				}
 				if tt.recorded {
-					if ok, _ := e.srv.SavepointExists(p.Location); !ok {
-						t.Errorf("savepoint %s does not exist", p.Location)
+					if ok, _ := e.srv.SavepointExists(p.Savepoint.Location); !ok {
+						t.Errorf("savepoint %s does not exist", p.Savepoint.Location)
 					}
 				}
 				if tt.jobState != "" {
@@ -217,7 +217,7 @@ func TestRedeploy(t *testing.T) {
 		td, _ := checkedDrive(t, e, func() Stepper {
 			return &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, Store: store, Name: "app/counter"}
 		}, resume, false)
-		if td.Outcome != OutcomeSucceeded || !td.Recorded {
+		if td.Outcome != OutcomeSucceeded || !td.Teardown.Recorded {
 			t.Fatalf("teardown %+v", td)
 		}
 		before, _ := e.srv.Job(e.job)
@@ -231,29 +231,29 @@ func TestRedeploy(t *testing.T) {
 			return p
 		}
 		p := deploy(2*time.Hour, false, "")
-		if p.Outcome != OutcomeSucceeded || p.RestoreFrom != td.Location {
-			t.Fatalf("redeploy %s (%s): restore from %q, want %q", p.Outcome, p.Reason, p.RestoreFrom, td.Location)
+		if p.Outcome != OutcomeSucceeded || p.Replace.RestoreFrom != td.Savepoint.Location {
+			t.Fatalf("redeploy %s (%s): restore from %q, want %q", p.Outcome, p.Reason, p.Replace.RestoreFrom, td.Savepoint.Location)
 		}
 		e.srv.Clock().Advance(2 * time.Second)
-		if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != td.Location || info.Events <= before.Events {
+		if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != td.Savepoint.Location || info.Events <= before.Events {
 			t.Errorf("redeployed job %+v; old had %d events", info, before.Events)
 		}
 		// A second deploy of the name, with a Progress of its own, finds
 		// the job the first started under the name's id: nothing shows it
 		// started it (another deployment of the name may have), so it
 		// names the job and starts nothing.
-		if again := deploy(2*time.Hour, false, ""); again.Outcome != OutcomeForeignJob || again.Adopted || again.NewJobID != "" ||
-			again.Observed.Adopt != p.NewJobID || jobsWithID(e, p.NewJobID) != 1 || len(e.srv.Jobs()) != 2 {
-			t.Errorf("second redeploy: %s (%s), adopted %v, new job %s, named %s, first %s", again.Outcome, again.Reason, again.Adopted, again.NewJobID,
-				again.Observed.Adopt, p.NewJobID)
+		if again := deploy(2*time.Hour, false, ""); again.Outcome != OutcomeForeignJob || again.Submit.Adopted || again.Submit.NewJobID != "" ||
+			again.Replace.Observed.Adopt != p.Submit.NewJobID || jobsWithID(e, p.Submit.NewJobID) != 1 || len(e.srv.Jobs()) != 2 {
+			t.Errorf("second redeploy: %s (%s), adopted %v, new job %s, named %s, first %s", again.Outcome, again.Reason, again.Submit.Adopted, again.Submit.NewJobID,
+				again.Replace.Observed.Adopt, p.Submit.NewJobID)
 		}
 		// Too old (as another deployment, with its own job id): blocked,
 		// or started empty where the policy allows it.
-		if p := deploy(30*time.Minute, false, "00000000000000000000000000000001"); p.Outcome != OutcomeBlocked || p.Decision != policy.ReasonNoRecentState {
-			t.Errorf("stale redeploy: %s (%s) %s", p.Outcome, p.Decision, p.Reason)
+		if p := deploy(30*time.Minute, false, "00000000000000000000000000000001"); p.Outcome != OutcomeBlocked || p.Replace.Decision != policy.ReasonNoRecentState {
+			t.Errorf("stale redeploy: %s (%s) %s", p.Outcome, p.Replace.Decision, p.Reason)
 		}
-		if p := deploy(30*time.Minute, true, "00000000000000000000000000000002"); p.Outcome != OutcomeSucceeded || p.RestoreFrom != "" || p.Decision != policy.ReasonStartWithoutState {
-			t.Errorf("stale redeploy allowed empty: %s (%s) %s", p.Outcome, p.Decision, p.Reason)
+		if p := deploy(30*time.Minute, true, "00000000000000000000000000000002"); p.Outcome != OutcomeSucceeded || p.Replace.RestoreFrom != "" || p.Replace.Decision != policy.ReasonStartWithoutState {
+			t.Errorf("stale redeploy allowed empty: %s (%s) %s", p.Outcome, p.Replace.Decision, p.Reason)
 		}
 	}
 }
@@ -295,8 +295,8 @@ func TestDisposeSavepoints(t *testing.T) {
 				p, res := drive(t, e, func() Stepper { return op() }, resume)
 				t.Logf("%s after %d steps: %s", res.Outcome, p.Steps, p.Reason)
 				chosen := op().Chosen(&p)
-				if res.Outcome != OutcomeSucceeded || len(chosen) != 2 || p.Disposed != 2 {
-					t.Fatalf("%s (%s): chosen %v, disposed %d", res.Outcome, p.Reason, chosen, p.Disposed)
+				if res.Outcome != OutcomeSucceeded || len(chosen) != 2 || p.Dispose.Disposed != 2 {
+					t.Fatalf("%s (%s): chosen %v, disposed %d", res.Outcome, p.Reason, chosen, p.Dispose.Disposed)
 				}
 				for i, r := range h.Records {
 					ok, err := e.srv.SavepointExists(r.Location)
@@ -331,7 +331,7 @@ func TestDisposeSavepointsFailure(t *testing.T) {
 	var transitions []Transition
 	op := &DisposeSavepoints{Env: Env{Client: e.c, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}, History: h, Retention: savepoint.RetentionOptions{MaxCount: 1}}
 	p, res := drive(t, e, func() Stepper { return op }, false)
-	if res.Outcome != OutcomeDisposeFailed || p.Disposed != 4 || p.DisposeFailed != 1 || !contains(p.Reason, gone.Location+": already gone") ||
+	if res.Outcome != OutcomeDisposeFailed || p.Dispose.Disposed != 4 || p.Dispose.Failed != 1 || !contains(p.Reason, gone.Location+": already gone") ||
 		!contains(p.Reason, refused.Location+": 400: refused by the test") {
 		t.Fatalf("%s: %+v", res.Outcome, p)
 	}

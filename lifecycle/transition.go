@@ -29,7 +29,7 @@ func report(ctx context.Context, op string, hook func(Transition), logger *slog.
 	if from == p.Phase {
 		return
 	}
-	tr := Transition{Operation: op, JobID: string(p.JobID), From: from, To: p.Phase, Location: p.Location}
+	tr := Transition{Operation: op, JobID: string(p.JobID), From: from, To: p.Phase, Location: p.Savepoint.Location}
 	if p.Phase == PhaseDone {
 		tr.Outcome, tr.Reason = p.Outcome, p.Reason
 	}

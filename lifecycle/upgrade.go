@@ -57,7 +57,7 @@ type Upgrade struct {
 	Name  string
 	// Restore is the user's restore request, if any, and RestoreHandled
 	// the token of the last one carried out (policy.RestoreRequest). A
-	// pending request is recorded in Progress.Request at the first Step
+	// pending request is recorded in Progress.Replace.Request at the first Step
 	// and carried out from there, so a caller that restarts mid-way
 	// neither loses nor repeats it; once the operation ends, record
 	// Progress.HandledRestore() as the handled token.
@@ -73,19 +73,19 @@ type Upgrade struct {
 	// an id derived from Job (or, without Job, from Name), so that an
 	// Upgrade of the same job started again, with a Progress that was
 	// lost or with the old job's id, finds the job the first one
-	// submitted and adopts it (Progress.NewJobID, Progress.Adopted)
+	// submitted and adopts it (Progress.Submit.NewJobID, Progress.Submit.Adopted)
 	// instead of starting another. When that job has ended, the next id
 	// is derived from its id. Only an id derived from Job (or JobID)
 	// proves whose job it is: a job that has not ended under an id
 	// derived from Name may be another deployment's of the same Name, or
 	// run another spec, and is never adopted: the Upgrade ends
-	// OutcomeForeignJob, naming it in Progress.Observed.Adopt, and starts
+	// OutcomeForeignJob, naming it in Progress.Replace.Observed.Adopt, and starts
 	// nothing. With neither Job nor Name, a random id: set JobID to make
 	// such a deploy safe to repeat.
 	JobID flinkapi.JobID
 	// Deployer, if set, starts the new job instead of the jar run (see
 	// Submit.Deployer): for an application cluster, in a cluster of its
-	// own (Progress.Cluster).
+	// own (Progress.Submit.Cluster).
 	Deployer Deployer
 	// Cluster is the Deployer's cluster Job runs in: Job is read and
 	// stopped through its client (Deployer.Client; Env.Client is not
@@ -98,7 +98,7 @@ type Upgrade struct {
 	Drain    bool
 	// Preflight, if set and not Disabled, checks the new job's plan
 	// against the old job and the cluster's task slots before the old job
-	// is touched (PreflightPolicy; Progress.Preflight); a refusal ends the
+	// is touched (PreflightPolicy; Progress.Replace.Preflight); a refusal ends the
 	// upgrade Blocked (policy.ReasonPreflightRefused), the old job
 	// running. Nil: no preflight.
 	Preflight *PreflightPolicy
@@ -337,8 +337,8 @@ func (r *replacer) firstJobID(p *Progress) (id flinkapi.JobID, derived bool) {
 		return r.submit.JobID, false
 	case r.job != "":
 		return derivedJobID(strings.ToLower(string(r.job))), true
-	case r.deployer != nil && p.RestoreFrom != "" && p.RestoreFrom == p.Observed.Latest.Location && p.Observed.Latest.JobID != "":
-		return derivedJobID(strings.ToLower(string(p.Observed.Latest.JobID))), true
+	case r.deployer != nil && p.Replace.RestoreFrom != "" && p.Replace.RestoreFrom == p.Replace.Observed.Latest.Location && p.Replace.Observed.Latest.JobID != "":
+		return derivedJobID(strings.ToLower(string(p.Replace.Observed.Latest.JobID))), true
 	case r.detached != "":
 		return detachedJobID(r.detached), true
 	case r.name != "":
@@ -379,7 +379,7 @@ type jobLister interface {
 func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	l, ok := r.client.(jobLister)
 	if !ok {
-		p.Observed.Lookups = 1
+		p.Replace.Observed.Lookups = 1
 		return r.decide(ctx, p, now)
 	}
 	jobs, err := l.ListJobs(ctx)
@@ -388,18 +388,18 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
 	_, derived := r.firstJobID(p)
-	id, st, n, ok := followDerived(jobs, p.Observed.Adopt, derived)
-	p.Observed.Lookups = n
+	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, derived)
+	p.Replace.Observed.Lookups = n
 	switch {
 	case !ok:
 		return finish(p, OutcomeBlocked, fmt.Sprintf("%d jobs started in place of %s have ended; look at why, and start the next one with its own JobID", maxLookups, jobName(r.job))), nil
 	case st == "":
-		p.Observed.Adopt, p.LastError = id, ""
+		p.Replace.Observed.Adopt, p.LastError = id, ""
 		return r.decide(ctx, p, now)
 	case !st.IsGloballyTerminal() && !r.owns():
 		// Nothing shows that this deployment started it: it is named,
 		// never taken over, stopped or started beside.
-		p.Observed.Adopt = id
+		p.Replace.Observed.Adopt = id
 		return finish(p, OutcomeForeignJob, foreignMessage(id, st)), nil
 	case !st.IsGloballyTerminal():
 		return r.adopted(ctx, p, id, st)
@@ -451,15 +451,13 @@ func followDerived(jobs []flinkapi.JobIDStatus, id flinkapi.JobID, derived bool)
 // adopted takes over the job id that an earlier operation started: the
 // operation goes on with the wait for it to run.
 func (r *replacer) adopted(ctx context.Context, p *Progress, id flinkapi.JobID, st flinkapi.JobState) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
 	op := r.submit
 	op.JobID = id
 	if _, err := op.step(ctx, p); err != nil { // records the id and the deadline, sends nothing
 		return Result{}, err
 	}
-	p.Started, p.Steps = started, steps
-	p.Phase, p.Adopted, p.NewJobID = PhaseWaitRunning, true, id
+	p.Phase, p.Submit.Adopted, p.Submit.NewJobID = PhaseWaitRunning, true, id
 	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier operation started"
 	return Result{}, nil
 }
@@ -479,7 +477,7 @@ func (r *replacer) step(ctx context.Context, p *Progress) (Result, error) {
 // old job's cluster first: a Deployer started the new job in a cluster of
 // its own, so nothing runs in the old one any more.
 func (r *replacer) retires(p *Progress) bool {
-	return r.deployer != nil && !r.cluster.IsZero() && !p.Cluster.IsZero() && p.Cluster.Name != r.cluster.Name
+	return r.deployer != nil && !r.cluster.IsZero() && !p.Submit.Cluster.IsZero() && p.Submit.Cluster.Name != r.cluster.Name
 }
 
 func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
@@ -499,7 +497,6 @@ func (r *replacer) advance(ctx context.Context, p *Progress, now time.Time) (Res
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
 		return r.stepSubmit(ctx, p)
 	}
-	p.Steps++
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, r.op)), nil
 }
 
@@ -511,11 +508,11 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	p.Steps++
-	p.Started, p.PreviousJobID, p.JobID = now, r.job, r.job
-	p.Observed = Observed{Latest: latest}
+	startAt(p, now)
+	p.Replace.PreviousJobID, p.JobID = r.job, r.job
+	p.Replace.Observed = Observed{Latest: latest}
 	if r.restore.Pending(r.restoreHandled) {
-		p.Request = r.restore
+		p.Replace.Request = r.restore
 	}
 	p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 	if why := r.jarChanged(ctx); why != "" {
@@ -539,7 +536,7 @@ func (r *replacer) begun(ctx context.Context, p *Progress, now time.Time) (Resul
 		return Result{}, nil
 	}
 	if r.job == "" {
-		p.Observed.Missing = true
+		p.Replace.Observed.Missing = true
 		return r.decide(ctx, p, now)
 	}
 	p.Phase = PhaseObserve
@@ -566,7 +563,6 @@ func (r *replacer) latestRecord(ctx context.Context) (savepoint.Record, error) {
 // stepObserve does one read of the observation (or of the adoption) of
 // the old job, within the phase's deadline.
 func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	p.Steps++
 	if !now.Before(p.Deadline) && p.LastError != "" {
 		// Reads failed until the deadline (or the policy waited
 		// until it): past it with none failed, the time passed while
@@ -590,13 +586,12 @@ func (r *replacer) stepObserve(ctx context.Context, p *Progress, now time.Time) 
 
 // stepStop steps the stop of the old job, and goes on once it ended.
 func (r *replacer) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if p.Phase == PhaseCancel && p.Strategy == CancelWithoutState && p.RestoreFrom != "" && stale(p, now) {
+	if p.Phase == PhaseCancel && p.Stop.Strategy == CancelWithoutState && p.Replace.RestoreFrom != "" && stale(p, now) {
 		// The caller was away between the decision and the cancel, or
 		// between a cancel that did not take (the job was read running
 		// since) and the one sent again: the checkpoint recorded may
 		// have been discarded since, and the job has checkpointed on,
 		// past the state recorded.
-		p.Steps++
 		return r.reobserve(p, now), nil
 	}
 	res, err := r.stopOp(p).step(ctx, p)
@@ -614,12 +609,12 @@ func (r *replacer) stepSubmit(ctx context.Context, p *Progress) (Result, error) 
 		return res, err
 	}
 	switch {
-	case p.Outcome == OutcomeSucceeded && p.Adopted:
-		p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.PreviousJobID))
+	case p.Outcome == OutcomeSucceeded && p.Submit.Adopted:
+		p.Reason = fmt.Sprintf("the new job %s, which an earlier operation on %s started, is RUNNING: adopted", p.JobID, jobName(p.Replace.PreviousJobID))
 	case p.Outcome == OutcomeSucceeded:
 		from := "without state"
-		if p.RestoreFrom != "" {
-			from = "from " + string(p.RestoreKind) + " " + p.RestoreFrom
+		if p.Replace.RestoreFrom != "" {
+			from = "from " + string(p.Replace.RestoreKind) + " " + p.Replace.RestoreFrom
 		}
 		p.Reason = fmt.Sprintf("the new job %s is RUNNING, started %s", p.JobID, from)
 	default:
@@ -655,16 +650,16 @@ func (r *replacer) observeState(ctx context.Context, p *Progress, now time.Time)
 	if p.Requests > 0 {
 		return r.confirmGone(ctx, p, now)
 	}
-	st, err := r.client.JobStatus(ctx, p.PreviousJobID)
+	st, err := r.client.JobStatus(ctx, p.Replace.PreviousJobID)
 	switch {
 	case err == nil:
 		if st.IsGloballyTerminal() {
 			seenTerminal(p, st, now, r.timing)
 		} else {
-			p.Observed.State, p.Observed.StatsAfter = st, time.Time{}
+			p.Replace.Observed.State, p.Replace.Observed.StatsAfter = st, time.Time{}
 		}
-		p.Observed.Missing, p.LastError = false, ""
-		p.Observed.Since, p.Observed.End = time.Time{}, time.Time{}
+		p.Replace.Observed.Missing, p.LastError = false, ""
+		p.Replace.Observed.Since, p.Replace.Observed.End = time.Time{}, time.Time{}
 		if st != flinkapi.JobRunning {
 			p.Phase = PhaseObserveDetails
 			return Result{}, nil
@@ -674,7 +669,7 @@ func (r *replacer) observeState(ctx context.Context, p *Progress, now time.Time)
 		// One answer that Flink does not know the job may be
 		// transient; deciding on it could start a second job while
 		// the old one runs. Flink's job list confirms it first.
-		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Replace.Observed.State, p.Replace.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
 		p.Requests = 1
 		return Result{RequeueAfter: r.timing.poll()}, nil
 	}
@@ -685,24 +680,24 @@ func (r *replacer) observeState(ctx context.Context, p *Progress, now time.Time)
 // observeDetails reads when a job that does not run entered its state and
 // ended.
 func (r *replacer) observeDetails(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	d, err := r.client.Job(ctx, p.PreviousJobID)
+	d, err := r.client.Job(ctx, p.Replace.PreviousJobID)
 	switch {
 	case err == nil:
 		// Details may lag the status by a few seconds; their
 		// timestamps count only when they show the same state.
-		if d.State == p.Observed.State {
-			p.Observed.Since, p.Observed.End = d.Timestamps[d.State], d.EndTime
+		if d.State == p.Replace.Observed.State {
+			p.Replace.Observed.Since, p.Replace.Observed.End = d.Timestamps[d.State], d.EndTime
 			// A job that ended long ago has no statistics in the cache
 			// from before its end.
-			if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Observed.StatsAfter) {
-				p.Observed.StatsAfter = at
+			if at := d.EndTime.Add(r.timing.cache() + savepoint.ClockSkew); ended(p) && !d.EndTime.IsZero() && at.Before(p.Replace.Observed.StatsAfter) {
+				p.Replace.Observed.StatsAfter = at
 			}
 		}
 		p.LastError = ""
 		return r.observed(ctx, p, now)
 	case flinkapi.IsJobNotFound(err):
 		// Confirmed by Flink's job list first, as above.
-		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Replace.Observed.State, p.Replace.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
 		p.Phase, p.Requests = PhaseObserve, 1
 		return Result{RequeueAfter: r.timing.poll()}, nil
 	}
@@ -712,13 +707,13 @@ func (r *replacer) observeDetails(ctx context.Context, p *Progress, now time.Tim
 
 // observeCheckpoints reads the old job's latest retained checkpoint.
 func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if ended(p) && now.Before(p.Observed.StatsAfter) {
+	if ended(p) && now.Before(p.Replace.Observed.StatsAfter) {
 		// The statistics Flink has cached may be from before the job
 		// ended: they can name a checkpoint its end discarded.
-		p.Deadline = later(p.Deadline, p.Observed.StatsAfter.Add(r.timing.poll()))
-		return Result{RequeueAfter: p.Observed.StatsAfter.Sub(now)}, nil
+		p.Deadline = later(p.Deadline, p.Replace.Observed.StatsAfter.Add(r.timing.poll()))
+		return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}, nil
 	}
-	stats, err := r.client.Checkpoints(ctx, p.PreviousJobID)
+	stats, err := r.client.Checkpoints(ctx, p.Replace.PreviousJobID)
 	switch {
 	case err == nil && cancelledFor(p):
 		newestRetained(p, stats, now)
@@ -743,16 +738,16 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 		p.Deadline = later(p.Deadline, now.Add(r.timing.cache()+r.timing.poll()))
 		return Result{RequeueAfter: r.timing.cache()}, nil
 	case err == nil:
-		p.Observed.CheckpointRead = now
+		p.Replace.Observed.CheckpointRead = now
 		dropDiscarded(p, stats)
 		newerSavepoint(p, stats)
 		if c := retainedState(stats); c.Path != "" {
-			p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.Path, c.Time, now
+			p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime, p.Replace.Observed.CheckpointRead = c.Path, c.Time, now
 			p.Phase, p.LastError = PhaseObserveRetention, ""
 			return Result{}, nil
 		}
 		if mayHaveFailedOver(p, stats) {
-			p.Observed.Reread, p.Phase, p.LastError = true, PhaseObserve, ""
+			p.Replace.Observed.Reread, p.Phase, p.LastError = true, PhaseObserve, ""
 			return Result{}, nil
 		}
 	case flinkapi.IsJobNotFound(err):
@@ -760,7 +755,7 @@ func (r *replacer) observeCheckpoints(ctx context.Context, p *Progress, now time
 		// job: no answer that the job has no statistics. Flink's job
 		// list confirms it first (confirmGone); if the list shows the
 		// job, its state and statistics are read again.
-		p.Observed.State, p.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
+		p.Replace.Observed.State, p.Replace.Observed.Missing, p.LastError = "", true, notFound+errMessage(err)
 		p.Phase, p.Requests = PhaseObserve, 1
 		return Result{RequeueAfter: r.timing.poll()}, nil
 	case permanent(err):
@@ -801,7 +796,7 @@ func checkpointSeen(st *JobStatus) seenCheckpoint {
 // on.
 func (r *replacer) cachedBeforeSeen(p *Progress, stats *flinkapi.CheckpointStatistics, now time.Time) bool {
 	s := r.seen
-	return s.id > 0 && s.job == p.PreviousJobID && now.Before(s.at.Add(r.timing.cache())) && newestCheckpointID(stats) < s.id
+	return s.id > 0 && s.job == p.Replace.PreviousJobID && now.Before(s.at.Add(r.timing.cache())) && newestCheckpointID(stats) < s.id
 }
 
 // newestCheckpointID is the highest id of a completed checkpoint or
@@ -828,7 +823,7 @@ func newestCheckpointID(stats *flinkapi.CheckpointStatistics) int64 {
 // seen ended, show its latest completed checkpoint discarded: Flink
 // subsumed it after its cache answered them.
 func cachedSubsumed(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
-	return cachedDiscarded(stats) && !ended(p) && !p.Observed.State.IsGloballyTerminal()
+	return cachedDiscarded(stats) && !ended(p) && !p.Replace.Observed.State.IsGloballyTerminal()
 }
 
 // newerSavepoint makes the job's latest completed savepoint in stats the
@@ -841,14 +836,14 @@ func cachedSubsumed(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
 // completed in between.
 func newerSavepoint(p *Progress, stats *flinkapi.CheckpointStatistics) {
 	c := stats.LatestSavepoint
-	if c == nil || c.Status != flinkapi.CheckpointCompleted || c.ExternalPath == "" || c.Discarded || !c.TriggerTime.After(p.Observed.Latest.Time) {
+	if c == nil || c.Status != flinkapi.CheckpointCompleted || c.ExternalPath == "" || c.Discarded || !c.TriggerTime.After(p.Replace.Observed.Latest.Time) {
 		return
 	}
-	rec := savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.PreviousJobID}
-	if c.ExternalPath == p.Savepoint.Location {
-		rec.Reason = p.Savepoint.Reason
+	rec := savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.Replace.PreviousJobID}
+	if c.ExternalPath == p.Savepoint.Status.Location {
+		rec.Reason = p.Savepoint.Status.Reason
 	}
-	p.Observed.Latest = rec
+	p.Replace.Observed.Latest = rec
 }
 
 // mayHaveFailedOver reports whether the statistics of a job read RUNNING
@@ -860,7 +855,7 @@ func newerSavepoint(p *Progress, stats *flinkapi.CheckpointStatistics) {
 // again then: INITIALIZING or CREATED, the policy waits for it; RUNNING
 // again, its statistics are read again and show the restore.
 func mayHaveFailedOver(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
-	return p.Observed.State == flinkapi.JobRunning && !p.Observed.Reread &&
+	return p.Replace.Observed.State == flinkapi.JobRunning && !p.Replace.Observed.Reread &&
 		stats.LatestCompleted == nil && stats.LatestRestored == nil
 }
 
@@ -869,7 +864,7 @@ func mayHaveFailedOver(p *Progress, stats *flinkapi.CheckpointStatistics) bool {
 // fallback to it): the new job starts from that checkpoint or a newer one
 // of the same job, never from older state.
 func cancelledFor(p *Progress) bool {
-	return p.StopOutcome == OutcomeSucceeded && p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Request.IsZero()
+	return p.Replace.StopOutcome == OutcomeSucceeded && p.Stop.Strategy == CancelWithoutState && p.Replace.RestoreKind == policy.KindCheckpoint && p.Replace.Request.IsZero()
 }
 
 // newestRetained updates the observed checkpoint of a job cancelled for
@@ -880,12 +875,12 @@ func cancelledFor(p *Progress) bool {
 // the cancelled job's configuration retains it.
 func newestRetained(p *Progress, stats *flinkapi.CheckpointStatistics, now time.Time) {
 	for _, c := range stats.History {
-		if c.ExternalPath != "" && c.ExternalPath == p.Observed.Checkpoint && c.Discarded {
-			p.Observed.Checkpoint = ""
+		if c.ExternalPath != "" && c.ExternalPath == p.Replace.Observed.Checkpoint && c.Discarded {
+			p.Replace.Observed.Checkpoint = ""
 		}
 	}
-	if c := retainedState(stats); c.Path != "" && (p.Observed.Checkpoint == "" || !c.Time.Before(p.Observed.CheckpointTime)) {
-		p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = c.Path, c.Time, now
+	if c := retainedState(stats); c.Path != "" && (p.Replace.Observed.Checkpoint == "" || !c.Time.Before(p.Replace.Observed.CheckpointTime)) {
+		p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime, p.Replace.Observed.CheckpointRead = c.Path, c.Time, now
 	}
 }
 
@@ -901,12 +896,12 @@ func later(a, b time.Time) time.Time {
 // the statistics show discarded: it is no restore point any more (a later
 // checkpoint subsumed it before the cancel took effect).
 func dropDiscarded(p *Progress, stats *flinkapi.CheckpointStatistics) {
-	if p.RestoreKind != policy.KindCheckpoint || p.RestoreFrom == "" {
+	if p.Replace.RestoreKind != policy.KindCheckpoint || p.Replace.RestoreFrom == "" {
 		return
 	}
 	for _, c := range stats.History {
-		if c.ExternalPath == p.RestoreFrom && c.Discarded {
-			p.RestoreFrom, p.RestoreKind = "", ""
+		if c.ExternalPath == p.Replace.RestoreFrom && c.Discarded {
+			p.Replace.RestoreFrom, p.Replace.RestoreKind = "", ""
 			return
 		}
 	}
@@ -916,25 +911,25 @@ func dropDiscarded(p *Progress, stats *flinkapi.CheckpointStatistics) {
 // answer about the job said it did not: the job is missing only if the
 // list does not show it either; if it does, its state is read again.
 func (r *replacer) confirmGone(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	known, st, err := listJob(ctx, r.client, p.PreviousJobID)
+	known, st, err := listJob(ctx, r.client, p.Replace.PreviousJobID)
 	switch {
 	case err != nil:
 		p.LastError = notFound + errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	case known:
-		p.Requests, p.Observed.Missing = 0, false
+		p.Requests, p.Replace.Observed.Missing = 0, false
 		p.LastError = "Flink lists the job (" + string(st) + ") that it said it did not know"
 		return Result{RequeueAfter: r.timing.poll()}, nil
 	}
 	p.Requests, p.LastError = 0, ""
-	p.Observed.State, p.Observed.Missing = "", true
+	p.Replace.Observed.State, p.Replace.Observed.Missing = "", true
 	return r.decide(ctx, p, now)
 }
 
 // observed goes on once the job's state is known: to its checkpoints, or
 // to the decision when it does not depend on them.
 func (r *replacer) observed(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if r.skipCheckpoints != nil && r.skipCheckpoints(p.Observed.State) {
+	if r.skipCheckpoints != nil && r.skipCheckpoints(p.Replace.Observed.State) {
 		return r.decide(ctx, p, now)
 	}
 	p.Phase = PhaseObserveCheckpoints
@@ -951,7 +946,7 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 		// The job ended since it was read (a stop with a savepoint from
 		// outside, which discards its retained checkpoints): it is
 		// observed again from its state.
-		p.Phase, p.Observed.Checkpoint, p.Observed.CheckpointTime = PhaseObserve, "", time.Time{}
+		p.Phase, p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = PhaseObserve, "", time.Time{}
 		p.LastError = "Flink lists the job " + string(ended) + " since it was read: observed again"
 		return Result{}, nil
 	}
@@ -967,7 +962,7 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 // that Flink's job list does not show either) the checkpoint cannot be
 // relied on. An answer that Flink does not know the job may come from a
 // JobManager failing over while it knows the job: it is confirmed by
-// Flink's job list in the next read (Progress.Unconfirmed), and the
+// Flink's job list in the next read (Progress.Stop.Unconfirmed), and the
 // configuration read again if the list shows the job. It reports false
 // after a transient answer, recorded in p.LastError: the read is to be
 // repeated; ended is the state the job list shows for a job observed
@@ -975,15 +970,15 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 func readRetention(ctx context.Context, c any, p *Progress) (done bool, ended flinkapi.JobState) {
 	retained := false
 	if cr, ok := c.(checkpointConfigReader); ok {
-		if p.Unconfirmed {
+		if p.Stop.Unconfirmed {
 			return confirmRetention(ctx, c, p)
 		}
-		cfg, err := cr.CheckpointConfig(ctx, p.PreviousJobID)
+		cfg, err := cr.CheckpointConfig(ctx, p.Replace.PreviousJobID)
 		switch {
 		case err == nil:
-			retained = retains(cfg, p.Observed.State)
+			retained = retains(cfg, p.Replace.Observed.State)
 		case flinkapi.IsJobNotFound(err):
-			p.LastError, p.Unconfirmed = notFound+errMessage(err), true
+			p.LastError, p.Stop.Unconfirmed = notFound+errMessage(err), true
 			return false, ""
 		case !permanent(err):
 			p.LastError = errMessage(err)
@@ -991,7 +986,7 @@ func readRetention(ctx context.Context, c any, p *Progress) (done bool, ended fl
 		}
 	}
 	if !retained {
-		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+		p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
 	}
 	p.LastError = ""
 	return true, ""
@@ -1002,21 +997,21 @@ func readRetention(ctx context.Context, c any, p *Progress) (done bool, ended fl
 // it: a job the list shows has its configuration read again; one it does
 // not show has no retention to rely on.
 func confirmRetention(ctx context.Context, c any, p *Progress) (bool, flinkapi.JobState) {
-	known, st, err := listJob(ctx, c, p.PreviousJobID)
+	known, st, err := listJob(ctx, c, p.Replace.PreviousJobID)
 	switch {
 	case err != nil:
 		p.LastError = notFound + errMessage(err)
 		return false, ""
-	case known && st.IsGloballyTerminal() && !p.Observed.State.IsGloballyTerminal():
-		p.Unconfirmed = false
+	case known && st.IsGloballyTerminal() && !p.Replace.Observed.State.IsGloballyTerminal():
+		p.Stop.Unconfirmed = false
 		return false, st
 	case known:
-		p.Unconfirmed = false
+		p.Stop.Unconfirmed = false
 		p.LastError = "Flink lists the job (" + string(st) + ") whose checkpointing configuration it said it did not know"
 		return false, ""
 	}
-	p.Unconfirmed, p.LastError = false, ""
-	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+	p.Stop.Unconfirmed, p.LastError = false, ""
+	p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
 	return true, ""
 }
 
@@ -1037,23 +1032,23 @@ func retains(cfg *flinkapi.CheckpointConfig, state flinkapi.JobState) bool {
 // decide asks the policy and starts what it decided, without a request.
 func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	if id := r.toAdopt(p); id != "" {
-		p.Phase, p.Observed.Adopt = PhaseAdopt, id
+		p.Phase, p.Replace.Observed.Adopt = PhaseAdopt, id
 		return Result{}, nil
 	}
 	if cancelledFor(p) {
-		if p.Observed.Checkpoint != "" {
+		if p.Replace.Observed.Checkpoint != "" {
 			// The policy chose to restore from a retained checkpoint, and
 			// the job was cancelled for it: the newest one is the restore
 			// point, whatever its age now.
-			p.RestoreFrom, p.RestoreKind = p.Observed.Checkpoint, policy.KindCheckpoint
+			p.Replace.RestoreFrom, p.Replace.RestoreKind = p.Replace.Observed.Checkpoint, policy.KindCheckpoint
 			return r.startSubmit(ctx, p)
 		}
 		// The checkpoint recorded was discarded, and no newer one is
 		// known: the policy decides on what is.
-		p.RestoreFrom, p.RestoreKind = "", ""
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = "", ""
 	}
 	d := r.evaluate(r.observations(p, now), now)
-	p.Decision, p.Observed.Reread = d.Reason, false
+	p.Replace.Decision, p.Replace.Observed.Reread = d.Reason, false
 	return r.act(ctx, p, d, now)
 }
 
@@ -1063,7 +1058,7 @@ func (r *replacer) decide(ctx context.Context, p *Progress, now time.Time) (Resu
 // job would run in a cluster of its own: Deploy, idempotent for the job
 // id, finds it instead. Empty: nothing to look up.
 func (r *replacer) toAdopt(p *Progress) flinkapi.JobID {
-	if p.Observed.Lookups != 0 || p.NewJobID != "" || r.deployer != nil || runsAgain(p.Observed.State) || p.Observed.State == flinkapi.JobCancelling {
+	if p.Replace.Observed.Lookups != 0 || p.Submit.NewJobID != "" || r.deployer != nil || runsAgain(p.Replace.Observed.State) || p.Replace.Observed.State == flinkapi.JobCancelling {
 		return ""
 	}
 	id, _ := r.firstJobID(p)
@@ -1075,18 +1070,18 @@ func (r *replacer) toAdopt(p *Progress) flinkapi.JobID {
 func (r *replacer) observations(p *Progress, now time.Time) policy.Observations {
 	obs := policy.Observations{
 		JobManagerReachable: true, LastContact: now, SpecChanged: true, FirstDeploy: r.firstDeploy,
-		SavepointAttempts: p.Attempts, LatestSavepoint: p.Observed.Latest,
-		LatestCheckpoint: policy.Checkpoint{Path: p.Observed.Checkpoint, Time: p.Observed.CheckpointTime},
-		Restore:          p.Request,
+		SavepointAttempts: p.Replace.Attempts, LatestSavepoint: p.Replace.Observed.Latest,
+		LatestCheckpoint: policy.Checkpoint{Path: p.Replace.Observed.Checkpoint, Time: p.Replace.Observed.CheckpointTime},
+		Restore:          p.Replace.Request,
 	}
-	if p.Attempts > 0 {
-		obs.Savepoint = p.Savepoint
+	if p.Replace.Attempts > 0 {
+		obs.Savepoint = p.Savepoint.Status
 		if obs.Savepoint.Location == "" {
-			obs.Savepoint.Location = p.Location
+			obs.Savepoint.Location = p.Savepoint.Location
 		}
 	}
-	if !p.Observed.Missing && p.PreviousJobID != "" {
-		obs.Job = &policy.Job{ID: p.PreviousJobID, State: p.Observed.State, StateSince: p.Observed.Since, EndTime: p.Observed.End}
+	if !p.Replace.Observed.Missing && p.Replace.PreviousJobID != "" {
+		obs.Job = &policy.Job{ID: p.Replace.PreviousJobID, State: p.Replace.Observed.State, StateSince: p.Replace.Observed.Since, EndTime: p.Replace.Observed.End}
 	}
 	return obs
 }
@@ -1105,7 +1100,7 @@ func (r *replacer) act(ctx context.Context, p *Progress, d policy.Decision, now 
 		if d.RestorePoint.Kind == policy.KindCheckpoint && stale(p, now) {
 			return r.reobserve(p, now), nil
 		}
-		if !setRestore(p, d.RestorePoint) || p.RestoreFrom == "" && !r.allowEmpty || r.stop.Client == nil {
+		if !setRestore(p, d.RestorePoint) || p.Replace.RestoreFrom == "" && !r.allowEmpty || r.stop.Client == nil {
 			return finish(p, OutcomeBlocked, fmt.Sprintf("%s: refusing to cancel the job without a restore point (%s)", d.Reason, d.Message())), nil
 		}
 		return r.startStop(ctx, p, CancelWithoutState, r.stop.Timing)
@@ -1124,7 +1119,7 @@ func (r *replacer) act(ctx context.Context, p *Progress, d policy.Decision, now 
 // stopWithSavepoint starts the stop of the old job with a savepoint, by
 // the policy's deadline (d).
 func (r *replacer) stopWithSavepoint(ctx context.Context, p *Progress, d policy.Decision, now time.Time) (Result, error) {
-	if p.PreviousJobID == "" || r.stop.Client == nil {
+	if p.Replace.PreviousJobID == "" || r.stop.Client == nil {
 		return finish(p, OutcomeBlocked, string(d.Reason)+": "+d.Message()), nil
 	}
 	strategy, err := ChooseStopStrategy(flinkapi.Version{}, r.stop.Mode, r.stop.Strategy)
@@ -1134,7 +1129,7 @@ func (r *replacer) stopWithSavepoint(ctx context.Context, p *Progress, d policy.
 	if strategy == CancelWithoutState {
 		return Result{}, fmt.Errorf("%w: the policy asks for a savepoint", ErrStateRequired)
 	}
-	p.Attempts++
+	p.Replace.Attempts++
 	timing := r.stop.Timing
 	if d.Deadline.After(now) {
 		timing.Savepoint = d.Deadline.Sub(now)
@@ -1153,15 +1148,15 @@ const checkpointReadAge = 10 * time.Second
 // were read more than checkpointReadAge before now (the caller was away).
 // A Progress of an older format does not know when they were read.
 func stale(p *Progress, now time.Time) bool {
-	return !p.Observed.CheckpointRead.IsZero() && now.Sub(p.Observed.CheckpointRead) > checkpointReadAge
+	return !p.Replace.Observed.CheckpointRead.IsZero() && now.Sub(p.Replace.Observed.CheckpointRead) > checkpointReadAge
 }
 
 // reobserve goes back to the observation of the old job, to decide on
 // what Flink shows now.
 func (r *replacer) reobserve(p *Progress, now time.Time) Result {
 	resetPhase(p)
-	p.Strategy, p.RestoreFrom, p.RestoreKind = "", "", ""
-	p.Observed.Checkpoint, p.Observed.CheckpointTime, p.Observed.CheckpointRead = "", time.Time{}, time.Time{}
+	p.Stop.Strategy, p.Replace.RestoreFrom, p.Replace.RestoreKind = "", "", ""
+	p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime, p.Replace.Observed.CheckpointRead = "", time.Time{}, time.Time{}
 	p.Phase = PhaseObserve
 	p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 	return Result{}
@@ -1172,9 +1167,9 @@ func (r *replacer) reobserve(p *Progress, now time.Time) Result {
 func setRestore(p *Progress, rp policy.RestorePoint) bool {
 	switch {
 	case rp.IsSet():
-		p.RestoreFrom, p.RestoreKind = rp.Path, rp.Kind
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = rp.Path, rp.Kind
 	case rp.Kind == policy.KindNone:
-		p.RestoreFrom, p.RestoreKind = "", policy.KindNone
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = "", policy.KindNone
 	default:
 		return false
 	}
@@ -1185,30 +1180,27 @@ func setRestore(p *Progress, rp policy.RestorePoint) bool {
 // recorded (location, restore point, job ids, reason).
 func resetPhase(p *Progress) {
 	p.Phase, p.Outcome, p.Requests, p.LastError, p.Deadline = "", "", 0, "", time.Time{}
-	p.Unconfirmed = false
+	p.Stop.Unconfirmed = false
 }
 
 // startStop runs the first Step of a Stop (which sends nothing) on p.
 func (r *replacer) startStop(ctx context.Context, p *Progress, strategy StopStrategy, timing Timing) (Result, error) {
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	p.Strategy = ""
+	p.Stop.Strategy = ""
 	op := r.stop
-	op.Job, op.Strategy, op.Timing = p.PreviousJobID, strategy, timing
+	op.Job, op.Strategy, op.Timing = p.Replace.PreviousJobID, strategy, timing
 	if strategy == CancelWithoutState {
 		// Chosen only once a restore point is recorded, or when the policy
 		// allows starting without state.
 		op.Mode = policy.UpgradeStateless
 	}
-	res, err := op.step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return op.step(ctx, p)
 }
 
 func (r *replacer) stopOp(p *Progress) *Stop {
 	op := r.stop
-	op.Job = p.PreviousJobID
-	if p.Strategy == CancelWithoutState {
+	op.Job = p.Replace.PreviousJobID
+	if p.Stop.Strategy == CancelWithoutState {
 		op.Mode = policy.UpgradeStateless // see startStop
 	}
 	return &op
@@ -1218,9 +1210,9 @@ func (r *replacer) stopOp(p *Progress) *Stop {
 // success, else back to the policy.
 func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	o := p.Outcome
-	p.StopOutcome = o
+	p.Replace.StopOutcome = o
 	if o == OutcomeSucceeded {
-		if p.Strategy == CancelWithoutState && p.RestoreKind == policy.KindCheckpoint && p.Request.IsZero() {
+		if p.Stop.Strategy == CancelWithoutState && p.Replace.RestoreKind == policy.KindCheckpoint && p.Replace.Request.IsZero() {
 			// Flink keeps only the latest checkpoint: the one recorded
 			// before the cancel may have been subsumed by a later one
 			// since. Read the cancelled job's final retained checkpoint
@@ -1229,27 +1221,27 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 			// read that shows no newer one (a JobManager that failed over
 			// answers an empty history) keeps it as the restore point.
 			resetPhase(p)
-			if p.Observed.Checkpoint != p.RestoreFrom {
-				p.Observed.Checkpoint, p.Observed.CheckpointTime = p.RestoreFrom, time.Time{}
+			if p.Replace.Observed.Checkpoint != p.Replace.RestoreFrom {
+				p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = p.Replace.RestoreFrom, time.Time{}
 			}
 			p.Phase = PhaseObserve
 			p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 			return Result{}, nil
 		}
-		if p.Strategy != CancelWithoutState {
-			if p.Location == "" {
+		if p.Stop.Strategy != CancelWithoutState {
+			if p.Savepoint.Location == "" {
 				return finish(p, OutcomeSavepointLost, "the stop succeeded without a savepoint location"), nil
 			}
-			p.RestoreFrom, p.RestoreKind = p.Location, policy.KindSavepoint
-			if !p.Request.IsZero() {
+			p.Replace.RestoreFrom, p.Replace.RestoreKind = p.Savepoint.Location, policy.KindSavepoint
+			if !p.Replace.Request.IsZero() {
 				// The savepoint keeps the old state for the user (in
 				// p.Location); the new job starts where they asked.
-				p.RestoreFrom = p.Request.Path
+				p.Replace.RestoreFrom = p.Replace.Request.Path
 			}
 		}
 		return r.startSubmit(ctx, p)
 	}
-	if p.Strategy == CancelWithoutState {
+	if p.Stop.Strategy == CancelWithoutState {
 		return finish(p, o, "cancelling the old job: "+p.Reason), nil
 	}
 	// The savepoint failed, timed out, was lost, or the job ended or
@@ -1257,7 +1249,7 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 	// decide (retry, fall back, or end). The checkpoint observed before
 	// may have been subsumed since: it is read again.
 	resetPhase(p)
-	p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
+	p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
 	p.Phase = PhaseObserve
 	p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 	return Result{RequeueAfter: r.timing.poll()}, nil
@@ -1267,37 +1259,34 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 // A retained checkpoint chosen as the restore point that the storage
 // shows gone is no restore point: the policy decides again without it.
 func (r *replacer) startSubmit(ctx context.Context, p *Progress) (Result, error) {
-	if r.submit.JobID != "" && r.submit.JobID == p.PreviousJobID {
-		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.PreviousJobID)), nil
+	if r.submit.JobID != "" && r.submit.JobID == p.Replace.PreviousJobID {
+		return finish(p, OutcomeSubmitFailed, "the new job's id is the old job's id "+string(p.Replace.PreviousJobID)), nil
 	}
 	if !r.checkpointOnStorage(ctx, p) || r.unreadCheckpoint(p) {
-		if p.RestoreFrom == p.Observed.Latest.Location {
-			p.Observed.Latest = savepoint.Record{} // a checkpoint recorded as the newest state
+		if p.Replace.RestoreFrom == p.Replace.Observed.Latest.Location {
+			p.Replace.Observed.Latest = savepoint.Record{} // a checkpoint recorded as the newest state
 		}
-		p.Observed.Checkpoint, p.Observed.CheckpointTime = "", time.Time{}
-		p.RestoreFrom, p.RestoreKind = "", ""
+		p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
+		p.Replace.RestoreFrom, p.Replace.RestoreKind = "", ""
 		return r.decide(ctx, p, r.clock.Now())
 	}
-	started, steps := p.Started, p.Steps
 	resetPhase(p)
-	res, err := r.submitOp(p).step(ctx, p)
-	p.Started, p.Steps = started, steps
-	return res, err
+	return r.submitOp(p).step(ctx, p)
 }
 
 func (r *replacer) submitOp(p *Progress) *Submit {
 	op := r.submit
-	if op.JarID == "" && p.Preflight != nil {
-		op.JarID = p.JarID // uploaded by the preflight
+	if op.JarID == "" && p.Replace.Preflight != nil {
+		op.JarID = p.Submit.JarID // uploaded by the preflight
 	}
 	if op.JobID == "" {
-		op.JobID = p.Observed.Adopt
+		op.JobID = p.Replace.Observed.Adopt
 		if op.JobID == "" {
 			op.JobID, _ = r.firstJobID(p)
 		}
 	}
-	op.Run.SavepointPath = p.RestoreFrom
-	if p.RestoreFrom != "" && p.RestoreFrom == p.Request.Path && p.Request.AllowNonRestoredState {
+	op.Run.SavepointPath = p.Replace.RestoreFrom
+	if p.Replace.RestoreFrom != "" && p.Replace.RestoreFrom == p.Replace.Request.Path && p.Replace.Request.AllowNonRestoredState {
 		op.Run.AllowNonRestoredState = true
 	}
 	return &op
@@ -1316,10 +1305,10 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 // checkpoint directory (not mounted where the caller runs) leaves the
 // restore point as Flink's reading chose it.
 func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
-	if r.storage == nil || p.RestoreFrom == "" || p.RestoreFrom == p.Request.Path || p.RestoreFrom == p.Location {
+	if r.storage == nil || p.Replace.RestoreFrom == "" || p.Replace.RestoreFrom == p.Replace.Request.Path || p.Replace.RestoreFrom == p.Savepoint.Location {
 		return true
 	}
-	jobDir, n, ok := checkpointOf(p.RestoreFrom)
+	jobDir, n, ok := checkpointOf(p.Replace.RestoreFrom)
 	if !ok {
 		return true // a savepoint
 	}
@@ -1351,13 +1340,13 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 			return true
 		}
 		if slices.ContainsFunc(files, func(f string) bool { return path.Base(f) == "_metadata" }) {
-			if c.path != p.RestoreFrom {
+			if c.path != p.Replace.RestoreFrom {
 				// Its time is not known: the one chosen's is its lower
 				// bound.
-				if p.Observed.Checkpoint != p.RestoreFrom {
-					p.Observed.CheckpointTime = time.Time{}
+				if p.Replace.Observed.Checkpoint != p.Replace.RestoreFrom {
+					p.Replace.Observed.CheckpointTime = time.Time{}
 				}
-				p.RestoreFrom, p.Observed.Checkpoint = c.path, c.path
+				p.Replace.RestoreFrom, p.Replace.Observed.Checkpoint = c.path, c.path
 			}
 			return true
 		}
@@ -1375,11 +1364,11 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 // checkpoint is no restore point: the policy decides without it. With a
 // Storage, checkpointOnStorage has checked it.
 func (r *replacer) unreadCheckpoint(p *Progress) bool {
-	if !r.latestRanOn || r.storage != nil || p.RestoreFrom == "" || p.RestoreFrom != p.Observed.Latest.Location ||
-		p.RestoreFrom == p.Observed.Checkpoint || p.RestoreFrom == p.Request.Path || p.RestoreFrom == p.Location {
+	if !r.latestRanOn || r.storage != nil || p.Replace.RestoreFrom == "" || p.Replace.RestoreFrom != p.Replace.Observed.Latest.Location ||
+		p.Replace.RestoreFrom == p.Replace.Observed.Checkpoint || p.Replace.RestoreFrom == p.Replace.Request.Path || p.Replace.RestoreFrom == p.Savepoint.Location {
 		return false
 	}
-	_, _, ok := checkpointOf(p.RestoreFrom)
+	_, _, ok := checkpointOf(p.Replace.RestoreFrom)
 	return ok
 }
 
@@ -1393,4 +1382,36 @@ func checkpointOf(loc string) (jobDir string, n int64, ok bool) {
 	}
 	n, err := strconv.ParseInt(loc[i+len("/chk-"):], 10, 64)
 	return loc[:i], n, err == nil
+}
+
+// ReplaceProgress is the record, in a Progress, of an operation that
+// replaces or stops a job: Upgrade, Restart, Teardown, a Rescale by
+// upgrade, BlueGreen and Canary.
+type ReplaceProgress struct {
+	// PreviousJobID is the job Upgrade, Restart or Teardown replaces or
+	// stops; Progress.JobID becomes the new job's id once it is chosen.
+	PreviousJobID flinkapi.JobID `json:"previousJobID,omitempty"`
+	// Ending is the outcome the operation ends with once the old job's
+	// cluster is deleted (PhaseDeleteCluster).
+	Ending Outcome `json:"ending,omitempty"`
+	// Observed is what Upgrade and Restart saw of the previous job.
+	Observed Observed `json:"observed,omitzero"`
+	// Decision is the reason of the policy's latest decision.
+	Decision policy.Reason `json:"decision,omitempty"`
+	// RestoreFrom is the path the new job starts from, recorded before
+	// the old job is cancelled or the new one submitted; empty: without
+	// state. RestoreKind says what it is.
+	RestoreFrom string `json:"restoreFrom,omitempty"`
+	// RestoreKind is Savepoint, Checkpoint or None once chosen.
+	RestoreKind policy.RestoreKind `json:"restoreKind,omitempty"`
+	// Attempts counts the savepoints Upgrade or Teardown triggered.
+	Attempts int `json:"attempts,omitempty"`
+	// StopOutcome is how the stop of Upgrade or Teardown ended.
+	StopOutcome Outcome `json:"stopOutcome,omitempty"`
+	// Request is the restore request Upgrade carries out, recorded at its
+	// first Step (see Upgrade.Restore and HandledRestore).
+	Request policy.RestoreRequest `json:"request,omitzero"`
+	// Preflight is what Upgrade's preflight read and found before the
+	// old job was touched (format 4); nil when none was asked for.
+	Preflight *Preflight `json:"preflight,omitempty"`
 }

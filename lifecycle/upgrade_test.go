@@ -25,11 +25,11 @@ func checkedDrive(t *testing.T, e *env, mk func() Stepper, resume, stateless boo
 	var before Progress
 	cancels := count(e.srv, "PATCH /jobs/:jobid")
 	return driveChecking(t, e, mk, resume, func(p Progress) {
-		if location != "" && p.Location != location {
+		if location != "" && p.Savepoint.Location != location {
 			t.Fatalf("location %q dropped: %+v", location, p)
 		}
-		location = p.Location
-		if n := count(e.srv, "PATCH /jobs/:jobid"); n > cancels && !stateless && before.RestoreFrom == "" && before.Location == "" {
+		location = p.Savepoint.Location
+		if n := count(e.srv, "PATCH /jobs/:jobid"); n > cancels && !stateless && before.Replace.RestoreFrom == "" && before.Savepoint.Location == "" {
 			t.Fatalf("the job was cancelled without a restore point recorded before: %+v\n%v", before, routes(e.srv))
 		} else {
 			cancels = n
@@ -172,7 +172,7 @@ func TestUpgrade(t *testing.T) {
 					return &Upgrade{Env: Env{Client: e.c, Timing: Timing{Stop: time.Minute, Submit: time.Minute}, Clock: e.srv.Clock(), OnTransition: func(tr Transition) { transitions = append(transitions, tr) }}, Job: e.job, Policy: tt.pol, Latest: latest, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs(), Parallelism: 2}}
 				}
 				p, res := checkedDrive(t, e, mk, resume, tt.stateless)
-				t.Logf("%s after %d steps (%s): %s", res.Outcome, p.Steps, p.Decision, p.Reason)
+				t.Logf("%s after %d steps (%s): %s", res.Outcome, p.Steps, p.Replace.Decision, p.Reason)
 				if res.Outcome != tt.outcome {
 					t.Fatalf("outcome %s (%s), want %s\n%v", res.Outcome, p.Reason, tt.outcome, routes(e.srv))
 				}
@@ -196,7 +196,7 @@ func TestUpgrade(t *testing.T) {
 					}
 					return
 				}
-				if p.JobID == e.job || p.PreviousJobID != e.job || jobsWithID(e, p.JobID) != 1 || len(e.srv.Jobs()) != 2 {
+				if p.JobID == e.job || p.Replace.PreviousJobID != e.job || jobsWithID(e, p.JobID) != 1 || len(e.srv.Jobs()) != 2 {
 					t.Errorf("jobs %+v, progress %+v", e.srv.Jobs(), p)
 				}
 				if st, err := e.c.JobStatus(ctx, p.JobID); err != nil || st != flinkapi.JobRunning {
@@ -213,14 +213,14 @@ func TestUpgrade(t *testing.T) {
 					}
 				}
 				if tt.restored {
-					if p.RestoreFrom == "" || info.RestoredFrom != p.RestoreFrom || info.Events <= before.Events/2 {
-						t.Errorf("restored from %q (progress %q) with %d events, before %d", info.RestoredFrom, p.RestoreFrom, info.Events, before.Events)
+					if p.Replace.RestoreFrom == "" || info.RestoredFrom != p.Replace.RestoreFrom || info.Events <= before.Events/2 {
+						t.Errorf("restored from %q (progress %q) with %d events, before %d", info.RestoredFrom, p.Replace.RestoreFrom, info.Events, before.Events)
 					}
-					if ok, _ := e.srv.SavepointExists(p.RestoreFrom); p.RestoreKind == policy.KindSavepoint && !ok {
-						t.Errorf("restore point %s does not exist", p.RestoreFrom)
+					if ok, _ := e.srv.SavepointExists(p.Replace.RestoreFrom); p.Replace.RestoreKind == policy.KindSavepoint && !ok {
+						t.Errorf("restore point %s does not exist", p.Replace.RestoreFrom)
 					}
-				} else if info.RestoredFrom != "" || p.RestoreKind != policy.KindNone {
-					t.Errorf("restored from %q, kind %q", info.RestoredFrom, p.RestoreKind)
+				} else if info.RestoredFrom != "" || p.Replace.RestoreKind != policy.KindNone {
+					t.Errorf("restored from %q, kind %q", info.RestoredFrom, p.Replace.RestoreKind)
 				}
 			})
 		}
@@ -245,7 +245,7 @@ func TestUpgradeLastStateCancelsAfterRecording(t *testing.T) {
 			return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 		}
 		p, res := checkedDrive(t, e, mk, resume, false)
-		if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || p.Decision != policy.ReasonRestoreFromState {
+		if res.Outcome != OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint || p.Replace.Decision != policy.ReasonRestoreFromState {
 			t.Fatalf("%s (%s): %+v", res.Outcome, p.Reason, p)
 		}
 		if ids, _ := triggerIDs(t, e.srv); len(ids) != 0 {
@@ -254,8 +254,8 @@ func TestUpgradeLastStateCancelsAfterRecording(t *testing.T) {
 		if info, _ := e.srv.Job(old); info.State != flinkapi.JobCanceled {
 			t.Errorf("old job %s", info.State)
 		}
-		if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != p.RestoreFrom {
-			t.Errorf("new job restored from %q, want %q", info.RestoredFrom, p.RestoreFrom)
+		if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != p.Replace.RestoreFrom {
+			t.Errorf("new job restored from %q, want %q", info.RestoredFrom, p.Replace.RestoreFrom)
 		}
 	}
 }
@@ -297,7 +297,7 @@ func TestUpgradeResumeEqualsRun(t *testing.T) {
 		t.Errorf("requests differ:\nrun:     %v\nresumed: %v", got[0], got[1])
 	}
 	// Trigger ids are random; everything else is the same.
-	prog[0].Savepoint.TriggerID, prog[1].Savepoint.TriggerID = "", ""
+	prog[0].Savepoint.Status.TriggerID, prog[1].Savepoint.Status.TriggerID = "", ""
 	if prog[0] != prog[1] || prog[0].Outcome != OutcomeSucceeded {
 		t.Errorf("progress differs:\nrun:     %+v\nresumed: %+v", prog[0], prog[1])
 	}
@@ -336,13 +336,13 @@ func TestUpgradeLastStateUnretainedCheckpoint(t *testing.T) {
 	p, res := checkedDrive(t, e, func() Stepper {
 		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState}, JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
 	}, false, false)
-	if res.Outcome != OutcomeSucceeded || p.RestoreKind != policy.KindSavepoint || p.Decision != policy.ReasonNoRecentState {
+	if res.Outcome != OutcomeSucceeded || p.Replace.RestoreKind != policy.KindSavepoint || p.Replace.Decision != policy.ReasonNoRecentState {
 		t.Fatalf("%s (%s): %+v", res.Outcome, p.Reason, p)
 	}
 	if n := count(e.srv, "PATCH /jobs/:jobid"); n != 0 {
 		t.Errorf("%d cancels", n)
 	}
-	if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != p.Location {
-		t.Errorf("restored from %q, want %q", info.RestoredFrom, p.Location)
+	if info, _ := e.srv.Job(p.JobID); info.RestoredFrom != p.Savepoint.Location {
+		t.Errorf("restored from %q, want %q", info.RestoredFrom, p.Savepoint.Location)
 	}
 }

@@ -290,7 +290,7 @@ func (a *app) applied(out *printer, name string, d *deployment) error {
 	}
 	st := &d.Status
 	from := ""
-	if rf := st.Progress.RestoreFrom; rf != "" && st.Action != lifecycle.ActionSavepoint {
+	if rf := st.Progress.Replace.RestoreFrom; rf != "" && st.Action != lifecycle.ActionSavepoint {
 		from = ", restored from " + rf
 	}
 	out.Phase("applied", "%s: job %s runs the spec's job stably%s (status in %s)", name, st.JobID, from, a.state().deploymentPath(name))
@@ -572,7 +572,7 @@ func sayOnce(msg, reason string) string {
 // acknowledged subtasks and bytes) from the job's checkpoint statistics:
 // one request, only while p waits for a savepoint.
 func savepointProgress(ctx context.Context, c lifecycle.API, p *lifecycle.Progress) (savepoint.Progress, bool) {
-	sp := p.Savepoint
+	sp := p.Savepoint.Status
 	if c == nil || p.Phase != lifecycle.PhaseSavepoint || !sp.NeedsPoll() {
 		return savepoint.Progress{}, false
 	}

@@ -195,11 +195,11 @@ update:
 			t.Fatalf("interrupted apply: %v, stderr %q", err, stderr.String())
 		}
 		stopped := load("counter")
-		if slices.Contains(phases, lifecycle.PhaseWaitRunning) && stopped.Status.Progress.NewJobID == "" {
+		if slices.Contains(phases, lifecycle.PhaseWaitRunning) && stopped.Status.Progress.Submit.NewJobID == "" {
 			t.Fatalf("interrupted after the submission, but no new job recorded: %+v", stopped.Status.Progress)
 		}
 		t.Logf("interrupted in phase %s (stored: %s, %s; new job %s)", mid.Status.Progress.Phase, stopped.Status.Action, stopped.Status.Progress.Phase,
-			stopped.Status.Progress.NewJobID)
+			stopped.Status.Progress.Submit.NewJobID)
 		ctl(exitOK, "apply", "-f", file)
 		up := load("counter").Status
 		if l := live(); len(l) != 1 || l[0] != up.JobID || up.JobID == before {

@@ -225,7 +225,7 @@ func TestApplyInterruptedResumes(t *testing.T) {
 			if !mid.Status.InFlight() || mid.Status.Action != lifecycle.ActionUpgrade || mid.Status.Progress.Phase != phase {
 				t.Fatalf("interrupted status %+v, want the upgrade in flight", mid.Status)
 			}
-			trigger := mid.Status.Progress.Savepoint.TriggerID
+			trigger := mid.Status.Progress.Savepoint.Status.TriggerID
 			r = f.run("apply", "-f", file)
 			wantCode(t, r, exitOK, "")
 			if !strings.Contains(r.stdout, "resuming Upgrade") {

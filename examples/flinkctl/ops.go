@@ -153,7 +153,7 @@ type opResult struct {
 // finishOp reports the end of an operation and returns its exit error.
 func (a *app) finishOp(name string, job flinkapi.JobID, p *lifecycle.Progress, text string) error {
 	if a.output == "json" {
-		if err := a.emitJSON(opResult{Job: job, Outcome: p.Outcome, Reason: p.Reason, Location: p.Location, Strategy: p.Strategy}); err != nil {
+		if err := a.emitJSON(opResult{Job: job, Outcome: p.Outcome, Reason: p.Reason, Location: p.Savepoint.Location, Strategy: p.Stop.Strategy}); err != nil {
 			return err
 		}
 	}
@@ -261,7 +261,7 @@ Interrupted, the same command resumes the same savepoint.
 		if err := a.recordSavepoint(job, &p); err != nil {
 			return err
 		}
-		return a.finishOp("savepoint", job, &p, fmt.Sprintf("job %s: savepoint %s", job, p.Location))
+		return a.finishOp("savepoint", job, &p, fmt.Sprintf("job %s: savepoint %s", job, p.Savepoint.Location))
 	})
 	cmd.Flags().StringVar(&dir, "target-dir", "", "where the savepoint goes (default: the cluster's savepoint directory)")
 	return cmd
@@ -338,11 +338,11 @@ CancelWithoutState.
 		if err := a.recordSavepoint(job, &p); err != nil {
 			return err
 		}
-		text := fmt.Sprintf("job %s stopped (%s)", job, p.Strategy)
-		if p.Location != "" {
-			text += "; savepoint " + p.Location
+		text := fmt.Sprintf("job %s stopped (%s)", job, p.Stop.Strategy)
+		if p.Savepoint.Location != "" {
+			text += "; savepoint " + p.Savepoint.Location
 		}
-		if name != "" && p.Outcome == lifecycle.OutcomeSucceeded && p.Location != "" {
+		if name != "" && p.Outcome == lifecycle.OutcomeSucceeded && p.Savepoint.Location != "" {
 			if err := a.recordStop(ctx, c, name, job, &p); err != nil {
 				return err
 			}
@@ -374,7 +374,7 @@ func (a *app) recordStop(ctx context.Context, c *flinkapi.Client, name string, j
 	st := &d.Status
 	rec, ok := p.Record()
 	if !ok || rec.Location == "" {
-		rec = savepoint.Record{Location: p.Location, Time: a.now(), JobID: job, Reason: savepoint.ReasonUser}
+		rec = savepoint.Record{Location: p.Savepoint.Location, Time: a.now(), JobID: job, Reason: savepoint.ReasonUser}
 	}
 	// Recorded as the controller records a savepoint: into the history,
 	// which the retention trims by disposing, never by forgetting.
@@ -383,7 +383,7 @@ func (a *app) recordStop(ctx context.Context, c *flinkapi.Client, name string, j
 		st.Latest = rec
 	}
 	st.JobState = flinkapi.JobCanceled
-	if p.Strategy == lifecycle.StopWithSavepoint {
+	if p.Stop.Strategy == lifecycle.StopWithSavepoint {
 		st.JobState = flinkapi.JobFinished
 	}
 	if s, err := c.JobStatus(ctx, job); err == nil && s.IsGloballyTerminal() {
@@ -392,7 +392,7 @@ func (a *app) recordStop(ctx context.Context, c *flinkapi.Client, name string, j
 	st.Suspended, st.Settled, st.Situation = true, false, lifecycle.SituationSuspended
 	st.State, st.Reason = policy.Suspended, lifecycle.ReasonSuspended
 	st.Message = fmt.Sprintf("stopped by `flinkctl stop` (%s) with the savepoint %s; apply starts it again from it, unless the job file says state: Suspended",
-		p.Strategy, rec.Location)
+		p.Stop.Strategy, rec.Location)
 	return a.state().saveDeployment(&d)
 }
 
@@ -659,7 +659,7 @@ func (a *app) disposeNamed(ctx context.Context, name string, ret savepoint.Reten
 		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: %s is in flight; let `flinkctl apply` finish it first", name, d.Status.Action)}
 	}
 	st := &d.Status
-	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.RestoreFrom} {
+	for _, loc := range []string{st.Latest.Location, st.UpgradeFrom.Location, st.Progress.Replace.RestoreFrom} {
 		if loc != "" {
 			ret.InUse = append(ret.InUse, loc)
 		}
@@ -732,7 +732,7 @@ func (a *app) dispose(ctx context.Context, key string, ret savepoint.RetentionOp
 	// savepoint already gone counts as disposed of).
 	done := op.Chosen(&p)
 	for i, r := range done {
-		if i >= p.Disposed {
+		if i >= p.Dispose.Disposed {
 			break
 		}
 		if strings.Contains(p.Reason, r.Location+": ") && !strings.Contains(p.Reason, r.Location+": already gone") {

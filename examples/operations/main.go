@@ -160,8 +160,8 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	res.Upgraded = up.JobID
 	res.Upgrade, _ = up.Record()
 	out.Phase("upgrade", "job %s stopped with savepoint %s (%s); job %s (counter-v2) RUNNING from it after %s",
-		demo.Short(res.First), up.Location, up.Strategy, demo.Short(res.Upgraded), demo.Seconds(time.Since(start)))
-	if err := showRestored(ctx, cl, res.Upgraded, "counter-v1", "counter-v2", up.RestoreFrom, out); err != nil {
+		demo.Short(res.First), up.Savepoint.Location, up.Stop.Strategy, demo.Short(res.Upgraded), demo.Seconds(time.Since(start)))
+	if err := showRestored(ctx, cl, res.Upgraded, "counter-v1", "counter-v2", up.Replace.RestoreFrom, out); err != nil {
 		return err
 	}
 
@@ -200,16 +200,16 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 		JarID: cl.JarID, Run: cl.Run("counter-v2-restarted")}, &rs, out); err != nil {
 		return err
 	}
-	res.Restarted, res.RestartFrom, res.RestartKind = rs.JobID, rs.RestoreFrom, rs.RestoreKind
-	stateTime := rs.Observed.Latest.Time
-	if rs.RestoreKind == policy.KindCheckpoint {
-		stateTime = rs.Observed.CheckpointTime
+	res.Restarted, res.RestartFrom, res.RestartKind = rs.JobID, rs.Replace.RestoreFrom, rs.Replace.RestoreKind
+	stateTime := rs.Replace.Observed.Latest.Time
+	if rs.Replace.RestoreKind == policy.KindCheckpoint {
+		stateTime = rs.Replace.Observed.CheckpointTime
 	}
 	n := restart.CountRestart(0, time.Time{}, time.Now())
 	out.Phase("restart", "%s: job %s (counter-v2-restarted) RUNNING from %s %s, the newest state (%s old), after %s; restart %d of %d within %v",
-		rs.Decision, demo.Short(res.Restarted), strings.ToLower(string(rs.RestoreKind)), rs.RestoreFrom,
+		rs.Replace.Decision, demo.Short(res.Restarted), strings.ToLower(string(rs.Replace.RestoreKind)), rs.Replace.RestoreFrom,
 		demo.Seconds(start.Sub(stateTime)), demo.Seconds(time.Since(start)), n, restart.MaxRestarts, restart.Window)
-	if err := showRestored(ctx, cl, res.Restarted, "counter-v2", "counter-v2-restarted", rs.RestoreFrom, out); err != nil {
+	if err := showRestored(ctx, cl, res.Restarted, "counter-v2", "counter-v2-restarted", rs.Replace.RestoreFrom, out); err != nil {
 		return err
 	}
 
@@ -219,8 +219,8 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	if err := runOp(ctx, "teardown", &lifecycle.Teardown{Env: lifecycle.Env{Client: cl.Client, Timing: cl.Timing, TargetDirectory: cl.SavepointDir}, Job: res.Restarted}, &td, out); err != nil {
 		return err
 	}
-	res.Final = td.Location
-	out.Phase("teardown", "job %s stopped with a final savepoint %s after %s", demo.Short(res.Restarted), td.Location, demo.Seconds(time.Since(start)))
+	res.Final = td.Savepoint.Location
+	out.Phase("teardown", "job %s stopped with a final savepoint %s after %s", demo.Short(res.Restarted), td.Savepoint.Location, demo.Seconds(time.Since(start)))
 	out.Phase("done", "in %s", demo.Seconds(time.Since(begin)))
 	if r.onDone != nil {
 		r.onDone(res, cl)
@@ -274,7 +274,7 @@ func periodicSavepoint(ctx context.Context, cl *demo.Cluster, job flinkapi.JobID
 					return savepoint.Record{}, fmt.Errorf("savepoint ended %s after %d attempts: %s", res.Outcome, attempt, p.Reason)
 				}
 				attempt++
-				in.Current = p.Savepoint // the schedule tries again one interval later
+				in.Current = p.Savepoint.Status // the schedule tries again one interval later
 				out.Progress("savepoint", fmt.Sprintf("%s: %s; trying again in %v", res.Outcome, p.Reason, interval), time.Since(wait))
 			} else {
 				out.Progress("savepoint", "due; waiting for the job's tasks to run", time.Since(wait))

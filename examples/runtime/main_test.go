@@ -260,7 +260,7 @@ func TestRuntimeResumesAfterAKill(t *testing.T) {
 	_, _, _, killed := run("first run", func(name string, s StreamletState) bool {
 		st := s.Status
 		return name == "sensors/ingest" && st.Action == lifecycle.ActionTeardown && st.InFlight() &&
-			st.Progress.Phase == lifecycle.PhaseSavepoint && st.Progress.Savepoint.State == savepoint.InFlight
+			st.Progress.Phase == lifecycle.PhaseSavepoint && st.Progress.Savepoint.Status.State == savepoint.InFlight
 	}, nil)
 	if !killed {
 		t.Fatal("the first run was not killed in the undeploy")
@@ -361,7 +361,7 @@ func TestDeployAfterAnInterruptedUndeploy(t *testing.T) {
 	kill, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rt.saved = func(_ string, s StreamletState) {
-		if s.Status.Action == lifecycle.ActionTeardown && s.Status.Progress.Savepoint.State == savepoint.InFlight {
+		if s.Status.Action == lifecycle.ActionTeardown && s.Status.Progress.Savepoint.Status.State == savepoint.InFlight {
 			cancel()
 		}
 	}

@@ -226,9 +226,9 @@ func (rt *Runtime) undeploy(ctx context.Context, name string, st *StreamletState
 	switch {
 	case st.Status.JobID == "":
 		rt.Out.Phase("undeploy", "%s: nothing was deployed", name)
-	case p.Outcome == lifecycle.OutcomeSucceeded && p.Recorded:
+	case p.Outcome == lifecycle.OutcomeSucceeded && p.Teardown.Recorded:
 		rt.Out.Phase("undeploy", "%s: job %s stopped after %s; its savepoint %s recorded under its name", name, job,
-			demo.Seconds(time.Since(start)), p.Location)
+			demo.Seconds(time.Since(start)), p.Savepoint.Location)
 	default:
 		rt.Out.Phase("undeploy", "%s: job %s no longer runs (%s), nothing new recorded under its name: %s", name, job, p.Outcome, p.Reason)
 	}
@@ -266,8 +266,8 @@ func failed(st *lifecycle.JobStatus, res lifecycle.Result) error {
 	switch {
 	case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded:
 		msg := fmt.Sprintf("%s ended %s", st.Action, p.Outcome)
-		if p.Decision != "" {
-			msg += " (" + string(p.Decision) + ")"
+		if p.Replace.Decision != "" {
+			msg += " (" + string(p.Replace.Decision) + ")"
 		}
 		return fmt.Errorf("%s: %s", msg, p.Reason)
 	}

@@ -205,8 +205,8 @@ func status(st *lifecycle.JobStatus) string {
 	point := "none"
 	switch {
 	case st.Action == lifecycle.ActionDeploy || st.Action == lifecycle.ActionUpgrade || st.Action == lifecycle.ActionRestart:
-		if st.Progress.RestoreFrom != "" {
-			point = strings.ToLower(string(st.Progress.RestoreKind)) + " " + st.Progress.RestoreFrom
+		if st.Progress.Replace.RestoreFrom != "" {
+			point = strings.ToLower(string(st.Progress.Replace.RestoreKind)) + " " + st.Progress.Replace.RestoreFrom
 		}
 	case st.Latest.Location != "":
 		point = "savepoint " + st.Latest.Location
@@ -359,12 +359,12 @@ func (r runner) demo(ctx context.Context, o options, out *demo.Printer) error {
 	}
 	rs := s.ended[lifecycle.ActionRestart]
 	res.Restarted = s.st.JobID
-	res.RestartFrom, res.RestartKind = rs.Progress.RestoreFrom, rs.Progress.RestoreKind
+	res.RestartFrom, res.RestartKind = rs.Progress.Replace.RestoreFrom, rs.Progress.Replace.RestoreKind
 	if _, ok := s.ended[lifecycle.ActionRestart]; !ok || res.Restarted == res.Upgraded {
 		return fmt.Errorf("restart: the controller did not restart the job: %s (%s)", status(&s.st), s.st.Message)
 	}
 	out.Phase("restart", "%s: job %s (counter-v2) RUNNING stably from the newest state after %s, restart %d of %d within %v; %s",
-		rs.Progress.Decision, demo.Short(res.Restarted), demo.Seconds(time.Since(start)), s.st.Restarts, spec.Restart.MaxRestarts, spec.Restart.Window, s.statusOf(lifecycle.ActionRestart))
+		rs.Progress.Replace.Decision, demo.Short(res.Restarted), demo.Seconds(time.Since(start)), s.st.Restarts, spec.Restart.MaxRestarts, spec.Restart.Window, s.statusOf(lifecycle.ActionRestart))
 	if err := showRestored(ctx, cl, res.Restarted, "the failed job", before, "counter-v2", res.RestartFrom, out); err != nil {
 		return err
 	}

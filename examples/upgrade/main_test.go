@@ -124,7 +124,7 @@ func TestDemoOnTheFake(t *testing.T) {
 	}
 	defer f.Close()
 	saved, ok, err := f.Load()
-	if err != nil || !ok || !saved.Deleted || saved.JobID != res.Restarted || saved.Progress.Location != res.Final.Location {
+	if err != nil || !ok || !saved.Deleted || saved.JobID != res.Restarted || saved.Progress.Savepoint.Location != res.Final.Location {
 		t.Errorf("status file: %+v, %v, %v", saved, ok, err)
 	}
 	store, err := lifecycle.NewFileStore(filepath.Join(dir, "restore-points"))

@@ -271,8 +271,8 @@ func (e *cenv) attackAfter(n int, spec *lifecycle.JobSpec, before, st lifecycle.
 			a.fired = true
 		}
 	case AttackTooFewSlots:
-		pf := st.Progress.Preflight
-		if st.Reason == lifecycle.ReasonNotEnoughSlots || st.Progress.Decision == policy.ReasonPreflightRefused && pf != nil && pf.Verdict != nil &&
+		pf := st.Progress.Replace.Preflight
+		if st.Reason == lifecycle.ReasonNotEnoughSlots || st.Progress.Replace.Decision == policy.ReasonPreflightRefused && pf != nil && pf.Verdict != nil &&
 			pf.Verdict.Has(policy.PreflightNotEnoughSlots) {
 			a.slots = true
 		}
@@ -280,7 +280,7 @@ func (e *cenv) attackAfter(n int, spec *lifecycle.JobSpec, before, st lifecycle.
 		for _, q := range reqlog.WithoutReplays(sent) {
 			switch q.Route {
 			case routeCancel:
-				if t := e.snapshotTime(before.Progress.RestoreFrom); t.After(a.cancelFrom) {
+				if t := e.snapshotTime(before.Progress.Replace.RestoreFrom); t.After(a.cancelFrom) {
 					a.cancelFrom = t
 				}
 			case routeRun:

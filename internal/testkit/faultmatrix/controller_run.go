@@ -247,11 +247,11 @@ func setupController(ctx context.Context, s ControllerScenario) (*cenv, lifecycl
 	case ChangeRestore:
 		var p lifecycle.Progress
 		op := &lifecycle.TakeSavepoint{Env: lifecycle.Env{Client: e.c, Clock: srv.Clock()}, Job: st.JobID}
-		if _, err := lifecycle.Run(ctx, op, &p, nil); err != nil || p.Location == "" {
+		if _, err := lifecycle.Run(ctx, op, &p, nil); err != nil || p.Savepoint.Location == "" {
 			return fail(fmt.Errorf("the savepoint to restore: %v (%s)", err, p.Reason))
 		}
 		srv.Clock().Advance(10 * time.Second)
-		spec.Restore = policy.RestoreRequest{Path: p.Location, Token: "r1", Time: p.Savepoint.TriggerTime}
+		spec.Restore = policy.RestoreRequest{Path: p.Savepoint.Location, Token: "r1", Time: p.Savepoint.Status.TriggerTime}
 	case ChangeRetention:
 		// Four periodic savepoints, then a retention of one.
 		periodic := spec
@@ -325,7 +325,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		}
 		if traceCalls && stepKey(before) != stepKey(st) {
 			fmt.Printf("call %d at %v: %s phase %s outcome %s trigger %s (%s) attempts %d deadline %v; %s %s; sent %v\n", n, now.Sub(start), st.Action, st.Progress.Phase,
-				st.Progress.Outcome, st.Progress.Savepoint.TriggerID, st.Progress.Savepoint.State, st.Progress.Attempts, st.Progress.Deadline.Sub(start), st.Reason,
+				st.Progress.Outcome, st.Progress.Savepoint.Status.TriggerID, st.Progress.Savepoint.Status.State, st.Progress.Replace.Attempts, st.Progress.Deadline.Sub(start), st.Reason,
 				st.Progress.LastError, routesOf(sent))
 		}
 		if stepKey(before) != stepKey(st) || mutates(sent) {
@@ -494,28 +494,28 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 	for _, q := range reqlog.WithoutReplays(sent) {
 		switch q.Route {
 		case routeSavepoint, routeStop:
-			if id := reqlog.BodyOf(q).TriggerID; id == "" || id != string(bp.Savepoint.TriggerID) {
-				e.v.add("ids: call %d sent a trigger with id %q; the status stored before it recorded %q", n, id, bp.Savepoint.TriggerID)
+			if id := reqlog.BodyOf(q).TriggerID; id == "" || id != string(bp.Savepoint.Status.TriggerID) {
+				e.v.add("ids: call %d sent a trigger with id %q; the status stored before it recorded %q", n, id, bp.Savepoint.Status.TriggerID)
 			}
 		case routeRun:
 			b := reqlog.BodyOf(q)
-			if b.JobID == "" || b.JobID != string(bp.JobID) && b.JobID != string(bp.NewJobID) {
-				e.v.add("ids: call %d ran a jar with job id %q; the status stored before it recorded %q / %q", n, b.JobID, bp.JobID, bp.NewJobID)
+			if b.JobID == "" || b.JobID != string(bp.JobID) && b.JobID != string(bp.Submit.NewJobID) {
+				e.v.add("ids: call %d ran a jar with job id %q; the status stored before it recorded %q / %q", n, b.JobID, bp.JobID, bp.Submit.NewJobID)
 			}
 			switch {
 			case b.SavepointPath == "":
 				if at, ok := e.stateWithin(now, restartMaxAge); ok {
 					e.v.add("state: call %d started a job without state while %s (%v old) exists", n, at.Location, now.Sub(at.Taken))
 				}
-			case b.SavepointPath != bp.RestoreFrom:
-				e.v.add("state: call %d started a job from %q; the status stored before it recorded %q", n, b.SavepointPath, bp.RestoreFrom)
+			case b.SavepointPath != bp.Replace.RestoreFrom:
+				e.v.add("state: call %d started a job from %q; the status stored before it recorded %q", n, b.SavepointPath, bp.Replace.RestoreFrom)
 			case !e.exists(b.SavepointPath) && b.SavepointPath != spec.Restore.Path:
 				// (The path of the spec's restore request is sent as the
 				// user asked, whether it exists or not.)
 				e.v.add("state: call %d started a job from %q, which does not exist", n, b.SavepointPath)
 			}
 		case routeCancel:
-			if bp.RestoreFrom == "" && bp.Location == "" {
+			if bp.Replace.RestoreFrom == "" && bp.Savepoint.Location == "" {
 				e.v.add("state: call %d cancelled a stateful job without a restore point recorded before (action %s, phase %s)", n, before.Action, bp.Phase)
 			}
 		}
@@ -534,7 +534,7 @@ func (e *cenv) checkCall(n int, spec lifecycle.JobSpec, before, st lifecycle.Job
 	if live := liveJobs(e.srv); len(live) > limit {
 		e.v.add("jobs: %d jobs of the deployment run at once after call %d (action %s, in flight %v): %v", len(live), n, st.Action, st.InFlight(), live)
 	}
-	if st.Action == lifecycle.ActionBlueGreen && st.Progress.Healthy.IsZero() && before.JobID != "" {
+	if st.Action == lifecycle.ActionBlueGreen && st.Progress.BlueGreen.Healthy.IsZero() && before.JobID != "" {
 		// The old job is never stopped (or cancelled) before the new one
 		// is recorded healthy.
 		for _, q := range reqlog.WithoutReplays(sent) {
@@ -628,7 +628,7 @@ func (e *cenv) final(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 	// A job the change stopped or cancelled left a restore point the
 	// status (or the store) names, unless a JobManager restart made Flink
 	// forget it.
-	known := map[string]bool{st.Latest.Location: true, st.Progress.Location: true, st.Progress.RestoreFrom: true, st.UpgradeFrom.Location: true}
+	known := map[string]bool{st.Latest.Location: true, st.Progress.Savepoint.Location: true, st.Progress.Replace.RestoreFrom: true, st.UpgradeFrom.Location: true}
 	for _, r := range st.Savepoints.Records {
 		known[r.Location] = true
 	}
@@ -645,9 +645,9 @@ func (e *cenv) final(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		}
 	}
 	if outcome == OutcomeDeleted {
-		want := st.Progress.Location
+		want := st.Progress.Savepoint.Location
 		if want == "" {
-			want = st.Progress.RestoreFrom
+			want = st.Progress.Replace.RestoreFrom
 		}
 		if rec, ok, err := e.store.Get(ctx, storeName); err != nil || !ok || rec.Location != want {
 			e.v.add("state: deleted with %q, the store holds %+v (%v, %v)", want, rec, ok, err)
@@ -712,7 +712,7 @@ func CompareController(run, resumed *ControllerResult) []string {
 // id, the job ids, the restore point, the savepoint location.
 func idKey(st lifecycle.JobStatus) string {
 	p := st.Progress
-	return fmt.Sprint(st.Action, "|", p.Savepoint.TriggerID, "|", p.JobID, "|", p.NewJobID, "|", p.RestoreFrom, "|", p.Location, "|", st.JobID)
+	return fmt.Sprint(st.Action, "|", p.Savepoint.Status.TriggerID, "|", p.JobID, "|", p.Submit.NewJobID, "|", p.Replace.RestoreFrom, "|", p.Savepoint.Location, "|", st.JobID)
 }
 
 // mutates reports whether reqs hold a request that changes the cluster.
@@ -731,8 +731,8 @@ func mutates(reqs []flinktest.Request) bool {
 // state. Calls that leave it as it was only polled again.
 func stepKey(st lifecycle.JobStatus) string {
 	p := st.Progress
-	return fmt.Sprint(st.Action, "|", p.Phase, "|", p.Outcome, "|", p.Savepoint.TriggerID, "|", p.Savepoint.State, "|", p.JobID, "|", p.NewJobID, "|",
-		p.RestoreFrom, "|", p.Location, "|", st.JobID, "|", st.JobState, "|", st.State, "|", st.Reason, "|", st.Suspended)
+	return fmt.Sprint(st.Action, "|", p.Phase, "|", p.Outcome, "|", p.Savepoint.Status.TriggerID, "|", p.Savepoint.Status.State, "|", p.JobID, "|", p.Submit.NewJobID, "|",
+		p.Replace.RestoreFrom, "|", p.Savepoint.Location, "|", st.JobID, "|", st.JobState, "|", st.State, "|", st.Reason, "|", st.Suspended)
 }
 
 // retained reports whether the change's retention is carried out: for

@@ -35,13 +35,13 @@
 //     Progress stored before the step records a restore point, a job that
 //     ends CANCELED has one, and a new job of a stateful policy starts
 //     from state.
-//   - No location dropped: Progress.Location is never cleared or replaced
+//   - No location dropped: Progress.Savepoint.Location is never cleared or replaced
 //     by older state, names a savepoint on the fake's disk and matches
 //     Record; a savepoint that the operation's triggers completed is known
 //     at the end unless a JobManager restart made Flink forget it.
 //   - No restore from state older than the policy's maximum age, measured
 //     when the restore point was chosen; every restore path was recorded
-//     in Progress.RestoreFrom first.
+//     in Progress.Replace.RestoreFrom first.
 //   - No duplicate job: never two running jobs of one deployment, jar runs
 //     only with the job id recorded before, operations that start no job
 //     start none.

@@ -90,7 +90,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 	drive := func(what string, op lifecycle.Stepper, p *lifecycle.Progress) lifecycle.Result {
 		t.Helper()
 		res, err := lifecycle.Run(ctx, op, p, nil)
-		t.Logf("%s: %s after %d steps (%s): %s", what, res.Outcome, p.Steps, p.Decision, p.Reason)
+		t.Logf("%s: %s after %d steps (%s): %s", what, res.Outcome, p.Steps, p.Replace.Decision, p.Reason)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -104,14 +104,14 @@ func TestRealClusterNothingLost(t *testing.T) {
 		waitRunningWithCounts(t, ctx, out)
 		op := &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job, Store: store, Name: "app/lost-answer"}
 		var p lifecycle.Progress
-		if _, err := op.Step(ctx, &p); err != nil || p.Savepoint.TriggerID == "" {
+		if _, err := op.Step(ctx, &p); err != nil || p.Savepoint.Status.TriggerID == "" {
 			t.Fatalf("first step: %v %+v", err, p)
 		}
 		stored := p
 		if _, err := op.Step(ctx, &p); err != nil { // sends the stop; the answer is lost with the caller
 			t.Fatal(err)
 		}
-		first := p.Savepoint.Operation()
+		first := p.Savepoint.Status.Operation()
 		p = stored
 		// Flink finishes the job with the savepoint, then forgets the
 		// trigger id.
@@ -133,10 +133,10 @@ func TestRealClusterNothingLost(t *testing.T) {
 		}
 		res := drive("Teardown resumed", op, &p)
 		rec, ok, _ := store.Get(ctx, "app/lost-answer")
-		if res.Outcome != lifecycle.OutcomeSucceeded || !p.Savepoint.Recovered || p.Location != stats.LatestSavepoint.ExternalPath ||
-			!ok || rec.Location != p.Location || !flinkfixture.LocationExists(p.Location) {
+		if res.Outcome != lifecycle.OutcomeSucceeded || !p.Savepoint.Status.Recovered || p.Savepoint.Location != stats.LatestSavepoint.ExternalPath ||
+			!ok || rec.Location != p.Savepoint.Location || !flinkfixture.LocationExists(p.Savepoint.Location) {
 			t.Errorf("%s (%s): location %q (recovered %v), the stop's savepoint %q, recorded %+v",
-				res.Outcome, p.Reason, p.Location, p.Savepoint.Recovered, stats.LatestSavepoint.ExternalPath, rec)
+				res.Outcome, p.Reason, p.Savepoint.Location, p.Savepoint.Status.Recovered, stats.LatestSavepoint.ExternalPath, rec)
 		}
 	})
 
@@ -154,18 +154,18 @@ func TestRealClusterNothingLost(t *testing.T) {
 			var p lifecycle.Progress
 			res := drive("Upgrade (LastState)", &lifecycle.Upgrade{Env: lifecycle.Env{Client: variant.c, Timing: timing}, Job: old, JarID: jar, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
 				Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}, &p)
-			if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || variant.c.cancels.Load() == 0 {
-				t.Fatalf("%s (%s): restore %s %q, %d cancels", res.Outcome, p.Reason, p.RestoreKind, p.RestoreFrom, variant.c.cancels.Load())
+			if res.Outcome != lifecycle.OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint || variant.c.cancels.Load() == 0 {
+				t.Fatalf("%s (%s): restore %s %q, %d cancels", res.Outcome, p.Reason, p.Replace.RestoreKind, p.Replace.RestoreFrom, variant.c.cancels.Load())
 			}
-			if !flinkfixture.LocationExists(p.RestoreFrom) {
-				t.Errorf("the restore point %s does not exist", p.RestoreFrom)
+			if !flinkfixture.LocationExists(p.Replace.RestoreFrom) {
+				t.Errorf("the restore point %s does not exist", p.Replace.RestoreFrom)
 			}
 			stats, err := c.Checkpoints(ctx, old)
-			if err != nil || stats.LatestCompleted == nil || stats.LatestCompleted.ExternalPath != p.RestoreFrom {
-				t.Errorf("restored from %q; the cancelled job's final checkpoint is %+v (%v)", p.RestoreFrom, stats.LatestCompleted, err)
+			if err != nil || stats.LatestCompleted == nil || stats.LatestCompleted.ExternalPath != p.Replace.RestoreFrom {
+				t.Errorf("restored from %q; the cancelled job's final checkpoint is %+v (%v)", p.Replace.RestoreFrom, stats.LatestCompleted, err)
 			}
 			countsCarriedOver(t, ctx, out1, out2)
-			cancelJob(t, ctx, c, p.NewJobID) // the cluster has two slots
+			cancelJob(t, ctx, c, p.Submit.NewJobID) // the cluster has two slots
 		})
 	}
 
@@ -183,19 +183,19 @@ func TestRealClusterNothingLost(t *testing.T) {
 		var p lifecycle.Progress
 		res := drive("Teardown (failed job)", &lifecycle.Teardown{Env: lifecycle.Env{Client: c, Timing: timing}, Job: job, Store: store, Name: "app/failed"}, &p)
 		rec, ok, _ := store.Get(ctx, "app/failed")
-		if res.Outcome != lifecycle.OutcomeSucceeded || p.RestoreKind != policy.KindCheckpoint || !strings.Contains(p.Reason, "FAILED") ||
-			strings.Contains(p.Reason, "does not know") || !ok || rec.Location != p.RestoreFrom || !flinkfixture.LocationExists(p.RestoreFrom) {
-			t.Fatalf("%s (%s): restore %s %q, recorded %+v", res.Outcome, p.Reason, p.RestoreKind, p.RestoreFrom, rec)
+		if res.Outcome != lifecycle.OutcomeSucceeded || p.Replace.RestoreKind != policy.KindCheckpoint || !strings.Contains(p.Reason, "FAILED") ||
+			strings.Contains(p.Reason, "does not know") || !ok || rec.Location != p.Replace.RestoreFrom || !flinkfixture.LocationExists(p.Replace.RestoreFrom) {
+			t.Fatalf("%s (%s): restore %s %q, recorded %+v", res.Outcome, p.Reason, p.Replace.RestoreKind, p.Replace.RestoreFrom, rec)
 		}
 		// A redeploy of the name starts from the failed job's checkpoint.
 		out2 := cluster.OutDir("failed-redeployed")
 		var d lifecycle.Progress
 		res = drive("Upgrade (redeploy)", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Store: store, Name: "app/failed", JarID: jar, Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(out2)}}, &d)
-		if res.Outcome != lifecycle.OutcomeSucceeded || d.RestoreFrom != p.RestoreFrom {
-			t.Fatalf("redeploy: %s (%s) from %q", res.Outcome, d.Reason, d.RestoreFrom)
+		if res.Outcome != lifecycle.OutcomeSucceeded || d.Replace.RestoreFrom != p.Replace.RestoreFrom {
+			t.Fatalf("redeploy: %s (%s) from %q", res.Outcome, d.Reason, d.Replace.RestoreFrom)
 		}
 		countsCarriedOver(t, ctx, out, out2)
-		cancelJob(t, ctx, c, d.NewJobID)
+		cancelJob(t, ctx, c, d.Submit.NewJobID)
 	})
 
 	t.Run("lost progress after the submission", func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestRealClusterNothingLost(t *testing.T) {
 			}
 			time.Sleep(res.RequeueAfter)
 		}
-		first := p.NewJobID
+		first := p.Submit.NewJobID
 		jobs, err := c.ListJobs(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -228,9 +228,9 @@ func TestRealClusterNothingLost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Outcome != lifecycle.OutcomeSucceeded || !again.Adopted || again.NewJobID != first || len(after) != len(jobs) {
-			t.Errorf("%s (%s): adopted %v, new job %s, first %s; %d jobs before, %d after", res.Outcome, again.Reason, again.Adopted,
-				again.NewJobID, first, len(jobs), len(after))
+		if res.Outcome != lifecycle.OutcomeSucceeded || !again.Submit.Adopted || again.Submit.NewJobID != first || len(after) != len(jobs) {
+			t.Errorf("%s (%s): adopted %v, new job %s, first %s; %d jobs before, %d after", res.Outcome, again.Reason, again.Submit.Adopted,
+				again.Submit.NewJobID, first, len(jobs), len(after))
 		}
 		if st, err := c.JobStatus(ctx, first); err != nil || st != flinkapi.JobRunning {
 			t.Errorf("the adopted job is %s, %v", st, err)

@@ -41,7 +41,7 @@ func TestRealClusterFindings(t *testing.T) {
 		t.Helper()
 		var p lifecycle.Progress
 		res, err := lifecycle.Run(ctx, op, &p, nil)
-		t.Logf("%s: %s after %d steps (%s): %s", what, res.Outcome, p.Steps, p.Decision, p.Reason)
+		t.Logf("%s: %s after %d steps (%s): %s", what, res.Outcome, p.Steps, p.Replace.Decision, p.Reason)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -89,17 +89,17 @@ func TestRealClusterFindings(t *testing.T) {
 			break
 		}
 		if up.Phase == lifecycle.PhaseCancel && observed == "" {
-			observed = up.RestoreFrom
+			observed = up.Replace.RestoreFrom
 			time.Sleep(6 * time.Second)
 		}
 		time.Sleep(res.RequeueAfter)
 	}
-	t.Logf("Upgrade (LastState): %s after %d steps (%s): %s; observed checkpoint %s", up.Outcome, up.Steps, up.Decision, up.Reason, observed)
-	if up.Outcome != lifecycle.OutcomeSucceeded || up.RestoreKind != policy.KindCheckpoint || observed == "" {
-		t.Fatalf("LastState upgrade: %s (%s) restore %s %q; checkpoint recorded before the cancel %q", up.Outcome, up.Reason, up.RestoreKind, up.RestoreFrom, observed)
+	t.Logf("Upgrade (LastState): %s after %d steps (%s): %s; observed checkpoint %s", up.Outcome, up.Steps, up.Replace.Decision, up.Reason, observed)
+	if up.Outcome != lifecycle.OutcomeSucceeded || up.Replace.RestoreKind != policy.KindCheckpoint || observed == "" {
+		t.Fatalf("LastState upgrade: %s (%s) restore %s %q; checkpoint recorded before the cancel %q", up.Outcome, up.Reason, up.Replace.RestoreKind, up.Replace.RestoreFrom, observed)
 	}
-	if !flinkfixture.LocationExists(up.RestoreFrom) {
-		t.Errorf("the restore point %s does not exist", up.RestoreFrom)
+	if !flinkfixture.LocationExists(up.Replace.RestoreFrom) {
+		t.Errorf("the restore point %s does not exist", up.Replace.RestoreFrom)
 	}
 	if flinkfixture.LocationExists(observed) {
 		t.Logf("the checkpoint observed before the cancel, %s, was not subsumed", observed)
@@ -114,8 +114,8 @@ func TestRealClusterFindings(t *testing.T) {
 	}
 	dep := run("Upgrade (unknown old job)", &lifecycle.Upgrade{Env: lifecycle.Env{Client: c, Timing: timing}, Job: unknown, JarID: jar, Policy: policy.UpdatePolicy{Mode: policy.UpgradeStateless},
 		Run: flinkapi.RunJarRequest{EntryClass: cluster.TestJobClass, ProgramArgs: args(cluster.OutDir("faultmatrix-third"))}})
-	if dep.Outcome != lifecycle.OutcomeSucceeded || !dep.Observed.Missing {
-		t.Errorf("upgrade of an unknown job: %s (%s), observed %+v", dep.Outcome, dep.Reason, dep.Observed)
+	if dep.Outcome != lifecycle.OutcomeSucceeded || !dep.Replace.Observed.Missing {
+		t.Errorf("upgrade of an unknown job: %s (%s), observed %+v", dep.Outcome, dep.Reason, dep.Replace.Observed)
 	}
 	jobs, err := c.ListJobs(ctx)
 	if err != nil {

@@ -136,7 +136,7 @@ type env struct {
 	v        *violations
 	// restarts are the times the JobManager restarted.
 	restarts []time.Time
-	// decided maps a restore path to when Progress.RestoreFrom named it.
+	// decided maps a restore path to when Progress.Replace.RestoreFrom named it.
 	decided map[string]time.Time
 	// initial holds the jobs before the operation.
 	initial map[flinkapi.JobID]bool
@@ -203,7 +203,7 @@ func Execute(ctx context.Context, s Schedule, resume bool) (*Result, error) {
 	for i, st := range e.stages() {
 		if i > 0 {
 			prev := res.Progress[i-1]
-			if prev.Outcome != lifecycle.OutcomeSucceeded || !prev.Recorded {
+			if prev.Outcome != lifecycle.OutcomeSucceeded || !prev.Teardown.Recorded {
 				res.Outcome = "teardown " + string(prev.Outcome)
 				break
 			}
@@ -576,22 +576,22 @@ func (e *env) refuseForeign(ctx context.Context, res *Result) {
 // reqs the requests it sent.
 func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle.Result, now time.Time, reqs []flinktest.Request) {
 	// 2: a location once seen is kept, or replaced by a newer savepoint.
-	if before.Location != "" && p.Location != before.Location && !e.newer(p.Location, before.Location) {
-		e.v.add("invariant 2: %s dropped the savepoint location %q (now %q)", name, before.Location, p.Location)
+	if before.Savepoint.Location != "" && p.Savepoint.Location != before.Savepoint.Location && !e.newer(p.Savepoint.Location, before.Savepoint.Location) {
+		e.v.add("invariant 2: %s dropped the savepoint location %q (now %q)", name, before.Savepoint.Location, p.Savepoint.Location)
 	}
 	for _, r := range reqs {
 		// 7: a blue/green upgrade stops the old job only once the new
 		// one was confirmed healthy.
 		if e.s.Op == OpBlueGreen && (r.Route == routeCancel || r.Route == routeStop || r.Route == routeSavepoint && reqlog.BodyOf(r).CancelJob) &&
-			strings.Contains(r.Path, string(mainJob)) && before.Healthy.IsZero() {
+			strings.Contains(r.Path, string(mainJob)) && before.BlueGreen.Healthy.IsZero() {
 			e.v.add("invariant 7: %s stopped the old job before the new one was healthy (phase %s)", name, before.Phase)
 		}
 		switch r.Route {
 		case routeSavepoint, routeStop:
 			// 6: the trigger id is recorded before the request using it.
 			id := reqlog.BodyOf(r).TriggerID
-			if id == "" || id != string(before.Savepoint.TriggerID) {
-				e.v.add("invariant 6: %s sent a trigger with id %q; the stored progress recorded %q", name, id, before.Savepoint.TriggerID)
+			if id == "" || id != string(before.Savepoint.Status.TriggerID) {
+				e.v.add("invariant 6: %s sent a trigger with id %q; the stored progress recorded %q", name, id, before.Savepoint.Status.TriggerID)
 			}
 			// Only a failure earns a new trigger id: not a savepoint
 			// that completed, unless the operation failed after it (the
@@ -608,9 +608,9 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 		case routeRun:
 			// 7: a blue/green upgrade records the savepoint it starts the
 			// new job from before the submission.
-			if e.s.Op == OpBlueGreen && (before.Location == "" || before.RestoreFrom != before.Location || reqlog.BodyOf(r).SavepointPath != before.RestoreFrom) {
+			if e.s.Op == OpBlueGreen && (before.Savepoint.Location == "" || before.Replace.RestoreFrom != before.Savepoint.Location || reqlog.BodyOf(r).SavepointPath != before.Replace.RestoreFrom) {
 				e.v.add("invariant 7: %s submitted the new job from %q; the stored progress recorded the savepoint %q, restore point %q",
-					name, reqlog.BodyOf(r).SavepointPath, before.Location, before.RestoreFrom)
+					name, reqlog.BodyOf(r).SavepointPath, before.Savepoint.Location, before.Replace.RestoreFrom)
 			}
 			// 5: the job id is recorded before the submission.
 			b := reqlog.BodyOf(r)
@@ -626,25 +626,25 @@ func (e *env) checkStep(name string, before, p lifecycle.Progress, res lifecycle
 		case routeCancel:
 			// 1: a stateful job is cancelled only with a restore point
 			// recorded first.
-			if e.stateful && strings.Contains(r.Path, string(mainJob)) && before.RestoreFrom == "" && before.Location == "" {
-				e.v.add("invariant 1: %s cancelled the job without a restore point recorded first (phase %s, outcome of the stop %q)", name, before.Phase, before.StopOutcome)
+			if e.stateful && strings.Contains(r.Path, string(mainJob)) && before.Replace.RestoreFrom == "" && before.Savepoint.Location == "" {
+				e.v.add("invariant 1: %s cancelled the job without a restore point recorded first (phase %s, outcome of the stop %q)", name, before.Phase, before.Replace.StopOutcome)
 			}
 		}
 	}
-	if e.trigger != "" && string(p.Savepoint.TriggerID) == e.trigger {
-		e.triggerState = p.Savepoint.State
+	if e.trigger != "" && string(p.Savepoint.Status.TriggerID) == e.trigger {
+		e.triggerState = p.Savepoint.Status.State
 	}
 	// 3: remember when the restore point was chosen.
-	if p.RestoreFrom != "" && p.RestoreFrom != before.RestoreFrom {
-		if _, ok := e.decided[p.RestoreFrom]; !ok {
-			e.decided[p.RestoreFrom] = now
+	if p.Replace.RestoreFrom != "" && p.Replace.RestoreFrom != before.Replace.RestoreFrom {
+		if _, ok := e.decided[p.Replace.RestoreFrom]; !ok {
+			e.decided[p.Replace.RestoreFrom] = now
 		}
 	}
 	// 4: a step taken at or past its phase's deadline ends the phase,
 	// unless it was one of the few reads that find out what became of a
 	// savepoint whose deadline passed, and it failed.
-	late := p.Savepoint.Active() && p.Savepoint.LastUpdate.Equal(now) && p.Requests > 0 && p.Requests < 3 &&
-		(p.Requests == before.Requests+1 || p.Requests == 1 && before.Savepoint.LastUpdate.Before(before.Savepoint.Deadline))
+	late := p.Savepoint.Status.Active() && p.Savepoint.Status.LastUpdate.Equal(now) && p.Requests > 0 && p.Requests < 3 &&
+		(p.Requests == before.Requests+1 || p.Requests == 1 && before.Savepoint.Status.LastUpdate.Before(before.Savepoint.Status.Deadline))
 	if !before.Deadline.IsZero() && !now.Before(before.Deadline) && !res.Done && p.Phase == before.Phase && p.Deadline.Equal(before.Deadline) && !late {
 		e.v.add("invariant 4: %s stayed in phase %s past its deadline %v", name, p.Phase, before.Deadline)
 	}
@@ -796,21 +796,21 @@ func (e *env) final(ctx context.Context, res *Result) {
 	locations, restores := map[string]bool{}, map[string]bool{}
 	attempts := 0
 	for _, p := range res.Progress {
-		if p.Location != "" {
-			locations[p.Location] = true
+		if p.Savepoint.Location != "" {
+			locations[p.Savepoint.Location] = true
 			// 2: a location names a savepoint that exists, and the record
 			// carries it.
-			if s, ok := snaps[p.Location]; !ok || s.Removed {
-				e.v.add("invariant 2: the location %q names no savepoint on the fake's disk", p.Location)
+			if s, ok := snaps[p.Savepoint.Location]; !ok || s.Removed {
+				e.v.add("invariant 2: the location %q names no savepoint on the fake's disk", p.Savepoint.Location)
 			}
-			if rec, ok := p.Record(); !ok || rec.Location != p.Location {
-				e.v.add("invariant 2: Record() = %+v, %v for the location %q", rec, ok, p.Location)
+			if rec, ok := p.Record(); !ok || rec.Location != p.Savepoint.Location {
+				e.v.add("invariant 2: Record() = %+v, %v for the location %q", rec, ok, p.Savepoint.Location)
 			}
 		}
-		if p.RestoreFrom != "" {
-			restores[p.RestoreFrom] = true
+		if p.Replace.RestoreFrom != "" {
+			restores[p.Replace.RestoreFrom] = true
 		}
-		attempts += p.Attempts
+		attempts += p.Replace.Attempts
 	}
 	// 2: a savepoint that our triggers completed, with no JobManager
 	// restart since that could make Flink forget it, is known.
@@ -873,10 +873,10 @@ func (e *env) final(ctx context.Context, res *Result) {
 	}
 	switch e.s.Op {
 	case OpTeardown, OpRedeploy:
-		if p := res.Progress[0]; p.Recorded {
-			want := p.Location
+		if p := res.Progress[0]; p.Teardown.Recorded {
+			want := p.Savepoint.Location
 			if want == "" {
-				want = p.RestoreFrom // the retained checkpoint of a job that had ended
+				want = p.Replace.RestoreFrom // the retained checkpoint of a job that had ended
 			}
 			if rec, ok, err := e.store.Get(ctx, storeName); err != nil || !ok || rec.Location != want {
 				e.v.add("invariant 2: teardown recorded %q, the store holds %+v (%v, %v)", want, rec, ok, err)
@@ -918,9 +918,9 @@ func Compare(run, resumed *Result) []string {
 	}
 	for i := range min(len(run.Progress), len(resumed.Progress)) {
 		a, b := run.Progress[i], resumed.Progress[i]
-		if (a.Location == "") != (b.Location == "") || a.Attempts != b.Attempts || a.RestoreKind != b.RestoreKind || a.Recorded != b.Recorded {
+		if (a.Savepoint.Location == "") != (b.Savepoint.Location == "") || a.Replace.Attempts != b.Replace.Attempts || a.Replace.RestoreKind != b.Replace.RestoreKind || a.Teardown.Recorded != b.Teardown.Recorded {
 			out = append(out, fmt.Sprintf("resumable: operation %d differs: location %q/%q, attempts %d/%d, restore kind %q/%q, recorded %v/%v",
-				i, a.Location, b.Location, a.Attempts, b.Attempts, a.RestoreKind, b.RestoreKind, a.Recorded, b.Recorded))
+				i, a.Savepoint.Location, b.Savepoint.Location, a.Replace.Attempts, b.Replace.Attempts, a.Replace.RestoreKind, b.Replace.RestoreKind, a.Teardown.Recorded, b.Teardown.Recorded))
 		}
 	}
 	return append(out, compareRoutes(run.Routes, resumed.Routes)...)

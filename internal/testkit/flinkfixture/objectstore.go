@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/internal/testkit/s3client"
+	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
 // ObjectStore is an S3-compatible object store on 127.0.0.1 that holds
@@ -526,6 +527,11 @@ func DeleteLocation(ctx context.Context, location string) error {
 // eachObject calls fn with the name, relative to key, of every object
 // under the prefix key+"/" in the known stores with bucket.
 func eachObject(ctx context.Context, bucket, key string, fn func(name string)) error {
+	return eachObjectInfo(ctx, bucket, key, func(name string, _ s3client.Object) { fn(name) })
+}
+
+// eachObjectInfo is eachObject with each object's size and time.
+func eachObjectInfo(ctx context.Context, bucket, key string, fn func(name string, o s3client.Object)) error {
 	stores := storesFor(bucket)
 	if len(stores) == 0 {
 		return fmt.Errorf("flinkfixture: no object store of this process or of the shared cluster has bucket %q", bucket)
@@ -541,7 +547,7 @@ func eachObject(ctx context.Context, bucket, key string, fn func(name string)) e
 		}
 		for _, o := range objs {
 			if name := strings.TrimPrefix(o.Key, prefix); name != "" {
-				fn(name)
+				fn(name, o)
 			}
 		}
 	}
@@ -652,6 +658,39 @@ func (StateStorage) List(ctx context.Context, dir string) ([]string, error) {
 		out[i] = strings.TrimSuffix(dir, "/") + "/" + n
 	}
 	return out, nil
+}
+
+// Entries is List with each entry's size and time
+// (lifecycle.StorageEntries), as the object store or the disk tells
+// them: a file's (an object's) size and modification time; a directory
+// in an object store (a common prefix) has neither.
+func (StateStorage) Entries(ctx context.Context, dir string) ([]lifecycle.StorageEntry, error) {
+	bucket, key, ok := splitS3(dir)
+	if !ok {
+		return lifecycle.LocalStorage{}.Entries(ctx, dir)
+	}
+	var out []lifecycle.StorageEntry
+	at := map[string]int{}
+	err := eachObjectInfo(ctx, bucket, key, func(name string, o s3client.Object) {
+		first, _, deeper := strings.Cut(name, "/")
+		if first == "" {
+			return
+		}
+		i, seen := at[first]
+		if !seen {
+			i, at[first] = len(out), len(out)
+			out = append(out, lifecycle.StorageEntry{Path: strings.TrimSuffix(dir, "/") + "/" + first})
+		}
+		e := &out[i]
+		switch {
+		case deeper:
+			e.Dir, e.Size, e.Modified = true, 0, time.Time{}
+		case !e.Dir:
+			e.Size, e.Modified = o.Size, o.LastModified
+		}
+	})
+	slices.SortFunc(out, func(a, b lifecycle.StorageEntry) int { return strings.Compare(a.Path, b.Path) })
+	return out, err
 }
 
 // Delete removes path and everything under it.

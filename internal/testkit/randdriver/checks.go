@@ -250,12 +250,12 @@ func (d *driver) checkCall(ctx context.Context, before, st lifecycle.JobStatus, 
 // note counts once the status is stored (see call).
 func (d *driver) learnRefused(st lifecycle.JobStatus) {
 	p := st.Progress
-	if !p.Done() || p.Outcome != lifecycle.OutcomeSubmitFailed && p.Outcome != lifecycle.OutcomeJobFailed || !d.refused[p.RestoreFrom] {
+	if !p.Done() || p.Outcome != lifecycle.OutcomeSubmitFailed && p.Outcome != lifecycle.OutcomeJobFailed || !d.refused[p.Replace.RestoreFrom] {
 		return
 	}
-	d.refusedNow[p.RestoreFrom] = ""
-	if p.Request.Path == p.RestoreFrom {
-		d.refusedNow[p.RestoreFrom] = p.Request.Token
+	d.refusedNow[p.Replace.RestoreFrom] = ""
+	if p.Replace.Request.Path == p.Replace.RestoreFrom {
+		d.refusedNow[p.Replace.RestoreFrom] = p.Replace.Request.Token
 	}
 }
 
@@ -275,7 +275,7 @@ func (d *driver) checkRefusedRun(st lifecycle.JobStatus, id flinkapi.JobID, path
 	if path == "" || !ok {
 		return
 	}
-	if r := st.Progress.Request; r.Path == path && r.Token != "" && r.Token != tok {
+	if r := st.Progress.Replace.Request; r.Path == path && r.Token != "" && r.Token != tok {
 		return
 	}
 	d.violateKey(RefusedRestoreBecameLatest, "run|"+path, "%s ran job %s from %s, a restore path Flink had refused before", st.Action, id, path)
@@ -317,13 +317,13 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 	}
 	// A run carries out a restore request when it restores the spec's
 	// pending one, or the one the action in flight recorded when it
-	// started (Progress.Request): a request the spec replaced since is
+	// started (Progress.Replace.Request): a request the spec replaced since is
 	// still carried out by the action that took it, as the user asked,
 	// and the newer one by the next action. Reading only the spec's
 	// request would take that deliberate restore for older state chosen
 	// by the controller.
 	restoring := path != "" && (path == d.spec.Restore.Path && d.spec.Restore.Pending(before.RestoreHandled) ||
-		before.InFlight() && path == before.Progress.Request.Path)
+		before.InFlight() && path == before.Progress.Replace.Request.Path)
 	switch {
 	case restoring, st.Action == lifecycle.ActionRollback:
 		d.baseline, d.baselinePath = q.Time, path
@@ -421,8 +421,8 @@ func (d *driver) acceptsCheckpoints(st lifecycle.JobStatus) bool {
 // of (see unseenAtRun), unless the status or the store names them.
 func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.JobStatus, w *world, t time.Time, started flinkapi.JobID,
 	checkpoints bool, unseen func(flinktest.Snapshot) bool) (flinktest.Snapshot, bool) {
-	named := map[string]bool{before.Latest.Location: true, st.Latest.Location: true, before.Progress.Location: true, before.Progress.RestoreFrom: true,
-		st.Progress.Location: true}
+	named := map[string]bool{before.Latest.Location: true, st.Latest.Location: true, before.Progress.Savepoint.Location: true, before.Progress.Replace.RestoreFrom: true,
+		st.Progress.Savepoint.Location: true}
 	for _, r := range before.Savepoints.Records {
 		named[r.Location] = true
 	}
@@ -433,8 +433,8 @@ func (d *driver) newestRestorePoint(ctx context.Context, before, st lifecycle.Jo
 		named[rec.Location] = true
 	}
 	delete(named, "")
-	related := map[flinkapi.JobID]bool{before.JobID: true, st.JobID: true, before.Progress.JobID: true, before.Progress.NewJobID: true,
-		st.Progress.JobID: true, st.Progress.NewJobID: true}
+	related := map[flinkapi.JobID]bool{before.JobID: true, st.JobID: true, before.Progress.JobID: true, before.Progress.Submit.NewJobID: true,
+		st.Progress.JobID: true, st.Progress.Submit.NewJobID: true}
 	delete(related, "")
 	var best flinktest.Snapshot
 	found := false
@@ -557,7 +557,7 @@ func (d *driver) checkCancel(before, st lifecycle.JobStatus, q flinktest.Request
 	if liveBefore[id] != flinkapi.JobRunning || st.Action == lifecycle.ActionRollback || st.Action == lifecycle.ActionHealthRestart {
 		return
 	}
-	if d.spec.Restore.CancelWithoutSavepoint || before.Progress.Location != "" || before.Progress.RestoreFrom != "" {
+	if d.spec.Restore.CancelWithoutSavepoint || before.Progress.Savepoint.Location != "" || before.Progress.Replace.RestoreFrom != "" {
 		return
 	}
 	switch {
@@ -611,8 +611,8 @@ func (d *driver) refreshJars(ctx context.Context) {
 // checkEnded checks an action that ended in the call.
 func (d *driver) checkEnded(st lifecycle.JobStatus, w *world) {
 	p := st.Progress
-	if p.Location != "" {
-		if s, ok := w.snapshot(p.Location); ok {
+	if p.Savepoint.Location != "" {
+		if s, ok := w.snapshot(p.Savepoint.Location); ok {
 			var first time.Time
 			for _, q := range d.ctrlReqs[min(d.act.startReq, len(d.ctrlReqs)):] {
 				if (q.Route == routeSavepoint || q.Route == routeStop) && !q.Time.Before(d.act.start) {
@@ -634,8 +634,8 @@ func (d *driver) checkEnded(st lifecycle.JobStatus, w *world) {
 						newest = x
 					}
 				}
-				d.violateKey(StaleSavepointTaken, p.Location+"|"+string(st.Action), "%s ended %s with savepoint %s, taken at %v by %s, before its own first trigger at %v; the job's newest snapshot is %s taken at %v",
-					st.Action, p.Outcome, p.Location, d.rel(s.Taken), who, d.rel(first), newest.Location, d.rel(newest.Taken))
+				d.violateKey(StaleSavepointTaken, p.Savepoint.Location+"|"+string(st.Action), "%s ended %s with savepoint %s, taken at %v by %s, before its own first trigger at %v; the job's newest snapshot is %s taken at %v",
+					st.Action, p.Outcome, p.Savepoint.Location, d.rel(s.Taken), who, d.rel(first), newest.Location, d.rel(newest.Taken))
 			}
 		}
 	}

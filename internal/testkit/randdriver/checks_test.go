@@ -359,7 +359,7 @@ func TestCheckExternalStopSeenBeforeRun(t *testing.T) {
 		ours := b.savepoint(id)
 		before := b.running(id)
 		before.Action, before.Progress = lifecycle.ActionBlueGreen, lifecycle.Progress{Phase: lifecycle.PhaseSubmit, Started: b.d.now(),
-			JobID: id, PreviousJobID: id, Location: ours, RestoreFrom: ours}
+			JobID: id, Replace: lifecycle.ReplaceProgress{PreviousJobID: id, RestoreFrom: ours}, Savepoint: lifecycle.SavepointProgress{Location: ours}}
 		read := func() {
 			if _, err := b.d.ctrlC.JobStatus(b.ctx, id); err != nil {
 				t.Fatal(err)

@@ -501,7 +501,7 @@ func (d *driver) call(ctx context.Context) {
 		errText = " err=" + err.Error()
 	}
 	d.tracef("call %s: action %s phase %s outcome %s from %q; %s/%s (%.80s); job %s %s; latest %s; done %v requeue %v%s; sent %v",
-		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.Progress.RestoreFrom, st.State, st.Reason, st.Message, st.JobID, st.JobState,
+		name, st.Action, st.Progress.Phase, st.Progress.Outcome, st.Progress.Replace.RestoreFrom, st.State, st.Reason, st.Message, st.JobID, st.JobState,
 		st.Latest.Location, res.Done, res.RequeueAfter, errText, routesOf(sent))
 	if a := st.Audit; a != nil && !a.Time.IsZero() && (before.Audit == nil || !a.Time.Equal(before.Audit.Time)) {
 		d.tracef("audit: %d storage requests (truncated %v, %d failed), %v; recorded %d, restore point %q, replaced %v",

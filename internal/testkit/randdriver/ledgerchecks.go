@@ -67,9 +67,9 @@ func (d *driver) neverDispose(ctx context.Context, st lifecycle.JobStatus, w *wo
 		// (SavepointPolicy.DisposeOnDelete): no rollback follows it.
 		add(st.UpgradeFrom.Location, "UpgradeFrom")
 	}
-	add(st.Progress.RestoreFrom, "the restore point of "+string(st.Action))
+	add(st.Progress.Replace.RestoreFrom, "the restore point of "+string(st.Action))
 	if st.Action == lifecycle.ActionTeardown {
-		add(st.Progress.Location, "the Delete's final savepoint")
+		add(st.Progress.Savepoint.Location, "the Delete's final savepoint")
 	}
 	if rec, ok, _ := d.store.Get(ctx, storeName); ok {
 		add(rec.Location, "the store's record")
@@ -147,7 +147,7 @@ func (d *driver) noteTriggers(sent []flinktest.Request) {
 // once no action is in flight: at the end of a Delete, and at the end
 // of a run.
 func (d *driver) checkLedger(ctx context.Context, st lifecycle.JobStatus) {
-	known := map[string]bool{norm(st.Latest.Location): true, norm(st.UpgradeFrom.Location): true, norm(st.Progress.Location): true,
+	known := map[string]bool{norm(st.Latest.Location): true, norm(st.UpgradeFrom.Location): true, norm(st.Progress.Savepoint.Location): true,
 		norm(st.Disposing.Location): true}
 	for _, r := range st.Savepoints.Records {
 		known[norm(r.Location)] = true

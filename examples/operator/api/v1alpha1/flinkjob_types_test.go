@@ -40,9 +40,10 @@ func sample() *FlinkJob {
 				State: policy.Updating, Reason: "UpgradeInProgress", Message: "Upgrade: phase Savepoint",
 				Deployed: job, DeployedAt: at, Stable: job, Action: lifecycle.ActionUpgrade, Target: job,
 				Progress: lifecycle.Progress{
-					Phase: lifecycle.PhaseSavepoint, JobID: rec.JobID, PreviousJobID: rec.JobID, Started: at, Deadline: at.Add(time.Minute),
-					Savepoint: savepoint.Status{TriggerID: "0123456789abcdef0123456789abcdef", TriggerTime: at, State: savepoint.InFlight},
-					Observed:  lifecycle.Observed{State: flinkapi.JobRunning, Since: at, Latest: rec},
+					Phase: lifecycle.PhaseSavepoint, JobID: rec.JobID, Started: at, Deadline: at.Add(time.Minute),
+					Savepoint: lifecycle.SavepointProgress{Status: savepoint.Status{TriggerID: "0123456789abcdef0123456789abcdef", TriggerTime: at, State: savepoint.InFlight}},
+					Replace: lifecycle.ReplaceProgress{PreviousJobID: rec.JobID,
+						Observed: lifecycle.Observed{State: flinkapi.JobRunning, Since: at, Latest: rec}},
 				},
 				RetryAt: at.Add(time.Hour), Latest: rec, Savepoints: savepoint.History{}.Add(rec), UpgradeFrom: rec,
 				Restarts: 1, LastRestart: at, Health: health,

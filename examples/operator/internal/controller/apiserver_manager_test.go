@@ -98,7 +98,7 @@ func (j *kubeJob) wait(what string, cond func(*v1alpha1.FlinkJob) bool) *v1alpha
 // not completed.
 func savepointInFlight(j *v1alpha1.FlinkJob) bool {
 	p := &j.Status.Progress
-	return j.Status.Action == lifecycle.ActionUpgrade && p.Savepoint.TriggerID != "" && p.Location == "" && !p.Done()
+	return j.Status.Action == lifecycle.ActionUpgrade && p.Savepoint.Status.TriggerID != "" && p.Savepoint.Location == "" && !p.Done()
 }
 
 // upgraded holds once the job runs the spec after an upgrade.
@@ -141,7 +141,7 @@ func TestAPIServerManagerRestart(t *testing.T) {
 	at := j.wait("savepoint in flight", savepointInFlight)
 	first.stop()
 	stoppedAt := first.gets.Load()
-	if p := j.get().Status.Progress; p.Done() || p.Savepoint.TriggerID != at.Status.Progress.Savepoint.TriggerID {
+	if p := j.get().Status.Progress; p.Done() || p.Savepoint.Status.TriggerID != at.Status.Progress.Savepoint.Status.TriggerID {
 		t.Fatalf("the upgrade moved on after the stop: %+v", p)
 	}
 

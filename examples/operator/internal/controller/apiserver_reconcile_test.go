@@ -204,7 +204,7 @@ func TestAPIServerDeleteDuringUpgrade(t *testing.T) {
 	h.edit(func(s *v1alpha1.FlinkJobSpec) { s.Job.Args = append(s.Job.Args, "--name", "v2") })
 	h.until("savepoint in flight", func(j *v1alpha1.FlinkJob) bool {
 		p := &j.Status.Progress
-		return j.Status.Action == lifecycle.ActionUpgrade && p.Savepoint.TriggerID != "" && !p.Done()
+		return j.Status.Action == lifecycle.ActionUpgrade && p.Savepoint.Status.TriggerID != "" && !p.Done()
 	}, nil)
 	if err := h.k8s.Delete(ctx, h.get()); err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestAPIServerDeleteDuringUpgrade(t *testing.T) {
 	}
 	last, _, _ := h.status.stored()
 	final := last.Status.Progress
-	if last.Status.Action != lifecycle.ActionTeardown || final.Outcome != lifecycle.OutcomeSucceeded || final.Location == "" {
+	if last.Status.Action != lifecycle.ActionTeardown || final.Outcome != lifecycle.OutcomeSucceeded || final.Savepoint.Location == "" {
 		t.Fatalf("teardown %+v", final)
 	}
 	if info, _ := h.srv.Job(upgraded); info.State != flinkapi.JobFinished {
@@ -235,11 +235,11 @@ func TestAPIServerDeleteDuringUpgrade(t *testing.T) {
 	if live := h.live(); len(live) != 0 {
 		t.Errorf("jobs still running: %+v", live)
 	}
-	if ok, err := h.srv.SavepointExists(final.Location); !ok || err != nil {
-		t.Errorf("final savepoint %s: %v, %v", final.Location, ok, err)
+	if ok, err := h.srv.SavepointExists(final.Savepoint.Location); !ok || err != nil {
+		t.Errorf("final savepoint %s: %v, %v", final.Savepoint.Location, ok, err)
 	}
-	if rec, ok, err := h.store.Get(ctx, h.key.String()); err != nil || !ok || rec.Location != final.Location {
-		t.Errorf("restore point %+v, %v, %v; want %s", rec, ok, err, final.Location)
+	if rec, ok, err := h.store.Get(ctx, h.key.String()); err != nil || !ok || rec.Location != final.Savepoint.Location {
+		t.Errorf("restore point %+v, %v, %v; want %s", rec, ok, err, final.Savepoint.Location)
 	}
 	// One savepoint of the first job, the upgrade's; the teardown's of the
 	// upgraded job only (a stop of a job whose tasks are not all running

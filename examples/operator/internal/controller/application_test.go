@@ -275,7 +275,7 @@ func TestApplicationRestart(t *testing.T) {
 	if st.Action != lifecycle.ActionRestart || st.Restarts != 1 || st.Cluster.IsZero() || st.Cluster.Name == first.Cluster.Name {
 		t.Fatalf("status after the restart: %s", h.statusJSON())
 	}
-	from := st.Progress.RestoreFrom
+	from := st.Progress.Replace.RestoreFrom
 	if conf := k.started(st.Cluster.Name); from == "" || conf["execution.savepoint.path"] != from {
 		t.Errorf("new cluster's restore path %q, want the restart's %q", conf["execution.savepoint.path"], from)
 	}

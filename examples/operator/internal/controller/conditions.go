@@ -103,7 +103,7 @@ func progressing(job *v1alpha1.FlinkJob, now time.Time) metav1.Condition {
 // preflight, and the job was left as it was.
 func preflightRefused(st *lifecycle.JobStatus) bool {
 	p := &st.Progress
-	return !st.InFlight() && p.Outcome == lifecycle.OutcomeBlocked && p.Decision == policy.ReasonPreflightRefused
+	return !st.InFlight() && p.Outcome == lifecycle.OutcomeBlocked && p.Replace.Decision == policy.ReasonPreflightRefused
 }
 
 // degraded is the Degraded condition of job's status, derived from its

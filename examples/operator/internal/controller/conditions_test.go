@@ -227,8 +227,8 @@ func TestDegradedFromTypedState(t *testing.T) {
 		}, metav1.ConditionFalse, ReasonAsExpected, metav1.ConditionTrue},
 		{"preflight refused", func(st *lifecycle.JobStatus) {
 			st.Action, st.Reason, st.Settled = lifecycle.ActionUpgrade, lifecycle.ReasonRetryWait, false
-			st.Progress = lifecycle.Progress{Phase: lifecycle.PhaseDone, Outcome: lifecycle.OutcomeBlocked, Decision: policy.ReasonPreflightRefused,
-				Reason: "preflight: not enough slots"}
+			st.Progress = lifecycle.Progress{Phase: lifecycle.PhaseDone, Outcome: lifecycle.OutcomeBlocked,
+				Replace: lifecycle.ReplaceProgress{Decision: policy.ReasonPreflightRefused}, Reason: "preflight: not enough slots"}
 			st.RetryAt = now.Add(time.Minute)
 		}, metav1.ConditionTrue, string(policy.ReasonPreflightRefused), metav1.ConditionFalse},
 		{"JobManager unreachable", func(st *lifecycle.JobStatus) {

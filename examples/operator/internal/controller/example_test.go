@@ -76,7 +76,7 @@ func Example() {
 	job = settle()
 	st := job.Status
 	fmt.Println(st.Action, st.Progress.Outcome, st.State)
-	fmt.Println("restored from the", st.Latest.Reason, "savepoint:", st.Progress.RestoreFrom == st.Latest.Location)
+	fmt.Println("restored from the", st.Latest.Reason, "savepoint:", st.Progress.Replace.RestoreFrom == st.Latest.Location)
 	fmt.Println(st.Conditions[0].Type, st.Conditions[0].Status)
 	// Output:
 	// Deploy Succeeded Running

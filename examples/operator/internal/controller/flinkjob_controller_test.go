@@ -38,7 +38,7 @@ func TestCreate(t *testing.T) {
 		t.Errorf("program args %v, want %v", info.ProgramArgs, h.spec().Job.Args)
 	}
 	if st.Action != lifecycle.ActionDeploy || st.Progress.Outcome != lifecycle.OutcomeSucceeded ||
-		st.Progress.Decision != policy.ReasonFirstDeploy || st.JarID == "" || st.JarFile != h.jar ||
+		st.Progress.Replace.Decision != policy.ReasonFirstDeploy || st.JarID == "" || st.JarFile != h.jar ||
 		st.Stable.Fingerprint() != job.Spec.Job.Fingerprint() || st.ObservedGeneration != 1 {
 		t.Errorf("status after the deploy: %s", h.statusJSON())
 	}
@@ -87,7 +87,7 @@ func TestUpdateWithSavepoint(t *testing.T) {
 	h.srv.Clock().Advance(time.Second)
 	st := job.Status
 
-	if st.JobID == old || st.Action != lifecycle.ActionUpgrade || st.Progress.Decision != policy.ReasonSavepointBeforeUpdate {
+	if st.JobID == old || st.Action != lifecycle.ActionUpgrade || st.Progress.Replace.Decision != policy.ReasonSavepointBeforeUpdate {
 		t.Fatalf("status after the update: %s", h.statusJSON())
 	}
 	sp := st.Latest
@@ -187,7 +187,7 @@ func TestFailureRestart(t *testing.T) {
 
 	job := h.until("restart", func(j *v1alpha1.FlinkJob) bool { return j.Status.JobID != old && runs(j) }, nil)
 	st := job.Status
-	if st.Action != lifecycle.ActionRestart || st.Progress.Decision != policy.ReasonRestartFailedJob {
+	if st.Action != lifecycle.ActionRestart || st.Progress.Replace.Decision != policy.ReasonRestartFailedJob {
 		t.Errorf("status after the restart: %s", h.statusJSON())
 	}
 	if st.Restarts != 1 || st.LastRestart.Sub(failedAt) < 10*time.Second || !strings.Contains(st.Failure, "boom") {
@@ -196,11 +196,11 @@ func TestFailureRestart(t *testing.T) {
 	if info, _ := h.srv.Job(old); info.State != flinkapi.JobFailed {
 		t.Errorf("old job %s", info.State)
 	}
-	if st.Progress.RestoreKind != policy.KindCheckpoint || st.Progress.RestoreFrom == "" {
-		t.Errorf("restored from %s %q, want the retained checkpoint", st.Progress.RestoreKind, st.Progress.RestoreFrom)
+	if st.Progress.Replace.RestoreKind != policy.KindCheckpoint || st.Progress.Replace.RestoreFrom == "" {
+		t.Errorf("restored from %s %q, want the retained checkpoint", st.Progress.Replace.RestoreKind, st.Progress.Replace.RestoreFrom)
 	}
 	info, _ := h.srv.Job(st.JobID)
-	if info.RestoredFrom != st.Progress.RestoreFrom || info.State != flinkapi.JobRunning {
+	if info.RestoredFrom != st.Progress.Replace.RestoreFrom || info.State != flinkapi.JobRunning {
 		t.Errorf("new job %+v", info)
 	}
 	h.srv.Clock().Advance(3 * time.Second)
@@ -256,12 +256,12 @@ func TestDeleteWithFinalSavepoint(t *testing.T) {
 	last, _, _ := h.status.stored()
 	st := last.Status
 	if st.Action != lifecycle.ActionTeardown || st.Progress.Outcome != lifecycle.OutcomeSucceeded ||
-		st.Progress.Location == "" || st.Latest.Location != st.Progress.Location {
+		st.Progress.Savepoint.Location == "" || st.Latest.Location != st.Progress.Savepoint.Location {
 		t.Errorf("last status: %+v", st)
 	}
 	rec, _, _ := h.store.Get(context.Background(), h.key.String())
-	if rec.Location != st.Progress.Location {
-		t.Errorf("stored %+v, want %s", rec, st.Progress.Location)
+	if rec.Location != st.Progress.Savepoint.Location {
+		t.Errorf("stored %+v, want %s", rec, st.Progress.Savepoint.Location)
 	}
 	if ok, _ := h.srv.SavepointExists(rec.Location); !ok {
 		t.Errorf("savepoint %s does not exist", rec.Location)

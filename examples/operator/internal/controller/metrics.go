@@ -133,11 +133,11 @@ func countTransition(t lifecycle.Transition) {
 // progress a reconcile stored, if it succeeded in that reconcile (before
 // is the progress the reconcile started from).
 func observeSavepoint(before, after *lifecycle.Progress, now time.Time) {
-	sp := &after.Savepoint
+	sp := &after.Savepoint.Status
 	if sp.State != savepoint.Succeeded || sp.TriggerTime.IsZero() {
 		return
 	}
-	if b := &before.Savepoint; b.State == savepoint.Succeeded && b.TriggerID == sp.TriggerID && before.Operation == after.Operation {
+	if b := &before.Savepoint.Status; b.State == savepoint.Succeeded && b.TriggerID == sp.TriggerID && before.Operation == after.Operation {
 		return
 	}
 	savepointSeconds.WithLabelValues(after.Operation).Observe(now.Sub(sp.TriggerTime).Seconds())

@@ -124,8 +124,8 @@ func TestRealCluster(t *testing.T) {
 	if st.JobID == first || st.Action != lifecycle.ActionUpgrade || sp.Reason != savepoint.ReasonUpdate || sp.JobID != first || !flinkfixture.LocationExists(sp.Location) {
 		t.Fatalf("after the update: job %s, savepoint %+v; progress %+v", st.JobID, sp, st.Progress)
 	}
-	if st.Progress.RestoreFrom != sp.Location {
-		t.Errorf("restored from %q, want %q", st.Progress.RestoreFrom, sp.Location)
+	if st.Progress.Replace.RestoreFrom != sp.Location {
+		t.Errorf("restored from %q, want %q", st.Progress.Replace.RestoreFrom, sp.Location)
 	}
 	if s, err := flink.JobStatus(ctx, first); err != nil || s != flinkapi.JobFinished {
 		t.Errorf("old job %s, %v; want FINISHED", s, err)
@@ -161,14 +161,14 @@ func TestRealCluster(t *testing.T) {
 	})
 	last, _, _ := status.stored()
 	final := last.Status.Progress
-	if last.Status.Action != lifecycle.ActionTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !flinkfixture.LocationExists(final.Location) {
+	if last.Status.Action != lifecycle.ActionTeardown || final.Outcome != lifecycle.OutcomeSucceeded || !flinkfixture.LocationExists(final.Savepoint.Location) {
 		t.Errorf("teardown %+v", final)
 	}
 	if s, err := flink.JobStatus(ctx, st.JobID); err != nil || s != flinkapi.JobFinished {
 		t.Errorf("job after the delete: %s, %v; want FINISHED", s, err)
 	}
-	if rec, ok, err := store.Get(ctx, key.String()); err != nil || !ok || rec.Location != final.Location {
-		t.Errorf("stored restore point %+v, %v, %v; want %s", rec, ok, err, final.Location)
+	if rec, ok, err := store.Get(ctx, key.String()); err != nil || !ok || rec.Location != final.Savepoint.Location {
+		t.Errorf("stored restore point %+v, %v, %v; want %s", rec, ok, err, final.Savepoint.Location)
 	}
 	t.Logf("events:\n%s", events)
 	outputs := strings.Join(append(status.history(), events.String(), logs.String()), "\n")

@@ -188,7 +188,7 @@ func TestRealSessionClusters(t *testing.T) {
 	job = until(onSecond, "upgrade on the second cluster", runs)
 	st := job.Status
 	if st.JobID == firstID || st.Latest.Reason != savepoint.ReasonUpdate || st.Latest.JobID != firstID ||
-		st.Progress.RestoreFrom != st.Latest.Location || !flinkfixture.LocationExists(st.Latest.Location) {
+		st.Progress.Replace.RestoreFrom != st.Latest.Location || !flinkfixture.LocationExists(st.Latest.Location) {
 		t.Fatalf("after the upgrade: job %s, savepoint %+v, progress %+v", st.JobID, st.Latest, st.Progress)
 	}
 	if s, err := flink2.JobStatus(ctx, firstID); err != nil || s != flinkapi.JobFinished {
