@@ -16,9 +16,10 @@ import (
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
-// countingStorage is a lifecycle.Storage that counts the requests it
-// passes on: the Controller's (removals of replaced jobs' checkpoints
-// and of disposed savepoints) and its audits' (List).
+// countingStorage is a lifecycle.Storage (and lifecycle.StorageEntries,
+// as the object store's Storage is) that counts the requests it passes
+// on: the Controller's (removals of replaced jobs' checkpoints and of
+// disposed savepoints) and its audits' (Entries).
 type countingStorage struct {
 	s       lifecycle.Storage
 	lists   atomic.Int64
@@ -28,6 +29,11 @@ type countingStorage struct {
 func (c *countingStorage) List(ctx context.Context, dir string) ([]string, error) {
 	c.lists.Add(1)
 	return c.s.List(ctx, dir)
+}
+
+func (c *countingStorage) Entries(ctx context.Context, dir string) ([]lifecycle.StorageEntry, error) {
+	c.lists.Add(1)
+	return c.s.(lifecycle.StorageEntries).Entries(ctx, dir)
 }
 
 func (c *countingStorage) Delete(ctx context.Context, path string) error {
@@ -62,6 +68,9 @@ func newStorageLedger(t *testing.T, ctrl *lifecycle.Controller, cluster *flinkfi
 	s := ctrl.Storage
 	if s == nil {
 		s = flinkfixture.StateStorage{}
+	}
+	if _, ok := s.(lifecycle.StorageEntries); !ok {
+		t.Fatalf("the Controller's Storage %T tells no sizes and times (lifecycle.StorageEntries)", s)
 	}
 	cs := &countingStorage{s: s}
 	ctrl.Storage = cs
