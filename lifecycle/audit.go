@@ -630,21 +630,20 @@ func (a *auditor) run(ctx context.Context) error {
 			a.sortTop(e, &q)
 		}
 	}
-	early, late := q.ledger, []pending(nil)
-	if a.unrecFirst {
-		// The savepoints the ledger lacks first: what an applied audit
-		// acts on, whatever the size of the history.
-		early, late, q.unrec = q.unrec, q.ledger, nil
-	}
-	if err := a.readAll(ctx, early); err != nil {
-		return err
-	}
+	// The jobs' checkpoint directories first: a few listings that find
+	// what there is, before one read per snapshot spends the budget.
 	for _, jq := range q.job {
 		if err := a.listJob(ctx, jq, &q); err != nil {
 			return err
 		}
 	}
-	if err := a.readAll(ctx, slices.Concat(late, q.ledgerCk, q.snap, q.unrec, q.size)); err != nil {
+	early, late := q.ledger, q.unrec
+	if a.unrecFirst {
+		// The savepoints the ledger lacks first: what an applied audit
+		// acts on, whatever the size of the history.
+		early, late = q.unrec, q.ledger
+	}
+	if err := a.readAll(ctx, slices.Concat(early, late, q.ledgerCk, q.snap, q.size)); err != nil {
 		return err
 	}
 	a.missing()

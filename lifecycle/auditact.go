@@ -41,8 +41,11 @@ type AuditSummary struct {
 	// were not read.
 	Truncated bool `json:"truncated,omitempty"`
 	// ListFailures counts the listings that failed: the audit is done
-	// again after the Controller's RetryInterval.
+	// again after the Controller's RetryInterval, doubled for each audit
+	// in a row whose listings failed (FailedInARow, this one included),
+	// at most AuditInterval later.
 	ListFailures int `json:"listFailures,omitempty"`
+	FailedInARow int `json:"failedInARow,omitempty"`
 	// Counts are its entries by kind (AuditKind), without Foreign ones.
 	Counts map[AuditKind]int `json:"counts,omitempty"`
 	// Recorded counts the savepoints it entered into the history
@@ -149,11 +152,40 @@ func (c *Controller) auditDue(st *JobStatus, plan Plan, now time.Time) bool {
 	switch {
 	case s != nil && s.Due:
 		return true
-	case s != nil && s.ListFailures > 0 && !now.Before(s.Time.Add(c.retry())):
-		return true // a listing failed: tried again after RetryInterval
+	case s != nil && s.ListFailures > 0 && !now.Before(s.Time.Add(c.auditRetry(s))):
+		return true // a listing failed: tried again, later after each failure
 	}
 	iv := c.auditInterval()
 	return iv > 0 && (s == nil || !now.Before(s.Time.Add(iv)))
+}
+
+// auditRetry is how long after an audit whose listing failed (s) the
+// next one comes: RetryInterval, doubled for each audit in a row that
+// failed, at most AuditInterval (RetryInterval when there is none), so
+// that a store that keeps failing is not read at every retry.
+func (c *Controller) auditRetry(s *AuditSummary) time.Duration {
+	d, limit := c.retry(), c.auditInterval()
+	if limit <= 0 {
+		return d
+	}
+	for i := 1; i < s.FailedInARow && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// auditAfter reports whether the end of action owes an audit: those
+// that start, stop or replace a job do; the routine ones beside the
+// running job (a savepoint, a checkpoint, a disposal) do not, since
+// what they write is recorded through their trigger (a savepoint past
+// its deadline is looked up as late) and the interval's audit reads
+// the rest.
+func auditAfter(action JobAction) bool {
+	switch action {
+	case ActionSavepoint, ActionSavepointRequest, ActionCheckpoint, ActionCheckpointRequest, ActionDispose:
+		return false
+	}
+	return true
 }
 
 // restartsGone reports whether plan starts the deployment's job again
@@ -204,9 +236,10 @@ func (c *Controller) auditBeforeDelete(ctx context.Context, spec JobSpec, st *Jo
 	}
 }
 
-// markAuditDue records that an action ended: the next call audits.
+// markAuditDue records that an action that owes an audit ended
+// (auditAfter): the next call audits.
 func (c *Controller) markAuditDue(st *JobStatus) {
-	if c.Storage == nil {
+	if c.Storage == nil || !auditAfter(st.Action) {
 		return
 	}
 	if st.Audit == nil {
@@ -223,6 +256,12 @@ func (c *Controller) applyAudit(st *JobStatus, a *StorageAudit, now time.Time) {
 	c.addReplaced(st, a, do)
 	sum := &AuditSummary{Time: now, Requests: a.Requests, Truncated: a.Truncated, ListFailures: a.ListFailures,
 		Recorded: len(do.Recorded), RestorePoint: do.RestorePoint, Replaced: slices.Clone(do.Replaced)}
+	if a.ListFailures > 0 {
+		sum.FailedInARow = 1
+		if st.Audit != nil {
+			sum.FailedInARow += st.Audit.FailedInARow
+		}
+	}
 	for k, t := range a.Totals {
 		if k != AuditForeign && t.Count > 0 {
 			if sum.Counts == nil {

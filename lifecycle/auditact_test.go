@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,49 +22,88 @@ import (
 
 // fakeStorage is the Storage of the fake JobManager's simulated disk
 // (flinktest.Server.ListStorage, RemoveStorage), counting its requests.
+// With faults set, a share of its requests fail as an object store's
+// do: 5xx errors, throttling, and listings that lose a page (cut short
+// without an error).
 type fakeStorage struct {
 	srv      *flinktest.Server
 	mu       sync.Mutex
 	requests int
 	deletes  []string
 	fail     func(dir string) bool // listings that fail
+	// faults draws the faults of the requests, one in faultEvery on
+	// average; nil: none.
+	faults     *rand.Rand
+	faultEvery int
+	faulted    int
 }
 
-func (s *fakeStorage) count(dir string) error {
+// Errors of fakeStorage's drawn faults.
+var (
+	errFake5xx      = errors.New("injected: 503 Service Unavailable")
+	errFakeThrottle = errors.New("injected: 503 SlowDown: please reduce your request rate")
+)
+
+// count counts a request to dir and draws its fault: an error, or a
+// listing cut short (cut).
+func (s *fakeStorage) count(dir string) (cut bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
 	if s.fail != nil && s.fail(dir) {
-		return errors.New("injected: 503 Slow Down")
+		return false, errors.New("injected: 503 Slow Down")
 	}
-	return nil
+	if s.faults == nil || s.faults.IntN(s.faultEvery) != 0 {
+		return false, nil
+	}
+	s.faulted++
+	switch s.faults.IntN(3) {
+	case 0:
+		return false, errFake5xx
+	case 1:
+		return false, errFakeThrottle
+	}
+	return true, nil
 }
 
-func (s *fakeStorage) List(_ context.Context, dir string) ([]string, error) {
-	if err := s.count(dir); err != nil {
+func (s *fakeStorage) List(ctx context.Context, dir string) ([]string, error) {
+	es, err := s.Entries(ctx, dir)
+	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, e := range s.srv.ListStorage(dir) {
+	for _, e := range es {
 		out = append(out, e.Path)
 	}
 	return out, nil
 }
 
 func (s *fakeStorage) Entries(_ context.Context, dir string) ([]StorageEntry, error) {
-	if err := s.count(dir); err != nil {
+	cut, err := s.count(dir)
+	if err != nil {
 		return nil, err
 	}
+	es := s.srv.ListStorage(dir)
+	if cut && len(es) > 0 {
+		s.mu.Lock()
+		es = es[:s.faults.IntN(len(es))] // a page lost
+		s.mu.Unlock()
+	}
 	var out []StorageEntry
-	for _, e := range s.srv.ListStorage(dir) {
+	for _, e := range es {
 		out = append(out, StorageEntry{Path: e.Path, Dir: e.Dir, Size: e.Size, Modified: e.Modified})
 	}
 	return out, nil
 }
 
 func (s *fakeStorage) Delete(_ context.Context, path string) error {
+	if cut, err := s.count(path); err != nil || cut {
+		if err == nil {
+			err = errFake5xx // a delete has no page to lose: it fails
+		}
+		return err
+	}
 	s.mu.Lock()
-	s.requests++
 	s.deletes = append(s.deletes, path)
 	s.mu.Unlock()
 	s.srv.RemoveStorage(path)
@@ -128,6 +168,7 @@ func TestAuditExternalStopForgotten(t *testing.T) {
 // deployment's own.
 func TestAuditRecordsAndMovesOnlyNewer(t *testing.T) {
 	k, fs, _ := auditCluster(t)
+	k.auditInterval = 10 * time.Minute // a periodic savepoint's end owes none
 	spec := k.spec("/out")
 	spec.Savepoints = SavepointPolicy{Interval: policy.Duration(10 * time.Minute), MaxCount: 2}
 	k.settle("create", spec)
@@ -153,7 +194,7 @@ func TestAuditRecordsAndMovesOnlyNewer(t *testing.T) {
 	// is older than the Controller's and is recorded without moving the
 	// restore point.
 	second := k.savepointByHand(k.st.JobID)
-	k.run(spec, 11*time.Minute) // a periodic savepoint; the audit after it
+	k.run(spec, 11*time.Minute) // a periodic savepoint; the interval's audit
 	if k.st.Latest.Reason != savepoint.ReasonScheduled || k.st.Audit == nil || k.st.Audit.RestorePoint != "" {
 		t.Errorf("latest %+v, audit %+v: a found savepoint older than the Controller's became the restore point", k.st.Latest, k.st.Audit)
 	}
@@ -382,5 +423,35 @@ func TestAuditReplacedLeak(t *testing.T) {
 	}
 	if e := entries(t, dir, k.st.JobID); !slices.Contains(e, "chk-1") {
 		t.Errorf("the running job's directory holds %v, want its chk-1", e)
+	}
+}
+
+// TestAuditRetryBacksOff: an audit whose listing failed is tried again
+// after RetryInterval, twice that after a second failure in a row, and
+// so on up to AuditInterval; the routine actions beside the running job
+// owe no audit at their end.
+func TestAuditRetryBacksOff(t *testing.T) {
+	c := &Controller{RetryInterval: 20 * time.Second, AuditInterval: time.Hour}
+	for _, tc := range []struct {
+		inARow int
+		want   time.Duration
+	}{{1, 20 * time.Second}, {2, 40 * time.Second}, {3, 80 * time.Second}, {8, 2560 * time.Second}, {9, time.Hour}, {40, time.Hour}} {
+		if got := c.auditRetry(&AuditSummary{ListFailures: 1, FailedInARow: tc.inARow}); got != tc.want {
+			t.Errorf("after %d failed audits in a row: %v, want %v", tc.inARow, got, tc.want)
+		}
+	}
+	c.AuditInterval = -1
+	if got := c.auditRetry(&AuditSummary{ListFailures: 1, FailedInARow: 5}); got != 20*time.Second {
+		t.Errorf("without an interval: %v, want RetryInterval", got)
+	}
+	for _, a := range []JobAction{ActionSavepoint, ActionSavepointRequest, ActionCheckpoint, ActionCheckpointRequest, ActionDispose} {
+		if auditAfter(a) {
+			t.Errorf("%s owes an audit at its end", a)
+		}
+	}
+	for _, a := range []JobAction{ActionDeploy, ActionUpgrade, ActionRestart, ActionCanary, ActionBlueGreen, ActionSuspend, ActionTeardown, ActionRescale} {
+		if !auditAfter(a) {
+			t.Errorf("%s owes no audit at its end", a)
+		}
 	}
 }

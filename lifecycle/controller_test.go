@@ -42,8 +42,10 @@ type cluster struct {
 	poll time.Duration
 	// name, if set, is the Controller's Name (default app/counter).
 	name string
-	// storage is the Controller's Storage.
-	storage Storage
+	// storage is the Controller's Storage, audited every auditInterval
+	// (0: the default).
+	storage       Storage
+	auditInterval time.Duration
 	// secrets and logger, if set, are the Controller's Secrets and Logger.
 	secrets Secrets
 	logger  *slog.Logger
@@ -80,7 +82,7 @@ func (k *cluster) controller() *Controller {
 	if k.name != "" {
 		c.Name = k.name
 	}
-	c.Storage = k.storage
+	c.Storage, c.AuditInterval = k.storage, k.auditInterval
 	c.Secrets = k.secrets
 	if k.logger != nil {
 		c.Logger = k.logger

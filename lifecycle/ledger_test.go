@@ -29,6 +29,11 @@ type ledgerCase struct {
 	// after the call: it goes on from the status stored before).
 	faults     []flinktest.Fault
 	lostWrites float64
+	// storage gives the Controller a Storage of the fake's disk whose
+	// requests fail one in storageFaultEvery (0: never): the audits after
+	// each action and every hour read it, and hold it to the ledger.
+	storage           bool
+	storageFaultEvery int
 }
 
 // ledgerFaults are 503s, 404s and lost answers on Flink's disposal
@@ -60,12 +65,19 @@ func TestLedger48Hours(t *testing.T) {
 		{name: "maxAge 24h, faults", retention: SavepointPolicy{Interval: tenMin, MaxAge: day}, bound: 145, faults: ledgerFaults, lostWrites: 0.1},
 		{name: "maxCount 5, faults", retention: SavepointPolicy{Interval: tenMin, MaxCount: 5}, bound: 5, faults: ledgerFaults, lostWrites: 0.1},
 		{name: "maxCount 40, faults", retention: SavepointPolicy{Interval: tenMin, MaxCount: 40}, bound: 40, faults: ledgerFaults, lostWrites: 0.1},
+		{name: "maxCount 5, storage", retention: SavepointPolicy{Interval: tenMin, MaxCount: 5}, bound: 5, storage: true},
+		{name: "maxAge 24h, faults, storage faults", retention: SavepointPolicy{Interval: tenMin, MaxAge: day}, bound: 145,
+			faults: ledgerFaults, lostWrites: 0.1, storage: true, storageFaultEvery: 5},
+		{name: "maxCount 5, faults, storage faults", retention: SavepointPolicy{Interval: tenMin, MaxCount: 5}, bound: 5,
+			faults: ledgerFaults, lostWrites: 0.1, storage: true, storageFaultEvery: 5},
+		{name: "maxCount 40, faults, storage faults", retention: SavepointPolicy{Interval: tenMin, MaxCount: 40}, bound: 40,
+			faults: ledgerFaults, lostWrites: 0.1, storage: true, storageFaultEvery: 3},
 	}
 	// By default two runs, one with faults; all of them with
 	// FLINKKIT_FULL=1.
 	full := os.Getenv("FLINKKIT_FULL") == "1"
 	for i, tc := range cases {
-		if !full && tc.name != "maxCount 5" && tc.name != "maxAge 24h, faults" {
+		if !full && tc.name != "maxCount 5" && tc.name != "maxAge 24h, faults" && tc.name != "maxCount 5, faults, storage faults" {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,6 +93,14 @@ func runLedger(t *testing.T, tc ledgerCase, seed uint64) {
 	// saves most of the run's time.
 	k := newCluster(t, tc.lostWrites > 0, flinktest.WithSeed(int64(seed)))
 	k.poll = time.Minute
+	var fs *fakeStorage
+	if tc.storage {
+		fs = &fakeStorage{srv: k.srv}
+		if tc.storageFaultEvery > 0 {
+			fs.faults, fs.faultEvery = rand.New(rand.NewPCG(seed, 0x73746f72)), tc.storageFaultEvery
+		}
+		k.storage = fs
+	}
 	spec := k.spec("/out", "--checkpoint-interval", "600000")
 	spec.Savepoints = tc.retention
 	k.settle("deploy", spec)
@@ -113,6 +133,10 @@ func runLedger(t *testing.T, tc ledgerCase, seed uint64) {
 			t.Errorf("at rest, the history keeps %s, which is gone", r.Location)
 		}
 	}
+	audits := 0
+	if fs != nil {
+		audits = k.checkStorageLedger(spec)
+	}
 	taken, disposed := 0, 0
 	for _, s := range k.srv.Snapshots() {
 		if s.Savepoint {
@@ -126,6 +150,12 @@ func runLedger(t *testing.T, tc ledgerCase, seed uint64) {
 	t.Logf("%s: %d savepoints taken in 48 h, %d disposed of, %d on storage at the end (at most %d during the run), %d in the history, "+
 		"%d disposals given up, %d status writes lost, status %d bytes, %d calls",
 		tc.name, taken, disposed, on, maxOnStorage, len(k.st.Savepoints.Records), givenUp(&k.st), lost, len(size), k.calls)
+	if fs != nil {
+		t.Logf("%s: %d storage requests in 48 h (%d failed or cut short), %d entries at rest", tc.name, fs.calls(), fs.faulted, audits)
+		if fs.calls() == 0 {
+			t.Error("no storage request in 48 hours: nothing audited the storage")
+		}
+	}
 	if taken < 280 {
 		t.Errorf("%d savepoints taken in 48 hours, want about 288", taken)
 	}
@@ -173,6 +203,53 @@ func (k *cluster) checkLedger(bound int) int {
 		k.t.Fatalf("call %d: %d savepoints on storage, more than %d and %d given up", k.calls, on, bound, n)
 	}
 	return on
+}
+
+// checkStorageLedger audits the storage at rest, its faults off, and
+// fails on anything the ledger and the storage disagree on: a savepoint
+// on storage that no record names (Unrecorded), a record whose
+// savepoint is gone (Missing), a replaced job's checkpoints that
+// nothing will remove, or a listing not read (but recorded savepoints
+// and the running job's checkpoints past the audit's budget). It returns the count of the audit's
+// entries.
+func (k *cluster) checkStorageLedger(spec JobSpec) int {
+	k.t.Helper()
+	fs := k.storage.(*fakeStorage)
+	fs.mu.Lock()
+	fs.faults = nil
+	fs.mu.Unlock()
+	a, err := k.controller().Audit(context.Background(), spec, k.st)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	listed := map[flinkapi.JobID]bool{}
+	for _, r := range k.st.Replaced {
+		listed[r.JobID] = true
+	}
+	recorded := map[string]bool{}
+	for _, r := range k.st.Savepoints.Records {
+		recorded[r.Location] = true
+	}
+	unread := 0
+	for _, e := range a.Entries {
+		switch {
+		case e.Kind == AuditUnread && a.Truncated && (recorded[e.Path] || e.JobID == k.st.JobID && strings.Contains(e.Path, "/chk-")):
+			// A recorded savepoint, or a checkpoint of the running job,
+			// past the audit's budget (MaxAuditRequests): not read, and
+			// neither lost nor leaked.
+			unread++
+		case e.Kind == AuditUnrecorded, e.Kind == AuditMissing, e.Kind == AuditUnread,
+			e.Kind == AuditReplaced && !listed[e.JobID]:
+			k.t.Errorf("at rest, storage and the ledger differ: %s %s (job %s)\n%s", e.Kind, e.Path, e.JobID, a)
+		}
+	}
+	if unread > 0 {
+		k.t.Logf("at rest: %d recorded savepoints and running job's checkpoints past the audit's budget of %d requests, not read", unread, MaxAuditRequests)
+	}
+	if k.st.Audit == nil || k.st.Audit.Time.IsZero() {
+		k.t.Errorf("no audit recorded in the status: %+v", k.st.Audit)
+	}
+	return len(a.Entries)
 }
 
 // TestLedgerRetentionWhileDown: retention runs while the job is

@@ -342,7 +342,7 @@ var goldenStatus8 = func() JobStatus {
 	found.Location, found.Time = "s3://bucket/savepoints/savepoint-012345-a0b1c2d3e4f5", at.Add(-time.Minute)
 	found.Reason, found.JobID = savepoint.ReasonFound, "0123456789abcdef0123456789abcdef"
 	s.Savepoints = s.Savepoints.Add(found)
-	s.Audit = &AuditSummary{Time: at, Requests: 12, Truncated: true, ListFailures: 1,
+	s.Audit = &AuditSummary{Time: at, Requests: 12, Truncated: true, ListFailures: 1, FailedInARow: 2,
 		Counts:   map[AuditKind]int{AuditInHistory: 3, AuditRestorePoint: 1, AuditUnrecorded: 1, AuditReplaced: 2},
 		Recorded: 1, RestorePoint: found.Location, Replaced: []flinkapi.JobID{"00000000000000000000000000000001"}, Due: true}
 	return s
