@@ -219,6 +219,19 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 	}
 	old, oldIndex := s.list, s.index
 	s.list = jobs
+	if s.listed && sameIDs(old, jobs) {
+		// The same jobs in the same order, as a cluster at rest lists
+		// them: the index and the built observations stay, and each
+		// entry is compared with the one at its position.
+		if s.watched {
+			for i := range jobs {
+				if failedBefore || !sameEntry(old[i], jobs[i]) {
+					s.changed[jobs[i].ID] = struct{}{}
+				}
+			}
+		}
+		return
+	}
 	s.index, s.spare = s.spare, oldIndex
 	if s.index == nil {
 		s.index = make(map[flinkapi.JobID]int, len(jobs))
@@ -248,6 +261,19 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 			s.changed[j.ID] = struct{}{}
 		}
 	}
+}
+
+// sameIDs reports whether b lists the jobs of a, in the same order.
+func sameIDs(a, b []flinkapi.JobOverview) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID {
+			return false
+		}
+	}
+	return true
 }
 
 // Changes reads the overview if it is older than MaxAge and returns the

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -122,7 +123,9 @@ func heldPerJob(n int, build func() any) float64 {
 // the Controllers read them). It reports the
 // requests per job and poll, and the heap held per job between polls
 // (the statuses and the shared overview; the informer's map and last
-// list). The overview is answered from a body rendered before the poll
+// list), and the process's CPU time per poll (cpu-ns/op: ns/op is the
+// time on the clock, which other processes on the machine stretch). The
+// overview is answered from a body rendered before the poll
 // (overviewFront), as a JobManager answers from its cache: ns/op is the
 // controller's work and the fake's for the other requests.
 func BenchmarkFleetPoll(b *testing.B) {
@@ -169,8 +172,10 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		index[st.JobID] = i
 	}
 	polls := 0
+	var cpu time.Duration // the process's CPU time in the timed part of the polls
 	poll := func() {
 		polls++
+		cpu0 := processCPU(b)
 		switch impl {
 		case "watched":
 			// The jobs the overview shows changed, and the twentieth of
@@ -213,6 +218,7 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		}
 		// The fake's catching up with its clock and rendering the
 		// overview are Flink's work, not the poll's: untimed.
+		cpu += processCPU(b) - cpu0
 		b.StopTimer()
 		f.srv.Clock().Advance(DefaultControllerPoll)
 		f.front.freeze(b)
@@ -223,6 +229,7 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	poll()
 	f.srv.ClearRequests()
 	f.front.served.Store(0)
+	cpu = 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -239,12 +246,24 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	}
 	f.front.thaw()
 	b.ReportMetric(float64(sent)/float64(b.N*n), "requests/job/poll")
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
 	for i := range f.sts {
 		if f.sts[i].State != "Running" {
 			b.Fatalf("job %d: %s %s", i, f.sts[i].State, f.sts[i].Reason)
 		}
 	}
+}
+
+// processCPU is the CPU time the process used so far, user and system,
+// on every thread: the poll's, the HTTP servers' (the overview front's
+// answers, the fake's) and the garbage collector's.
+func processCPU(tb testing.TB) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // overviewFront stands between a benchmark's clients and the fake

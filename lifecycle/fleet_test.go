@@ -685,3 +685,58 @@ func TestSharedObservationRunReadsOncePerPoll(t *testing.T) {
 		t.Errorf("%d overview reads in %v and %d calls: %.2f per %v poll, want 1", n, took, calls, perPoll, DefaultControllerPoll)
 	}
 }
+
+// scriptedOverview answers each read of the overview with the next list.
+type scriptedOverview struct{ lists [][]flinkapi.JobOverview }
+
+func (o *scriptedOverview) JobsOverview(context.Context) ([]flinkapi.JobOverview, error) {
+	l := o.lists[0]
+	o.lists = o.lists[1:]
+	return slices.Clone(l), nil
+}
+
+// TestSharedObservationChangesByPosition: Changes names what changed
+// whether the overview lists the jobs in the order of the read before
+// (compared by position) or in another (through the index), and jobs
+// coming and going at the same count.
+func TestSharedObservationChangesByPosition(t *testing.T) {
+	job := func(id string, state flinkapi.JobState, running int) flinkapi.JobOverview {
+		return flinkapi.JobOverview{ID: flinkapi.JobID(id), Name: "n-" + id, State: state, Tasks: flinkapi.TaskCounts{Running: running, Total: 2}}
+	}
+	a, b, c, d := job("a", flinkapi.JobRunning, 2), job("b", flinkapi.JobRunning, 2), job("c", flinkapi.JobRunning, 2), job("d", flinkapi.JobRunning, 2)
+	longer := b
+	longer.Duration = time.Hour
+	steps := []struct {
+		list []flinkapi.JobOverview
+		want []flinkapi.JobID
+	}{
+		{[]flinkapi.JobOverview{a, b, c}, nil},
+		{[]flinkapi.JobOverview{a, longer, c}, nil}, // only the duration grew
+		{[]flinkapi.JobOverview{a, job("b", flinkapi.JobFailing, 1), c}, []flinkapi.JobID{"b"}},
+		{[]flinkapi.JobOverview{c, a, job("b", flinkapi.JobFailing, 1)}, nil}, // reordered
+		{[]flinkapi.JobOverview{c, a, b}, []flinkapi.JobID{"b"}},
+		{[]flinkapi.JobOverview{c, a, d}, []flinkapi.JobID{"b", "d"}}, // b gone, d new
+		{[]flinkapi.JobOverview{c, job("a", flinkapi.JobCanceled, 0), d}, []flinkapi.JobID{"a"}},
+	}
+	src := &scriptedOverview{}
+	for _, s := range steps {
+		src.lists = append(src.lists, s.list)
+	}
+	clock := flinktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := &SharedObservation{Client: src, Clock: clock}
+	for i, st := range steps {
+		ids, err := s.Changes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sortedIDs(ids); !slices.Equal(got, st.want) {
+			t.Errorf("read %d: changes %v, want %v", i, got, st.want)
+		}
+		for _, j := range st.list {
+			if got, ok, _ := s.job(context.Background(), j.ID); !ok || got != j {
+				t.Errorf("read %d: job %s = %v %v, want %v", i, j.ID, got, ok, j)
+			}
+		}
+		clock.Advance(DefaultSharedMaxAge)
+	}
+}
