@@ -16,6 +16,9 @@ import (
 //     from the array's end, since Remove drops the oldest records by
 //     slicing them off the front): in time order (ties by location),
 //     each location once. Nothing writes a record of that range again.
+//     It is built when the array is used again after the Add that made
+//     it (a History decoded or deep-copied at every use, as a stored
+//     status is, never builds one).
 //   - A History whose Records end at top owns the room after it: Add
 //     writes the record into the first free slot and moves top on. Any
 //     other History sharing the array (an older value, which ends
@@ -28,14 +31,16 @@ import (
 // history is copied and scanned faster than an index is built.
 const indexFrom = 64
 
-// recordIndex is the index of one backing array (see above). Distances
-// are counted from the array's end: the record at i of a slice s of the
+// recordIndex is the index of one backing array (see above), built at
+// the first use of the array after the one that made it. Distances are
+// counted from the array's end: the record at i of a slice s of the
 // array is at distance cap(s)-i.
 type recordIndex struct {
 	mu   sync.Mutex
-	base int            // distance of the first record indexed
-	free int            // distance of the end of the records indexed: the room left
-	at   map[string]int // distance of each location's record
+	free int            // distance of the end of the records written: the room left
+	base int            // distance of the first record indexed, once at is built
+	at   map[string]int // distance of each location's record; nil: not built yet
+	bad  bool           // the records are out of order or hold a location twice: no index
 }
 
 // indexes holds the index of each backing array that has one, by the
@@ -65,11 +70,29 @@ func indexOf(rs []Record) *recordIndex {
 	}
 	x := v.(*recordIndex)
 	x.mu.Lock()
-	if cap(rs) > x.base || cap(rs)-len(rs) < x.free {
+	if !x.bad && cap(rs)-len(rs) >= x.free && x.at == nil {
+		x.build(rs[:cap(rs)-x.free])
+	}
+	if x.bad || cap(rs) > x.base || cap(rs)-len(rs) < x.free {
 		x.mu.Unlock()
 		return nil
 	}
 	return x
+}
+
+// build indexes the records rs, which end where the records written to
+// x's array do; it marks x bad if they are out of order, hold a location
+// twice or one without a location. x's lock is held.
+func (x *recordIndex) build(rs []Record) {
+	c := cap(rs)
+	x.at, x.base = make(map[string]int, c), c
+	for i, r := range rs {
+		if _, dup := x.at[r.Location]; dup || r.Location == "" || i > 0 && compareRecords(rs[i-1], r) >= 0 {
+			x.at, x.bad = nil, true
+			return
+		}
+		x.at[r.Location] = c - i
+	}
 }
 
 // position returns where loc is in rs, a slice of x's array; ok is
@@ -101,35 +124,26 @@ func (x *recordIndex) appendNewest(rs []Record, r Record) ([]Record, bool) {
 	return rs, true
 }
 
-// withIndex indexes rs, a new backing array no other value holds, when
-// it is long enough and in time order with each location once; it
-// returns rs.
+// withIndex registers rs, a new backing array no other value holds, for
+// an index (built at its next use) when it is long enough; it returns
+// rs.
 func withIndex(rs []Record) []Record {
 	if len(rs) < indexFrom {
 		return rs
 	}
 	c := cap(rs)
-	x := &recordIndex{base: c, free: c - len(rs), at: make(map[string]int, c)}
-	for i, r := range rs {
-		if r.Location == "" || i > 0 && compareRecords(rs[i-1], r) >= 0 {
-			return rs
-		}
-		if _, dup := x.at[r.Location]; dup {
-			return rs
-		}
-		x.at[r.Location] = c - i
-	}
 	k, _ := arrayKey(rs)
-	indexes.Store(k, x)
+	indexes.Store(k, &recordIndex{free: c - len(rs)})
 	runtime.AddCleanup(&rs[:c][c-1], func(k weak.Pointer[Record]) { indexes.Delete(k) }, k)
 	return rs
 }
 
-// grown returns a new backing array for n records with room for as many
-// again, so that appending to a long History costs O(1) amortized.
+// grown returns a new backing array for n records with room for a
+// quarter more, as append grows a long slice, so that appending to a long
+// History costs O(1) amortized.
 func grown(n int) []Record {
 	if n+1 < indexFrom {
 		return make([]Record, 0, n+1)
 	}
-	return make([]Record, 0, 2*n+1)
+	return make([]Record, 0, n+1+(n+1)/4)
 }
