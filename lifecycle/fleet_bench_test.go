@@ -85,7 +85,7 @@ func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, la
 	for i := range f.sts {
 		f.sts[i].DeepCopyInto(&sts[i])
 	}
-	if impl == "shared" || impl == "watched" {
+	if impl == "shared" || impl == "watched" || impl == "changes" {
 		f.shared.mu.Lock()
 		defer f.shared.mu.Unlock()
 		built := make([]flinkapi.JobDetails, 0, len(f.shared.built))
@@ -115,7 +115,9 @@ func heldPerJob(n int, build func() any) float64 {
 // (untimed): impl=shared, every job's Controller called once, sharing a
 // SharedObservation; impl=watched, the Controllers of the jobs
 // SharedObservation.Changes names (none at rest) and of the twentieth of
-// the fleet whose resync is due (every 20 polls); impl=unshared, every
+// the fleet whose resync is due (every 20 polls); impl=changes, the
+// watch alone (Changes, which reads the overview and compares it with
+// the one before); impl=unshared, every
 // Controller without the SharedObservation; impl=informer, the baseline
 // a user would write by hand, one GET /jobs/overview per poll and a
 // comparison of each job's state with the one recorded (with health
@@ -131,8 +133,8 @@ func heldPerJob(n int, build func() any) float64 {
 func BenchmarkFleetPoll(b *testing.B) {
 	for _, health := range []bool{false, true} {
 		for _, n := range []int{10, 1000, 5000} {
-			for _, impl := range []string{"shared", "watched", "unshared", "informer"} {
-				if impl == "watched" && health {
+			for _, impl := range []string{"shared", "watched", "changes", "unshared", "informer"} {
+				if (impl == "watched" || impl == "changes") && health {
 					continue // health is judged at every poll: as shared
 				}
 				b.Run(fmt.Sprintf("health=%v/n=%d/impl=%s", health, n, impl), func(b *testing.B) {
@@ -177,6 +179,15 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		polls++
 		cpu0 := processCPU(b)
 		switch impl {
+		case "changes":
+			// The watch alone, as the informer's read and compare.
+			ids, err := f.shared.Changes(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(ids) != 0 {
+				b.Fatalf("%d jobs changed", len(ids))
+			}
 		case "watched":
 			// The jobs the overview shows changed, and the twentieth of
 			// the fleet whose resync (10 minutes: 20 polls) is due.
