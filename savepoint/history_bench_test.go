@@ -44,7 +44,7 @@ func (h handWritten) choose(maxCount int, maxAge time.Duration, now time.Time) [
 		if r.Reason == ReasonUpdate || r.Reason == ReasonUser || r.Reason == ReasonImported {
 			continue
 		}
-		if kept > maxCount || now.Sub(r.Time) > maxAge {
+		if maxCount > 0 && kept > maxCount || maxAge > 0 && now.Sub(r.Time) > maxAge {
 			out = append(out, h[i])
 			kept--
 		}
