@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -738,5 +739,39 @@ func TestSharedObservationChangesByPosition(t *testing.T) {
 			}
 		}
 		clock.Advance(DefaultSharedMaxAge)
+	}
+}
+
+// TestSameEntryAtComparesEveryField: the comparison of overview entries
+// by position tells apart two entries that differ in any field but the
+// duration (a field added to flinkapi.JobOverview included), as
+// sameEntry does.
+func TestSameEntryAtComparesEveryField(t *testing.T) {
+	a := flinkapi.JobOverview{ID: "a", Name: "n", State: flinkapi.JobRunning, StartTime: time.Unix(1, 0), LastModification: time.Unix(2, 0), Tasks: flinkapi.TaskCounts{Running: 1, Total: 1}}
+	var set func(v reflect.Value)
+	set = func(v reflect.Value) {
+		switch {
+		case v.Type() == reflect.TypeFor[time.Time]():
+			v.Set(reflect.ValueOf(time.Unix(99, 0)))
+		case v.Kind() == reflect.String:
+			v.SetString(v.String() + "x")
+		case v.CanInt():
+			v.SetInt(v.Int() + 1)
+		case v.Kind() == reflect.Struct:
+			for i := range v.NumField() {
+				set(v.Field(i))
+			}
+		default:
+			t.Fatalf("a field of kind %s: teach this test to change it", v.Kind())
+		}
+	}
+	typ := reflect.TypeFor[flinkapi.JobOverview]()
+	for i := range typ.NumField() {
+		b := a
+		set(reflect.ValueOf(&b).Elem().Field(i))
+		want := typ.Field(i).Name == "Duration"
+		if got := sameEntryAt(&a, &b); got != want || sameEntry(a, b) != want {
+			t.Errorf("entries differing in %s: sameEntryAt %v, sameEntry %v; want %v", typ.Field(i).Name, got, sameEntry(a, b), want)
+		}
 	}
 }
