@@ -219,6 +219,11 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 	}
 	old, oldIndex := s.list, s.index
 	s.list = jobs
+	if s.listed && s.samePositions(old, jobs, failedBefore) {
+		// The same jobs in the same order, as a cluster at rest lists
+		// them: the index and the built observations stay.
+		return
+	}
 	s.index, s.spare = s.spare, oldIndex
 	if s.index == nil {
 		s.index = make(map[flinkapi.JobID]int, len(jobs))
@@ -248,6 +253,34 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 			s.changed[j.ID] = struct{}{}
 		}
 	}
+}
+
+// samePositions reports whether jobs lists the jobs of old in the same
+// order, comparing each entry with the one at its position, and notes
+// those that changed while watched (all of them after a failed read).
+// When it reports false, the entries it noted are among those the
+// comparison by id notes.
+func (s *SharedObservation) samePositions(old, jobs []flinkapi.JobOverview, failedBefore bool) bool {
+	if len(old) != len(jobs) {
+		return false
+	}
+	for i := range jobs {
+		a, b := &old[i], &jobs[i]
+		if a.ID != b.ID {
+			return false
+		}
+		if s.watched && (failedBefore || !sameEntryAt(a, b)) {
+			s.changed[b.ID] = struct{}{}
+		}
+	}
+	return true
+}
+
+// sameEntryAt is sameEntry of the entries at a and b, without copying
+// them.
+func sameEntryAt(a, b *flinkapi.JobOverview) bool {
+	return a.State == b.State && a.Tasks == b.Tasks && a.LastModification == b.LastModification &&
+		a.StartTime == b.StartTime && a.EndTime == b.EndTime && a.ID == b.ID && a.Name == b.Name
 }
 
 // Changes reads the overview if it is older than MaxAge and returns the

@@ -14,10 +14,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -84,7 +86,7 @@ func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, la
 	for i := range f.sts {
 		f.sts[i].DeepCopyInto(&sts[i])
 	}
-	if impl == "shared" || impl == "watched" {
+	if impl == "shared" || impl == "watched" || impl == "changes" {
 		f.shared.mu.Lock()
 		defer f.shared.mu.Unlock()
 		built := make([]flinkapi.JobDetails, 0, len(f.shared.built))
@@ -114,7 +116,11 @@ func heldPerJob(n int, build func() any) float64 {
 // (untimed): impl=shared, every job's Controller called once, sharing a
 // SharedObservation; impl=watched, the Controllers of the jobs
 // SharedObservation.Changes names (none at rest) and of the twentieth of
-// the fleet whose resync is due (every 20 polls); impl=unshared, every
+// the fleet whose resync is due (every 20 polls); impl=changes, the
+// watch alone (Changes, which reads the overview and compares it with
+// the one before), followed by the informer's read and compare (untimed)
+// whose CPU time it reports beside its own (cpu/informer: the two run
+// one after the other, under the same load); impl=unshared, every
 // Controller without the SharedObservation; impl=informer, the baseline
 // a user would write by hand, one GET /jobs/overview per poll and a
 // comparison of each job's state with the one recorded (with health
@@ -122,14 +128,16 @@ func heldPerJob(n int, build func() any) float64 {
 // the Controllers read them). It reports the
 // requests per job and poll, and the heap held per job between polls
 // (the statuses and the shared overview; the informer's map and last
-// list). The overview is answered from a body rendered before the poll
+// list), and the process's CPU time per poll (cpu-ns/op: ns/op is the
+// time on the clock, which other processes on the machine stretch). The
+// overview is answered from a body rendered before the poll
 // (overviewFront), as a JobManager answers from its cache: ns/op is the
 // controller's work and the fake's for the other requests.
 func BenchmarkFleetPoll(b *testing.B) {
 	for _, health := range []bool{false, true} {
 		for _, n := range []int{10, 1000, 5000} {
-			for _, impl := range []string{"shared", "watched", "unshared", "informer"} {
-				if impl == "watched" && health {
+			for _, impl := range []string{"shared", "watched", "changes", "unshared", "informer"} {
+				if (impl == "watched" || impl == "changes") && health {
 					continue // health is judged at every poll: as shared
 				}
 				b.Run(fmt.Sprintf("health=%v/n=%d/impl=%s", health, n, impl), func(b *testing.B) {
@@ -169,9 +177,48 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 		index[st.JobID] = i
 	}
 	polls := 0
+	var cpu time.Duration // the process's CPU time in the timed part of the polls
+	// impl=changes: the informer's read and compare after each poll,
+	// untimed, and its CPU time.
+	var informerCPU time.Duration
+	informerReads := 0
+	informerPoll := func() []flinkapi.JobOverview {
+		jobs, err := f.c.JobsOverview(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		changed := 0
+		for _, j := range jobs {
+			if s, ok := known[j.ID]; ok && s != j.State {
+				changed++
+			}
+			if health && polls%2 == 0 {
+				// What a hand-written check of checkpoint progress
+				// reads, on the controller's schedule: each job's
+				// statistics every other poll (a minute at 30 s).
+				if _, err := f.c.Checkpoints(ctx, j.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if changed != 0 {
+			b.Fatalf("%d jobs changed", changed)
+		}
+		return jobs
+	}
 	poll := func() {
 		polls++
+		cpu0 := processCPU(b)
 		switch impl {
+		case "changes":
+			// The watch alone, as the informer's read and compare.
+			ids, err := f.shared.Changes(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(ids) != 0 {
+				b.Fatalf("%d jobs changed", len(ids))
+			}
 		case "watched":
 			// The jobs the overview shows changed, and the twentieth of
 			// the fleet whose resync (10 minutes: 20 polls) is due.
@@ -186,34 +233,22 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 				f.reconcile(b, i)
 			}
 		case "informer":
-			jobs, err := f.c.JobsOverview(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			last = jobs
-			changed := 0
-			for _, j := range jobs {
-				if s, ok := known[j.ID]; ok && s != j.State {
-					changed++
-				}
-				if health && polls%2 == 0 {
-					// What a hand-written check of checkpoint progress
-					// reads, on the controller's schedule: each job's
-					// statistics every other poll (a minute at 30 s).
-					if _, err := f.c.Checkpoints(ctx, j.ID); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			if changed != 0 {
-				b.Fatalf("%d jobs changed", changed)
-			}
+			last = informerPoll()
 		default:
 			f.poll(b)
 		}
 		// The fake's catching up with its clock and rendering the
 		// overview are Flink's work, not the poll's: untimed.
+		cpu += processCPU(b) - cpu0
 		b.StopTimer()
+		if impl == "changes" {
+			// The informer's read and compare of the same overview,
+			// right after: the two share the machine's load.
+			cpu0 := processCPU(b)
+			last = informerPoll()
+			informerCPU += processCPU(b) - cpu0
+			informerReads++
+		}
 		f.srv.Clock().Advance(DefaultControllerPoll)
 		f.front.freeze(b)
 		b.StartTimer()
@@ -223,6 +258,7 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	poll()
 	f.srv.ClearRequests()
 	f.front.served.Store(0)
+	cpu, informerCPU, informerReads = 0, 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -231,7 +267,7 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	b.StopTimer()
 	// The fake saw freeze's overviews and every other request; the
 	// controllers' overviews were answered by the front.
-	sent := int(f.front.served.Load())
+	sent := int(f.front.served.Load()) - informerReads
 	for _, q := range f.srv.Requests() {
 		if q.Route != "GET /jobs/overview" {
 			sent++
@@ -239,12 +275,27 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	}
 	f.front.thaw()
 	b.ReportMetric(float64(sent)/float64(b.N*n), "requests/job/poll")
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	if impl == "changes" {
+		b.ReportMetric(float64(cpu)/float64(informerCPU), "cpu/informer")
+	}
 	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
 	for i := range f.sts {
 		if f.sts[i].State != "Running" {
 			b.Fatalf("job %d: %s %s", i, f.sts[i].State, f.sts[i].Reason)
 		}
 	}
+}
+
+// processCPU is the CPU time the process used so far, user and system,
+// on every thread: the poll's, the HTTP servers' (the overview front's
+// answers, the fake's) and the garbage collector's.
+func processCPU(tb testing.TB) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 // overviewFront stands between a benchmark's clients and the fake
@@ -296,3 +347,56 @@ func (f *overviewFront) freeze(tb testing.TB) {
 
 // thaw passes the overview on to the fake again.
 func (f *overviewFront) thaw() { f.body.Store(nil) }
+
+// BenchmarkOverviewDiff measures what a poll does with an overview of n
+// jobs at rest once it is decoded: impl=changes, SharedObservation's
+// comparison with the read before (the watch, Changes); impl=informer,
+// the hand-written informer's comparison of each job's state with the
+// one recorded, by id. Two lists of equal entries alternate, as two reads
+// decode them.
+func BenchmarkOverviewDiff(b *testing.B) {
+	for _, n := range []int{1000, 5000} {
+		lists := [2][]flinkapi.JobOverview{}
+		for k := range lists {
+			for i := range n {
+				lists[k] = append(lists[k], flinkapi.JobOverview{ID: flinkapi.JobID(fmt.Sprintf("%032x", i+1)), Name: fmt.Sprintf("job-%d", i),
+					State: flinkapi.JobRunning, StartTime: time.Unix(1700000000, 0), Duration: time.Duration(k) * time.Second,
+					LastModification: time.Unix(1700000100, 0), Tasks: flinkapi.TaskCounts{Running: 4, Total: 4}})
+			}
+		}
+		b.Run(fmt.Sprintf("n=%d/impl=changes", n), func(b *testing.B) {
+			s := &SharedObservation{Clock: flinktest.NewClock(time.Unix(1700000000, 0))}
+			s.watched, s.changed = true, map[flinkapi.JobID]struct{}{}
+			s.took(lists[1], nil)
+			b.ReportAllocs()
+			k := 0
+			for b.Loop() {
+				s.took(lists[k], nil)
+				k = 1 - k
+			}
+			if len(s.changed) != 0 {
+				b.Fatalf("%d changed", len(s.changed))
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/impl=informer", n), func(b *testing.B) {
+			known := map[flinkapi.JobID]flinkapi.JobState{}
+			for _, j := range lists[0] {
+				known[j.ID] = j.State
+			}
+			b.ReportAllocs()
+			k := 0
+			for b.Loop() {
+				changed := 0
+				for _, j := range lists[k] {
+					if s, ok := known[j.ID]; ok && s != j.State {
+						changed++
+					}
+				}
+				if changed != 0 {
+					b.Fatalf("%d changed", changed)
+				}
+				k = 1 - k
+			}
+		})
+	}
+}

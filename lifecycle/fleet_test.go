@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -683,5 +684,94 @@ func TestSharedObservationRunReadsOncePerPoll(t *testing.T) {
 	perPoll := float64(n) / (float64(took) / float64(DefaultControllerPoll))
 	if n < polls || perPoll > 1.1 || calls < 2*polls*len(f.ctrls) {
 		t.Errorf("%d overview reads in %v and %d calls: %.2f per %v poll, want 1", n, took, calls, perPoll, DefaultControllerPoll)
+	}
+}
+
+// scriptedOverview answers each read of the overview with the next list.
+type scriptedOverview struct{ lists [][]flinkapi.JobOverview }
+
+func (o *scriptedOverview) JobsOverview(context.Context) ([]flinkapi.JobOverview, error) {
+	l := o.lists[0]
+	o.lists = o.lists[1:]
+	return slices.Clone(l), nil
+}
+
+// TestSharedObservationChangesByPosition: Changes names what changed
+// whether the overview lists the jobs in the order of the read before
+// (compared by position) or in another (through the index), and jobs
+// coming and going at the same count.
+func TestSharedObservationChangesByPosition(t *testing.T) {
+	job := func(id string, state flinkapi.JobState, running int) flinkapi.JobOverview {
+		return flinkapi.JobOverview{ID: flinkapi.JobID(id), Name: "n-" + id, State: state, Tasks: flinkapi.TaskCounts{Running: running, Total: 2}}
+	}
+	a, b, c, d := job("a", flinkapi.JobRunning, 2), job("b", flinkapi.JobRunning, 2), job("c", flinkapi.JobRunning, 2), job("d", flinkapi.JobRunning, 2)
+	longer := b
+	longer.Duration = time.Hour
+	steps := []struct {
+		list []flinkapi.JobOverview
+		want []flinkapi.JobID
+	}{
+		{[]flinkapi.JobOverview{a, b, c}, nil},
+		{[]flinkapi.JobOverview{a, longer, c}, nil}, // only the duration grew
+		{[]flinkapi.JobOverview{a, job("b", flinkapi.JobFailing, 1), c}, []flinkapi.JobID{"b"}},
+		{[]flinkapi.JobOverview{c, a, job("b", flinkapi.JobFailing, 1)}, nil}, // reordered
+		{[]flinkapi.JobOverview{c, a, b}, []flinkapi.JobID{"b"}},
+		{[]flinkapi.JobOverview{c, a, d}, []flinkapi.JobID{"b", "d"}}, // b gone, d new
+		{[]flinkapi.JobOverview{c, job("a", flinkapi.JobCanceled, 0), d}, []flinkapi.JobID{"a"}},
+	}
+	src := &scriptedOverview{}
+	for _, s := range steps {
+		src.lists = append(src.lists, s.list)
+	}
+	clock := flinktest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := &SharedObservation{Client: src, Clock: clock}
+	for i, st := range steps {
+		ids, err := s.Changes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sortedIDs(ids); !slices.Equal(got, st.want) {
+			t.Errorf("read %d: changes %v, want %v", i, got, st.want)
+		}
+		for _, j := range st.list {
+			if got, ok, _ := s.job(context.Background(), j.ID); !ok || got != j {
+				t.Errorf("read %d: job %s = %v %v, want %v", i, j.ID, got, ok, j)
+			}
+		}
+		clock.Advance(DefaultSharedMaxAge)
+	}
+}
+
+// TestSameEntryAtComparesEveryField: the comparison of overview entries
+// by position tells apart two entries that differ in any field but the
+// duration (a field added to flinkapi.JobOverview included), as
+// sameEntry does.
+func TestSameEntryAtComparesEveryField(t *testing.T) {
+	a := flinkapi.JobOverview{ID: "a", Name: "n", State: flinkapi.JobRunning, StartTime: time.Unix(1, 0), LastModification: time.Unix(2, 0), Tasks: flinkapi.TaskCounts{Running: 1, Total: 1}}
+	var set func(v reflect.Value)
+	set = func(v reflect.Value) {
+		switch {
+		case v.Type() == reflect.TypeFor[time.Time]():
+			v.Set(reflect.ValueOf(time.Unix(99, 0)))
+		case v.Kind() == reflect.String:
+			v.SetString(v.String() + "x")
+		case v.CanInt():
+			v.SetInt(v.Int() + 1)
+		case v.Kind() == reflect.Struct:
+			for i := range v.NumField() {
+				set(v.Field(i))
+			}
+		default:
+			t.Fatalf("a field of kind %s: teach this test to change it", v.Kind())
+		}
+	}
+	typ := reflect.TypeFor[flinkapi.JobOverview]()
+	for i := range typ.NumField() {
+		b := a
+		set(reflect.ValueOf(&b).Elem().Field(i))
+		want := typ.Field(i).Name == "Duration"
+		if got := sameEntryAt(&a, &b); got != want || sameEntry(a, b) != want {
+			t.Errorf("entries differing in %s: sameEntryAt %v, sameEntry %v; want %v", typ.Field(i).Name, got, sameEntry(a, b), want)
+		}
 	}
 }

@@ -133,9 +133,20 @@
 // # Retention
 //
 // History keeps completed savepoints in time order (History.Records);
-// Add, Remove and Latest read and change it. ChooseDisposals picks those
-// to dispose of by maximum count and age, never the newest, never one in
-// use, and never an Update or User savepoint unless allowed.
+// Add, Remove, Latest and Lookup read and change it. ChooseDisposals
+// picks those to dispose of by maximum count and age, never the newest,
+// never one in use, and never an Update or User savepoint unless
+// allowed.
+//
+// A History is a value: no operation changes one a caller holds. A long
+// one (64 records or more) that Add or Remove returned still costs O(1)
+// amortized per periodic savepoint: Add appends the newest into room at
+// the end of its backing array, Remove of the oldest slices them off, and
+// Latest, Lookup and ChooseDisposals use an index kept beside the array.
+// One decoded from a stored status costs O(n) per Add (a copy) and per
+// ChooseDisposals (a check that its records are in time order, each
+// location once, which allocates nothing up to 256 records, then no
+// sort).
 //
 // # Stored formats
 //

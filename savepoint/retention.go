@@ -2,6 +2,7 @@ package savepoint
 
 import (
 	"cmp"
+	"hash/maphash"
 	"slices"
 	"time"
 )
@@ -28,9 +29,14 @@ type History struct {
 // record; of several records with one location the last counts. A record
 // without a Location is not added. h itself is not modified.
 //
-// Since h is not modified, each call copies h's records: adding one
-// record costs O(n), adding k records in one call O(n + k log k). Build a
-// long History in one call rather than with one call per record.
+// Adding one record newer than every other, of a location h does not
+// hold, to a History of at least 64 records that Add or Remove returned
+// costs O(1) amortized: the records are appended, as append does, into
+// room at the end of the backing array that the returned History owns
+// (no value a caller holds changes: adding to any other History that
+// shares the array copies). Other additions cost O(n), k records in one
+// call O(n + k log k). Do not append to Records by hand: Add may use the
+// room after them.
 func (h History) Add(rs ...Record) History {
 	if len(rs) == 1 {
 		return History{FormatVersion: FormatVersion, Records: addOne(h.Records, rs[0])}
@@ -75,10 +81,20 @@ func (h History) Add(rs ...Record) History {
 	return History{FormatVersion: FormatVersion, Records: out}
 }
 
-// addOne returns a copy of records with r inserted in time order, its
-// location's entry replaced.
+// addOne returns records with r inserted in time order, its location's
+// entry replaced: appended in place when records own the room of an
+// indexed array (see index.go), a copy otherwise.
 func addOne(records []Record, r Record) []Record {
-	out := make([]Record, 0, len(records)+1)
+	if r.Location != "" {
+		if x := indexOf(records); x != nil {
+			out, ok := x.appendNewest(records, r)
+			x.mu.Unlock()
+			if ok {
+				return out
+			}
+		}
+	}
+	out := grown(len(records))
 	for _, e := range records {
 		if r.Location == "" || e.Location != r.Location {
 			out = append(out, e)
@@ -88,13 +104,18 @@ func addOne(records []Record, r Record) []Record {
 		i, _ := slices.BinarySearchFunc(out, r, compareRecords)
 		out = slices.Insert(out, i, r)
 	}
-	return out
+	return withIndex(out)
 }
 
 // Remove returns h without the entries at the given locations, for example
 // the ones lifecycle disposed of. h itself is not modified. It costs
-// O(n + k) for k locations.
+// O(n + k) for k locations, and O(k) when they are the oldest entries of
+// a History of at least 64 records that Add or Remove returned (the
+// result then shares h's backing array).
 func (h History) Remove(locations ...string) History {
+	if out, ok := removeOldest(h.Records, locations); ok {
+		return History{FormatVersion: FormatVersion, Records: out}
+	}
 	in := newLocationSet(locations)
 	out := make([]Record, 0, len(h.Records))
 	for _, e := range h.Records {
@@ -103,6 +124,56 @@ func (h History) Remove(locations ...string) History {
 		}
 	}
 	return History{FormatVersion: FormatVersion, Records: out}
+}
+
+// removeOldest returns records without their oldest entries, sharing
+// the backing array, and ok when records are indexed (see index.go) and
+// the locations the records hold are those of their oldest entries.
+func removeOldest(records []Record, locations []string) ([]Record, bool) {
+	x := indexOf(records)
+	if x == nil {
+		return nil, false
+	}
+	defer x.mu.Unlock()
+	end := 0 // records[:end] go
+	for _, l := range locations {
+		i, ok := x.position(records, l)
+		if !ok {
+			continue
+		}
+		if i >= len(locations) {
+			return nil, false // not among the oldest: a copy without it
+		}
+		end = max(end, i+1)
+	}
+	// The records go when each of the oldest end was named.
+	in := newLocationSet(locations)
+	for _, r := range records[:end] {
+		if !in.has(r.Location) {
+			return nil, false
+		}
+	}
+	return records[end:], true
+}
+
+// Lookup returns the entry of h at location; ok is false when h holds
+// none. It costs O(1) for a History of at least 64 records that Add or
+// Remove returned, O(n) otherwise.
+func (h History) Lookup(location string) (r Record, ok bool) {
+	if x := indexOf(h.Records); x != nil {
+		i, ok := x.position(h.Records, location)
+		x.mu.Unlock()
+		if !ok {
+			return Record{}, false
+		}
+		return h.Records[i], true
+	}
+	for _, r := range h.Records {
+		if r.Location == location && location != "" {
+			return r, true
+		}
+	}
+	return Record{}, false
 }
 
 // locationSet answers "is this one of the locations" in O(1): a map for
@@ -131,10 +202,16 @@ func (s locationSet) has(l string) bool {
 	return slices.Contains(s.few, l)
 }
 
-// Latest returns the newest entry of h; ok is false when h is empty.
+// Latest returns the newest entry of h; ok is false when h is empty. It
+// costs O(1) for a History of at least 64 records that Add or Remove
+// returned, O(n) otherwise.
 func (h History) Latest() (r Record, ok bool) {
 	if len(h.Records) == 0 {
 		return Record{}, false
+	}
+	if x := indexOf(h.Records); x != nil {
+		x.mu.Unlock()
+		return h.Records[len(h.Records)-1], true // in time order
 	}
 	return slices.MaxFunc(h.Records, compareRecords), true
 }
@@ -183,20 +260,30 @@ type RetentionOptions struct {
 // place). When a location appears more than once, its newest
 // entry counts, and it is kept if any of its entries must be kept.
 func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record {
+	inUse := newLocationSet(opts.InUse)
+	if x := indexOf(h); x != nil {
+		x.mu.Unlock()
+		return chooseInOrder(h, opts, inUse, now)
+	}
+	if inOrder(h) {
+		return chooseInOrder(h, opts, inUse, now)
+	}
+	return chooseSorting(h, opts, inUse, now)
+}
+
+// chooseSorting is ChooseDisposals of records in any order: sorted by
+// location to find each location's newest entry, then by time.
+func chooseSorting(h []Record, opts RetentionOptions, inUse locationSet, now time.Time) []Record {
 	type entry struct {
 		r    Record
 		keep bool // may not be disposed of
 	}
-	inUse := newLocationSet(opts.InUse)
 	es := make([]entry, 0, len(h))
 	for _, r := range h {
 		if r.Location == "" || r.Time.IsZero() {
 			continue
 		}
-		keep := r.Reason == ReasonUpdate && !opts.DisposeUpdate ||
-			(r.Reason == ReasonUser || r.Reason == ReasonImported) && !opts.DisposeUser ||
-			inUse.has(r.Location)
-		es = append(es, entry{r, keep})
+		es = append(es, entry{r, opts.keeps(r, inUse)})
 	}
 	if len(es) == 0 {
 		return nil
@@ -235,20 +322,107 @@ func ChooseDisposals(h []Record, opts RetentionOptions, now time.Time) []Record 
 	kept := len(es)
 	for i := range es {
 		e := &es[i]
-		if e.keep {
+		if !e.keep {
+			out = opts.choose(out, &e.r, &kept, now)
+		}
+	}
+	return out
+}
+
+// keeps reports whether the options keep r whatever its age and the
+// count: its reason, or a location in use.
+func (opts RetentionOptions) keeps(r Record, inUse locationSet) bool {
+	return r.Reason == ReasonUpdate && !opts.DisposeUpdate ||
+		(r.Reason == ReasonUser || r.Reason == ReasonImported) && !opts.DisposeUser ||
+		inUse.has(r.Location)
+}
+
+// choose appends r to out if it is too old or one too many while kept
+// are kept, r being the oldest of them that may go, and counts it off
+// kept if so.
+func (opts RetentionOptions) choose(out []Record, r *Record, kept *int, now time.Time) []Record {
+	if !opts.goes(*r, *kept, now) {
+		return out
+	}
+	*kept--
+	if d := r.Disposal; !d.Failed() || !d.GaveUp && !now.Before(d.RetryAt) {
+		// One whose disposal failed goes once it may be tried again;
+		// until then it does not count among those kept either.
+		out = append(out, *r)
+	}
+	return out
+}
+
+// inOrder reports whether h is in time order (ties by location), each
+// location once and none empty, as Add keeps a History (also when it
+// was stored and decoded since). It reads h once, and allocates nothing
+// for up to 256 records: their locations' hashes, sorted, show that no
+// two are the same (two the same, or a collision of hashes, and it
+// reports false).
+func inOrder(h []Record) bool {
+	for i := range h {
+		if h[i].Location == "" || i > 0 && compareRecords(h[i-1], h[i]) >= 0 {
+			return false
+		}
+	}
+	var buf [256]uint64
+	hs := buf[:0]
+	if len(h) > len(buf) {
+		hs = make([]uint64, 0, len(h))
+	}
+	for i := range h {
+		hs = append(hs, maphash.String(locationSeed, h[i].Location))
+	}
+	slices.Sort(hs)
+	for i := 1; i < len(hs); i++ {
+		if hs[i] == hs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// locationSeed seeds the hashes of inOrder.
+var locationSeed = maphash.MakeSeed()
+
+// goes reports whether r, which the options do not keep, goes while
+// kept are kept: it is older than MaxAge, or one too many.
+func (opts RetentionOptions) goes(r Record, kept int, now time.Time) bool {
+	return opts.MaxAge > 0 && now.Sub(r.Time) > opts.MaxAge || opts.MaxCount > 0 && kept > opts.MaxCount
+}
+
+// chooseInOrder is ChooseDisposals of records in time order (ties by
+// location), each location once and none empty, as an indexed History
+// holds them: without sorting, and reading the records only up to the
+// first one that may go and does not (every later one is younger, and
+// no fewer are kept).
+func chooseInOrder(h []Record, opts RetentionOptions, inUse locationSet, now time.Time) []Record {
+	// Records without a Time are neither chosen nor counted: they share
+	// the zero instant, in one run.
+	zero := func(r Record, _ struct{}) int { return r.Time.Compare(time.Time{}) }
+	lo, _ := slices.BinarySearchFunc(h, struct{}{}, zero)
+	hi := lo
+	for hi < len(h) && h[hi].Time.IsZero() {
+		hi++
+	}
+	kept := len(h) - (hi - lo)
+	if kept == 0 {
+		return nil
+	}
+	newest := h[len(h)-1].Time
+	if newest.IsZero() {
+		newest = h[lo-1].Time // the others are older than the zero time
+	}
+	var out []Record
+	for i := range h {
+		r := &h[i]
+		if r.Time.IsZero() || r.Time.Equal(newest) || opts.keeps(*r, inUse) {
 			continue
 		}
-		old := opts.MaxAge > 0 && now.Sub(e.r.Time) > opts.MaxAge
-		tooMany := opts.MaxCount > 0 && kept > opts.MaxCount
-		if !old && !tooMany {
-			continue
+		if !opts.goes(*r, kept, now) {
+			break
 		}
-		kept--
-		if d := e.r.Disposal; !d.Failed() || !d.GaveUp && !now.Before(d.RetryAt) {
-			// One whose disposal failed goes once it may be tried again;
-			// until then it does not count among those kept either.
-			out = append(out, e.r)
-		}
+		out = opts.choose(out, r, &kept, now)
 	}
 	return out
 }
