@@ -41,7 +41,7 @@ func checkStatus(st *JobStatus) error {
 		return fmt.Errorf("%w: progress records the location %q, which Flink did not report for job %s", ErrInvalidStatus,
 			teardownRecord(p).Location, jobName(p.Replace.PreviousJobID))
 	}
-	if op, ok := actionOperations[st.Action]; ok && st.InFlight() {
+	if op := actions[st.Action].operation; op != "" && st.InFlight() {
 		// What the action's Step would refuse, refused before the status
 		// is changed.
 		job := st.JobID

@@ -209,18 +209,6 @@ func reportedByFlink(p *Progress) bool {
 	return loc == s.Location && s.TriggerID != "" && strings.EqualFold(string(s.JobID), string(job))
 }
 
-// actionOperations names the operation whose Progress each action of the
-// Controller keeps (ActionAdopt keeps none): a status whose Progress in
-// flight another operation, or the same for another job, wrote is
-// refused before anything is changed or sent.
-var actionOperations = map[JobAction]string{
-	ActionDeploy: opUpgrade, ActionUpgrade: opUpgrade, ActionHealthRestart: opUpgrade, ActionRollback: opUpgrade,
-	ActionRescale: opRescale, ActionAutoscale: opRescale, ActionRestart: opRestart, ActionBlueGreen: opBlueGreen,
-	ActionCanary: opCanary, ActionSavepoint: opTakeSavepoint, ActionDispose: opDispose, ActionSuspend: opTeardown,
-	ActionTeardown: opTeardown, ActionCheckpoint: opTriggerCheckpoint, ActionCheckpointRequest: opTriggerCheckpoint,
-	ActionSavepointRequest: opTakeSavepoint, ActionRestartRequest: opUpgrade,
-}
-
 func jobName(id flinkapi.JobID) string {
 	if id == "" {
 		return "(none)"
