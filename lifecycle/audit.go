@@ -365,35 +365,52 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 		}
 		a.addJob(r.JobID)
 	}
-	restore := func(loc string, job flinkapi.JobID) {
-		if c := canonical(loc); c != "" {
-			if job == "" {
-				job = a.recorded[c]
-			}
-			a.restore[c] = job
-			if _, ok := a.orig[c]; !ok {
-				a.orig[c] = strings.TrimSuffix(loc, "/")
-			}
-		}
+	a.restorePoints(ctx, spec, st)
+	a.jobs(st)
+}
+
+// addRestore records loc as a restore point of job (or, with none, of
+// the job the history records it of).
+func (a *auditor) addRestore(loc string, job flinkapi.JobID) {
+	c := canonical(loc)
+	if c == "" {
+		return
 	}
-	// What the ledger keeps from every disposal, as it keeps it: the
-	// state the job started from only while it stands on it, the
-	// upgrade's restore point only until the deployment is deleted.
+	if job == "" {
+		job = a.recorded[c]
+	}
+	a.restore[c] = job
+	if _, ok := a.orig[c]; !ok {
+		a.orig[c] = strings.TrimSuffix(loc, "/")
+	}
+}
+
+// restorePoints gathers what the ledger keeps from every disposal, as
+// it keeps it: the state the job started from only while it stands on
+// it, the upgrade's restore point only until the deployment is deleted,
+// and the restore-point store's record.
+func (a *auditor) restorePoints(ctx context.Context, spec JobSpec, st *JobStatus) {
 	for _, loc := range neverDisposed(spec, st) {
-		restore(loc, "")
+		a.addRestore(loc, "")
 	}
-	restore(st.Latest.Location, st.Latest.JobID)
+	a.addRestore(st.Latest.Location, st.Latest.JobID)
 	if !deleted(st) {
-		restore(st.UpgradeFrom.Location, st.UpgradeFrom.JobID)
+		a.addRestore(st.UpgradeFrom.Location, st.UpgradeFrom.JobID)
 	}
 	if a.c.Store != nil && a.c.Name != "" {
 		switch rec, ok, err := a.c.Store.Get(ctx, a.c.Name); {
 		case err != nil:
 			a.note("the restore-point store could not be read: %v", err)
 		case ok:
-			restore(rec.Location, rec.JobID)
+			a.addRestore(rec.Location, rec.JobID)
 		}
 	}
+}
+
+// jobs gathers the deployment's jobs: those the status names, those
+// whose ids are derived from them, which of them are current, and their
+// id prefixes.
+func (a *auditor) jobs(st *JobStatus) {
 	a.addJob(st.Latest.JobID)
 	a.addJob(st.UpgradeFrom.JobID)
 	a.addJob(st.JobID)
