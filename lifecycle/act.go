@@ -777,15 +777,29 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	u.detached, u.namespace = detachedFrom(st), c.Namespace
 	u.storage, u.latestRanOn, u.seen = c.Storage, latestRanOn(st), checkpointSeen(st)
 	if c.Deployer == nil && st.Target.JarID == "" {
-		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
-		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
-		if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
-			// The file holds that build again (as the action's spec
-			// read it): uploaded anew, whether or not the old upload
-			// is still there.
-			u.JarID, u.checkJar = "", false
-		}
+		upgradeJar(u, spec, st)
 	}
+	upgradeOfAction(u, spec, st)
+	return u
+}
+
+// upgradeJar sets the build u is to run from a jar file: its digest, and
+// whether the recorded upload of the stable build is to be checked
+// before the old job is touched.
+func upgradeJar(u *Upgrade, spec JobSpec, st *JobStatus) {
+	u.digest = st.Target.JarDigest // the build to run; the file may hold another since
+	u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
+	if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
+		// The file holds that build again (as the action's spec
+		// read it): uploaded anew, whether or not the old upload
+		// is still there.
+		u.JarID, u.checkJar = "", false
+	}
+}
+
+// upgradeOfAction sets what u does for st.Action: where it restores
+// from, whether it is a first deploy, and its preflight.
+func upgradeOfAction(u *Upgrade, spec JobSpec, st *JobStatus) {
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.
@@ -811,5 +825,4 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Restore = policy.RestoreRequest{Path: st.UpgradeFrom.Location, Token: "rollback:" + st.Deployed.Fingerprint() + ":" + st.UpgradeFrom.Location,
 			Time: st.UpgradeFrom.Time, CheckAge: true, CancelWithoutSavepoint: true}
 	}
-	return u
 }
