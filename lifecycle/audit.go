@@ -181,7 +181,20 @@ func (a StorageAudit) String() string {
 		fmt.Fprintf(&b, " (budget of %d reached: partial)", MaxAuditRequests)
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	a.writeTotals(&b)
+	a.writeEntries(&b)
+	for _, n := range a.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if a.Applied != nil {
+		a.Applied.write(&b)
+	}
+	return b.String()
+}
+
+// writeTotals writes one line of totals per kind found.
+func (a StorageAudit) writeTotals(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, k := range AuditKinds {
 		t, ok := a.Totals[k]
 		if !ok {
@@ -190,7 +203,12 @@ func (a StorageAudit) String() string {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\n", k, t.Count, totalBytes(t))
 	}
 	_ = tw.Flush()
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+}
+
+// writeEntries writes every entry but the foreign ones, with its job,
+// size and time.
+func (a StorageAudit) writeEntries(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, e := range a.Entries {
 		if e.Kind == AuditForeign {
 			continue
@@ -209,24 +227,22 @@ func (a StorageAudit) String() string {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Kind, e.Path, job, size, when)
 	}
 	_ = tw.Flush()
-	for _, n := range a.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+}
+
+// write writes what applying the audit did, one line each.
+func (do *AuditApplied) write(b *strings.Builder) {
+	for _, l := range do.Recorded {
+		fmt.Fprintf(b, "  recorded in the history (Found): %s\n", l)
 	}
-	if do := a.Applied; do != nil {
-		for _, l := range do.Recorded {
-			fmt.Fprintf(&b, "  recorded in the history (Found): %s\n", l)
-		}
-		if do.RestorePoint != "" {
-			fmt.Fprintf(&b, "  restore point moved to %s\n", do.RestorePoint)
-		}
-		for _, id := range do.Replaced {
-			fmt.Fprintf(&b, "  checkpoints of replaced job %s to be removed\n", id)
-		}
-		for _, s := range do.Skipped {
-			fmt.Fprintf(&b, "  left as it is: %s\n", s)
-		}
+	if do.RestorePoint != "" {
+		fmt.Fprintf(b, "  restore point moved to %s\n", do.RestorePoint)
 	}
-	return b.String()
+	for _, id := range do.Replaced {
+		fmt.Fprintf(b, "  checkpoints of replaced job %s to be removed\n", id)
+	}
+	for _, s := range do.Skipped {
+		fmt.Fprintf(b, "  left as it is: %s\n", s)
+	}
 }
 
 // totalBytes shows t's bytes, and how many entries have none known.
