@@ -23,6 +23,11 @@ type actionRow struct {
 	// replaces: the action starts a new job (Rescale and Autoscale only
 	// when they go through an upgrade).
 	replaces bool
+	// operation names the operation whose Progress the action keeps
+	// (ActionAdopt keeps none): a status whose Progress in flight
+	// another operation, or the same for another job, wrote is refused
+	// before anything is changed or sent.
+	operation string
 	// build is the operation of the action.
 	build func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper
 	// succeeded and failed apply the action's outcome; before is the
@@ -40,10 +45,10 @@ type opBase struct {
 
 // actions is the table of the Controller's actions.
 var actions = map[JobAction]actionRow{
-	ActionDeploy:        {during: policy.Deploying, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
-	ActionUpgrade:       {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: upgradeFailed},
-	ActionHealthRestart: {during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
-	ActionRollback: {during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater,
+	ActionDeploy:        {operation: opUpgrade, during: policy.Deploying, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
+	ActionUpgrade:       {operation: opUpgrade, during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: upgradeFailed},
+	ActionHealthRestart: {operation: opUpgrade, during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater},
+	ActionRollback: {operation: opUpgrade, during: policy.Updating, done: policy.Running, replaces: true, build: buildUpgrade, failed: retryLater,
 		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, before JobTemplate, _ time.Time) {
 			if !before.equal(st.Target) {
 				// (An upgrade whose new job Flink refused deployed none:
@@ -52,9 +57,9 @@ var actions = map[JobAction]actionRow{
 			}
 			st.Stable = st.Target
 		}},
-	ActionRescale:   {during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: retryLater},
-	ActionAutoscale: {during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: autoscaleFailed},
-	ActionRestart: {during: policy.Restarting, done: policy.Running, replaces: true, failed: retryLater,
+	ActionRescale:   {operation: opRescale, during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: retryLater},
+	ActionAutoscale: {operation: opRescale, during: policy.Updating, done: policy.Running, build: buildRescale, succeeded: rescaled, failed: autoscaleFailed},
+	ActionRestart: {operation: opRestart, during: policy.Restarting, done: policy.Running, replaces: true, failed: retryLater,
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Restart{Env: b.env, Job: st.JobID, Policy: spec.Restart, Restarts: st.Restarts, LastRestart: st.LastRestart,
 				Latest: st.Latest, Store: c.storeFor(st), Name: c.Name, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile,
@@ -65,7 +70,7 @@ var actions = map[JobAction]actionRow{
 			st.Restarts = spec.Restart.CountRestart(st.Restarts, st.LastRestart, now)
 			st.LastRestart = now
 		}},
-	ActionBlueGreen: {during: policy.Updating, done: policy.Running, replaces: true,
+	ActionBlueGreen: {operation: opBlueGreen, during: policy.Updating, done: policy.Running, replaces: true,
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			bg := &BlueGreen{Env: b.sp, Job: st.JobID, JarID: c.jarID(st.Target, st), JarFile: st.Target.JarFile, Run: st.Target.run(),
 				Window: spec.BlueGreen.Window.Std(), Deployer: c.Deployer, Cluster: b.cl}
@@ -87,7 +92,7 @@ var actions = map[JobAction]actionRow{
 				c.noteCancelled(st, blueGreenJobID(st.JobID))
 			}
 		}},
-	ActionCanary: {during: policy.Updating, done: policy.Running,
+	ActionCanary: {operation: opCanary, during: policy.Updating, done: policy.Running,
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			run := st.Target.run()
 			run.AllowNonRestoredState = spec.Update.AllowNonRestoredState
@@ -108,7 +113,7 @@ var actions = map[JobAction]actionRow{
 				c.noteCancelled(st, canaryJobID(st.JobID))
 			}
 		}},
-	ActionSavepoint: {during: policy.Running, done: policy.Running, background: true,
+	ActionSavepoint: {operation: opTakeSavepoint, during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
 		},
@@ -122,7 +127,7 @@ var actions = map[JobAction]actionRow{
 				st.SavepointFailures++
 			}
 		}},
-	ActionDispose: {during: policy.Running, done: policy.Running, background: true,
+	ActionDispose: {operation: opDispose, during: policy.Running, done: policy.Running, background: true,
 		build: func(c *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &DisposeSavepoints{Env: b.env, History: st.Savepoints, Retention: c.retention(st.Retention, st)}
 		},
@@ -130,7 +135,7 @@ var actions = map[JobAction]actionRow{
 		// savepoints stay in the history: the ledger disposes of each
 		// again, and a savepoint gone counts as disposed of then.
 	},
-	ActionSuspend: {during: policy.Stopping, done: policy.Suspended,
+	ActionSuspend: {operation: opTeardown, during: policy.Stopping, done: policy.Suspended,
 		failed: func(c *Controller, st *JobStatus, o Outcome, now time.Time) {
 			if st.Progress.Stopped() {
 				// Nothing is left to stop: suspended with the newest
@@ -144,13 +149,13 @@ var actions = map[JobAction]actionRow{
 			return &Teardown{Env: b.sp, Job: st.JobID, Mode: spec.Update.Mode, Deployer: c.Deployer, Cluster: b.cl}
 		},
 		succeeded: func(_ *Controller, _ JobSpec, st *JobStatus, _ JobTemplate, _ time.Time) { st.Suspended = true }},
-	ActionTeardown: {during: policy.Stopping, done: policy.Deleted, failed: retryLater,
+	ActionTeardown: {operation: opTeardown, during: policy.Stopping, done: policy.Deleted, failed: retryLater,
 		build: func(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
 			return &Teardown{Env: b.sp, Job: st.JobID, Mode: spec.Update.Mode, AllowCancelWithoutState: spec.AllowCancelWithoutState,
 				Store: c.Store, Name: c.Name, Deployer: c.Deployer, Cluster: b.cl}
 		}},
 	ActionAdopt: {during: policy.Running, done: policy.Running, build: buildAdopted}, // adopt.go
-	ActionCheckpoint: {during: policy.Running, done: policy.Running, background: true,
+	ActionCheckpoint: {operation: opTriggerCheckpoint, during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &triggerCheckpoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonScheduled}
 		},
@@ -163,19 +168,19 @@ var actions = map[JobAction]actionRow{
 			cp.Failures++
 		}},
 	// The one-shot requests (requests.go).
-	ActionSavepointRequest: {during: policy.Running, done: policy.Running, background: true,
+	ActionSavepointRequest: {operation: opTakeSavepoint, during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &TakeSavepoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
 		},
 		// One that timed out while Flink may still complete it is looked
 		// up at later calls (LateSavepoint).
 		failed: func(c *Controller, st *JobStatus, _ Outcome, now time.Time) { c.awaitLate(st, now) }},
-	ActionCheckpointRequest: {during: policy.Running, done: policy.Running, background: true,
+	ActionCheckpointRequest: {operation: opTriggerCheckpoint, during: policy.Running, done: policy.Running, background: true,
 		build: func(_ *Controller, _ JobSpec, st *JobStatus, b opBase) Stepper {
 			return &triggerCheckpoint{Env: b.sp, Job: st.JobID, Reason: savepoint.ReasonUser}
 		},
 		succeeded: checkpointed},
-	ActionRestartRequest: {during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade},
+	ActionRestartRequest: {operation: opUpgrade, during: policy.Restarting, done: policy.Running, replaces: true, build: buildUpgrade},
 }
 
 func buildUpgrade(c *Controller, spec JobSpec, st *JobStatus, b opBase) Stepper {
@@ -772,15 +777,29 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 	u.detached, u.namespace = detachedFrom(st), c.Namespace
 	u.storage, u.latestRanOn, u.seen = c.Storage, latestRanOn(st), checkpointSeen(st)
 	if c.Deployer == nil && st.Target.JarID == "" {
-		u.digest = st.Target.JarDigest // the build to run; the file may hold another since
-		u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
-		if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
-			// The file holds that build again (as the action's spec
-			// read it): uploaded anew, whether or not the old upload
-			// is still there.
-			u.JarID, u.checkJar = "", false
-		}
+		upgradeJar(u, spec, st)
 	}
+	upgradeOfAction(u, spec, st)
+	return u
+}
+
+// upgradeJar sets the build u is to run from a jar file: its digest, and
+// whether the recorded upload of the stable build is to be checked
+// before the old job is touched.
+func upgradeJar(u *Upgrade, spec JobSpec, st *JobStatus) {
+	u.digest = st.Target.JarDigest // the build to run; the file may hold another since
+	u.checkJar = u.JarID != "" && u.JarID == stableJar(st.Target, st) && u.JarID != st.JarID
+	if u.checkJar && spec.Job.JarFile == st.Target.JarFile && spec.Job.JarDigest == st.Target.JarDigest {
+		// The file holds that build again (as the action's spec
+		// read it): uploaded anew, whether or not the old upload
+		// is still there.
+		u.JarID, u.checkJar = "", false
+	}
+}
+
+// upgradeOfAction sets what u does for st.Action: where it restores
+// from, whether it is a first deploy, and its preflight.
+func upgradeOfAction(u *Upgrade, spec JobSpec, st *JobStatus) {
 	switch st.Action {
 	case ActionDeploy:
 		// Nothing ran before, or a bounded job that finished runs again.
@@ -806,5 +825,4 @@ func (c *Controller) upgrade(spec JobSpec, st *JobStatus, env Env) *Upgrade {
 		u.Restore = policy.RestoreRequest{Path: st.UpgradeFrom.Location, Token: "rollback:" + st.Deployed.Fingerprint() + ":" + st.UpgradeFrom.Location,
 			Time: st.UpgradeFrom.Time, CheckAge: true, CancelWithoutSavepoint: true}
 	}
-	return u
 }

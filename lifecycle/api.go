@@ -65,8 +65,8 @@ type Env struct {
 	Secrets Secrets
 }
 
-// clock is the Env's Clock, or the wall clock: the one clock of every
-// operation and of the Controller, which embed the Env.
+// clock is the Env's Clock, or the wall clock (clockOr): the one clock
+// of every operation and of the Controller, which embed the Env.
 func (e *Env) clock() Clock { return clockOr(e.Clock) }
 
 // SavepointAPI is the part of the Flink REST client that takes savepoints

@@ -181,7 +181,20 @@ func (a StorageAudit) String() string {
 		fmt.Fprintf(&b, " (budget of %d reached: partial)", MaxAuditRequests)
 	}
 	b.WriteString("\n")
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	a.writeTotals(&b)
+	a.writeEntries(&b)
+	for _, n := range a.Notes {
+		fmt.Fprintf(&b, "  note: %s\n", n)
+	}
+	if a.Applied != nil {
+		a.Applied.write(&b)
+	}
+	return b.String()
+}
+
+// writeTotals writes one line of totals per kind found.
+func (a StorageAudit) writeTotals(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, k := range AuditKinds {
 		t, ok := a.Totals[k]
 		if !ok {
@@ -190,7 +203,12 @@ func (a StorageAudit) String() string {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\n", k, t.Count, totalBytes(t))
 	}
 	_ = tw.Flush()
-	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+}
+
+// writeEntries writes every entry but the foreign ones, with its job,
+// size and time.
+func (a StorageAudit) writeEntries(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, e := range a.Entries {
 		if e.Kind == AuditForeign {
 			continue
@@ -209,24 +227,22 @@ func (a StorageAudit) String() string {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Kind, e.Path, job, size, when)
 	}
 	_ = tw.Flush()
-	for _, n := range a.Notes {
-		fmt.Fprintf(&b, "  note: %s\n", n)
+}
+
+// write writes what applying the audit did, one line each.
+func (do *AuditApplied) write(b *strings.Builder) {
+	for _, l := range do.Recorded {
+		fmt.Fprintf(b, "  recorded in the history (Found): %s\n", l)
 	}
-	if do := a.Applied; do != nil {
-		for _, l := range do.Recorded {
-			fmt.Fprintf(&b, "  recorded in the history (Found): %s\n", l)
-		}
-		if do.RestorePoint != "" {
-			fmt.Fprintf(&b, "  restore point moved to %s\n", do.RestorePoint)
-		}
-		for _, id := range do.Replaced {
-			fmt.Fprintf(&b, "  checkpoints of replaced job %s to be removed\n", id)
-		}
-		for _, s := range do.Skipped {
-			fmt.Fprintf(&b, "  left as it is: %s\n", s)
-		}
+	if do.RestorePoint != "" {
+		fmt.Fprintf(b, "  restore point moved to %s\n", do.RestorePoint)
 	}
-	return b.String()
+	for _, id := range do.Replaced {
+		fmt.Fprintf(b, "  checkpoints of replaced job %s to be removed\n", id)
+	}
+	for _, s := range do.Skipped {
+		fmt.Fprintf(b, "  left as it is: %s\n", s)
+	}
 }
 
 // totalBytes shows t's bytes, and how many entries have none known.
@@ -365,35 +381,52 @@ func (a *auditor) ledger(ctx context.Context, spec JobSpec, st *JobStatus) {
 		}
 		a.addJob(r.JobID)
 	}
-	restore := func(loc string, job flinkapi.JobID) {
-		if c := canonical(loc); c != "" {
-			if job == "" {
-				job = a.recorded[c]
-			}
-			a.restore[c] = job
-			if _, ok := a.orig[c]; !ok {
-				a.orig[c] = strings.TrimSuffix(loc, "/")
-			}
-		}
+	a.restorePoints(ctx, spec, st)
+	a.jobs(st)
+}
+
+// addRestore records loc as a restore point of job (or, with none, of
+// the job the history records it of).
+func (a *auditor) addRestore(loc string, job flinkapi.JobID) {
+	c := canonical(loc)
+	if c == "" {
+		return
 	}
-	// What the ledger keeps from every disposal, as it keeps it: the
-	// state the job started from only while it stands on it, the
-	// upgrade's restore point only until the deployment is deleted.
+	if job == "" {
+		job = a.recorded[c]
+	}
+	a.restore[c] = job
+	if _, ok := a.orig[c]; !ok {
+		a.orig[c] = strings.TrimSuffix(loc, "/")
+	}
+}
+
+// restorePoints gathers what the ledger keeps from every disposal, as
+// it keeps it: the state the job started from only while it stands on
+// it, the upgrade's restore point only until the deployment is deleted,
+// and the restore-point store's record.
+func (a *auditor) restorePoints(ctx context.Context, spec JobSpec, st *JobStatus) {
 	for _, loc := range neverDisposed(spec, st) {
-		restore(loc, "")
+		a.addRestore(loc, "")
 	}
-	restore(st.Latest.Location, st.Latest.JobID)
+	a.addRestore(st.Latest.Location, st.Latest.JobID)
 	if !deleted(st) {
-		restore(st.UpgradeFrom.Location, st.UpgradeFrom.JobID)
+		a.addRestore(st.UpgradeFrom.Location, st.UpgradeFrom.JobID)
 	}
 	if a.c.Store != nil && a.c.Name != "" {
 		switch rec, ok, err := a.c.Store.Get(ctx, a.c.Name); {
 		case err != nil:
 			a.note("the restore-point store could not be read: %v", err)
 		case ok:
-			restore(rec.Location, rec.JobID)
+			a.addRestore(rec.Location, rec.JobID)
 		}
 	}
+}
+
+// jobs gathers the deployment's jobs: those the status names, those
+// whose ids are derived from them, which of them are current, and their
+// id prefixes.
+func (a *auditor) jobs(st *JobStatus) {
 	a.addJob(st.Latest.JobID)
 	a.addJob(st.UpgradeFrom.JobID)
 	a.addJob(st.JobID)

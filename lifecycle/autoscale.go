@@ -98,43 +98,8 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 	}
 	p := spec.Autoscale.WithDefaults()
 	c.syncVertices(a, d)
-	switch {
-	case len(a.Vertices) == 0:
-		plan, err := api.(AutoscaleAPI).JobPlan(ctx, st.JobID)
-		if err == nil {
-			a.Vertices = planVertices(plan, d)
-		}
-	default:
-		a.Next %= len(a.Vertices)
-		v := &a.Vertices[a.Next]
-		if !v.Listed {
-			names, err := api.(AutoscaleAPI).VertexMetricNames(ctx, st.JobID, v.ID)
-			if err == nil && len(names) > 0 {
-				v.Listed, v.PendingMetric = true, flinkapi.PendingRecordsMetric(names)
-			}
-		} else {
-			l, err := api.(AutoscaleAPI).VertexLoad(ctx, st.JobID, v.ID, v.PendingMetric)
-			switch {
-			case err == nil && l.Complete():
-				v.Samples = append(v.Samples, sampleOf(l, now))
-			case err == nil && v.PendingMetric != "":
-				// Flink answers nothing when one name is unknown: the
-				// source may have renamed its metric; list them again.
-				v.Listed, v.PendingMetric = false, ""
-			}
-		}
-		a.Next = (a.Next + 1) % len(a.Vertices)
-	}
-	keep := now.Add(-2 * p.Window.Std())
-	for i := range a.Vertices {
-		v := &a.Vertices[i]
-		drop := 0
-		for drop < len(v.Samples) && v.Samples[drop].Time.Before(keep) {
-			drop++
-		}
-		drop = max(drop, len(v.Samples)-MaxAutoscaleSamples)
-		v.Samples = slices.Delete(v.Samples, 0, drop)
-	}
+	sampleNext(ctx, api.(AutoscaleAPI), a, st.JobID, d, now)
+	trimSamples(a, now.Add(-2*p.Window.Std()))
 	in := policy.ScaleInput{Since: d.StartTime, LastScale: a.LastScale}
 	if t := d.Timestamps[flinkapi.JobRunning]; t.After(in.Since) {
 		in.Since = t
@@ -146,6 +111,52 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 	r := policy.RecommendScale(spec.Autoscale, in, now)
 	a.Reason, a.Target, a.Message = string(r.Reason), r.Target, r.Message()
 	return r, len(a.Vertices) > 0
+}
+
+// sampleNext sends the one request of an autoscale call: it reads the
+// job's plan when no vertex is known, or else samples the next vertex
+// in turn, listing its metric names first.
+func sampleNext(ctx context.Context, api AutoscaleAPI, a *AutoscaleStatus, job flinkapi.JobID, d *flinkapi.JobDetails, now time.Time) {
+	if len(a.Vertices) == 0 {
+		plan, err := api.JobPlan(ctx, job)
+		if err == nil {
+			a.Vertices = planVertices(plan, d)
+		}
+		return
+	}
+	a.Next %= len(a.Vertices)
+	v := &a.Vertices[a.Next]
+	if !v.Listed {
+		names, err := api.VertexMetricNames(ctx, job, v.ID)
+		if err == nil && len(names) > 0 {
+			v.Listed, v.PendingMetric = true, flinkapi.PendingRecordsMetric(names)
+		}
+	} else {
+		l, err := api.VertexLoad(ctx, job, v.ID, v.PendingMetric)
+		switch {
+		case err == nil && l.Complete():
+			v.Samples = append(v.Samples, sampleOf(l, now))
+		case err == nil && v.PendingMetric != "":
+			// Flink answers nothing when one name is unknown: the
+			// source may have renamed its metric; list them again.
+			v.Listed, v.PendingMetric = false, ""
+		}
+	}
+	a.Next = (a.Next + 1) % len(a.Vertices)
+}
+
+// trimSamples drops the samples taken before keep, and the oldest
+// beyond MaxAutoscaleSamples, of every vertex.
+func trimSamples(a *AutoscaleStatus, keep time.Time) {
+	for i := range a.Vertices {
+		v := &a.Vertices[i]
+		drop := 0
+		for drop < len(v.Samples) && v.Samples[drop].Time.Before(keep) {
+			drop++
+		}
+		drop = max(drop, len(v.Samples)-MaxAutoscaleSamples)
+		v.Samples = slices.Delete(v.Samples, 0, drop)
+	}
 }
 
 // syncVertices takes the vertices' parallelism from the job's details,

@@ -13,8 +13,33 @@ import (
 
 // checkStatus reports what in st no Controller of this release writes.
 func checkStatus(st *JobStatus) error {
-	p := &st.Progress
-	if err := format.Check("lifecycle.Progress", p.FormatVersion, FormatVersion); err != nil {
+	if err := checkFormats(st); err != nil {
+		return err
+	}
+	if _, ok := actions[st.Action]; !ok && st.Action != "" {
+		return fmt.Errorf("%w: unknown action %q", ErrInvalidStatus, st.Action)
+	}
+	if err := checkStatusProgress(st); err != nil {
+		return err
+	}
+	if op := actions[st.Action].operation; op != "" && st.InFlight() {
+		// What the action's Step would refuse, refused before the status
+		// is changed.
+		job := st.JobID
+		if op == opDispose {
+			job = ""
+		}
+		if err := check(&st.Progress, op, job); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFormats reports a Progress or history in st of a format this
+// release does not read.
+func checkFormats(st *JobStatus) error {
+	if err := format.Check("lifecycle.Progress", st.Progress.FormatVersion, FormatVersion); err != nil {
 		return err
 	}
 	// Histories a later flinkkit wrote decode to their version alone:
@@ -22,12 +47,13 @@ func checkStatus(st *JobStatus) error {
 	if err := st.Savepoints.CheckFormat(); err != nil {
 		return err
 	}
-	if err := st.Health.CheckFormat(); err != nil {
-		return err
-	}
-	if _, ok := actions[st.Action]; !ok && st.Action != "" {
-		return fmt.Errorf("%w: unknown action %q", ErrInvalidStatus, st.Action)
-	}
+	return st.Health.CheckFormat()
+}
+
+// checkStatusProgress reports a phase, outcome or recorded location of
+// st's Progress that no action of this release writes.
+func checkStatusProgress(st *JobStatus) error {
+	p := &st.Progress
 	switch {
 	case !knownPhases[p.Phase]:
 		return fmt.Errorf("%w: progress in unknown phase %q", ErrInvalidStatus, p.Phase)
@@ -40,17 +66,6 @@ func checkStatus(st *JobStatus) error {
 	case p.Phase == PhaseRecord && !reportedByFlink(p):
 		return fmt.Errorf("%w: progress records the location %q, which Flink did not report for job %s", ErrInvalidStatus,
 			teardownRecord(p).Location, jobName(p.Replace.PreviousJobID))
-	}
-	if op, ok := actionOperations[st.Action]; ok && st.InFlight() {
-		// What the action's Step would refuse, refused before the status
-		// is changed.
-		job := st.JobID
-		if op == opDispose {
-			job = ""
-		}
-		if err := check(p, op, job); err != nil {
-			return err
-		}
 	}
 	return nil
 }

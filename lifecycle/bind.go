@@ -162,15 +162,10 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 	if err := format.Check("lifecycle.Progress", p.FormatVersion, FormatVersion); err != nil {
 		return err
 	}
-	fresh := p.Phase == "" && p.Outcome == ""
+	if err := checkBound(p, op, job); err != nil {
+		return err
+	}
 	switch {
-	case p.Operation == "" && !fresh:
-		return fmt.Errorf("%w: it is in phase %q with outcome %q but names no operation (a Progress is bound to its operation and job at its first Step)",
-			ErrInvalidProgress, p.Phase, p.Outcome)
-	case p.Operation != "" && p.Operation != op:
-		return fmt.Errorf("%w: it was written by %s (job %s), not by %s", ErrForeignProgress, p.Operation, jobName(p.Target), op)
-	case p.Operation != "" && !strings.EqualFold(string(p.Target), string(job)):
-		return fmt.Errorf("%w: it was written by %s for job %s, not for job %s", ErrForeignProgress, op, jobName(p.Target), jobName(job))
 	case !knownPhases[p.Phase]:
 		return fmt.Errorf("%w: unknown phase %q", ErrInvalidProgress, p.Phase)
 	case !knownOutcomes[p.Outcome]:
@@ -182,6 +177,22 @@ func check(p *Progress, op string, job flinkapi.JobID) error {
 	case p.Phase == PhaseRecord && !reportedByFlink(p):
 		return fmt.Errorf("%w: phase %q records the location %q, which Flink did not report for job %s", ErrInvalidProgress, p.Phase,
 			teardownRecord(p).Location, jobName(p.Target))
+	}
+	return nil
+}
+
+// checkBound reports whether p, unless it has not started, is bound to
+// the operation op and to job.
+func checkBound(p *Progress, op string, job flinkapi.JobID) error {
+	fresh := p.Phase == "" && p.Outcome == ""
+	switch {
+	case p.Operation == "" && !fresh:
+		return fmt.Errorf("%w: it is in phase %q with outcome %q but names no operation (a Progress is bound to its operation and job at its first Step)",
+			ErrInvalidProgress, p.Phase, p.Outcome)
+	case p.Operation != "" && p.Operation != op:
+		return fmt.Errorf("%w: it was written by %s (job %s), not by %s", ErrForeignProgress, p.Operation, jobName(p.Target), op)
+	case p.Operation != "" && !strings.EqualFold(string(p.Target), string(job)):
+		return fmt.Errorf("%w: it was written by %s for job %s, not for job %s", ErrForeignProgress, op, jobName(p.Target), jobName(job))
 	}
 	return nil
 }
@@ -207,18 +218,6 @@ func reportedByFlink(p *Progress) bool {
 	}
 	s := &p.Savepoint.Status
 	return loc == s.Location && s.TriggerID != "" && strings.EqualFold(string(s.JobID), string(job))
-}
-
-// actionOperations names the operation whose Progress each action of the
-// Controller keeps (ActionAdopt keeps none): a status whose Progress in
-// flight another operation, or the same for another job, wrote is
-// refused before anything is changed or sent.
-var actionOperations = map[JobAction]string{
-	ActionDeploy: opUpgrade, ActionUpgrade: opUpgrade, ActionHealthRestart: opUpgrade, ActionRollback: opUpgrade,
-	ActionRescale: opRescale, ActionAutoscale: opRescale, ActionRestart: opRestart, ActionBlueGreen: opBlueGreen,
-	ActionCanary: opCanary, ActionSavepoint: opTakeSavepoint, ActionDispose: opDispose, ActionSuspend: opTeardown,
-	ActionTeardown: opTeardown, ActionCheckpoint: opTriggerCheckpoint, ActionCheckpointRequest: opTriggerCheckpoint,
-	ActionSavepointRequest: opTakeSavepoint, ActionRestartRequest: opUpgrade,
 }
 
 func jobName(id flinkapi.JobID) string {

@@ -212,13 +212,10 @@ func subStep(ctx context.Context, p *Progress, op interface {
 	return op.step(ctx, p)
 }
 
+// advance is one step of b on p, between the frame's checks.
 func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	if p.BlueGreen.AbortReason != "" && (p.Phase == PhaseCancel || p.Phase == PhaseWaitStopped) {
-		res, err := b.stopOp(p).step(ctx, p)
-		if err != nil || !res.Done {
-			return res, err
-		}
-		return b.aborted(p), nil
+		return b.stepAbort(ctx, p)
 	}
 	switch p.Phase {
 	case "":
@@ -226,19 +223,9 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 	case PhasePreflight:
 		return b.stepPreflight(ctx, p, now)
 	case PhaseObserve, PhaseCheckSlots, PhaseAdopt:
-		res, err := b.observe(ctx, p, now)
-		if err == nil && !res.Done && !now.Before(p.Deadline) && p.LastError != "" {
-			return finish(p, OutcomeTimedOut, "the deadline passed before the blue/green upgrade could start: "+p.LastError), nil
-		}
-		return res, err
+		return b.stepObserve(ctx, p, now)
 	case PhaseSavepoint, PhaseCancel, PhaseWaitStopped:
-		switch {
-		case p.BlueGreen.Healthy.IsZero():
-			return b.afterSavepoint(ctx, p)
-		case b.canary:
-			return b.canaryCancelled(ctx, p)
-		}
-		return b.stopOld(ctx, p, now)
+		return b.stepStop(ctx, p, now)
 	case PhaseConfirmOld:
 		return b.confirmOld(ctx, p, now)
 	case PhaseUpload, PhaseSubmit, PhaseWaitRunning, PhaseFailureCause:
@@ -247,6 +234,39 @@ func (b *BlueGreen) advance(ctx context.Context, p *Progress, now time.Time) (Re
 		return b.health(ctx, p, now)
 	}
 	return finish(p, OutcomeBlocked, fmt.Sprintf("unknown phase %q of %s", p.Phase, opBlueGreen)), nil
+}
+
+// stepAbort steps the cancel of the new job of an aborted upgrade; once
+// it ended, the upgrade ends aborted.
+func (b *BlueGreen) stepAbort(ctx context.Context, p *Progress) (Result, error) {
+	res, err := b.stopOp(p).step(ctx, p)
+	if err != nil || !res.Done {
+		return res, err
+	}
+	return b.aborted(p), nil
+}
+
+// stepObserve steps the observation of the old job and the cluster; it
+// times out at the deadline once a request failed.
+func (b *BlueGreen) stepObserve(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	res, err := b.observe(ctx, p, now)
+	if err == nil && !res.Done && !now.Before(p.Deadline) && p.LastError != "" {
+		return finish(p, OutcomeTimedOut, "the deadline passed before the blue/green upgrade could start: "+p.LastError), nil
+	}
+	return res, err
+}
+
+// stepStop steps the savepoint of the old job before the new job starts,
+// the cancel of a canary once it was healthy, or the stop of the old job
+// once the new one is.
+func (b *BlueGreen) stepStop(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	switch {
+	case p.BlueGreen.Healthy.IsZero():
+		return b.afterSavepoint(ctx, p)
+	case b.canary:
+		return b.canaryCancelled(ctx, p)
+	}
+	return b.stopOld(ctx, p, now)
 }
 
 // begin records the old job and goes on to observe it, once every
@@ -292,51 +312,77 @@ func (b *BlueGreen) stepSubmit(ctx context.Context, p *Progress, now time.Time) 
 func (b *BlueGreen) observe(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
-		d, err := b.oldAPI.Job(ctx, b.Job)
+		return b.observeOld(ctx, p), nil
+	case PhaseCheckSlots:
+		return b.checkSlots(ctx, p, now)
+	}
+	return b.lookupAdopt(ctx, p, now) // PhaseAdopt
+}
+
+// observeOld reads the old job, which must run, and records the task
+// slots the new job needs beside it.
+func (b *BlueGreen) observeOld(ctx context.Context, p *Progress) Result {
+	d, err := b.oldAPI.Job(ctx, b.Job)
+	if err != nil {
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: b.Timing.backoff(2)}
+	}
+	p.LastError = ""
+	p.Replace.Observed.State, p.Replace.Observed.Since = d.State, d.Timestamps[d.State]
+	if d.State != flinkapi.JobRunning {
+		return finish(p, OutcomeBlocked, fmt.Sprintf("the job %s is %s: a blue/green upgrade needs it RUNNING", b.Job, d.State))
+	}
+	p.BlueGreen.Slots = b.slotsNeeded(d)
+	p.Phase = PhaseCheckSlots
+	return Result{}
+}
+
+// slotsNeeded is the number of task slots the new job needs: Slots, or
+// the run's parallelism, or the highest of the old job's vertices, and
+// at least one.
+func (b *BlueGreen) slotsNeeded(d *flinkapi.JobDetails) int {
+	n := b.Slots
+	if n <= 0 {
+		n = b.Run.Parallelism
+	}
+	if n <= 0 {
+		for _, v := range d.Vertices {
+			n = max(n, v.Parallelism)
+		}
+	}
+	return max(n, 1)
+}
+
+// checkSlots reads the session cluster's free task slots, which must
+// hold the new job beside the old one, and goes on to the savepoint or,
+// with a derived job id, to the lookup of a job to adopt.
+func (b *BlueGreen) checkSlots(ctx context.Context, p *Progress, now time.Time) (Result, error) {
+	o, ok := overview(b.oldAPI)
+	if ok && b.Deployer == nil { // a Deployer's new cluster brings its own slots
+		ov, err := o.Overview(ctx)
 		if err != nil {
 			p.LastError = errMessage(err)
 			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 		}
-		p.LastError = ""
-		p.Replace.Observed.State, p.Replace.Observed.Since = d.State, d.Timestamps[d.State]
-		if d.State != flinkapi.JobRunning {
-			return finish(p, OutcomeBlocked, fmt.Sprintf("the job %s is %s: a blue/green upgrade needs it RUNNING", b.Job, d.State)), nil
+		if ov.SlotsAvailable < p.BlueGreen.Slots {
+			return finish(p, OutcomeBlocked, fmt.Sprintf("the cluster has %d free task slots of %d; the new job needs %d beside the old job %s: add task slots, or upgrade with Upgrade (stop, then start)",
+				ov.SlotsAvailable, ov.SlotsTotal, p.BlueGreen.Slots, b.Job)), nil
 		}
-		p.BlueGreen.Slots = b.Slots
-		if p.BlueGreen.Slots <= 0 {
-			p.BlueGreen.Slots = b.Run.Parallelism
-		}
-		if p.BlueGreen.Slots <= 0 {
-			for _, v := range d.Vertices {
-				p.BlueGreen.Slots = max(p.BlueGreen.Slots, v.Parallelism)
-			}
-		}
-		p.BlueGreen.Slots = max(p.BlueGreen.Slots, 1)
-		p.Phase = PhaseCheckSlots
-		return Result{}, nil
-	case PhaseCheckSlots:
-		o, ok := overview(b.oldAPI)
-		if ok && b.Deployer == nil { // a Deployer's new cluster brings its own slots
-			ov, err := o.Overview(ctx)
-			if err != nil {
-				p.LastError = errMessage(err)
-				return Result{RequeueAfter: b.Timing.backoff(2)}, nil
-			}
-			if ov.SlotsAvailable < p.BlueGreen.Slots {
-				return finish(p, OutcomeBlocked, fmt.Sprintf("the cluster has %d free task slots of %d; the new job needs %d beside the old job %s: add task slots, or upgrade with Upgrade (stop, then start)",
-					ov.SlotsAvailable, ov.SlotsTotal, p.BlueGreen.Slots, b.Job)), nil
-			}
-		}
-		p.LastError = ""
-		if b.JobID != "" || b.Deployer != nil {
-			// (With a Deployer the new job runs in a cluster of its own:
-			// Deploy, idempotent for the job id, finds it instead.)
-			return b.startSavepoint(ctx, p, now)
-		}
-		p.Phase, p.Replace.Observed.Adopt = PhaseAdopt, b.derivedJobID()
-		return Result{}, nil
 	}
-	// PhaseAdopt
+	p.LastError = ""
+	if b.JobID != "" || b.Deployer != nil {
+		// (With a Deployer the new job runs in a cluster of its own:
+		// Deploy, idempotent for the job id, finds it instead.)
+		return b.startSavepoint(ctx, p, now)
+	}
+	p.Phase, p.Replace.Observed.Adopt = PhaseAdopt, b.derivedJobID()
+	return Result{}, nil
+}
+
+// lookupAdopt looks in Flink's job list for a job an earlier run
+// started under the derived id: one that runs is adopted, and with none
+// the savepoint of the old job begins.
+func (b *BlueGreen) lookupAdopt(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	l, ok := b.oldAPI.(jobLister)
 	if !ok {
 		return b.startSavepoint(ctx, p, now)

@@ -80,6 +80,16 @@ func (c *Controller) planDelete(spec JobSpec, st *JobStatus, obs deleteObservati
 	sit := situationOf(spec, st, Observation{})
 	p := deletePlan{Plan: Plan{Situation: sit, Mode: spec.Update.WithDefaults().Mode, State: policy.Deleted, Reason: ReasonDeleted},
 		outcome: OutcomeSucceeded}
+	if !c.planDeleteStill(spec, st, &p) {
+		c.planDeleteJob(spec, st, obs, now, &p)
+	}
+	return p
+}
+
+// planDeleteStill plans the Delete of a deployment whose job is not to
+// be stopped now (an action is in flight, it was deleted, never ran,
+// finished or was suspended), and reports whether it did.
+func (c *Controller) planDeleteStill(spec JobSpec, st *JobStatus, p *deletePlan) bool {
 	switch {
 	case st.InFlight():
 		as := st.actionSpec(spec)
@@ -105,6 +115,17 @@ func (c *Controller) planDelete(spec JobSpec, st *JobStatus, obs deleteObservati
 		// under the name, nothing else to stop.
 		p.Message = "the job was suspended with the savepoint " + st.Latest.Location
 		p.step = deleteStepKeep
+	default:
+		return false
+	}
+	return true
+}
+
+// planDeleteJob plans the Delete of a deployment whose job may run: it
+// is refused (an unknown OnDelete), detached, left until a failed
+// teardown is tried again, or torn down.
+func (c *Controller) planDeleteJob(spec JobSpec, st *JobStatus, obs deleteObservation, now time.Time, p *deletePlan) {
+	switch {
 	case spec.OnDelete != "" && spec.OnDelete != DeleteTeardown && spec.OnDelete != DeleteDetach:
 		err := fmt.Errorf("%w: %w", ErrInvalidSpec, onDeleteError(spec.OnDelete))
 		p.State, p.Reason, p.Message, p.Blocked = st.State, ReasonInvalidSpec, err.Error(), err.Error()
@@ -127,7 +148,6 @@ func (c *Controller) planDelete(spec JobSpec, st *JobStatus, obs deleteObservati
 		}
 		p.step = deleteStepTeardown
 	}
-	return p
 }
 
 // PlanDelete is what Delete would do next for the job, and why, without

@@ -446,6 +446,21 @@ func (s JobSpec) Validate() error {
 	if err := format.Check("lifecycle.JobSpec", s.FormatVersion, FormatVersion); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidSpec, err)
 	}
+	errs := s.jobErrors()
+	errs = append(errs, s.modeErrors()...)
+	errs = append(errs, s.Savepoints.validate()...)
+	errs = append(errs, s.policyErrors()...)
+	errs = append(errs, s.Requests.validate()...)
+	errs = append(errs, s.adoptErrors()...)
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortFunc(errs, func(a, b error) int { return compareStrings(a.Error(), b.Error()) })
+	return fmt.Errorf("%w: %w", ErrInvalidSpec, errors.Join(errs...))
+}
+
+// jobErrors is what in s's Job the Controller cannot run.
+func (s JobSpec) jobErrors() []error {
 	var errs []error
 	if s.Job.JarFile == "" && s.Job.JarID == "" {
 		errs = append(errs, errors.New("job: set jarFile or jarID"))
@@ -456,6 +471,13 @@ func (s JobSpec) Validate() error {
 	if s.Job.Parallelism < 0 {
 		errs = append(errs, fmt.Errorf("job.parallelism: %d must not be negative (0: the cluster's default)", s.Job.Parallelism))
 	}
+	return errs
+}
+
+// modeErrors is what in s's desired state, blue/green and rollback
+// settings, and checkpoint interval the Controller cannot act on.
+func (s JobSpec) modeErrors() []error {
+	var errs []error
 	switch s.State {
 	case "", DesiredRunning, DesiredSuspended:
 	default:
@@ -470,10 +492,16 @@ func (s JobSpec) Validate() error {
 	if s.Rollback.ReadinessTimeout < 0 {
 		errs = append(errs, fmt.Errorf("rollback.readinessTimeout: %v must not be negative", s.Rollback.ReadinessTimeout.Std()))
 	}
-	errs = append(errs, s.Savepoints.validate()...)
 	if s.Checkpoints.Interval < 0 {
 		errs = append(errs, fmt.Errorf("checkpoints.interval: %v must not be negative", s.Checkpoints.Interval.Std()))
 	}
+	return errs
+}
+
+// policyErrors is what the policies of s and its restore request report
+// invalid, each under its field's name.
+func (s JobSpec) policyErrors() []error {
+	var errs []error
 	for name, err := range map[string]error{"update": s.Update.Validate(), "restart": s.Restart.Validate(),
 		"health": s.Health.Validate(), "rescale": s.Rescale.Validate(), "autoscale": s.Autoscale.Validate()} {
 		if err != nil {
@@ -485,13 +513,7 @@ func (s JobSpec) Validate() error {
 			errs = append(errs, fmt.Errorf("restore: %w", err))
 		}
 	}
-	errs = append(errs, s.Requests.validate()...)
-	errs = append(errs, s.adoptErrors()...)
-	if len(errs) == 0 {
-		return nil
-	}
-	slices.SortFunc(errs, func(a, b error) int { return compareStrings(a.Error(), b.Error()) })
-	return fmt.Errorf("%w: %w", ErrInvalidSpec, errors.Join(errs...))
+	return errs
 }
 
 func compareStrings(a, b string) int {
@@ -751,9 +773,14 @@ func (s *JobStatus) Converged(spec JobSpec) bool {
 	case finished(s) && !s.Suspended && !s.Deleted:
 		return s.Deployed.equal(spec.Job) && !spec.Restore.Pending(s.RestoreHandled)
 	}
-	return s.JobID != "" && !s.Suspended && !s.Deleted && s.Settled && s.State == policy.Running &&
-		s.Deployed.equal(spec.Job) && s.runsStably() && !spec.Restore.Pending(s.RestoreHandled) &&
+	return s.runsSettled() && s.Deployed.equal(spec.Job) && s.runsStably() && !spec.Restore.Pending(s.RestoreHandled) &&
 		len(spec.Requests.Pending(s.RequestsHandled)) == 0
+}
+
+// runsSettled reports whether s records a job, neither suspended nor
+// deleted, that runs with its state settled.
+func (s *JobStatus) runsSettled() bool {
+	return s.JobID != "" && !s.Suspended && !s.Deleted && s.Settled && s.State == policy.Running
 }
 
 // DeepCopyInto copies in into out, deeply.

@@ -122,30 +122,51 @@ func (c *Controller) lookLate(ctx context.Context, api API, st *JobStatus, obs *
 	}
 	obs.Requests++
 	l.Reads++
-	var a lateAnswer
+	a := readLate(ctx, api, l, now)
+	if c.lateEnded(ctx, st, a, now) {
+		return 0
+	}
+	return c.nextLateRead(l, a, now)
+}
+
+// readLate does the next read of the late savepoint l: the job's
+// checkpoint timeout (once, after the first read), its trigger id, or,
+// once Flink forgot the trigger, the job's checkpoint history.
+func readLate(ctx context.Context, api API, l *LateSavepoint, now time.Time) lateAnswer {
 	switch {
 	case !l.TimeoutRead && l.Reads > 1 && supports[checkpointConfigAPI](api):
-		a = readLateTimeout(ctx, api.(checkpointConfigAPI), l)
+		return readLateTimeout(ctx, api.(checkpointConfigAPI), l)
 	case !l.Forgotten:
-		a = readLateTrigger(ctx, api, l)
-	default:
-		a = readLateHistory(ctx, api, l, now)
+		return readLateTrigger(ctx, api, l)
 	}
+	return readLateHistory(ctx, api, l, now)
+}
+
+// lateEnded applies the answer a to the late savepoint pending in st
+// when it ends the lookup (the savepoint completed or failed, or the
+// lookup gave up), and reports whether it did.
+func (c *Controller) lateEnded(ctx context.Context, st *JobStatus, a lateAnswer, now time.Time) bool {
+	l := &st.LateSavepoint
 	switch {
 	case a.ok:
 		c.lateCompleted(ctx, st, a.loc)
-		return 0
 	case a.failed:
 		c.lateFailed(ctx, st, OutcomeSavepointFailed, a.failure)
-		return 0
 	case !now.Before(l.GiveUp):
 		why := "nothing showed it completed by " + stamp(l.GiveUp) + " (its trigger time and the job's checkpoint timeout)"
 		if a.err != nil {
 			why += "; the last read failed: " + errMessage(a.err)
 		}
 		c.lateFailed(ctx, st, OutcomeTimedOut, why)
-		return 0
+	default:
+		return false
 	}
+	return true
+}
+
+// nextLateRead records when to read the late savepoint l again after
+// the answer a, and returns the wait.
+func (c *Controller) nextLateRead(l *LateSavepoint, a lateAnswer, now time.Time) time.Duration {
 	wait := lagDelay(c.Timing.lag(), l.TriggerTime, now, c.Timing.poll(), c.poll())
 	switch {
 	case a.err != nil:

@@ -60,19 +60,27 @@ func (c *Controller) observe(ctx context.Context, api API, spec JobSpec, st *Job
 		return obs, nil
 	}
 	if needsCheckpoints(spec, st, d) || c.awaitsCheckpoint(st, d) {
-		obs.CheckpointsRead = true
-		obs.Requests++
-		stats, err := api.Checkpoints(ctx, st.JobID)
-		switch {
-		case err == nil:
-			obs.Checkpoints = stats
-			obs.CheckpointsStale = !d.EndTime.IsZero() && c.clock().Now().Before(d.EndTime.Add(c.Timing.cache()))
-		case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
-			obs.CheckpointsAbsent = true
-		}
+		c.observeCheckpoints(ctx, api, st, &obs)
 	}
 	c.observeMore(ctx, api, spec, st, &obs)
 	return obs, nil
+}
+
+// observeCheckpoints reads the checkpoint statistics of the job obs
+// read, and whether Flink's cache may still answer them from before the
+// job ended.
+func (c *Controller) observeCheckpoints(ctx context.Context, api API, st *JobStatus, obs *Observation) {
+	d := obs.Job
+	obs.CheckpointsRead = true
+	obs.Requests++
+	stats, err := api.Checkpoints(ctx, st.JobID)
+	switch {
+	case err == nil:
+		obs.Checkpoints = stats
+		obs.CheckpointsStale = !d.EndTime.IsZero() && c.clock().Now().Before(d.EndTime.Add(c.Timing.cache()))
+	case errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err):
+		obs.CheckpointsAbsent = true
+	}
 }
 
 // observeMore reads what a job in d's state needs beyond its details and
@@ -94,9 +102,16 @@ func (c *Controller) observeMore(ctx context.Context, api API, spec JobSpec, st 
 		obs.Requests++
 		return
 	case flinkapi.JobRunning:
-	default:
-		return
+		c.observeRunning(ctx, api, spec, st, obs)
 	}
+}
+
+// observeRunning reads what a running job needs beyond its details and
+// checkpoints: its restarts for the health check, the free slots while
+// its tasks do not all run, and whether it checkpoints at all while it
+// has not yet run stably.
+func (c *Controller) observeRunning(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs *Observation) {
+	d := obs.Job
 	if spec.Health.Action != "" {
 		obs.Requests++
 		if n, ok, err := api.JobRestarts(ctx, st.JobID); err == nil && ok {

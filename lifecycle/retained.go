@@ -155,6 +155,21 @@ func (c *Controller) noteReplaced(st *JobStatus) {
 		return
 	}
 	mode := claimMode(st.Target.run())
+	passReplaced(st, old, nw, mode)
+	if slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return r.JobID == old }) {
+		return // recorded by an earlier call whose status was stored
+	}
+	st.Replaced = append(st.Replaced, ReplacedJob{JobID: old, CheckpointDir: replacedDir(st, old), NewJobID: nw, Restored: p.Replace.RestoreFrom, ClaimMode: mode})
+	if n := len(st.Replaced); n > MaxReplacedJobs {
+		st.Replaced = slices.Clone(st.Replaced[n-MaxReplacedJobs:])
+	}
+}
+
+// passReplaced hands the records of jobs that old replaced before it
+// completed a checkpoint on to nw, which replaced old: they now wait for
+// nw's checkpoint, and what old restored no longer counts unless the
+// record's claim mode keeps it.
+func passReplaced(st *JobStatus, old, nw flinkapi.JobID, mode flinkapi.ClaimMode) {
 	for i := range st.Replaced {
 		r := &st.Replaced[i]
 		if r.NewJobID != old || r.Checkpointed {
@@ -162,23 +177,24 @@ func (c *Controller) noteReplaced(st *JobStatus) {
 		}
 		if !r.claimKeeps(jobDir(r)) {
 			// What the job in between restored no longer counts.
-			r.Restored, r.ClaimMode = p.Replace.RestoreFrom, mode
+			r.Restored, r.ClaimMode = st.Progress.Replace.RestoreFrom, mode
 		}
 		r.NewJobID = nw
 	}
-	if slices.ContainsFunc(st.Replaced, func(r ReplacedJob) bool { return r.JobID == old }) {
-		return // recorded by an earlier call whose status was stored
-	}
+}
+
+// replacedDir is the checkpoint directory of the replaced job old: the
+// deployed template's, or the one its observed checkpoint or restore
+// point lies in.
+func replacedDir(st *JobStatus, old flinkapi.JobID) string {
+	p := &st.Progress
 	dir := configuredCheckpointDir(st.Deployed)
 	for _, loc := range []string{p.Replace.Observed.Checkpoint, p.Replace.RestoreFrom} {
 		if d := checkpointDirOf(old, loc); dir == "" && d != "" {
 			dir = d
 		}
 	}
-	st.Replaced = append(st.Replaced, ReplacedJob{JobID: old, CheckpointDir: dir, NewJobID: nw, Restored: p.Replace.RestoreFrom, ClaimMode: mode})
-	if n := len(st.Replaced); n > MaxReplacedJobs {
-		st.Replaced = slices.Clone(st.Replaced[n-MaxReplacedJobs:])
-	}
+	return dir
 }
 
 // goneOld reports whether p is an Upgrade's or Restart's (also within a

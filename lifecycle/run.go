@@ -22,12 +22,21 @@ func (wallClock) Now() time.Time { return time.Now() }
 
 func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
+// clockOr is c, or the wall clock if c is nil: the one place that
+// chooses the clock. Everything in lifecycle tells the time through it:
+// the operations and the Controller through their Env's clock method
+// (Env.clock), Run through the operation's (clocked), a
+// SharedObservation through its own Clock.
 func clockOr(c Clock) Clock {
 	if c == nil {
 		return wallClock{}
 	}
 	return c
 }
+
+// clocked is an operation that tells the time on its Env's Clock: every
+// operation of this package, which embeds its Env.
+type clocked interface{ clock() Clock }
 
 // Default timings of the operations; each can be set per operation, and
 // Timing.WithDefaults fills them in.
@@ -186,8 +195,8 @@ type Report struct {
 // operation's. Run returns the last Result, or the first error of Step or
 // of the context.
 func Run(ctx context.Context, op Stepper, p *Progress, onReport func(Report)) (Result, error) {
-	clock := Clock(wallClock{})
-	if c, ok := op.(interface{ clock() Clock }); ok {
+	clock := clockOr(nil) // a Stepper of another package: the wall clock
+	if c, ok := op.(clocked); ok {
 		clock = c.clock()
 	}
 	start := clock.Now()

@@ -1,9 +1,13 @@
 package lifecycle
 
-// The closed sets a status records, each declared here once: the phases
-// of the operations, how an operation ended, and the Controller's
-// actions. A stored Progress or JobStatus naming a value outside them is
-// refused (ErrInvalidProgress, ErrInvalidStatus).
+// The closed sets a status records, each declared once: the phases of
+// the operations and how an operation ended, here (sets_gen.go derives
+// the sets of known values from these declarations), and the Controller's
+// actions, named here, each one row of act.go's table of actions. A stored
+// Progress or JobStatus naming a value outside them is refused
+// (ErrInvalidProgress, ErrInvalidStatus).
+
+//go:generate go test . -run TestSetsGenerated -gensets
 
 // Phase is where an operation stands. The strings are stable: they are
 // stored in Progress.
@@ -115,17 +119,6 @@ const (
 	PhaseCheckpoint Phase = "Checkpoint"
 )
 
-// knownPhases is the set of phases above, and the zero Phase.
-var knownPhases = map[Phase]bool{
-	"": true, PhaseSavepoint: true, PhaseCancel: true, PhaseWaitStopped: true, PhaseUpload: true, PhaseSubmit: true,
-	PhaseWaitRunning: true, PhaseFailureCause: true, PhaseObserve: true, PhaseObserveDetails: true,
-	PhaseObserveCheckpoints: true, PhaseObserveRetention: true, PhaseAdopt: true, PhaseRecord: true, PhaseDispose: true,
-	PhaseWaitDisposed: true, PhaseDeleteCluster: true, PhaseDone: true, PhasePreflight: true,
-	PhaseObserveScheduler: true, PhaseObserveParallelism: true, PhaseSetRequirements: true, PhaseConfirmParallelism: true,
-	PhaseCheckSlots: true, PhaseWaitHealthy: true, PhaseHealthCheckpoint: true, PhaseReadiness: true, PhaseConfirmHealthy: true,
-	PhaseConfirmOld: true, PhaseCheckJar: true, PhaseCheckpoint: true,
-}
-
 // Outcome is how an operation ended. The strings are stable.
 type Outcome string
 
@@ -226,17 +219,6 @@ const (
 	// asked (a checkpoint trigger before 1.17); nothing was sent.
 	OutcomeUnsupported Outcome = "Unsupported"
 )
-
-// knownOutcomes is the set of outcomes above, and the zero Outcome (not
-// ended).
-var knownOutcomes = map[Outcome]bool{
-	"": true, OutcomeSucceeded: true, OutcomeSavepointFailed: true, OutcomeSavepointLost: true,
-	OutcomeJobFailedWhileStopping: true, OutcomeJobGone: true, OutcomeJobTerminal: true, OutcomeJobFailed: true,
-	OutcomeSubmitFailed: true, OutcomeTimedOut: true, OutcomeBlocked: true, OutcomeNotNeeded: true,
-	OutcomeLeftRunning: true, OutcomeDisposeFailed: true, OutcomeParallelismNotReached: true, OutcomeRescaleRejected: true,
-	OutcomeBlueGreenAborted: true, OutcomeCanaryFailed: true, OutcomeJarChanged: true, OutcomeForeignJob: true,
-	OutcomeCheckpointFailed: true, OutcomeUnsupported: true,
-}
 
 // JobAction is an action of the Controller: the lifecycle operation it
 // carries out, recorded in JobStatus.Action. The strings are stable.

@@ -235,57 +235,72 @@ func (s *Stop) waitDelay(p *Progress, now time.Time) time.Duration {
 // was away), the state is read once more before the stop times out.
 func (s *Stop) stepWait(ctx context.Context, p *Progress, now time.Time) Result {
 	past := !now.Before(p.Deadline)
-	timedOut := func() Result {
-		r := "the deadline passed before the job reached a terminal state"
-		if p.LastError != "" {
-			r += ": " + p.LastError
-		}
-		return finish(p, OutcomeTimedOut, r)
-	}
 	if past && p.LastError != "" {
-		return timedOut()
+		return waitTimedOut(p)
 	}
 	if p.Stop.Unconfirmed {
-		// An answer said Flink does not know the job: its job list
-		// confirms it, or shows the job after all.
-		known, st, err := listJob(ctx, s.Client, p.JobID)
-		switch {
-		case err != nil:
-			p.LastError = notFound + errMessage(err)
-			if past {
-				return timedOut()
-			}
-			return Result{RequeueAfter: s.Timing.backoff(2)}
-		case !known:
-			return s.stopped(p, "Flink no longer knows the job")
-		case st.IsGloballyTerminal():
-			seenTerminal(p, st, now, s.Timing)
-			return s.stopped(p, "the job is "+string(st))
-		}
-		p.LastError, p.Stop.Unconfirmed = "", false
-		return Result{RequeueAfter: s.Timing.poll()}
+		return s.confirmUnknown(ctx, p, now, past)
 	}
 	state, err := s.Client.JobStatus(ctx, p.JobID)
 	switch {
 	case err == nil:
 	case past:
 		p.LastError = errMessage(err)
-		return timedOut()
+		return waitTimedOut(p)
 	case flinkapi.IsJobNotFound(err):
-		// One such answer may be transient (see above).
+		// One such answer may be transient (see confirmUnknown).
 		p.LastError, p.Stop.Unconfirmed = notFound+errMessage(err), true
 		return Result{RequeueAfter: s.Timing.poll()}
 	default:
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: s.Timing.backoff(2)}
 	}
+	return s.waitState(p, state, now, past)
+}
+
+// waitTimedOut ends the stop timed out: the job did not reach a
+// terminal state before the deadline.
+func waitTimedOut(p *Progress) Result {
+	r := "the deadline passed before the job reached a terminal state"
+	if p.LastError != "" {
+		r += ": " + p.LastError
+	}
+	return finish(p, OutcomeTimedOut, r)
+}
+
+// confirmUnknown asks Flink's job list about the job after an answer
+// said Flink does not know it: the list confirms it, or shows the job
+// after all.
+func (s *Stop) confirmUnknown(ctx context.Context, p *Progress, now time.Time, past bool) Result {
+	known, st, err := listJob(ctx, s.Client, p.JobID)
+	switch {
+	case err != nil:
+		p.LastError = notFound + errMessage(err)
+		if past {
+			return waitTimedOut(p)
+		}
+		return Result{RequeueAfter: s.Timing.backoff(2)}
+	case !known:
+		return s.stopped(p, "Flink no longer knows the job")
+	case st.IsGloballyTerminal():
+		seenTerminal(p, st, now, s.Timing)
+		return s.stopped(p, "the job is "+string(st))
+	}
+	p.LastError, p.Stop.Unconfirmed = "", false
+	return Result{RequeueAfter: s.Timing.poll()}
+}
+
+// waitState decides on the job's state read while it is being stopped:
+// stopped once it is terminal, timed out past the deadline, read again
+// while it is being cancelled, or cancelled again if it runs.
+func (s *Stop) waitState(p *Progress, state flinkapi.JobState, now time.Time, past bool) Result {
 	switch {
 	case state.IsGloballyTerminal():
 		seenTerminal(p, state, now, s.Timing)
 		return s.stopped(p, "the job is "+string(state))
 	case past:
 		p.LastError = "the job is " + string(state)
-		return timedOut()
+		return waitTimedOut(p)
 	case state == flinkapi.JobCancelling:
 		return Result{RequeueAfter: s.waitDelay(p, now)}
 	case p.Requests > 0:

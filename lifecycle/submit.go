@@ -105,38 +105,62 @@ func (s *Submit) step(ctx context.Context, p *Progress) (Result, error) {
 func (s *Submit) advance(ctx context.Context, p *Progress) (Result, error) {
 	now := s.clock().Now()
 	if p.Phase == "" {
-		startAt(p, now)
-		p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
-		p.JobID = s.JobID
-		if p.JobID == "" {
-			p.JobID = flinkapi.NewJobID()
-		}
-		p.Submit.JarID = s.JarID
-		p.Phase = PhaseSubmit
-		if p.Submit.JarID == "" && s.Deployer == nil {
-			p.Phase = PhaseUpload
-		}
+		s.begin(p, now)
 		return Result{}, nil
 	}
 	if !now.Before(p.Deadline) {
-		switch {
-		case p.Phase == PhaseFailureCause, p.Phase == PhaseWaitRunning:
-			// The job's state is read once more first (stepWait): the
-			// deadline may have passed while the caller was away.
-		case (p.Phase == PhaseUpload || p.Phase == PhaseSubmit) && p.Requests == 0 && p.LastError == "":
-			// No request of the phase failed: the time passed while the
-			// caller was away, not waiting for Flink. The phase's
-			// deadline counts from its first request.
-			p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
-		case p.Phase == PhaseSubmit && s.Deployer != nil:
-			// A Deploy whose answer was lost may have started the
-			// cluster: Deploy once more, which finds it, before the
-			// submission times out.
-			return s.stepDeploy(ctx, p, true), nil
-		default:
-			return finish(p, OutcomeTimedOut, s.timedOut(p)), nil
+		if res, ended := s.pastDeadline(ctx, p, now); ended {
+			return res, nil
 		}
 	}
+	return s.stepPhase(ctx, p, now)
+}
+
+// begin records what the submission's first request needs: its
+// deadline, the job id and the jar (or that it is to be uploaded).
+func (s *Submit) begin(p *Progress, now time.Time) {
+	startAt(p, now)
+	p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
+	p.JobID = s.JobID
+	if p.JobID == "" {
+		p.JobID = flinkapi.NewJobID()
+	}
+	p.Submit.JarID = s.JarID
+	p.Phase = PhaseSubmit
+	if p.Submit.JarID == "" && s.Deployer == nil {
+		p.Phase = PhaseUpload
+	}
+}
+
+// pastDeadline handles a step after p's deadline: it reports true with
+// the step's Result when the step ends there (the submission timed out,
+// or a Deployer is asked once more), and false when the phase is to be
+// stepped as usual (its deadline moved, or its job's state is read once
+// more first).
+func (s *Submit) pastDeadline(ctx context.Context, p *Progress, now time.Time) (Result, bool) {
+	switch {
+	case p.Phase == PhaseFailureCause, p.Phase == PhaseWaitRunning:
+		// The job's state is read once more first (stepWait): the
+		// deadline may have passed while the caller was away.
+		return Result{}, false
+	case (p.Phase == PhaseUpload || p.Phase == PhaseSubmit) && p.Requests == 0 && p.LastError == "":
+		// No request of the phase failed: the time passed while the
+		// caller was away, not waiting for Flink. The phase's
+		// deadline counts from its first request.
+		p.Deadline = now.Add(orDefault(s.Timing.Submit, defaultSubmitTimeout))
+		return Result{}, false
+	case p.Phase == PhaseSubmit && s.Deployer != nil:
+		// A Deploy whose answer was lost may have started the
+		// cluster: Deploy once more, which finds it, before the
+		// submission times out.
+		return s.stepDeploy(ctx, p, true), true
+	default:
+		return finish(p, OutcomeTimedOut, s.timedOut(p)), true
+	}
+}
+
+// stepPhase takes the step of p's phase.
+func (s *Submit) stepPhase(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseUpload:
 		return s.stepUpload(ctx, p), nil

@@ -325,9 +325,14 @@ func (t *Teardown) next(ctx context.Context, p *Progress, now time.Time) (Result
 		// Timing.Savepoint, counted from the start, has time left.
 		return t.retry(ctx, p, now, end, why)
 	}
-	// With a savepoint (the job failed while stopping, or the savepoint
-	// completed after its deadline) the job may be cancelled; without one
-	// only if the policy allows it.
+	return t.cancelOrLeave(ctx, p, why)
+}
+
+// cancelOrLeave cancels a job the stop left running: with a savepoint
+// (the job failed while stopping, or the savepoint completed after its
+// deadline) it may be cancelled; without one only if the policy allows
+// it, or it is left running.
+func (t *Teardown) cancelOrLeave(ctx context.Context, p *Progress, why string) (Result, error) {
 	if p.Savepoint.Location == "" && t.Mode != policy.UpgradeStateless && !t.AllowCancelWithoutState {
 		tries := ""
 		if p.Replace.Attempts > 1 {
@@ -355,21 +360,7 @@ type checkpointConfigReader interface {
 func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	switch p.Phase {
 	case PhaseObserve:
-		st, err := t.Client.JobStatus(ctx, p.Replace.PreviousJobID)
-		switch {
-		case err == nil && st.IsGloballyTerminal():
-			seenTerminal(p, st, now, t.Timing)
-			p.Phase, p.LastError = PhaseObserveCheckpoints, ""
-			p.Deadline = later(p.Deadline, p.Replace.Observed.StatsAfter.Add(t.Timing.poll()))
-			return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}, nil
-		case err == nil:
-			return finish(p, p.Replace.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again"), nil
-		case flinkapi.IsJobNotFound(err):
-			p.Replace.StopOutcome = OutcomeJobGone
-			return t.gone(p, "Flink no longer knows the job ("+p.Reason+")"), nil
-		}
-		p.LastError = errMessage(err)
-		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
+		return t.observeEndedState(ctx, p, now), nil
 	case PhaseObserveRetention:
 		if done, _ := readRetention(ctx, t.Client, p); !done { // the job had ended when observed
 			return Result{RequeueAfter: t.Timing.backoff(2)}, nil
@@ -383,6 +374,35 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 	if p.Stop.Unconfirmed {
 		return t.confirmKnown(ctx, p, now)
 	}
+	return t.readEndedCheckpoints(ctx, p, now), nil
+}
+
+// observeEndedState reads the state of a job that had ended (when only
+// a 409 said so): once it is terminal, its checkpoint statistics are
+// read after Flink's cache of them has turned over.
+func (t *Teardown) observeEndedState(ctx context.Context, p *Progress, now time.Time) Result {
+	st, err := t.Client.JobStatus(ctx, p.Replace.PreviousJobID)
+	switch {
+	case err == nil && st.IsGloballyTerminal():
+		seenTerminal(p, st, now, t.Timing)
+		p.Phase, p.LastError = PhaseObserveCheckpoints, ""
+		p.Deadline = later(p.Deadline, p.Replace.Observed.StatsAfter.Add(t.Timing.poll()))
+		return Result{RequeueAfter: p.Replace.Observed.StatsAfter.Sub(now)}
+	case err == nil:
+		return finish(p, p.Replace.StopOutcome, p.Reason+"; Flink lists the job "+string(st)+": tear down again")
+	case flinkapi.IsJobNotFound(err):
+		p.Replace.StopOutcome = OutcomeJobGone
+		return t.gone(p, "Flink no longer knows the job ("+p.Reason+")")
+	}
+	p.LastError = errMessage(err)
+	return Result{RequeueAfter: t.Timing.backoff(2)}
+}
+
+// readEndedCheckpoints reads the ended job's checkpoint statistics for
+// its newest completed savepoint and its latest checkpoint, whose
+// retention is read next; with neither, the ended job's state is what
+// was found.
+func (t *Teardown) readEndedCheckpoints(ctx context.Context, p *Progress, now time.Time) Result {
 	stats, err := t.Client.Checkpoints(ctx, p.Replace.PreviousJobID)
 	switch {
 	case flinkapi.IsJobNotFound(err):
@@ -390,7 +410,7 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		// JobManager failing over: its job list tells, in the next step,
 		// before the job's state is taken for lost.
 		p.Stop.Unconfirmed, p.LastError = true, notFound+errMessage(err)
-		return Result{RequeueAfter: t.Timing.poll()}, nil
+		return Result{RequeueAfter: t.Timing.poll()}
 	case err == nil:
 		if c := stats.LatestSavepoint; c != nil && c.Status == flinkapi.CheckpointCompleted && c.ExternalPath != "" && !c.Discarded {
 			p.Replace.Observed.Latest = savepoint.Record{Location: c.ExternalPath, Time: c.TriggerTime, JobID: p.Replace.PreviousJobID}
@@ -398,15 +418,15 @@ func (t *Teardown) observeEnded(ctx context.Context, p *Progress, now time.Time)
 		if c := retainedState(stats); c.Path != "" {
 			p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = c.Path, c.Time
 			p.Phase, p.LastError = PhaseObserveRetention, ""
-			return Result{}, nil
+			return Result{}
 		}
-	case flinkapi.IsJobNotFound(err), errors.Is(err, flinkapi.ErrNotFound), permanent(err):
+	case errors.Is(err, flinkapi.ErrNotFound), permanent(err):
 		// No statistics (checkpointing off, or Flink forgot the job).
 	default:
 		p.LastError = errMessage(err)
-		return Result{RequeueAfter: t.Timing.backoff(2)}, nil
+		return Result{RequeueAfter: t.Timing.backoff(2)}
 	}
-	return t.endedFound(p, now), nil
+	return t.endedFound(p, now)
 }
 
 // confirmKnown asks Flink's job list about the ended job after its
