@@ -211,9 +211,7 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 	clear(s.jars)
 	if err != nil {
 		if s.watched && !failedBefore {
-			for _, j := range s.list {
-				s.changed[j.ID] = struct{}{}
-			}
+			s.noteAll(s.list)
 		}
 		return
 	}
@@ -224,6 +222,25 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 		// them: the index and the built observations stay.
 		return
 	}
+	s.reindex(jobs, oldIndex)
+	listedBefore := s.listed
+	s.listed = true
+	if s.watched && (listedBefore || failedBefore) {
+		s.noteChanged(old, oldIndex, jobs, failedBefore)
+	}
+}
+
+// noteAll notes every job of list as changed.
+func (s *SharedObservation) noteAll(list []flinkapi.JobOverview) {
+	for _, j := range list {
+		s.changed[j.ID] = struct{}{}
+	}
+}
+
+// reindex indexes jobs by id, in the map of the read before last
+// (spare), keeping oldIndex as the next spare, and forgets the built
+// observations of jobs no longer listed.
+func (s *SharedObservation) reindex(jobs []flinkapi.JobOverview, oldIndex map[flinkapi.JobID]int) {
 	s.index, s.spare = s.spare, oldIndex
 	if s.index == nil {
 		s.index = make(map[flinkapi.JobID]int, len(jobs))
@@ -237,11 +254,12 @@ func (s *SharedObservation) took(jobs []flinkapi.JobOverview, err error) {
 			delete(s.built, id)
 		}
 	}
-	listedBefore := s.listed
-	s.listed = true
-	if !s.watched || !listedBefore && !failedBefore {
-		return
-	}
+}
+
+// noteChanged notes the jobs that changed from old (indexed by
+// oldIndex) to jobs: every one listed after a failed read, those listed
+// anew or whose entry differs, and those no longer listed.
+func (s *SharedObservation) noteChanged(old []flinkapi.JobOverview, oldIndex map[flinkapi.JobID]int, jobs []flinkapi.JobOverview, failedBefore bool) {
 	for _, j := range jobs {
 		i, ok := oldIndex[j.ID]
 		if failedBefore || !ok || !sameEntry(old[i], j) {
@@ -377,11 +395,23 @@ func (s *SharedObservation) Run(ctx context.Context, changed func([]flinkapi.Job
 // details (the autoscaler, triggered checkpoints). Health checks read
 // the job's checkpoint statistics alone (observeShared).
 func (c *Controller) atRest(spec JobSpec, st *JobStatus) bool {
-	return c.Shared != nil && c.Deployer == nil && st.JobID != "" && st.Settled && st.Situation == SituationRunning &&
-		st.JobState == flinkapi.JobRunning && !st.InFlight() && !st.Suspended && !deleted(st) &&
-		spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) && st.runsStably() &&
+	return c.Shared != nil && c.Deployer == nil && ranAtRest(st) && specAtRest(spec, st)
+}
+
+// ranAtRest reports whether, at the last call, the job of st ran stably
+// in its cluster, settled, with nothing in flight.
+func ranAtRest(st *JobStatus) bool {
+	return st.JobID != "" && st.Settled && st.Situation == SituationRunning && st.JobState == flinkapi.JobRunning &&
+		!st.InFlight() && !st.Suspended && !deleted(st) && st.runsStably() && !awaitsOwnCheckpoint(st)
+}
+
+// specAtRest reports whether spec asks nothing of the job of st but
+// that it runs: the job it runs, no pending restore or request, no
+// adoption, and no policy that reads the job's own details.
+func specAtRest(spec JobSpec, st *JobStatus) bool {
+	return spec.State != DesiredSuspended && spec.Job.equal(st.Deployed) &&
 		!spec.Restore.Pending(st.RestoreHandled) && len(spec.Requests.Pending(st.RequestsHandled)) == 0 &&
-		spec.Adopt == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0 && !awaitsOwnCheckpoint(st)
+		spec.Adopt == "" && !spec.Autoscale.Enabled && spec.Checkpoints.Interval <= 0
 }
 
 // awaitsOwnCheckpoint reports whether the job of st replaced one whose
