@@ -14,15 +14,17 @@ import (
 )
 
 // The audit at work: with a Storage, Reconcile audits the deployment's
-// savepoint and checkpoint directories (Audit) once an action ended and
-// every AuditInterval, and before it starts the deployment's job again
+// savepoint and checkpoint directories (Audit) once an action that
+// starts, stops or replaces a job ended (auditAfter) and every
+// AuditInterval, and before it starts the deployment's job again
 // from the newest state the status knows while the job is gone, and
 // applies what it found to the status (applyAudit): storage is the
 // ledger's ground truth. Between audits a call sends no Storage request
 // for it.
 
 // DefaultAuditInterval is Controller.AuditInterval's default: an audit
-// of the storage every hour, besides those after actions.
+// of the storage every hour, besides those after the actions that start,
+// stop or replace a job.
 const DefaultAuditInterval = time.Hour
 
 // AuditSummary is what the Controller's last audit of the storage found
@@ -57,7 +59,8 @@ type AuditSummary struct {
 	// Replaced are the jobs whose checkpoint directories it added to
 	// JobStatus.Replaced, to be removed.
 	Replaced []flinkapi.JobID `json:"replaced,omitempty"`
-	// Due is set when an action ended since: the next call audits.
+	// Due is set when an action that starts, stops or replaces a job
+	// ended since: the next call audits.
 	Due bool `json:"due,omitempty"`
 }
 
@@ -136,10 +139,11 @@ func (c *Controller) ApplyAudit(ctx context.Context, spec JobSpec, st *JobStatus
 var ErrActionInFlight = errors.New("lifecycle: an action is in flight: the audit is applied once it ended")
 
 // auditDue reports whether a call at now audits the storage for st,
-// which has no action in flight: an action ended since the last audit,
-// or AuditInterval passed since it (a negative interval: only after
-// actions), or RetryInterval since one whose listing failed, or the call starts the job again from the status's state
-// while the job is gone (plan): a newer savepoint of the job on storage
+// which has no action in flight: an action that owes one ended since the
+// last audit (auditAfter), or AuditInterval passed since it (a negative
+// interval: only after actions), or auditRetry since one whose listing
+// failed, or the call starts the job again from the status's state while
+// the job is gone (plan): a newer savepoint of the job on storage
 // is then its restore point.
 func (c *Controller) auditDue(st *JobStatus, plan Plan, now time.Time) bool {
 	if c.Storage == nil || plan.InFlight || st.InFlight() {

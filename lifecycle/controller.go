@@ -81,11 +81,13 @@ type Controller struct {
 	// AuditInterval is how often, with a Storage, Reconcile audits the
 	// deployment's savepoint and checkpoint directories (Audit) and
 	// applies what it found (ApplyAudit): besides the audit once an
-	// action ended (at the next call) and before it starts the job again
-	// from the status's state while the job is gone. 0:
-	// DefaultAuditInterval; negative: only after actions and before such
-	// starts; an audit whose listing failed is done again after
-	// RetryInterval. An audit sends at most MaxAuditRequests Storage requests
+	// action that starts, stops or replaces a job ended (at the next
+	// call; not after a periodic savepoint, a checkpoint or a disposal)
+	// and before it starts the job again from the status's state while
+	// the job is gone. 0: DefaultAuditInterval; negative: only after
+	// actions and before such starts; an audit whose listing failed is
+	// done again after RetryInterval, doubled for each failure in a row,
+	// at most AuditInterval later. An audit sends at most MaxAuditRequests Storage requests
 	// and one GET to Flink within MaxRequestsPerCall; a call between
 	// audits sends none for it.
 	AuditInterval time.Duration
