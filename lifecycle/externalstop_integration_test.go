@@ -21,14 +21,14 @@ import (
 // savepoint from outside the Controller (POST /jobs/<id>/stop, as a user
 // would from Flink's UI), then the JobManager of its cluster, which runs
 // without high availability, restarts: the job is forgotten. The
-// Controller's next calls restart the job from that savepoint (the
-// newest state on storage, newer than the status's Latest) and the
-// restored counts continue from the stop's (the job ran on for 6 s
-// after Latest, with no call of the Controller: the first counts the
-// restarted job writes are read as they appear); before them the audit shows the external
-// savepoint Unrecorded, after them (restart policy FromLatestState) the
-// bucket's listing under the deployment's directories is what the
-// ledger says. The cluster is the
+// Controller's next calls (restart policy FromLatestState) audit the
+// storage and restart the job from that savepoint (the newest state on
+// storage, newer than the status's Latest), and the restored counts
+// continue from the stop's (the job ran on for 6 s after Latest with no
+// call of the Controller; the first counts the restarted job writes are
+// read as they appear). Before them the audit shows the external
+// savepoint Unrecorded; after them the bucket's listing under the
+// deployment's directories is what the ledger says. The cluster is the
 // test's own (one TaskManager of one slot, its state in an object
 // store): restarting the shared cluster's JobManager would disturb the
 // other tests. Run it with
