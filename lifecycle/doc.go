@@ -202,7 +202,13 @@
 // request (a disposal recorded in JobStatus.Disposing included). A job is
 // started from a checkpoint only if this call's reading (not a cached one,
 // nor one from before an absence) or storage shows the checkpoint
-// retained. A job is the deployment's only if its identity says so (the
+// retained; with a Storage, a job's checkpoint directory listed empty in
+// this call while the storage shows where it lies (other jobs'
+// directories beside it, or the directory above it) means Flink discarded
+// the checkpoint: no job starts from it and it is no newest state. A
+// storage that cannot be read there, or shows nothing of it (not mounted
+// where the caller runs), leaves Flink to judge the checkpoint: a start
+// from one that is gone is refused. A job is the deployment's only if its identity says so (the
 // status records it, or Flink records it as this deployment's), never
 // because it runs under an id the deployment would derive. Stable belongs
 // to the job that earned it: every new job (a restart, a redeploy, a

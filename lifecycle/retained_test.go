@@ -80,13 +80,35 @@ type recordingStorage struct {
 	lists   int
 	deletes []string
 	fail    func(n int) bool // by the number of the Delete, from 1
+	// before, if set, runs before each List.
+	before func()
 }
 
 func (s *recordingStorage) List(ctx context.Context, dir string) ([]string, error) {
 	s.mu.Lock()
 	s.lists++
+	before := s.before
 	s.mu.Unlock()
+	if before != nil {
+		before()
+	}
 	return s.Storage.List(ctx, dir)
+}
+
+// mirrorCheckpoints writes, as makeCheckpoints does, the checkpoints the
+// fake holds (not discarded) under dir to the local disk, where a
+// LocalStorage reads them as it would Flink's.
+func mirrorCheckpoints(t *testing.T, srv *flinktest.Server, dir string) {
+	t.Helper()
+	for _, sn := range srv.Snapshots() {
+		loc := strings.TrimPrefix(strings.TrimPrefix(sn.Location, "file://"), "file:")
+		if sn.Savepoint || sn.Removed || !within(loc, dir) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(loc, "_metadata")); err != nil {
+			makeCheckpoints(t, dir, sn.Job, sn.CheckpointID)
+		}
+	}
 }
 
 func (s *recordingStorage) Delete(ctx context.Context, path string) error {
@@ -224,11 +246,14 @@ func TestRetainedStorageNil(t *testing.T) {
 // (UpgradeFrom, Latest), it stays with shared/ in every mode; the
 // replaced job's other checkpoints go. Once the status names it no more,
 // NO_CLAIM (also as Flink's default, unset) removes it and the
-// directory; CLAIM and LEGACY keep it and shared/ for good.
+// directory; CLAIM and LEGACY keep it and shared/ for good. The local
+// disk mirrors the fake's checkpoints until the first upgrade ends, so
+// that the storage shows the restore point where Flink wrote it.
 func TestRetainedClaimModes(t *testing.T) {
 	for _, mode := range []flinkapi.ClaimMode{"", flinkapi.ClaimModeNoClaim, flinkapi.ClaimModeClaim, flinkapi.ClaimModeLegacy} {
 		t.Run("mode="+string(mode), func(t *testing.T) {
-			k, dir, _ := retainedCluster(t, true, true)
+			k, dir, rs := retainedCluster(t, true, true)
+			rs.before = func() { mirrorCheckpoints(t, k.srv, dir) } // the restore point is read on storage
 			spec := k.spec("/out")
 			k.settle("create", spec)
 			k.run(spec, 10*time.Second)
@@ -237,6 +262,9 @@ func TestRetainedClaimModes(t *testing.T) {
 					"execution.state-recovery.claim-mode": string(mode)}
 			}
 			first := upgradeTo(t, k, &spec, "/out2", policy.UpgradeLastState)
+			rs.mu.Lock()
+			rs.before = nil // the removals are read on the local disk from now on
+			rs.mu.Unlock()
 			restored := k.st.Progress.Replace.RestoreFrom
 			if !within(restored, filepath.Join(dir, string(first))) || k.st.UpgradeFrom.Location != restored {
 				t.Fatalf("restored from %q, upgrade from %q: want a checkpoint of %s", restored, k.st.UpgradeFrom.Location, first)

@@ -2,12 +2,47 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
+
+// flakyStorage is a Storage that fails the first fails listings of its
+// Storage (a 503 of an object store).
+type flakyStorage struct {
+	Storage
+	fails int
+}
+
+func (s *flakyStorage) List(ctx context.Context, dir string) ([]string, error) {
+	if s.fails > 0 {
+		s.fails--
+		return nil, errors.New("503 Slow Down")
+	}
+	return s.Storage.List(ctx, dir)
+}
+
+// A listing that fails is sent again before the check trusts Flink's
+// reading: the newer checkpoint the job's folder shows becomes the
+// restore point, not the one Flink discarded when it completed.
+func TestCheckpointOnStorageListingRetried(t *testing.T) {
+	dir := "s3://state/app/checkpoints/a1b2c3d4e5f60718293a4b5c6d7e8f90"
+	st := &flakyStorage{Storage: &uriStorage{objects: []string{dir + "/chk-9/_metadata"}}, fails: 1}
+	r := &replacer{storage: st}
+	p := &Progress{Replace: ReplaceProgress{RestoreFrom: dir + "/chk-7"}}
+	if !r.checkpointOnStorage(context.Background(), p) || p.Replace.RestoreFrom != dir+"/chk-9" {
+		t.Fatalf("restore from %s, want %s/chk-9", p.Replace.RestoreFrom, dir)
+	}
+	st = &flakyStorage{Storage: &uriStorage{objects: []string{dir + "/chk-9/_metadata"}}, fails: storageTries}
+	r = &replacer{storage: st}
+	p = &Progress{Replace: ReplaceProgress{RestoreFrom: dir + "/chk-7"}}
+	if !r.checkpointOnStorage(context.Background(), p) || p.Replace.RestoreFrom != dir+"/chk-7" {
+		t.Fatalf("with the storage unreadable: restore from %s, want Flink's reading %s/chk-7", p.Replace.RestoreFrom, dir)
+	}
+}
 
 // uriStorage is a Storage of object-store URIs (s3://bucket/...), from a
 // set of object keys: a "directory" lists the next level below it.
@@ -47,6 +82,8 @@ func TestCheckpointOnObjectStorage(t *testing.T) {
 		from    string
 	}{
 		{"gone, other jobs beside it", []string{"s3://state/app/checkpoints/0000000000000000000000000000000b/chk-2/_metadata"}, false, loc},
+		{"gone, the savepoints beside the checkpoint directory", []string{"s3://state/app/savepoints/savepoint-a1b2c3-0123456789ab/_metadata"}, false, loc},
+		{"nothing seen of the state directory", []string{"s3://other/app/checkpoints/0000000000000000000000000000000b/chk-2/_metadata"}, true, loc},
 		{"present", []string{"s3://state/app/checkpoints/" + string(job) + "/chk-7/_metadata"}, true, loc},
 		{"a newer one complete", []string{"s3://state/app/checkpoints/" + string(job) + "/chk-7/x",
 			"s3://state/app/checkpoints/" + string(job) + "/chk-9/_metadata"}, true, "s3://state/app/checkpoints/" + string(job) + "/chk-9"},

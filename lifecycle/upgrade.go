@@ -1295,15 +1295,18 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 // checkpointOnStorage checks a start from the retained checkpoint
 // p.RestoreFrom (<dir>/<job>/chk-N; also one the status records as the
 // newest state, unless a restore request names it) against r.storage,
-// where a checkpoint is complete once its _metadata is written: the
-// newest complete checkpoint of that job directory numbered N or more
-// becomes the restore point (Flink may have completed later ones since the
-// reading that chose it, and discarded it). It reports false when the
-// job's directory shows none, or when the checkpoint directory shows
-// other jobs' directories but not this job's: the checkpoint is gone.
+// read in this call, where a checkpoint is complete once its _metadata is
+// written: the newest complete checkpoint of that job directory numbered
+// N or more becomes the restore point (Flink may have completed later
+// ones since the reading that chose it, and discarded it). It reports
+// false when the job's directory shows none, or shows nothing while the
+// storage shows where it lies (checkpointDirSeen): the checkpoint is
+// gone, as after a cancel that deletes checkpoints or a job that
+// finished. A listing that fails is sent again (storageTries in all).
 // A storage that is not set, cannot be read, or shows nothing of the
-// checkpoint directory (not mounted where the caller runs) leaves the
-// restore point as Flink's reading chose it.
+// checkpoint directory nor of the directory above it (not mounted where
+// the caller runs) leaves the restore point as Flink's reading chose it:
+// Flink refuses a start from a checkpoint that is not there.
 func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	if r.storage == nil || p.Replace.RestoreFrom == "" || p.Replace.RestoreFrom == p.Replace.Request.Path || p.Replace.RestoreFrom == p.Savepoint.Location {
 		return true
@@ -1312,15 +1315,12 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	if !ok {
 		return true // a savepoint
 	}
-	entries, err := r.storage.List(ctx, jobDir)
+	entries, err := r.listTried(ctx, jobDir)
 	switch {
 	case err != nil:
 		return true
 	case len(entries) == 0:
-		// No directory of the job: gone if the storage shows the
-		// checkpoint directory it lay in (other jobs' directories).
-		others, err := r.storage.List(ctx, jobDir[:strings.LastIndex(jobDir, "/")]) // path.Dir would turn s3://b/x into s3:/b
-		return err != nil || len(others) == 0
+		return !r.checkpointDirSeen(ctx, jobDir)
 	}
 	type chk struct {
 		path string
@@ -1335,7 +1335,7 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	}
 	slices.SortFunc(found, func(a, b chk) int { return cmp.Compare(b.n, a.n) })
 	for _, c := range found {
-		files, err := r.storage.List(ctx, c.path)
+		files, err := r.listTried(ctx, c.path)
 		if err != nil {
 			return true
 		}
@@ -1352,6 +1352,53 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 		}
 	}
 	return false
+}
+
+// storageTries is how many times a listing that checks a restore point
+// is sent before its error counts (an object store fails some requests
+// and throttles others).
+const storageTries = 3
+
+// listTried lists dir on r.storage, sending the request again after an
+// error, up to storageTries in all.
+func (r *replacer) listTried(ctx context.Context, dir string) ([]string, error) {
+	var err error
+	for range storageTries {
+		var entries []string
+		if entries, err = r.storage.List(ctx, dir); err == nil || ctx.Err() != nil {
+			return entries, err
+		}
+	}
+	return nil, err
+}
+
+// checkpointDirSeen reports whether r.storage shows where the job
+// directory jobDir (<dir>/<job>, found empty) lies: <dir> lists other
+// jobs' directories, or, <dir> being empty too, the directory above it
+// lists entries (<dir> itself on a file system, which keeps an empty
+// directory; the savepoints beside it on an object store, where a prefix
+// with nothing under it does not exist). Flink has then discarded the
+// job's checkpoints. A listing that fails, or a storage that shows
+// nothing at either level, reports false: the storage may not see where
+// Flink writes.
+func (r *replacer) checkpointDirSeen(ctx context.Context, jobDir string) bool {
+	dir := parentDir(jobDir)
+	if dir == "" {
+		return false
+	}
+	others, err := r.listTried(ctx, dir)
+	switch {
+	case err != nil:
+		return false
+	case len(others) > 0:
+		return true
+	}
+	above := parentDir(dir)
+	if above == "" {
+		return false
+	}
+	entries, err := r.listTried(ctx, above)
+	return err == nil && len(entries) > 0
 }
 
 // unreadCheckpoint reports a start from the checkpoint the status
