@@ -1322,36 +1322,50 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	case len(entries) == 0:
 		return !r.checkpointDirSeen(ctx, jobDir)
 	}
-	type chk struct {
-		path string
-		n    int64
-	}
-	var found []chk
-	for _, e := range entries {
-		name := path.Base(strings.TrimSuffix(e, "/"))
-		if m, err := strconv.ParseInt(strings.TrimPrefix(name, "chk-"), 10, 64); err == nil && isCheckpointName(name) && m >= n {
-			found = append(found, chk{strings.TrimSuffix(e, "/"), m})
-		}
-	}
-	slices.SortFunc(found, func(a, b chk) int { return cmp.Compare(b.n, a.n) })
-	for _, c := range found {
+	for _, c := range checkpointsFrom(entries, n) {
 		files, err := r.listTried(ctx, c.path)
 		if err != nil {
 			return true
 		}
 		if slices.ContainsFunc(files, func(f string) bool { return path.Base(f) == "_metadata" }) {
-			if c.path != p.Replace.RestoreFrom {
-				// Its time is not known: the one chosen's is its lower
-				// bound.
-				if p.Replace.Observed.Checkpoint != p.Replace.RestoreFrom {
-					p.Replace.Observed.CheckpointTime = time.Time{}
-				}
-				p.Replace.RestoreFrom, p.Replace.Observed.Checkpoint = c.path, c.path
-			}
+			restoreFromNewer(p, c.path)
 			return true
 		}
 	}
 	return false
+}
+
+// listedCheckpoint is a chk-N directory a listing showed.
+type listedCheckpoint struct {
+	path string
+	n    int64
+}
+
+// checkpointsFrom are the chk-N directories among entries whose N is n
+// or more, the newest first.
+func checkpointsFrom(entries []string, n int64) []listedCheckpoint {
+	var found []listedCheckpoint
+	for _, e := range entries {
+		name := path.Base(strings.TrimSuffix(e, "/"))
+		if m, err := strconv.ParseInt(strings.TrimPrefix(name, "chk-"), 10, 64); err == nil && isCheckpointName(name) && m >= n {
+			found = append(found, listedCheckpoint{strings.TrimSuffix(e, "/"), m})
+		}
+	}
+	slices.SortFunc(found, func(a, b listedCheckpoint) int { return cmp.Compare(b.n, a.n) })
+	return found
+}
+
+// restoreFromNewer makes the complete checkpoint at loc, the newest on
+// storage, the restore point of p when it is not already.
+func restoreFromNewer(p *Progress, loc string) {
+	if loc == p.Replace.RestoreFrom {
+		return
+	}
+	// Its time is not known: the one chosen's is its lower bound.
+	if p.Replace.Observed.Checkpoint != p.Replace.RestoreFrom {
+		p.Replace.Observed.CheckpointTime = time.Time{}
+	}
+	p.Replace.RestoreFrom, p.Replace.Observed.Checkpoint = loc, loc
 }
 
 // storageTries is how many times a listing that checks a restore point
