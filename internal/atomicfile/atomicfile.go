@@ -12,6 +12,13 @@ import (
 // path's directory (created if needed), syncs it, renames it over path
 // and syncs the directory.
 func Write(path string, b []byte) error {
+	return WriteHook(path, b, nil)
+}
+
+// WriteHook is Write that calls beforeRename, if not nil, with the
+// temporary file's path once it is written and synced, before the rename:
+// where a test stops the process to see what a crash there leaves.
+func WriteHook(path string, b []byte, beforeRename func(tmp string)) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -27,6 +34,9 @@ func Write(path string, b []byte) error {
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && beforeRename != nil {
+		beforeRename(tmp.Name())
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), path)

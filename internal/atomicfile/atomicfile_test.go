@@ -36,3 +36,31 @@ func TestWriteIntoAFileFails(t *testing.T) {
 		t.Error("Write below a regular file succeeded")
 	}
 }
+
+// TestWriteHookRunsBeforeTheRename checks that the hook sees the new
+// content whole in the temporary file, next to the old file unchanged.
+func TestWriteHookRunsBeforeTheRename(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.json")
+	if err := Write(p, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	err := WriteHook(p, []byte("new"), func(tmp string) {
+		called = true
+		if filepath.Dir(tmp) != filepath.Dir(p) {
+			t.Errorf("temporary file %s not in %s", tmp, filepath.Dir(p))
+		}
+		if b, err := os.ReadFile(tmp); err != nil || string(b) != "new" {
+			t.Errorf("temporary file: %q, %v; want %q", b, err, "new")
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "old" {
+			t.Errorf("file before the rename: %q, %v; want %q", b, err, "old")
+		}
+	})
+	if err != nil || !called {
+		t.Fatalf("WriteHook: %v, hook called %v", err, called)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != "new" {
+		t.Errorf("file after: %q, %v; want %q", b, err, "new")
+	}
+}

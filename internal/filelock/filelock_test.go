@@ -1,6 +1,7 @@
 package filelock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTryLockIsExclusiveUntilUnlock(t *testing.T) {
@@ -78,4 +80,39 @@ func TestTryLockAcrossProcesses(t *testing.T) {
 		t.Fatalf("TryLock after the other process ended: %v", err)
 	}
 	l.Unlock()
+}
+
+func TestWaitTakesTheLockOnceReleased(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.lock")
+	l, err := TryLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	if _, err := Wait(ctx, p); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrHeld) {
+		t.Fatalf("Wait while held: %v; want DeadlineExceeded and ErrHeld", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		l2, err := Wait(context.Background(), p)
+		if err == nil {
+			err = l2.Unlock()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("Wait returned while the lock was held: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.Unlock()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not take the released lock")
+	}
 }
