@@ -27,6 +27,9 @@ type Record struct {
 	// record's key in its Store. It must be a safe file name (see
 	// DirStore).
 	Name string `json:"name"`
+	// Cluster names the cluster the deployment runs on (a key of
+	// Runner.Clusters).
+	Cluster string `json:"cluster,omitempty"`
 	// Spec is the spec the deployment should run, as last read from its
 	// source.
 	Spec lifecycle.JobSpec `json:"spec"`

@@ -1,0 +1,680 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/lifecycle"
+)
+
+// Deployment is one job of a fleet as its source states it: a name, the
+// cluster it runs on and its spec. Sync stores it as a Record.
+type Deployment struct {
+	// Name is the deployment's name: the Controller's Name and the key of
+	// its Record (see Store for the names taken).
+	Name string
+	// Cluster names the cluster it runs on: a key of Runner.Clusters.
+	Cluster string
+	// Spec is the spec it should run.
+	Spec lifecycle.JobSpec
+}
+
+// Runner keeps the deployments of a Store as their specs say, on the
+// clusters it is given: the runtime every program that runs many jobs
+// without Kubernetes needs (a GitOps reconciler over a directory of spec
+// files, a streaming runtime, a command-line tool's daemon).
+//
+// Sync states which deployments there are; Pass calls the Controller of
+// each deployment that is due, one call at a time per deployment and up
+// to Parallel deployments at once, and stores its record after every
+// call, whatever the call returned; Run does passes until its context
+// ends, waking a deployment early when the watch of its cluster's shared
+// overview names one of its jobs. A deployment removed from the source is
+// torn down (Controller.Delete, under the spec its job last ran under)
+// until that is done, and its record then deleted. A call that fails is
+// tried again after a backoff that doubles with each failure in a row,
+// from one second to MaxBackoff.
+//
+// The Controllers of one cluster share its client (and so its request
+// budget: flinkapi.WithRequestBudget) and one lifecycle.SharedObservation,
+// so a fleet at rest costs one overview read per poll and cluster,
+// whatever the number of its deployments.
+//
+// One Runner acts on a Store at a time; a second one on the same Store
+// would act beside it. Reading the Store (Store.List, as a plan does)
+// never waits for the Runner. A Runner is safe for concurrent use: Sync
+// may be called while Run runs.
+type Runner struct {
+	// Store keeps the deployments' records.
+	Store Store
+	// Clusters are the clusters the deployments run on, by name, each with
+	// the Env its deployments' Controllers use: its client, jars,
+	// secrets, timing and clock.
+	Clusters map[string]lifecycle.Env
+	// Controller is the template of every deployment's Controller: its
+	// PollInterval, RetryInterval, restore-point Store, Namespace,
+	// Storage and so on apply to each deployment. Its Env, Name and
+	// Shared are set per deployment (the cluster's Env, the deployment's
+	// Name, the cluster's shared overview).
+	Controller lifecycle.Controller
+	// Parallel is how many deployments are called at once; 0:
+	// DefaultParallel.
+	Parallel int
+	// MaxBackoff bounds the wait after failed calls; 0: DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// Clock tells the time and waits; nil: the wall clock.
+	Clock lifecycle.Clock
+	// OnResult, if set, is called after every call of a deployment's
+	// Controller with what it said. It is called from the goroutine of
+	// the call: it must not block for long.
+	OnResult func(Result)
+
+	mu       sync.Mutex
+	deps     map[string]*deployment
+	shared   map[string]*lifecycle.SharedObservation
+	wake     chan struct{}
+	watching map[string]bool
+	metrics  map[string]*clusterMetrics
+}
+
+// DefaultParallel is how many deployments a Runner calls at once when
+// Runner.Parallel is 0.
+const DefaultParallel = 4
+
+// DefaultMaxBackoff bounds the wait after failed calls when
+// Runner.MaxBackoff is 0.
+const DefaultMaxBackoff = 5 * time.Minute
+
+// firstBackoff is the wait after the first failed call in a row.
+const firstBackoff = time.Second
+
+// Result is what the last call of one deployment's Controller said.
+type Result struct {
+	// Name and Cluster name the deployment.
+	Name    string
+	Cluster string
+	// Verdict is the status's verdict after the call (JobStatus.Verdict);
+	// empty before the first call.
+	Verdict lifecycle.Verdict
+	// Situation is the job's situation as the call saw it.
+	Situation lifecycle.Situation
+	// Removed says that the deployment is being torn down, its spec gone
+	// from the source; Deleted that its teardown is done and its record
+	// deleted.
+	Removed bool
+	Deleted bool
+	// Err is the error of the last call (the Controller's, the Store's),
+	// nil if it succeeded.
+	Err error
+	// Failures counts the failed calls in a row.
+	Failures int
+	// Calls counts the calls of this deployment since the Runner began.
+	Calls int
+	// Next is when the deployment is due again.
+	Next time.Time
+}
+
+// ChangeSet is what Sync changed: the names of the deployments added,
+// whose spec changed, removed (to be torn down), and left as they were.
+type ChangeSet struct {
+	Added     []string `json:"added,omitempty"`
+	Changed   []string `json:"changed,omitempty"`
+	Removed   []string `json:"removed,omitempty"`
+	Unchanged []string `json:"unchanged,omitempty"`
+}
+
+// deployment is what the Runner keeps of one deployment between calls.
+type deployment struct {
+	// call is held while the deployment's record is read, acted on and
+	// written: by a call of its Controller, or by Sync.
+	call    sync.Mutex
+	due     time.Time
+	running bool
+	jobs    []flinkapi.JobID
+	result  Result
+}
+
+// clusterMetrics counts the calls of one cluster's deployments.
+type clusterMetrics struct {
+	calls, errors int64
+}
+
+func (r *Runner) clock() lifecycle.Clock {
+	if r.Clock != nil {
+		return r.Clock
+	}
+	return wallClock{}
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// state returns the Runner's record of the deployment name, created due
+// at once.
+func (r *Runner) state(name string) *deployment {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.deps == nil {
+		r.deps = map[string]*deployment{}
+	}
+	d, ok := r.deps[name]
+	if !ok {
+		d = &deployment{result: Result{Name: name}}
+		r.deps[name] = d
+	}
+	return d
+}
+
+// Sync makes the Store hold the deployments desired: a record for each
+// one it lacks, the new spec of each whose spec changed, and each record
+// whose deployment is not desired any more marked Removed, to be torn
+// down by the next passes. The deployments named are due at once. It
+// checks everything before it writes anything: a name that is not a
+// deployment name, a name given twice, a cluster the Runner does not
+// have, a spec that does not validate, or a deployment moved to another
+// cluster (remove it first, or give it a new name) is an error naming
+// the deployment, and nothing is written.
+func (r *Runner) Sync(ctx context.Context, desired []Deployment) (ChangeSet, error) {
+	recs, err := r.Store.List(ctx)
+	if err != nil {
+		return ChangeSet{}, err
+	}
+	stored := make(map[string]*Record, len(recs))
+	for i := range recs {
+		stored[recs[i].Name] = &recs[i]
+	}
+	want := make(map[string]bool, len(desired))
+	var problems []error
+	for _, d := range desired {
+		if err := r.check(d, want, stored[d.Name]); err != nil {
+			problems = append(problems, err)
+		}
+		want[d.Name] = true
+	}
+	if len(problems) > 0 {
+		return ChangeSet{}, errors.Join(problems...)
+	}
+	var cs ChangeSet
+	for _, d := range desired {
+		kind, err := r.syncOne(ctx, d)
+		if err != nil {
+			return cs, err
+		}
+		switch kind {
+		case added:
+			cs.Added = append(cs.Added, d.Name)
+		case changed:
+			cs.Changed = append(cs.Changed, d.Name)
+		default:
+			cs.Unchanged = append(cs.Unchanged, d.Name)
+		}
+	}
+	for _, rec := range recs {
+		if want[rec.Name] || rec.Removed {
+			continue
+		}
+		if err := r.remove(ctx, rec.Name); err != nil {
+			return cs, err
+		}
+		cs.Removed = append(cs.Removed, rec.Name)
+	}
+	for _, l := range [][]string{cs.Added, cs.Changed, cs.Removed, cs.Unchanged} {
+		sort.Strings(l)
+	}
+	r.poke()
+	return cs, nil
+}
+
+// check refuses d if Sync cannot store it.
+func (r *Runner) check(d Deployment, seen map[string]bool, rec *Record) error {
+	if err := checkName(d.Name); err != nil {
+		return err
+	}
+	if seen[d.Name] {
+		return fmt.Errorf("fleet: deployment %s is given twice", d.Name)
+	}
+	if _, ok := r.Clusters[d.Cluster]; !ok {
+		return fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", d.Name, d.Cluster, strings.Join(r.clusterNames(), ", "))
+	}
+	if rec != nil && !rec.Removed && rec.Cluster != d.Cluster {
+		return fmt.Errorf("fleet: deployment %s moves from cluster %s to %s: remove it first (its job is torn down), or give it a new name", d.Name, rec.Cluster, d.Cluster)
+	}
+	if err := d.Spec.Validate(); err != nil {
+		return fmt.Errorf("fleet: deployment %s: %w", d.Name, err)
+	}
+	return nil
+}
+
+func (r *Runner) clusterNames() []string {
+	names := make([]string, 0, len(r.Clusters))
+	for n := range r.Clusters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+type syncKind int
+
+const (
+	unchanged syncKind = iota
+	added
+	changed
+)
+
+// syncOne stores d's spec in its record, under the deployment's lock.
+func (r *Runner) syncOne(ctx context.Context, d Deployment) (syncKind, error) {
+	st := r.state(d.Name)
+	st.call.Lock()
+	defer st.call.Unlock()
+	rec, ok, err := r.Store.Load(ctx, d.Name)
+	if err != nil {
+		return unchanged, err
+	}
+	kind := changed
+	switch {
+	case !ok || rec.Removed && rec.Cluster != d.Cluster:
+		// A new deployment, or one whose teardown on another cluster
+		// the new one must not inherit: a fresh record.
+		if ok && !rec.Status.Deleted {
+			return unchanged, fmt.Errorf("fleet: deployment %s moves from cluster %s to %s while its job there is torn down: add it again once the teardown is done", d.Name, rec.Cluster, d.Cluster)
+		}
+		rec, kind = Record{Name: d.Name, Cluster: d.Cluster}, added
+	case rec.Removed:
+		kind = added
+	case sameSpec(rec.Spec, d.Spec):
+		return unchanged, nil
+	}
+	rec.Spec, rec.Removed = d.Spec, false
+	if err := r.Store.Save(ctx, &rec); err != nil {
+		return unchanged, err
+	}
+	r.dueNow(st)
+	return kind, nil
+}
+
+// remove marks the record of name Removed.
+func (r *Runner) remove(ctx context.Context, name string) error {
+	st := r.state(name)
+	st.call.Lock()
+	defer st.call.Unlock()
+	rec, ok, err := r.Store.Load(ctx, name)
+	if err != nil || !ok || rec.Removed {
+		return err
+	}
+	rec.Removed = true
+	if err := r.Store.Save(ctx, &rec); err != nil {
+		return err
+	}
+	r.dueNow(st)
+	return nil
+}
+
+func (r *Runner) dueNow(d *deployment) {
+	r.mu.Lock()
+	d.due = time.Time{}
+	r.mu.Unlock()
+}
+
+// sameSpec reports whether a and b are the same spec, as stored.
+func sameSpec(a, b lifecycle.JobSpec) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && string(ja) == string(jb)
+}
+
+// Pass calls the Controller of every deployment of the Store that is
+// due (all of them at the first pass), up to Parallel at once, and
+// returns the results of all deployments. An error is returned only when
+// the Store could not be listed; each deployment's own error is in its
+// Result.
+func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
+	recs, err := r.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := r.clock().Now()
+	var due []string
+	present := make(map[string]bool, len(recs))
+	r.mu.Lock()
+	if r.deps == nil {
+		r.deps = map[string]*deployment{}
+	}
+	for _, rec := range recs {
+		present[rec.Name] = true
+		d, ok := r.deps[rec.Name]
+		if !ok {
+			d = &deployment{result: Result{Name: rec.Name, Cluster: rec.Cluster}}
+			r.deps[rec.Name] = d
+		}
+		if !d.running && !now.Before(d.due) {
+			d.running = true
+			due = append(due, rec.Name)
+		}
+	}
+	for name, d := range r.deps {
+		if !present[name] && !d.running && !d.result.Deleted {
+			delete(r.deps, name)
+		}
+	}
+	r.mu.Unlock()
+
+	limit := r.Parallel
+	if limit <= 0 {
+		limit = DefaultParallel
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, name := range due {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r.call(ctx, name)
+		}()
+	}
+	wg.Wait()
+	return r.Results(), nil
+}
+
+// call calls the Controller of the deployment name once and stores its
+// record.
+func (r *Runner) call(ctx context.Context, name string) {
+	d := r.state(name)
+	d.call.Lock()
+	defer d.call.Unlock()
+	res, deleted := r.step(ctx, name, d)
+	now := r.clock().Now()
+
+	r.mu.Lock()
+	d.running = false
+	res.Calls = d.result.Calls + 1
+	res.Failures = 0
+	wait := res.Next.Sub(now)
+	if res.Err != nil {
+		res.Failures = d.result.Failures + 1
+		wait = max(wait, r.backoff(res.Failures))
+	}
+	res.Next = now.Add(wait)
+	d.due = res.Next
+	d.result = res
+	if deleted {
+		delete(r.deps, name)
+	}
+	m := r.clusterMetrics(res.Cluster)
+	m.calls++
+	if res.Err != nil {
+		m.errors++
+	}
+	r.mu.Unlock()
+	if r.OnResult != nil {
+		r.OnResult(res)
+	}
+}
+
+// step loads the record of name, calls its Controller (Reconcile, or
+// Delete once it is removed), stores the record and, once a removed
+// deployment's teardown is done, deletes it. Result.Next holds the wait
+// the Controller asked for, relative to the call's end.
+func (r *Runner) step(ctx context.Context, name string, d *deployment) (Result, bool) {
+	res := Result{Name: name}
+	rec, ok, err := r.Store.Load(ctx, name)
+	if err != nil || !ok {
+		res.Err = err
+		return res, err == nil // gone from the Store: forget it
+	}
+	res.Cluster, res.Removed = rec.Cluster, rec.Removed
+	env, known := r.Clusters[rec.Cluster]
+	if !known {
+		res.Err = fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", name, rec.Cluster, strings.Join(r.clusterNames(), ", "))
+		return res, false
+	}
+	ctrl := r.Controller
+	ctrl.Env, ctrl.Name, ctrl.Shared = env, rec.Name, r.sharedOf(rec.Cluster, env)
+	var cres lifecycle.Result
+	var callErr error
+	if rec.Removed {
+		spec := rec.Spec
+		if rec.Applied != nil {
+			spec = *rec.Applied
+		}
+		cres, callErr = ctrl.Delete(ctx, spec, &rec.Status)
+	} else {
+		applied := rec.Spec
+		rec.Applied = &applied
+		cres, callErr = ctrl.Reconcile(ctx, rec.Spec, &rec.Status)
+	}
+	saveErr := r.Store.Save(ctx, &rec)
+	res.Verdict, res.Situation = rec.Status.Verdict, rec.Status.Situation
+	res.Next = r.clock().Now().Add(cres.RequeueAfter)
+	res.Err = errors.Join(callErr, saveErr)
+	r.mu.Lock()
+	d.jobs = jobsOf(&rec.Status, d.jobs[:0])
+	r.mu.Unlock()
+	if res.Err != nil || !rec.Removed || !cres.Done {
+		return res, false
+	}
+	if err := r.Store.Delete(ctx, name); err != nil {
+		res.Err = err
+		return res, false
+	}
+	res.Deleted = true
+	return res, true
+}
+
+// jobsOf appends the ids of the jobs a status acts on: the job, and the
+// one an action in flight starts.
+func jobsOf(st *lifecycle.JobStatus, ids []flinkapi.JobID) []flinkapi.JobID {
+	for _, id := range []flinkapi.JobID{st.JobID, st.Progress.JobID, st.Progress.Submit.NewJobID} {
+		if id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// backoff is the wait after n failed calls in a row.
+func (r *Runner) backoff(n int) time.Duration {
+	limit := r.MaxBackoff
+	if limit <= 0 {
+		limit = DefaultMaxBackoff
+	}
+	d := firstBackoff
+	for i := 1; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// sharedOf returns the shared overview of the cluster name, created at
+// its first use.
+func (r *Runner) sharedOf(name string, env lifecycle.Env) *lifecycle.SharedObservation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.shared == nil {
+		r.shared = map[string]*lifecycle.SharedObservation{}
+	}
+	s, ok := r.shared[name]
+	if !ok {
+		poll := r.Controller.PollInterval
+		if poll <= 0 {
+			poll = lifecycle.DefaultControllerPoll
+		}
+		s = &lifecycle.SharedObservation{Client: env.Client, Clock: env.Clock, MaxAge: poll / 2}
+		r.shared[name] = s
+	}
+	return s
+}
+
+func (r *Runner) clusterMetrics(name string) *clusterMetrics {
+	if r.metrics == nil {
+		r.metrics = map[string]*clusterMetrics{}
+	}
+	m, ok := r.metrics[name]
+	if !ok {
+		m = &clusterMetrics{}
+		r.metrics[name] = m
+	}
+	return m
+}
+
+// Results returns the last result of every deployment the Runner knows,
+// ordered by name.
+func (r *Runner) Results() []Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Result, 0, len(r.deps))
+	for _, d := range r.deps {
+		out = append(out, d.result)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Run does passes until ctx ends, each as soon as a deployment is due,
+// and watches every cluster's shared overview (SharedObservation.Run): a
+// deployment whose job the overview shows changed is called at once.
+// It returns ctx's error.
+func (r *Runner) Run(ctx context.Context) error {
+	r.mu.Lock()
+	if r.wake == nil {
+		r.wake = make(chan struct{}, 1)
+	}
+	r.mu.Unlock()
+	for {
+		if _, err := r.Pass(ctx); err != nil && ctx.Err() == nil {
+			// The Store could not be listed: try again after a while.
+			if err := r.clock().Sleep(ctx, firstBackoff); err != nil {
+				return err
+			}
+			continue
+		}
+		r.watch(ctx)
+		if err := r.sleep(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// watch starts the watch of each cluster's shared overview not watched
+// yet.
+func (r *Runner) watch(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.watching == nil {
+		r.watching = map[string]bool{}
+	}
+	for name, s := range r.shared {
+		if r.watching[name] {
+			continue
+		}
+		r.watching[name] = true
+		go func() {
+			_ = s.Run(ctx, func(ids []flinkapi.JobID) { r.changed(name, ids) })
+		}()
+	}
+}
+
+// changed makes due at once the deployments of cluster whose jobs are
+// among ids.
+func (r *Runner) changed(cluster string, ids []flinkapi.JobID) {
+	r.mu.Lock()
+	any := false
+	for _, d := range r.deps {
+		if d.result.Cluster != cluster {
+			continue
+		}
+		for _, id := range d.jobs {
+			if slices.Contains(ids, id) {
+				d.due, any = time.Time{}, true
+				break
+			}
+		}
+	}
+	r.mu.Unlock()
+	if any {
+		r.poke()
+	}
+}
+
+// poke wakes Run.
+func (r *Runner) poke() {
+	r.mu.Lock()
+	w := r.wake
+	r.mu.Unlock()
+	if w == nil {
+		return
+	}
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+}
+
+// sleep waits until the next deployment is due, Run is poked, or ctx
+// ends.
+func (r *Runner) sleep(ctx context.Context) error {
+	now := r.clock().Now()
+	wait := time.Duration(-1)
+	r.mu.Lock()
+	for _, d := range r.deps {
+		if d.running {
+			continue
+		}
+		if w := d.due.Sub(now); wait < 0 || w < wait {
+			wait = w
+		}
+	}
+	wake := r.wake
+	r.mu.Unlock()
+	if wait < 0 {
+		wait = r.idle()
+	}
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-wake:
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	err := r.clock().Sleep(sctx, wait)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	_ = err // woken early
+	return nil
+}
+
+// idle is how long Run waits with no deployment: until Sync adds one,
+// or a poll interval.
+func (r *Runner) idle() time.Duration {
+	if p := r.Controller.PollInterval; p > 0 {
+		return p
+	}
+	return lifecycle.DefaultControllerPoll
+}
