@@ -101,14 +101,14 @@ func (c *Controller) observeAdopt(ctx context.Context, api API, id flinkapi.JobI
 		obs.CheckpointsError = errMessage(err)
 		return obs, nil
 	}
-	if checkpointRecord(obs).Location == "" || !supports[checkpointConfigAPI](api) {
+	if checkpointRecord(obs).Location == "" {
 		return obs, nil
 	}
 	// Its latest checkpoint is state that outlives the job only if the
 	// job retains its checkpoints: Flink discards them when it ends
 	// otherwise.
 	obs.Requests++
-	cfg, err := api.(checkpointConfigAPI).CheckpointConfig(ctx, id)
+	cfg, err := api.CheckpointConfig(ctx, id)
 	switch {
 	case err == nil:
 		obs.CheckpointsRetained = retains(cfg, flinkapi.JobFailed)

@@ -2,20 +2,55 @@ package lifecycle
 
 import (
 	"context"
+	"io"
 	"log/slog"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
 
-// API is the Flink REST client the operations and the Controller use:
-// *flinkapi.Client. The narrower interfaces below name the part each
-// operation calls.
+// API is what lifecycle needs of the Flink REST client, declared once:
+// *flinkapi.Client has every call. The operations and the Controller hold
+// this one interface; what a cluster can do is a matter of its Flink
+// version, which the client checks before it sends a request (a call the
+// version lacks fails with flinkapi.ErrUnsupported, nothing sent), never of
+// which calls a client value has. A test double embeds an API (or
+// *flinkapi.Client) and overrides the calls it changes.
 type API interface {
-	RescaleAPI
-	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
+	// The cluster.
+	Version(ctx context.Context) (flinkapi.Version, error)
+	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
+	JobsOverview(ctx context.Context) ([]flinkapi.JobOverview, error)
+	ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
+
+	// One job.
+	Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error)
+	JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error)
+	CancelJob(ctx context.Context, id flinkapi.JobID) error
 	JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error)
 	JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error)
-	ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
+	JobExecutionResult(ctx context.Context, job flinkapi.JobID) (*flinkapi.ExecutionResult, error)
+	JobAccumulators(ctx context.Context, job flinkapi.JobID) ([]flinkapi.Accumulator, error)
+	JobPlan(ctx context.Context, job flinkapi.JobID) ([]flinkapi.PlanNode, error)
+	VertexMetricNames(ctx context.Context, job flinkapi.JobID, vertex string) ([]string, error)
+	VertexLoad(ctx context.Context, job flinkapi.JobID, vertex, pendingMetric string) (flinkapi.VertexLoad, error)
+	ResourceRequirements(ctx context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error)
+	SetResourceRequirements(ctx context.Context, id flinkapi.JobID, req flinkapi.ResourceRequirements) error
+
+	// Savepoints and checkpoints.
+	TriggerSavepoint(ctx context.Context, job flinkapi.JobID, req flinkapi.SavepointRequest) (flinkapi.Operation, error)
+	StopWithSavepoint(ctx context.Context, job flinkapi.JobID, req flinkapi.StopRequest) (flinkapi.Operation, error)
+	TriggerCheckpoint(ctx context.Context, job flinkapi.JobID, req flinkapi.CheckpointRequest) (flinkapi.Operation, error)
+	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
+	Checkpoints(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointStatistics, error)
+	CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
+	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
+
+	// Jars.
+	UploadJarReader(ctx context.Context, name string, r io.Reader) (flinkapi.JarID, error)
+	ListJars(ctx context.Context) ([]flinkapi.Jar, error)
+	DeleteJar(ctx context.Context, jar flinkapi.JarID) error
+	RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error)
+	JarPlan(ctx context.Context, jar flinkapi.JarID, req flinkapi.JarPlanRequest) (*flinkapi.Plan, error)
 }
 
 var _ API = (*flinkapi.Client)(nil)
@@ -68,46 +103,6 @@ type Env struct {
 // clock is the Env's Clock, or the wall clock (clockOr): the one clock
 // of every operation and of the Controller, which embed the Env.
 func (e *Env) clock() Clock { return clockOr(e.Clock) }
-
-// SavepointAPI is the part of the Flink REST client that takes savepoints
-// and follows them: triggering, stopping with a savepoint, polling the
-// asynchronous result, and reading the checkpoint history a lost trigger id
-// is recovered from.
-type SavepointAPI interface {
-	TriggerSavepoint(ctx context.Context, job flinkapi.JobID, req flinkapi.SavepointRequest) (flinkapi.Operation, error)
-	StopWithSavepoint(ctx context.Context, job flinkapi.JobID, req flinkapi.StopRequest) (flinkapi.Operation, error)
-	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
-	Checkpoints(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointStatistics, error)
-}
-
-// JobAPI is the part of the client that reads a job's state and cancels
-// it.
-type JobAPI interface {
-	JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error)
-	CancelJob(ctx context.Context, id flinkapi.JobID) error
-}
-
-// StopAPI is what Stop needs: savepoints and job control.
-type StopAPI interface {
-	SavepointAPI
-	JobAPI
-}
-
-// SubmitAPI is what Submit needs: uploading a jar (read from Env.Jars), running it, and looking
-// the job up before submitting again.
-type SubmitAPI interface {
-	JarUploader
-	RunJar(ctx context.Context, jar flinkapi.JarID, req flinkapi.RunJarRequest) (flinkapi.JobID, error)
-	Job(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobDetails, error)
-	JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error)
-}
-
-var (
-	_ SavepointAPI = (*flinkapi.Client)(nil)
-	_ JobAPI       = (*flinkapi.Client)(nil)
-	_ StopAPI      = (*flinkapi.Client)(nil)
-	_ SubmitAPI    = (*flinkapi.Client)(nil)
-)
 
 // quiet is e without its reporting: for the operations an operation runs
 // on its own Progress, which it reports itself.

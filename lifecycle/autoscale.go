@@ -10,18 +10,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// AutoscaleAPI is what the Controller needs of its client to sample a
-// job's vertices for JobSpec.Autoscale: *flinkapi.Client. A client
-// without it is not sampled (Reason AutoscaleUnsupported in
-// AutoscaleStatus).
-type AutoscaleAPI interface {
-	JobPlan(ctx context.Context, job flinkapi.JobID) ([]flinkapi.PlanNode, error)
-	VertexMetricNames(ctx context.Context, job flinkapi.JobID, vertex string) ([]string, error)
-	VertexLoad(ctx context.Context, job flinkapi.JobID, vertex, pendingMetric string) (flinkapi.VertexLoad, error)
-}
-
-var _ AutoscaleAPI = (*flinkapi.Client)(nil)
-
 // MaxAutoscaleSamples bounds the samples kept of each vertex.
 const MaxAutoscaleSamples = 64
 
@@ -92,13 +80,9 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 	if a.JobID != st.JobID {
 		*a = AutoscaleStatus{JobID: st.JobID, LastScale: a.LastScale, Parallelism: a.Parallelism, SpecParallelism: a.SpecParallelism}
 	}
-	if !supports[AutoscaleAPI](api) {
-		a.Reason, a.Message = "AutoscaleUnsupported", "the client cannot read the vertices' metrics"
-		return policy.ScaleRecommendation{}, false
-	}
 	p := spec.Autoscale.WithDefaults()
 	c.syncVertices(a, d)
-	sampleNext(ctx, api.(AutoscaleAPI), a, st.JobID, d, now)
+	sampleNext(ctx, api, a, st.JobID, d, now)
 	trimSamples(a, now.Add(-2*p.Window.Std()))
 	in := policy.ScaleInput{Since: d.StartTime, LastScale: a.LastScale}
 	if t := d.Timestamps[flinkapi.JobRunning]; t.After(in.Since) {
@@ -116,7 +100,7 @@ func (c *Controller) autoscale(ctx context.Context, api API, spec JobSpec, st *J
 // sampleNext sends the one request of an autoscale call: it reads the
 // job's plan when no vertex is known, or else samples the next vertex
 // in turn, listing its metric names first.
-func sampleNext(ctx context.Context, api AutoscaleAPI, a *AutoscaleStatus, job flinkapi.JobID, d *flinkapi.JobDetails, now time.Time) {
+func sampleNext(ctx context.Context, api API, a *AutoscaleStatus, job flinkapi.JobID, d *flinkapi.JobDetails, now time.Time) {
 	if len(a.Vertices) == 0 {
 		plan, err := api.JobPlan(ctx, job)
 		if err == nil {

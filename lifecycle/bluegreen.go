@@ -357,9 +357,8 @@ func (b *BlueGreen) slotsNeeded(d *flinkapi.JobDetails) int {
 // hold the new job beside the old one, and goes on to the savepoint or,
 // with a derived job id, to the lookup of a job to adopt.
 func (b *BlueGreen) checkSlots(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	o, ok := overview(b.oldAPI)
-	if ok && b.Deployer == nil { // a Deployer's new cluster brings its own slots
-		ov, err := o.Overview(ctx)
+	if b.Deployer == nil { // a Deployer's new cluster brings its own slots
+		ov, err := b.oldAPI.Overview(ctx)
 		if err != nil {
 			p.LastError = errMessage(err)
 			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -383,11 +382,7 @@ func (b *BlueGreen) checkSlots(ctx context.Context, p *Progress, now time.Time) 
 // started under the derived id: one that runs is adopted, and with none
 // the savepoint of the old job begins.
 func (b *BlueGreen) lookupAdopt(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	l, ok := b.oldAPI.(jobLister)
-	if !ok {
-		return b.startSavepoint(ctx, p, now)
-	}
-	jobs, err := l.ListJobs(ctx)
+	jobs, err := b.oldAPI.ListJobs(ctx)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
@@ -411,12 +406,6 @@ func (b *BlueGreen) lookupAdopt(ctx context.Context, p *Progress, now time.Time)
 	p.Phase, p.Submit.Adopted, p.Submit.NewJobID = PhaseWaitRunning, true, id
 	p.LastError = "adopting the job " + string(id) + " (" + string(st) + ") that an earlier blue/green upgrade started"
 	return Result{}, nil
-}
-
-// overviewReader is the optional part of a client that reads the
-// cluster's overview; flinkapi's Client has it.
-type overviewReader interface {
-	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
 }
 
 func (b *BlueGreen) savepointOp() *TakeSavepoint {

@@ -43,49 +43,38 @@ func (in *JobResult) DeepCopyInto(out *JobResult) {
 	out.Accumulators = maps.Clone(in.Accumulators)
 }
 
-// resultReader is what a client needs to read a finished job's result;
-// *flinkapi.Client has it. A client without it records the result from
-// the job's details alone.
-type resultReader interface {
-	JobExecutionResult(ctx context.Context, job flinkapi.JobID) (*flinkapi.ExecutionResult, error)
-	JobAccumulators(ctx context.Context, job flinkapi.JobID) ([]flinkapi.Accumulator, error)
-}
-
 // finished reports whether st records that its job FINISHED.
 func finished(st *JobStatus) bool { return st.JobID != "" && st.Result.JobID == st.JobID }
 
 // recordResult records the result of the FINISHED job d, with its net
-// runtime and accumulators when the client reads them (two requests). A
+// runtime and accumulators (two requests). A
 // read that fails for another reason than an unknown job leaves the
 // result unrecorded, to be read again at the next observation.
 func (c *Controller) recordResult(ctx context.Context, api API, st *JobStatus, d *flinkapi.JobDetails) {
 	r := JobResult{JobID: st.JobID, EndTime: d.EndTime}
-	if supports[resultReader](api) {
-		rr := api.(resultReader)
-		res, err := rr.JobExecutionResult(ctx, st.JobID)
-		switch {
-		case err == nil && res.Completed():
-			r.NetRuntime = policy.Duration(res.NetRuntime)
-		case err != nil && !flinkapi.IsJobNotFound(err):
-			return
+	res, err := api.JobExecutionResult(ctx, st.JobID)
+	switch {
+	case err == nil && res.Completed():
+		r.NetRuntime = policy.Duration(res.NetRuntime)
+	case err != nil && !flinkapi.IsJobNotFound(err):
+		return
+	}
+	accs, err := api.JobAccumulators(ctx, st.JobID)
+	if err != nil && !flinkapi.IsJobNotFound(err) {
+		return
+	}
+	for _, a := range accs {
+		if len(r.Accumulators) == MaxStoredAccumulators {
+			break
 		}
-		accs, err := rr.JobAccumulators(ctx, st.JobID)
-		if err != nil && !flinkapi.IsJobNotFound(err) {
-			return
+		if r.Accumulators == nil {
+			r.Accumulators = map[string]string{}
 		}
-		for _, a := range accs {
-			if len(r.Accumulators) == MaxStoredAccumulators {
-				break
-			}
-			if r.Accumulators == nil {
-				r.Accumulators = map[string]string{}
-			}
-			v := a.Value
-			if len(v) > MaxFailureLength {
-				v = v[:MaxFailureLength]
-			}
-			r.Accumulators[a.Name] = v
+		v := a.Value
+		if len(v) > MaxFailureLength {
+			v = v[:MaxFailureLength]
 		}
+		r.Accumulators[a.Name] = v
 	}
 	st.Result = r
 }

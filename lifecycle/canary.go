@@ -148,8 +148,6 @@ func (b *BlueGreen) startPreflight(p *Progress) {
 	case b.Preflight == nil || b.Preflight.Disabled:
 	case b.Deployer != nil:
 		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipApplication}
-	case !supports[PreflightAPI](b.oldAPI):
-		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
 	default:
 		p.Replace.Preflight, p.Phase = &Preflight{}, PhasePreflight
 	}

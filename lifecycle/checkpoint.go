@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"context"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -65,13 +64,6 @@ type CheckpointTrigger struct {
 	// many failed in a row.
 	Failure  string `json:"failure,omitempty"`
 	Failures int    `json:"failures,omitempty"`
-}
-
-// checkpointTriggerAPI is what the Controller needs to trigger
-// checkpoints; *flinkapi.Client has it.
-type checkpointTriggerAPI interface {
-	TriggerCheckpoint(ctx context.Context, job flinkapi.JobID, req flinkapi.CheckpointRequest) (flinkapi.Operation, error)
-	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
 }
 
 // triggeredRecord is st.Checkpoint, made the record of the job st

@@ -373,4 +373,31 @@ func (absentAPI) JobExceptions(_ context.Context, id flinkapi.JobID, _ int) (*fl
 func (absentAPI) JobRestarts(_ context.Context, id flinkapi.JobID) (int64, bool, error) {
 	return 0, false, absentJob(id)
 }
-func (absentAPI) ListJobs(context.Context) ([]flinkapi.JobIDStatus, error) { return nil, nil }
+func (absentAPI) ListJobs(context.Context) ([]flinkapi.JobIDStatus, error)     { return nil, nil }
+func (absentAPI) JobsOverview(context.Context) ([]flinkapi.JobOverview, error) { return nil, nil }
+func (absentAPI) Overview(context.Context) (*flinkapi.ClusterOverview, error) {
+	return nil, errNoCluster
+}
+func (absentAPI) JobExecutionResult(_ context.Context, id flinkapi.JobID) (*flinkapi.ExecutionResult, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) JobAccumulators(_ context.Context, id flinkapi.JobID) ([]flinkapi.Accumulator, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) JobPlan(_ context.Context, id flinkapi.JobID) ([]flinkapi.PlanNode, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) VertexMetricNames(_ context.Context, id flinkapi.JobID, _ string) ([]string, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) VertexLoad(_ context.Context, id flinkapi.JobID, _, _ string) (flinkapi.VertexLoad, error) {
+	return flinkapi.VertexLoad{}, absentJob(id)
+}
+func (absentAPI) TriggerCheckpoint(_ context.Context, id flinkapi.JobID, _ flinkapi.CheckpointRequest) (flinkapi.Operation, error) {
+	return flinkapi.Operation{}, absentJob(id)
+}
+func (absentAPI) ListJars(context.Context) ([]flinkapi.Jar, error) { return nil, errNoCluster }
+func (absentAPI) DeleteJar(context.Context, flinkapi.JarID) error  { return errNoCluster }
+func (absentAPI) JarPlan(context.Context, flinkapi.JarID, flinkapi.JarPlanRequest) (*flinkapi.Plan, error) {
+	return nil, errNoCluster
+}

@@ -10,15 +10,6 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
-// DisposeAPI is what DisposeSavepoints needs: Flink's savepoint disposal
-// and the status of asynchronous operations.
-type DisposeAPI interface {
-	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
-	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
-}
-
-var _ DisposeAPI = (*flinkapi.Client)(nil)
-
 // DisposeSavepoints disposes of old savepoints of a History, as
 // savepoint.ChooseDisposals picks them at the operation's start, one after
 // the other through Flink's savepoint disposal. History and Retention must

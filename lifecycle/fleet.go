@@ -10,13 +10,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// JobsOverviewAPI reads a cluster's job list; *flinkapi.Client has it.
-type JobsOverviewAPI interface {
-	JobsOverview(ctx context.Context) ([]flinkapi.JobOverview, error)
-}
-
-var _ JobsOverviewAPI = (*flinkapi.Client)(nil)
-
 // DefaultSharedMaxAge is SharedObservation.MaxAge's default: half the
 // Controller's default poll interval. Controllers polling on their own
 // read the overview at most every MaxAge; watched (Run), it is read once
@@ -45,7 +38,7 @@ type SharedObservation struct {
 	// Client reads the overview; give it the cluster's client (whose
 	// request budget, flinkapi.WithRequestBudget, the read then counts
 	// against).
-	Client JobsOverviewAPI
+	Client API
 	// Clock is the time source; nil: the system clock.
 	Clock Clock
 	// MaxAge is how old an overview may be when it serves a Controller;

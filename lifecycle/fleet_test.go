@@ -687,8 +687,12 @@ func TestSharedObservationRunReadsOncePerPoll(t *testing.T) {
 	}
 }
 
-// scriptedOverview answers each read of the overview with the next list.
-type scriptedOverview struct{ lists [][]flinkapi.JobOverview }
+// scriptedOverview answers each read of the overview with the next list;
+// it has no other call.
+type scriptedOverview struct {
+	API
+	lists [][]flinkapi.JobOverview
+}
 
 func (o *scriptedOverview) JobsOverview(context.Context) ([]flinkapi.JobOverview, error) {
 	l := o.lists[0]

@@ -62,18 +62,10 @@ func stableJar(t JobTemplate, st *JobStatus) flinkapi.JarID {
 	return st.StableJarID
 }
 
-// jarsLister is the optional part of a client that lists the session
-// cluster's jars; flinkapi's Client has it.
-type jarsLister interface {
-	ListJars(ctx context.Context) ([]flinkapi.Jar, error)
-}
-
 // checksJar reports whether r runs the recorded upload of the stable
-// build (Upgrade.checkJar) through a client that can list the jars.
+// build (Upgrade.checkJar).
 func (r *replacer) checksJar() bool {
-	_, ok := r.client.(jarsLister)
-	a, isAPI := r.client.(API)
-	return r.checkJar && r.submit.JarID != "" && ok && (!isAPI || supports[jarsLister](a))
+	return r.checkJar && r.submit.JarID != ""
 }
 
 // stepCheckJar reads the cluster's jars (PhaseCheckJar): with the
@@ -82,7 +74,7 @@ func (r *replacer) checksJar() bool {
 // until the phase's deadline end it TimedOut, the old job untouched.
 func (r *replacer) stepCheckJar(ctx context.Context, p *Progress, now time.Time) (Result, error) {
 	jar := r.submit.JarID
-	jars, err := r.client.(jarsLister).ListJars(ctx)
+	jars, err := r.client.ListJars(ctx)
 	if err != nil {
 		p.Requests++
 		p.LastError = "reading the cluster's jars: " + errMessage(err)

@@ -301,15 +301,9 @@ func (j *Jars) digest(ctx context.Context, file string) (string, error) {
 	return d, nil
 }
 
-// JarUploader is the part of the client that uploads a jar:
-// *flinkapi.Client.
-type JarUploader interface {
-	UploadJarReader(ctx context.Context, name string, r io.Reader) (flinkapi.JarID, error)
-}
-
 // upload uploads file through api, read from one open file of the
 // source; its digest is recorded as the file's, like digest's.
-func (j *Jars) upload(ctx context.Context, api JarUploader, file string) (flinkapi.JarID, error) {
+func (j *Jars) upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {
 	jf, err := j.open(file)
 	if err != nil {
 		return "", err

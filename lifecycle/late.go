@@ -134,8 +134,8 @@ func (c *Controller) lookLate(ctx context.Context, api API, st *JobStatus, obs *
 // once Flink forgot the trigger, the job's checkpoint history.
 func readLate(ctx context.Context, api API, l *LateSavepoint, now time.Time) lateAnswer {
 	switch {
-	case !l.TimeoutRead && l.Reads > 1 && supports[checkpointConfigAPI](api):
-		return readLateTimeout(ctx, api.(checkpointConfigAPI), l)
+	case !l.TimeoutRead && l.Reads > 1:
+		return readLateTimeout(ctx, api, l)
 	case !l.Forgotten:
 		return readLateTrigger(ctx, api, l)
 	}
@@ -184,7 +184,7 @@ func (c *Controller) nextLateRead(l *LateSavepoint, a lateAnswer, now time.Time)
 
 // readLateTimeout reads the job's checkpoint timeout, which bounds the
 // lookup of l (once; Flink's default bounds it if the read fails).
-func readLateTimeout(ctx context.Context, api checkpointConfigAPI, l *LateSavepoint) lateAnswer {
+func readLateTimeout(ctx context.Context, api API, l *LateSavepoint) lateAnswer {
 	cfg, err := api.CheckpointConfig(ctx, l.JobID)
 	l.TimeoutRead = true
 	switch {

@@ -9,17 +9,6 @@ import (
 	"github.com/flinkkit/flinkkit/policy"
 )
 
-// overviewAPI is what the Controller needs to read the cluster's free
-// task slots; *flinkapi.Client has it.
-type overviewAPI interface {
-	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
-}
-
-// checkpointConfigAPI reads whether a job checkpoints periodically.
-type checkpointConfigAPI interface {
-	CheckpointConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
-}
-
 // needsObservation reports whether the plan needs the job read: a job is
 // recorded, no action is in flight, and it is neither suspended nor
 // deleted.
@@ -126,11 +115,9 @@ func (c *Controller) observeRunning(ctx context.Context, api API, spec JobSpec, 
 	case pending && st.NoCheckpointing == st.JobID:
 		obs.NoCheckpointing = true
 	case pending && obs.Checkpoints != nil && latestCompletedTime(obs.Checkpoints).Before(d.StartTime):
-		if supports[checkpointConfigAPI](api) {
-			obs.Requests++
-			if cfg, err := api.(checkpointConfigAPI).CheckpointConfig(ctx, st.JobID); err == nil {
-				obs.NoCheckpointing = cfg.Interval <= 0 || cfg.Interval >= noCheckpointInterval
-			}
+		obs.Requests++
+		if cfg, err := api.CheckpointConfig(ctx, st.JobID); err == nil {
+			obs.NoCheckpointing = cfg.Interval <= 0 || cfg.Interval >= noCheckpointInterval
 		}
 	}
 }
@@ -184,10 +171,8 @@ func slotsNeeded(d *flinkapi.JobDetails) (need, held int) {
 // freeSlots reads the cluster's free and total task slots; -1 if
 // unknown.
 func (c *Controller) freeSlots(ctx context.Context, api API) (free, total int) {
-	if supports[overviewAPI](api) {
-		if ov, err := api.(overviewAPI).Overview(ctx); err == nil {
-			return ov.SlotsAvailable, ov.SlotsTotal
-		}
+	if ov, err := api.Overview(ctx); err == nil {
+		return ov.SlotsAvailable, ov.SlotsTotal
 	}
 	return -1, 0
 }

@@ -36,9 +36,6 @@ const (
 	// PreflightSkipApplication: the new job starts in a cluster of its
 	// own (a Deployer), where no JobManager has its jar before.
 	PreflightSkipApplication PreflightSkip = "ApplicationCluster"
-	// PreflightSkipUnsupported: the client has no jar plan or overview
-	// call (PreflightAPI).
-	PreflightSkipUnsupported PreflightSkip = "Unsupported"
 	// PreflightSkipNotUploaded (Plan only): the new jar is not uploaded
 	// yet, so Flink cannot plan its job; the action uploads it and checks
 	// before anything is stopped.
@@ -77,44 +74,19 @@ func (in *Preflight) DeepCopy() *Preflight {
 	return &out
 }
 
-// PreflightAPI is what a preflight reads beyond UpgradeAPI: the plan of
-// the job an uploaded jar would start, and the cluster's task slots.
-// *flinkapi.Client has it; with a client that has not, the preflight is
-// skipped (PreflightSkipUnsupported).
-type PreflightAPI interface {
-	JarPlan(ctx context.Context, jar flinkapi.JarID, req flinkapi.JarPlanRequest) (*flinkapi.Plan, error)
-	Overview(ctx context.Context) (*flinkapi.ClusterOverview, error)
-}
-
-var _ PreflightAPI = (*flinkapi.Client)(nil)
-
 // startPreflight begins the preflight of r on p, or records why none
 // runs; it reports whether one runs.
 func (r *replacer) startPreflight(p *Progress) bool {
 	if r.preflight == nil || r.preflight.Disabled {
 		return false
 	}
-	switch {
-	case r.deployer != nil:
+	if r.deployer != nil {
 		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipApplication}
-		return false
-	case !supportsPreflight(r.client):
-		p.Replace.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
 		return false
 	}
 	p.Replace.Preflight = &Preflight{}
 	p.Phase = PhasePreflight
 	return true
-}
-
-// supportsPreflight reports whether c (or the client it records) has the
-// calls of PreflightAPI.
-func supportsPreflight(c UpgradeAPI) bool {
-	if a, ok := c.(API); ok {
-		return supports[PreflightAPI](a)
-	}
-	_, ok := c.(PreflightAPI)
-	return ok
 }
 
 // stepPreflight sends the preflight's next request (one per step): the
@@ -148,7 +120,7 @@ func (r *replacer) preflightRun() *preflightRun {
 // as free), or of a BlueGreen or Canary, whose new job runs beside the
 // old one (Beside: only the cluster's free slots count).
 type preflightRun struct {
-	client  UpgradeAPI
+	client  API
 	pol     *PreflightPolicy
 	job     flinkapi.JobID // the old job; empty: none
 	jarID   flinkapi.JarID // configured; empty: Progress.JarID, once JarFile is uploaded
@@ -162,7 +134,7 @@ type preflightRun struct {
 // read sends the preflight's next request and records its answer in
 // p.Preflight; it reports false, sending nothing, once all is read.
 func (f *preflightRun) read(ctx context.Context, p *Progress) (bool, error) {
-	pf, api := p.Replace.Preflight, f.client.(PreflightAPI)
+	pf, api := p.Replace.Preflight, f.client
 	var err error
 	switch {
 	case p.Submit.JarID == "" && f.jarID == "":
@@ -296,17 +268,13 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 	case c.Deployer != nil:
 		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
 		return
-	case !supports[PreflightAPI](api):
-		p.Preflight = &Preflight{Skipped: PreflightSkipUnsupported}
-		return
 	}
 	jar := c.jarID(p.Target, st)
 	if jar == "" {
 		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
 		return
 	}
-	pa := api.(PreflightAPI)
-	plan, err := pa.JarPlan(ctx, jar, p.Target.run().PlanRequest())
+	plan, err := api.JarPlan(ctx, jar, p.Target.run().PlanRequest())
 	if err != nil {
 		return // Reconcile's preflight asks again, and says why it cannot go on
 	}
@@ -315,7 +283,7 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 		pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
 	}
 	if !spec.Preflight.ElasticSlots {
-		if ov, err := pa.Overview(ctx); err == nil {
+		if ov, err := api.Overview(ctx); err == nil {
 			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
 		}
 	}

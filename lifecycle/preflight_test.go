@@ -81,21 +81,3 @@ func TestPreflightRefusesTooFewSlots(t *testing.T) {
 		t.Logf("rescaled in place")
 	}
 }
-
-// TestPreflightSkippedWithoutPlanCall: a client without the jar plan call
-// runs no preflight and says so.
-func TestPreflightSkippedWithoutPlanCall(t *testing.T) {
-	k := newCluster(t, false)
-	spec := k.spec("/out")
-	c := k.controller()
-	c.Client = onlyAPI{k.c}
-	if err := c.Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if pf := k.st.Progress.Replace.Preflight; pf == nil || pf.Skipped != PreflightSkipUnsupported {
-		t.Errorf("preflight %+v, want it skipped as unsupported", pf)
-	}
-}
-
-// onlyAPI hides every call of the client beyond API.
-type onlyAPI struct{ API }

@@ -197,7 +197,7 @@ var goldenProgress4 = func() Progress {
 	p.Replace.Observed.CheckpointRead = time.Date(2026, 3, 1, 12, 59, 58, 0, time.UTC)
 	p.Replace.Observed.Reread = true
 	p.Replace.Preflight = &Preflight{
-		Skipped: PreflightSkipUnsupported,
+		Skipped: "Unsupported", // a value of earlier releases, kept as it was read
 		New:     []policy.PlanVertex{{ID: "cbc357ccb763df2852fee8c4fc7d55f2", Name: "counter", Parallelism: 4, MaxParallelism: 128, SlotSharingGroup: "default"}},
 		NewRead: true,
 		Old:     []policy.PlanVertex{{ID: "0a448493b4782967b150582570326227", Name: "counter", Parallelism: 2, MaxParallelism: 128, SlotSharingGroup: "default"}},

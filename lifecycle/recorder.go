@@ -182,30 +182,6 @@ func (r *recorder) ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
 	return jobs, err
 }
 
-// overview returns the cluster overview reader of c (recorded, if c is a
-// recorder), if the client c records has one.
-func overview(c API) (overviewReader, bool) {
-	o, ok := unrecorded(c).(overviewReader)
-	if !ok {
-		return nil, false
-	}
-	if _, ok := c.(*recorder); ok {
-		return recordedOverview{o, c}, true
-	}
-	return o, true
-}
-
-type recordedOverview struct {
-	o overviewReader
-	c API
-}
-
-func (ro recordedOverview) Overview(ctx context.Context) (*flinkapi.ClusterOverview, error) {
-	ov, err := ro.o.Overview(ctx)
-	noteAll(ro.c, err)
-	return ov, err
-}
-
 // withoutRetries is api sending every request once when it is a
 // *flinkapi.Client: the Controller retries by being called again, and a
 // call never waits in a retry nor sends more than MaxRequestsPerCall

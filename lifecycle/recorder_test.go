@@ -29,7 +29,7 @@ func TestRecorderRecordsEveryCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := flinkapi.JobID("a1b2c3d4e5f60718293a4b5c6d7e8f90")
-	arg := func(typ reflect.Type) reflect.Value {
+	arg := func(method string, typ reflect.Type) reflect.Value {
 		switch typ {
 		case reflect.TypeFor[context.Context]():
 			return reflect.ValueOf(context.Background())
@@ -42,6 +42,9 @@ func TestRecorderRecordsEveryCall(t *testing.T) {
 		case reflect.TypeFor[flinkapi.ResourceRequirements]():
 			return reflect.ValueOf(flinkapi.ResourceRequirements{"b93d204074064b03a853367828fb3dfe": {LowerBound: 1, UpperBound: 2}})
 		case reflect.TypeFor[string]():
+			if strings.HasPrefix(method, "Vertex") {
+				return reflect.ValueOf("b93d204074064b03a853367828fb3dfe")
+			}
 			return reflect.ValueOf("job.jar")
 		case reflect.TypeFor[io.Reader]():
 			return reflect.ValueOf(io.Reader(strings.NewReader("jar")))
@@ -58,7 +61,7 @@ func TestRecorderRecordsEveryCall(t *testing.T) {
 			fn := reflect.ValueOf(record(c, s)).MethodByName(m.Name)
 			args := make([]reflect.Value, fn.Type().NumIn())
 			for j := range args {
-				args[j] = arg(fn.Type().In(j))
+				args[j] = arg(m.Name, fn.Type().In(j))
 			}
 			out := fn.Call(args)
 			err, _ := out[len(out)-1].Interface().(error)

@@ -309,10 +309,8 @@ func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, erro
 		return Result{}, nil
 	case !now.Before(p.Deadline):
 		return finish(p, OutcomeTimedOut, fmt.Sprintf("the checkpoint of job %s did not complete before its deadline", t.Job)), nil
-	case !supports[checkpointTriggerAPI](t.Client):
-		return finish(p, OutcomeUnsupported, "the client cannot trigger checkpoints"), nil
 	}
-	api := t.Client.(checkpointTriggerAPI)
+	api := t.Client
 	switch s.State {
 	case savepoint.Pending:
 		return t.send(ctx, api, p, now), nil
@@ -323,7 +321,7 @@ func (t *triggerCheckpoint) step(ctx context.Context, p *Progress) (Result, erro
 }
 
 // send sends the recorded trigger.
-func (t *triggerCheckpoint) send(ctx context.Context, api checkpointTriggerAPI, p *Progress, now time.Time) Result {
+func (t *triggerCheckpoint) send(ctx context.Context, api API, p *Progress, now time.Time) Result {
 	s := &p.Savepoint.Status
 	_, err := api.TriggerCheckpoint(ctx, p.JobID, flinkapi.CheckpointRequest{TriggerID: s.TriggerID})
 	switch {
@@ -340,7 +338,7 @@ func (t *triggerCheckpoint) send(ctx context.Context, api checkpointTriggerAPI, 
 }
 
 // poll polls the trigger in flight.
-func (t *triggerCheckpoint) poll(ctx context.Context, api checkpointTriggerAPI, p *Progress, now time.Time) Result {
+func (t *triggerCheckpoint) poll(ctx context.Context, api API, p *Progress, now time.Time) Result {
 	s := &p.Savepoint.Status
 	res, err := api.OperationStatus(ctx, flinkapi.Operation{Kind: flinkapi.OpCheckpoint, JobID: p.JobID, TriggerID: s.TriggerID})
 	switch {

@@ -19,17 +19,6 @@ import (
 // executing.cooldown-after-rescaling in 2.x, 30 s by default).
 const defaultRescaleTimeout = 5 * time.Minute
 
-// RescaleAPI is what Rescale needs: the cluster's version, the job's
-// resource requirements, and all Upgrade needs for the restart path.
-type RescaleAPI interface {
-	UpgradeAPI
-	Version(ctx context.Context) (flinkapi.Version, error)
-	ResourceRequirements(ctx context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error)
-	SetResourceRequirements(ctx context.Context, id flinkapi.JobID, req flinkapi.ResourceRequirements) error
-}
-
-var _ RescaleAPI = (*flinkapi.Client)(nil)
-
 // Rescale changes a running job's parallelism, in place where Flink allows
 // it and through an upgrade otherwise, as policy.DecideRescale says: on
 // Flink 1.18+ with the adaptive scheduler it sets the job's resource

@@ -180,7 +180,7 @@ type Report struct {
 	// no request of its own: a callback that shows the acknowledgement
 	// fills them from the job's checkpoint statistics
 	// (savepoint.FindProgress of Progress.Savepoint.Status over
-	// SavepointAPI.Checkpoints), one request each time, which Flink
+	// API.Checkpoints), one request each time, which Flink
 	// answers from its cache for Timing.Cache.
 	Savepoint savepoint.Progress
 	// HasSavepoint is true when Savepoint is set.

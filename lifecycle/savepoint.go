@@ -149,7 +149,7 @@ func resendFrom(p *Progress, st savepoint.Status) time.Time {
 // while one is in progress the status stays Pending and the history is
 // read again later; when it shows none, the trigger is sent
 // (p.Resend). A read that fails counts as a poll's error would.
-func lookupBeforeResend(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
+func lookupBeforeResend(ctx context.Context, c API, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
 	stats, err := c.Checkpoints(ctx, st.JobID)
 	if err != nil {
 		next := savepoint.AfterPoll(st, nil, err, now)
@@ -265,7 +265,7 @@ func recoveryFrom(p *Progress) time.Time {
 
 // savepointStep does the one request the savepoint status asks for and
 // derives the next status. It reports whether the status is final.
-func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
+func savepointStep(ctx context.Context, c API, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
 	if unsent(p) {
 		firstSend(p, now)
 	}
@@ -296,7 +296,7 @@ func savepointStep(ctx context.Context, c SavepointAPI, p *Progress, send func()
 // failed the savepoint because the job's tasks were not all running.
 // moved is false when p is to be left as it is (a read past the deadline
 // failed and is to be repeated, or Flink's cache is waited for).
-func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) (st savepoint.Status, notRunning, moved bool) {
+func savepointRequest(ctx context.Context, c API, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) (st savepoint.Status, notRunning, moved bool) {
 	st = savepoint.CheckDeadline(p.Savepoint.Status, now)
 	switch {
 	case st.State == savepoint.TimedOut && p.Savepoint.Status.Active() && st.Location == "" && !st.TriggerTime.IsZero():
@@ -332,7 +332,7 @@ func savepointRequest(ctx context.Context, c SavepointAPI, p *Progress, send fun
 // when a trigger it forgot starts a new operation): the list confirms it
 // (JobGone), or shows the job after all. A job that ended is recorded:
 // its checkpoint statistics count from a cache duration later.
-func confirmJob(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time, t Timing) savepoint.Status {
+func confirmJob(ctx context.Context, c API, p *Progress, st savepoint.Status, now time.Time, t Timing) savepoint.Status {
 	known, js, err := listJob(ctx, c, st.JobID)
 	if err == nil && known && js.IsGloballyTerminal() {
 		seenTerminal(p, js, now, t)
@@ -342,7 +342,7 @@ func confirmJob(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.S
 
 // recoverSavepoint looks the savepoint of st, whose trigger id Flink
 // forgot, up in the job's checkpoint history.
-func recoverSavepoint(ctx context.Context, c SavepointAPI, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
+func recoverSavepoint(ctx context.Context, c API, p *Progress, st savepoint.Status, now time.Time) savepoint.Status {
 	stats, err := c.Checkpoints(ctx, st.JobID)
 	switch {
 	case flinkapi.IsJobNotFound(err):
@@ -379,7 +379,7 @@ const lateReads = 3
 
 // lateLookup does one read past the deadline of the active savepoint of p
 // and returns the status it leads to, and whether that is final.
-func lateLookup(ctx context.Context, c SavepointAPI, p *Progress, now time.Time) (savepoint.Status, bool) {
+func lateLookup(ctx context.Context, c API, p *Progress, now time.Time) (savepoint.Status, bool) {
 	prev := p.Savepoint.Status
 	if prev.LastUpdate.Before(prev.Deadline) {
 		p.Requests = 0 // the first read past the deadline

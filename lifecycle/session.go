@@ -109,14 +109,6 @@ func SessionPlan(jars []flinkapi.Jar, jobs []flinkapi.JobOverview, claims []Clai
 	return r
 }
 
-// SessionAPI is what CleanSession needs of the client; *flinkapi.Client
-// has it.
-type SessionAPI interface {
-	ListJars(ctx context.Context) ([]flinkapi.Jar, error)
-	DeleteJar(ctx context.Context, jar flinkapi.JarID) error
-	JobsOverview(ctx context.Context) ([]flinkapi.JobOverview, error)
-}
-
 // CleanSession keeps a session cluster shared by many deployments tidy:
 // it reads the cluster's jars and jobs (GET /jars, GET /jobs/overview),
 // plans with SessionPlan, and deletes the jars no claim uses (DELETE
@@ -125,7 +117,7 @@ type SessionAPI interface {
 // repeat, so a caller that dies midway calls it again. It returns the
 // report so far and the first error; claims must cover every deployment
 // that uses the cluster's jars (or Keep must protect the others).
-func CleanSession(ctx context.Context, c SessionAPI, claims []Claim, opts SessionOptions, now time.Time) (SessionReport, error) {
+func CleanSession(ctx context.Context, c API, claims []Claim, opts SessionOptions, now time.Time) (SessionReport, error) {
 	jars, err := c.ListJars(ctx)
 	if err != nil {
 		return SessionReport{}, fmt.Errorf("lifecycle: session housekeeping: listing the jars: %w", err)

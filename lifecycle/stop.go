@@ -334,16 +334,9 @@ const notFound = "Flink does not know the job: "
 
 // listJob looks id up in Flink's job list (GET /jobs), which an answer
 // about one job cannot contradict by mistake: known reports whether the
-// list has the job, and st its state. A client without the list (a test
-// double) lists nothing, so the answer about the job stands.
-func listJob(ctx context.Context, c any, id flinkapi.JobID) (known bool, st flinkapi.JobState, err error) {
-	l, ok := c.(interface {
-		ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
-	})
-	if !ok {
-		return false, "", nil
-	}
-	jobs, err := l.ListJobs(ctx)
+// list has the job, and st its state.
+func listJob(ctx context.Context, c API, id flinkapi.JobID) (known bool, st flinkapi.JobState, err error) {
+	jobs, err := c.ListJobs(ctx)
 	if err != nil {
 		return false, "", err
 	}

@@ -245,14 +245,14 @@ func (s *Submit) timedOut(p *Progress) string {
 
 // reader is the client that reads the new job: that of its cluster once
 // a Deployer started one, else the Client.
-func (s *Submit) reader(p *Progress) (SubmitAPI, error) {
+func (s *Submit) reader(p *Progress) (API, error) {
 	if s.Deployer == nil || p.Submit.Cluster.IsZero() {
 		return s.Client, nil
 	}
 	return clusterClient(s.Deployer, p.Submit.Cluster)
 }
 
-func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now time.Time) Result {
+func (s *Submit) stepWait(ctx context.Context, api API, p *Progress, now time.Time) Result {
 	state, err := api.JobStatus(ctx, p.JobID)
 	past := !now.Before(p.Deadline)
 	switch {
@@ -279,7 +279,7 @@ func (s *Submit) stepWait(ctx context.Context, api SubmitAPI, p *Progress, now t
 		return finish(p, OutcomeSucceeded, "the job is RUNNING")
 	case state.IsGloballyTerminal():
 		reason := "the job is " + string(state) + " before it ran"
-		if _, ok := api.(exceptionReader); ok && state == flinkapi.JobFailed {
+		if state == flinkapi.JobFailed {
 			// The next Step reads why, for the Reason.
 			p.Phase, p.Reason = PhaseFailureCause, reason
 			return Result{}
@@ -299,28 +299,20 @@ func (s *Submit) waitDelay(p *Progress, now time.Time) time.Duration {
 	return s.Timing.pollSince(p.Deadline.Add(-orDefault(s.Timing.Submit, defaultSubmitTimeout)), now)
 }
 
-// exceptionReader is the optional part of a SubmitAPI that reads why a job
-// failed; flinkapi's Client has it.
-type exceptionReader interface {
-	JobExceptions(ctx context.Context, id flinkapi.JobID, maxExceptions int) (*flinkapi.JobExceptions, error)
-}
-
 // stepFailureCause ends a submission whose job failed before it ran, with
 // the root cause of Flink's newest exception in the Reason (such as a
 // savepoint path Flink cannot restore). Without an answer the Reason stays
 // as it was: the failure is certain, only its explanation is missing.
-func (s *Submit) stepFailureCause(ctx context.Context, api SubmitAPI, p *Progress) Result {
+func (s *Submit) stepFailureCause(ctx context.Context, api API, p *Progress) Result {
 	reason := p.Reason
-	if er, ok := api.(exceptionReader); ok {
-		if ex, err := er.JobExceptions(ctx, p.JobID, 1); err == nil && len(ex.Entries) > 0 {
-			e := ex.Entries[0]
-			cause := flinkapi.RootCause(e.StackTrace)
-			if cause == "" {
-				cause = e.Message
-			}
-			if cause != "" {
-				reason += ": " + cause
-			}
+	if ex, err := api.JobExceptions(ctx, p.JobID, 1); err == nil && len(ex.Entries) > 0 {
+		e := ex.Entries[0]
+		cause := flinkapi.RootCause(e.StackTrace)
+		if cause == "" {
+			cause = e.Message
+		}
+		if cause != "" {
+			reason += ": " + cause
 		}
 	}
 	return finish(p, OutcomeJobFailed, reason)

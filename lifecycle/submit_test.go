@@ -150,7 +150,7 @@ func TestSubmitResumeEqualsRun(t *testing.T) {
 	}
 }
 
-// failingCluster is a SubmitAPI whose jobs fail before they run, with an
+// failingCluster is a client whose jobs fail before they run, with an
 // exception history.
 type failingCluster struct {
 	API

@@ -346,12 +346,6 @@ func (t *Teardown) cancelOrLeave(ctx context.Context, p *Progress, why string) (
 	return t.stopOp(p).step(ctx, p)
 }
 
-// checkpointConfigReader is the optional part of a StopAPI that reads a
-// job's checkpointing configuration; flinkapi's Client has it.
-type checkpointConfigReader interface {
-	CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
-}
-
 // observeEnded reads the state of a job that had ended (Observe, when
 // only a 409 said so), then its checkpoint statistics, read once Flink's
 // cache holds none from before the end, for its newest restore point: a

@@ -18,16 +18,6 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
-// UpgradeAPI is what Upgrade and Restart need: stopping the old job and
-// submitting the new one.
-type UpgradeAPI interface {
-	StopAPI
-	SubmitAPI
-	CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
-}
-
-var _ UpgradeAPI = (*flinkapi.Client)(nil)
-
 // Upgrade replaces a job by a new one (a new jar, new arguments, a new
 // parallelism) as its UpdatePolicy says, or deploys a job where none runs:
 // it reads the old job's state and latest retained checkpoint, asks
@@ -284,7 +274,7 @@ func (s *Restart) replacer() (*replacer, error) {
 // replacer is the engine of Upgrade and Restart.
 type replacer struct {
 	op          string
-	client      UpgradeAPI
+	client      API
 	job         flinkapi.JobID
 	latest      savepoint.Record
 	store       RestorePointStore
@@ -364,12 +354,6 @@ func derivedJobID(seed string) flinkapi.JobID {
 	return flinkapi.JobID(hex.EncodeToString(sum[:16]))
 }
 
-// jobLister is the optional part of a client that lists Flink's jobs;
-// flinkapi's Client has it.
-type jobLister interface {
-	ListJobs(ctx context.Context) ([]flinkapi.JobIDStatus, error)
-}
-
 // adopt looks the new job's id up in Flink's job list before a job is
 // started in place of one that no longer runs: a job of that id that
 // runs (or is about to) was started by an earlier operation whose
@@ -377,12 +361,7 @@ type jobLister interface {
 // for the id derived from it. It ends in the decision, or in the wait for
 // the adopted job to run.
 func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	l, ok := r.client.(jobLister)
-	if !ok {
-		p.Replace.Observed.Lookups = 1
-		return r.decide(ctx, p, now)
-	}
-	jobs, err := l.ListJobs(ctx)
+	jobs, err := r.client.ListJobs(ctx)
 	if err != nil {
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
@@ -967,23 +946,21 @@ func (r *replacer) observeRetention(ctx context.Context, p *Progress, now time.T
 // after a transient answer, recorded in p.LastError: the read is to be
 // repeated; ended is the state the job list shows for a job observed
 // running that has ended since: the observation is out of date.
-func readRetention(ctx context.Context, c any, p *Progress) (done bool, ended flinkapi.JobState) {
+func readRetention(ctx context.Context, c API, p *Progress) (done bool, ended flinkapi.JobState) {
+	if p.Stop.Unconfirmed {
+		return confirmRetention(ctx, c, p)
+	}
 	retained := false
-	if cr, ok := c.(checkpointConfigReader); ok {
-		if p.Stop.Unconfirmed {
-			return confirmRetention(ctx, c, p)
-		}
-		cfg, err := cr.CheckpointConfig(ctx, p.Replace.PreviousJobID)
-		switch {
-		case err == nil:
-			retained = retains(cfg, p.Replace.Observed.State)
-		case flinkapi.IsJobNotFound(err):
-			p.LastError, p.Stop.Unconfirmed = notFound+errMessage(err), true
-			return false, ""
-		case !permanent(err):
-			p.LastError = errMessage(err)
-			return false, ""
-		}
+	cfg, err := c.CheckpointConfig(ctx, p.Replace.PreviousJobID)
+	switch {
+	case err == nil:
+		retained = retains(cfg, p.Replace.Observed.State)
+	case flinkapi.IsJobNotFound(err):
+		p.LastError, p.Stop.Unconfirmed = notFound+errMessage(err), true
+		return false, ""
+	case !permanent(err):
+		p.LastError = errMessage(err)
+		return false, ""
 	}
 	if !retained {
 		p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
@@ -996,7 +973,7 @@ func readRetention(ctx context.Context, c any, p *Progress) (done bool, ended fl
 // an answer about its checkpointing configuration said Flink did not know
 // it: a job the list shows has its configuration read again; one it does
 // not show has no retention to rely on.
-func confirmRetention(ctx context.Context, c any, p *Progress) (bool, flinkapi.JobState) {
+func confirmRetention(ctx context.Context, c API, p *Progress) (bool, flinkapi.JobState) {
 	known, st, err := listJob(ctx, c, p.Replace.PreviousJobID)
 	switch {
 	case err != nil:

@@ -66,11 +66,9 @@ func (a *app) controller(c lifecycle.API, name string) (*lifecycle.Controller, e
 	}
 	ctrl := &lifecycle.Controller{Env: a.env(c), Store: store, Name: name, PollInterval: max(a.poll, time.Second),
 		RetryInterval: 30 * time.Second}
-	if ov, ok := c.(lifecycle.JobsOverviewAPI); ok {
-		// Once the job runs at rest, apply's waits read the cluster's
-		// overview, as an operator of many jobs does.
-		ctrl.Shared = &lifecycle.SharedObservation{Client: ov, Clock: ctrl.Clock, MaxAge: ctrl.PollInterval / 2}
-	}
+	// Once the job runs at rest, apply's waits read the cluster's
+	// overview, as an operator of many jobs does.
+	ctrl.Shared = &lifecycle.SharedObservation{Client: c, Clock: ctrl.Clock, MaxAge: ctrl.PollInterval / 2}
 	return ctrl, nil
 }
 
