@@ -1,0 +1,99 @@
+package fleet
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// WriteMetrics writes the Runner's metrics to w in the Prometheus text
+// format (version 0.0.4), for a /metrics endpoint:
+//
+//   - flinkkit_fleet_deployments{cluster,verdict}: the deployments by the
+//     verdict of their last call ("" before the first), a gauge;
+//   - flinkkit_fleet_deployments_failing{cluster}: those whose last call
+//     failed, a gauge;
+//   - flinkkit_fleet_calls_total{cluster} and
+//     flinkkit_fleet_call_errors_total{cluster}: the Controllers' calls and
+//     those that failed, counters;
+//   - flinkkit_fleet_overview_reads_total{cluster}: the reads of the
+//     cluster's shared overview, a counter.
+func (r *Runner) WriteMetrics(w io.Writer) error {
+	type key struct{ cluster, verdict string }
+	byVerdict := map[key]int{}
+	failing := map[string]int{}
+	r.mu.Lock()
+	clusters := map[string]bool{}
+	for name := range r.Clusters {
+		clusters[name] = true
+	}
+	for _, d := range r.deps {
+		res := d.result
+		if res.Deleted {
+			continue
+		}
+		byVerdict[key{res.Cluster, string(res.Verdict)}]++
+		if res.Err != nil {
+			failing[res.Cluster]++
+		}
+	}
+	calls := map[string]clusterMetrics{}
+	for name, m := range r.metrics {
+		calls[name] = *m
+	}
+	reads := map[string]int64{}
+	for name, s := range r.shared {
+		reads[name] = s.Reads()
+	}
+	r.mu.Unlock()
+
+	names := make([]string, 0, len(clusters))
+	for n := range clusters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	keys := make([]key, 0, len(byVerdict))
+	for k := range byVerdict {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].cluster != keys[j].cluster {
+			return keys[i].cluster < keys[j].cluster
+		}
+		return keys[i].verdict < keys[j].verdict
+	})
+
+	var b strings.Builder
+	family := func(name, typ, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	}
+	family("flinkkit_fleet_deployments", "gauge", "Deployments by cluster and the verdict of their last call.")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "flinkkit_fleet_deployments{cluster=%s,verdict=%s} %d\n", quote(k.cluster), quote(k.verdict), byVerdict[k])
+	}
+	family("flinkkit_fleet_deployments_failing", "gauge", "Deployments whose last call failed, by cluster.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_deployments_failing{cluster=%s} %d\n", quote(n), failing[n])
+	}
+	family("flinkkit_fleet_calls_total", "counter", "Calls of the deployments' Controllers, by cluster.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_calls_total{cluster=%s} %d\n", quote(n), calls[n].calls)
+	}
+	family("flinkkit_fleet_call_errors_total", "counter", "Calls of the deployments' Controllers that failed, by cluster.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_call_errors_total{cluster=%s} %d\n", quote(n), calls[n].errors)
+	}
+	family("flinkkit_fleet_overview_reads_total", "counter", "Reads of each cluster's shared job overview.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_overview_reads_total{cluster=%s} %d\n", quote(n), reads[n])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// quote is a label value in the text format: backslash, double quote and
+// newline escaped.
+func quote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}

@@ -1,0 +1,283 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/lifecycle"
+)
+
+// errKilled is what a killed process's requests and writes get.
+var errKilled = errors.New("the process was killed")
+
+// process is one run of a program built on a Runner, which dies at its
+// k-th request to a JobManager or write to the Store: the request is
+// sent and its answer lost, or not sent, as the draw says; the write is
+// done or not. After its death nothing it does reaches Flink or the
+// Store.
+type process struct {
+	mu     sync.Mutex
+	rng    *rand.Rand
+	left   int
+	dead   bool
+	cancel context.CancelFunc
+}
+
+// step counts one request or write; it reports whether it goes through
+// and whether its answer reaches the process.
+func (p *process) step() (send, answer bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dead {
+		return false, false
+	}
+	p.left--
+	if p.left > 0 {
+		return true, true
+	}
+	p.dead = true
+	p.cancel()
+	return p.rng.IntN(2) == 0, false
+}
+
+func (p *process) isDead() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead
+}
+
+type killingTransport struct {
+	p    *process
+	next http.RoundTripper
+}
+
+func (t killingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	send, answer := t.p.step()
+	if !send {
+		return nil, errKilled
+	}
+	// A request sent is carried out whatever becomes of its sender.
+	res, err := t.next.RoundTrip(req.Clone(context.WithoutCancel(req.Context())))
+	if !answer {
+		if err == nil {
+			res.Body.Close()
+		}
+		return nil, errKilled
+	}
+	return res, err
+}
+
+type killingStore struct {
+	p    *process
+	next Store
+}
+
+func (s killingStore) Load(ctx context.Context, name string) (Record, bool, error) {
+	if s.p.isDead() {
+		return Record{}, false, errKilled
+	}
+	return s.next.Load(ctx, name)
+}
+
+func (s killingStore) List(ctx context.Context) ([]Record, error) {
+	if s.p.isDead() {
+		return nil, errKilled
+	}
+	return s.next.List(ctx)
+}
+
+func (s killingStore) Save(ctx context.Context, rec *Record) error {
+	send, _ := s.p.step()
+	if !send {
+		return errKilled
+	}
+	if err := s.next.Save(context.WithoutCancel(ctx), rec); err != nil {
+		return err
+	}
+	if s.p.isDead() {
+		return errKilled
+	}
+	return nil
+}
+
+func (s killingStore) Delete(ctx context.Context, name string) error {
+	send, _ := s.p.step()
+	if !send {
+		return errKilled
+	}
+	if err := s.next.Delete(context.WithoutCancel(ctx), name); err != nil {
+		return err
+	}
+	if s.p.isDead() {
+		return errKilled
+	}
+	return nil
+}
+
+// TestRunnerSurvivesKills kills the program running a fleet at random
+// points (a request sent or not, its answer lost, a record written or
+// not), hundreds of times, while its deployments are added, changed and
+// removed, and checks after every pass that no deployment has two live
+// jobs and that a job started in place of another carries its state;
+// in the end an uninterrupted run carries the last change set out.
+// FLINKKIT_FLEET_KILLS sets the number of kills (default 200),
+// FLINKKIT_FLEET_SEED the seed.
+func TestRunnerSurvivesKills(t *testing.T) {
+	kills := envInt(t, "FLINKKIT_FLEET_KILLS", 200)
+	seed := uint64(envInt(t, "FLINKKIT_FLEET_SEED", 1))
+	rng := rand.New(rand.NewPCG(seed, 7))
+	f := newFakeFleet(t, "east", "west")
+	var desired []Deployment
+	next := 0
+	add := func() {
+		cluster := []string{"east", "west"}[next%2]
+		desired = append(desired, f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10))
+		next++
+	}
+	for range 6 {
+		add()
+	}
+	removed := map[string]bool{}
+	killed := 0
+	for epoch := 0; killed < kills; epoch++ {
+		switch x := rng.IntN(20); {
+		case x < 6:
+			i := rng.IntN(len(desired))
+			desired[i] = f.deployment(desired[i].Cluster, desired[i].Name, 10+rng.IntN(50))
+		case x == 6 && len(desired) > 4:
+			i := rng.IntN(len(desired))
+			removed[desired[i].Name] = true
+			desired = slices.Delete(desired, i, i+1)
+		case x == 7 && len(desired) < 8:
+			add()
+		}
+		p := &process{rng: rng, left: 1 + rng.IntN(60)}
+		ctx, cancel := context.WithCancel(context.Background())
+		p.cancel = cancel
+		r := f.runnerOf(p)
+		if _, err := r.Sync(ctx, desired); err == nil {
+			for pass := 0; pass < 30 && !p.isDead(); pass++ {
+				res, err := r.Pass(ctx)
+				if err != nil {
+					break
+				}
+				f.check(t, fmt.Sprintf("seed %d, epoch %d, pass %d", seed, epoch, pass))
+				f.clock.Advance(nextWait(res, f.clock.Now()))
+			}
+		}
+		if p.isDead() {
+			killed++
+		}
+		cancel()
+		f.clock.Advance(time.Duration(rng.IntN(3000)) * time.Millisecond)
+	}
+
+	r := f.runner()
+	if _, err := r.Sync(context.Background(), desired); err != nil {
+		t.Fatal(err)
+	}
+	f.drive(r, "the last change set carried out", 2000, func(res []Result) bool { return len(res) == len(desired) && allDone(res) })
+	f.check(t, "the end")
+	for _, d := range desired {
+		rec, ok, err := f.store.Load(context.Background(), d.Name)
+		if !ok || err != nil || !sameSpec(rec.Spec, d.Spec) {
+			t.Fatalf("%s: record %v, %v", d.Name, ok, err)
+		}
+		j, ok := f.servers[d.Cluster].Job(rec.Status.JobID)
+		if !ok || j.State != flinkapi.JobRunning || !slices.Equal(j.ProgramArgs, d.Spec.Job.Args) {
+			t.Errorf("%s: its job %s runs %v (%s), want %v", d.Name, rec.Status.JobID, j.ProgramArgs, j.State, d.Spec.Job.Args)
+		}
+	}
+	for name := range removed {
+		if _, ok, _ := f.store.Load(context.Background(), name); ok {
+			t.Errorf("%s was removed and its record is still stored", name)
+		}
+		for _, srv := range f.servers {
+			for _, j := range srv.Jobs() {
+				if deploymentOf(j) == name && !j.State.IsGloballyTerminal() {
+					t.Errorf("%s was removed and its job %s is %s", name, j.ID, j.State)
+				}
+			}
+		}
+	}
+	t.Logf("seed %d: %d kills, %d deployments at the end, %d removed", seed, killed, len(desired), len(removed))
+}
+
+// runnerOf is the Runner of a process that dies as p says.
+func (f *fakeFleet) runnerOf(p *process) *Runner {
+	envs := map[string]lifecycle.Env{}
+	for name, srv := range f.servers {
+		c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry),
+			flinkapi.WithHTTPClient(&http.Client{Transport: killingTransport{p, http.DefaultTransport}}))
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		envs[name] = lifecycle.Env{Client: c, Clock: f.clock}
+	}
+	r := f.runner()
+	r.Clusters, r.Store = envs, killingStore{p, f.store}
+	return r
+}
+
+// deploymentOf is the deployment a job of the fake runs for, from its
+// --out argument.
+func deploymentOf(j flinktest.JobInfo) string {
+	for i, a := range j.ProgramArgs {
+		if a == "--out" && i+1 < len(j.ProgramArgs) {
+			return strings.TrimPrefix(j.ProgramArgs[i+1], "/out/")
+		}
+	}
+	return ""
+}
+
+// check fails t if a deployment has two live jobs, or a job that
+// replaced another of its deployment started without its state.
+func (f *fakeFleet) check(t *testing.T, where string) {
+	t.Helper()
+	for cluster, srv := range f.servers {
+		jobs := srv.Jobs()
+		slices.SortFunc(jobs, func(a, b flinktest.JobInfo) int { return a.Submitted.Compare(b.Submitted) })
+		live := map[string][]flinkapi.JobID{}
+		seen := map[string]bool{}
+		for _, j := range jobs {
+			name := deploymentOf(j)
+			if !j.State.IsGloballyTerminal() {
+				live[name] = append(live[name], j.ID)
+			}
+			if seen[name] && j.Initial == "" {
+				t.Fatalf("%s: job %s of %s on %s started without the state of the jobs before it", where, j.ID, name, cluster)
+			}
+			seen[name] = true
+		}
+		for name, ids := range live {
+			if len(ids) > 1 {
+				t.Fatalf("%s: %s has %d live jobs on %s: %v", where, name, len(ids), cluster, ids)
+			}
+		}
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, v, err)
+	}
+	return n
+}
