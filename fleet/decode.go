@@ -102,6 +102,9 @@ func decodeFile(file string, data []byte, v any) (lines map[string]int, errs []*
 		}
 		return nil, []*fileError{{file: file, err: err}}
 	}
+	if doc.Kind == yaml.ScalarNode && doc.ShortTag() == "!!null" {
+		return nil, []*fileError{{file: file, line: doc.Line, err: errors.New("want a mapping, got null")}}
+	}
 	d.value(doc, reflect.TypeOf(v).Elem(), "")
 	if len(d.errs) == 0 {
 		dec := json.NewDecoder(bytes.NewReader(d.out.Bytes()))

@@ -109,6 +109,10 @@ blueGreen:
 		in:   "# nothing here\n",
 		want: []string{`jobs/orders.yaml: the file is empty: want one spec`},
 	}, {
+		name: "null",
+		in:   "# nothing here but\n~\n",
+		want: []string{`jobs/orders.yaml:2: want a mapping, got null`},
+	}, {
 		name: "not a mapping",
 		in:   "- job\n",
 		want: []string{`jobs/orders.yaml:1: want a mapping, got a list`},
