@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,5 +332,78 @@ func TestDirStoreConcurrentSavesStayWhole(t *testing.T) {
 	}
 	if tmps, _ := filepath.Glob(filepath.Join(s.dir, ".*.tmp")); len(tmps) != 0 {
 		t.Errorf("temporary files left: %v", tmps)
+	}
+}
+
+// TestDirStoreSavesOfTwoProcessesFollowEachOther has a child process
+// stop its Save between the written temporary file and the rename,
+// holding the deployment's lock: this process's Save waits for it, its
+// Load and List read the record as it was meanwhile, and the two Saves
+// land one after the other, the child's first.
+func TestDirStoreSavesOfTwoProcessesFollowEachOther(t *testing.T) {
+	if dir := os.Getenv("FLEET_WRITER_DIR"); dir != "" {
+		s, err := NewDirStore(dir)
+		if err != nil {
+			os.Exit(2)
+		}
+		s.beforeRename = func(string) {
+			os.Stdout.WriteString("renaming\n")
+			var b [1]byte
+			os.Stdin.Read(b[:]) // until the parent closes stdin
+		}
+		if err := s.Save(context.Background(), record("orders", 2)); err != nil {
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	ctx := context.Background()
+	s := newStore(t)
+	if err := s.Save(ctx, record("orders", 1)); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDirStoreSavesOfTwoProcessesFollowEachOther$")
+	cmd.Env = append(os.Environ(), "FLEET_WRITER_DIR="+s.dir)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	buf := make([]byte, len("renaming\n"))
+	if _, err := io.ReadFull(out, buf); err != nil || string(buf) != "renaming\n" {
+		t.Fatalf("child: %q, %v", buf, err)
+	}
+	saved := make(chan error, 1)
+	go func() { saved <- s.Save(ctx, record("orders", 3)) }()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-saved:
+		t.Fatalf("Save returned while the other process was saving: %v", err)
+	default:
+	}
+	all, err := s.List(ctx)
+	if err != nil || len(all) != 1 || all[0].Spec.Job.Parallelism != 1 {
+		t.Fatalf("List while the other process saves: %+v, %v; want the record as it was", all, err)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	select {
+	case err := <-saved:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Save did not follow the other process's")
+	}
+	if got, _, _ := s.Load(ctx, "orders"); got.Spec.Job.Parallelism != 3 {
+		t.Errorf("after both Saves: parallelism %d; want 3, the later one", got.Spec.Job.Parallelism)
 	}
 }
