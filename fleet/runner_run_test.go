@@ -57,7 +57,7 @@ func TestRunnerRunWakesOnChange(t *testing.T) {
 		end := time.Now().Add(limit)
 		for !cond() {
 			if time.Now().After(end) {
-				t.Fatalf("%s: not within %v; results: %s", what, limit, describe(r.Results()))
+				t.Fatalf("%s: not within %v; results: %s", what, limit, describeResults(r.Results()))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -79,7 +79,7 @@ func (f *fakeFleet) drive(r *Runner, what string, maxPasses int, done func([]Res
 		}
 		f.clock.Advance(nextWait(res, f.clock.Now()))
 	}
-	f.t.Fatalf("%s: not reached in %d passes; results: %s", what, maxPasses, describe(r.Results()))
+	f.t.Fatalf("%s: not reached in %d passes; results: %s", what, maxPasses, describeResults(r.Results()))
 	return nil
 }
 
@@ -93,7 +93,7 @@ func nextWait(results []Result, now time.Time) time.Duration {
 	return max(wait, time.Millisecond)
 }
 
-func describe(results []Result) string {
+func describeResults(results []Result) string {
 	var b strings.Builder
 	for _, r := range results {
 		fmt.Fprintf(&b, "\n  %s@%s: %s %s removed=%v err=%v", r.Name, r.Cluster, r.Verdict, r.Situation, r.Removed, r.Err)

@@ -1,0 +1,185 @@
+//go:build integration
+
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/testkit/flinkfixture"
+	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// TestRealRunner runs a fleet of six deployments on two real session
+// clusters (the shared one, and one of its own) from a DirStore: they
+// are deployed, two are upgraded while the program running the fleet
+// is killed in the middle of the upgrades and started again, two are
+// removed, and in the end all are removed. After every pass no
+// deployment has two live jobs.
+func TestRealRunner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	clusters := map[string]*flinkfixture.Cluster{
+		"shared": flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 3}),
+		"own":    flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 3}),
+	}
+	jars, err := lifecycle.JarDir("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs := map[string]lifecycle.Env{}
+	clients := map[string]*flinkapi.Client{}
+	for name, cl := range clusters {
+		c, err := flinkapi.NewClient(cl.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[name] = c
+		envs[name] = lifecycle.Env{Client: c, Jars: jars, Timing: lifecycle.Timing{Poll: 200 * time.Millisecond}}
+	}
+	store, err := NewDirStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRunner := func() *Runner {
+		return &Runner{Store: store, Clusters: envs, Parallel: 6,
+			Controller: lifecycle.Controller{PollInterval: time.Second, RetryInterval: 5 * time.Second}}
+	}
+	deployment := func(cluster string, i, rate int) Deployment {
+		cl := clusters[cluster]
+		name := fmt.Sprintf("fleet-%s-%d", cluster, i)
+		return Deployment{Name: name, Cluster: cluster, Spec: lifecycle.JobSpec{
+			Job: lifecycle.JobTemplate{JarFile: cl.TestJobJar, EntryClass: cl.TestJobClass,
+				Args: []string{"--out", cl.OutDir(name), "--keys", "2", "--rate", fmt.Sprint(rate),
+					"--checkpoint-interval", "500", "--name", name}},
+			Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
+		}}
+	}
+	var desired []Deployment
+	for i := range 3 {
+		desired = append(desired, deployment("shared", i, 20), deployment("own", i, 20))
+	}
+
+	// checkJobs fails the test if a deployment has two live jobs.
+	checkJobs := func(where string) {
+		t.Helper()
+		for name, c := range clients {
+			jobs, err := c.JobsOverview(ctx)
+			if err != nil {
+				t.Logf("%s: jobs of %s: %v", where, name, err)
+				continue
+			}
+			live := map[string]int{}
+			for _, j := range jobs {
+				if strings.HasPrefix(j.Name, "fleet-") && !j.State.IsGloballyTerminal() {
+					live[j.Name]++
+					if live[j.Name] > 1 {
+						t.Fatalf("%s: %s has %d live jobs on %s", where, j.Name, live[j.Name], name)
+					}
+				}
+			}
+		}
+	}
+	// drive does passes of r until done says so, sleeping until the
+	// next deployment is due.
+	drive := func(r *Runner, rctx context.Context, what string, limit time.Duration, done func([]Result) bool) []Result {
+		t.Helper()
+		start := time.Now()
+		for {
+			res, err := r.Pass(rctx)
+			if rctx.Err() != nil {
+				return res
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkJobs(what)
+			if done(res) {
+				t.Logf("%s in %v", what, time.Since(start).Round(100*time.Millisecond))
+				return res
+			}
+			if time.Since(start) > limit {
+				t.Fatalf("%s: not within %v; results: %s", what, limit, describeResults(res))
+			}
+			time.Sleep(min(nextWait(res, time.Now()), 500*time.Millisecond))
+		}
+	}
+	r := newRunner()
+	if _, err := r.Sync(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	drive(r, ctx, "six deployed", 3*time.Minute, func(res []Result) bool { return len(res) == 6 && allDone(res) })
+
+	// Two upgrades; the program dies once both are under way, and a new
+	// one carries them out.
+	before := map[string]flinkapi.JobID{}
+	for _, i := range []int{0, 1} {
+		desired[i] = deployment(desired[i].Cluster, 0, 30)
+		rec, _, _ := store.Load(ctx, desired[i].Name)
+		before[desired[i].Name] = rec.Status.JobID
+	}
+	dying, kill := context.WithCancel(ctx)
+	r = newRunner()
+	r.OnResult = func(res Result) {
+		for name := range before {
+			rec, _, err := store.Load(ctx, name)
+			if err != nil || rec.Status.Action != lifecycle.ActionUpgrade || !rec.Status.InFlight() || rec.Status.Progress.Savepoint.Status.TriggerID == "" {
+				return
+			}
+		}
+		kill()
+	}
+	if _, err := r.Sync(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	drive(r, dying, "both upgrades under way", 2*time.Minute, func([]Result) bool { return false })
+	if ctx.Err() != nil {
+		t.Fatal(ctx.Err())
+	}
+	r = newRunner()
+	drive(r, ctx, "upgraded after the program died", 3*time.Minute, func(res []Result) bool { return len(res) == 6 && allDone(res) })
+	for name, old := range before {
+		rec, _, _ := store.Load(ctx, name)
+		if rec.Status.JobID == old || rec.Status.UpgradeFrom.Location == "" {
+			t.Fatalf("%s: job %s (was %s), upgraded from %q", name, rec.Status.JobID, old, rec.Status.UpgradeFrom.Location)
+		}
+		cp, err := clients[rec.Cluster].Checkpoints(ctx, rec.Status.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.LatestRestored == nil || strings.TrimSuffix(cp.LatestRestored.ExternalPath, "/") != strings.TrimSuffix(rec.Status.UpgradeFrom.Location, "/") {
+			t.Errorf("%s: Flink restored %+v, the upgrade's savepoint is %s", name, cp.LatestRestored, rec.Status.UpgradeFrom.Location)
+		}
+	}
+
+	// Two removals, then all.
+	for _, keep := range [][]Deployment{desired[2:], nil} {
+		cs, err := r.Sync(ctx, keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := len(keep)
+		drive(r, ctx, fmt.Sprintf("%d removed", len(cs.Removed)), 3*time.Minute, func(res []Result) bool { return len(res) == left && (left == 0 || allDone(res)) })
+		for _, name := range cs.Removed {
+			if _, ok, err := store.Load(ctx, name); ok || err != nil {
+				t.Errorf("%s: record still stored (%v)", name, err)
+			}
+		}
+	}
+	for name, c := range clients {
+		jobs, err := c.JobsOverview(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if strings.HasPrefix(j.Name, "fleet-") && !j.State.IsGloballyTerminal() {
+				t.Errorf("%s: %s (%s) is %s after every deployment was removed", name, j.Name, j.ID, j.State)
+			}
+		}
+	}
+}
