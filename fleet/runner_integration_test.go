@@ -5,6 +5,8 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,8 +55,12 @@ func TestRealRunner(t *testing.T) {
 	deployment := func(cluster string, i, rate int) Deployment {
 		cl := clusters[cluster]
 		name := fmt.Sprintf("fleet-%s-%d", cluster, i)
+		jar := cl.TestJobJar
+		if rate != 20 {
+			jar = newJar(t, jar)
+		}
 		return Deployment{Name: name, Cluster: cluster, Spec: lifecycle.JobSpec{
-			Job: lifecycle.JobTemplate{JarFile: cl.TestJobJar, EntryClass: cl.TestJobClass,
+			Job: lifecycle.JobTemplate{JarFile: jar, EntryClass: cl.TestJobClass,
 				Args: []string{"--out", cl.OutDir(name), "--keys", "2", "--rate", fmt.Sprint(rate),
 					"--checkpoint-interval", "500", "--name", name}},
 			Update: policy.UpdatePolicy{Mode: policy.UpgradeSavepoint},
@@ -119,10 +125,38 @@ func TestRealRunner(t *testing.T) {
 	// one carries them out.
 	before := map[string]flinkapi.JobID{}
 	for _, i := range []int{0, 1} {
-		desired[i] = deployment(desired[i].Cluster, 0, 30)
+		desired[i] = deployment(desired[i].Cluster, 0, 30) // a new jar
 		rec, _, _ := store.Load(ctx, desired[i].Name)
 		before[desired[i].Name] = rec.Status.JobID
 	}
+	// The change set's plan: the new jars uploaded for the preflight,
+	// planned by Flink, and deleted again.
+	plan, err := newRunner().Plan(ctx, desired, PlanOptions{UploadJars: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan:\n%s", plan)
+	for _, d := range plan.Deployments {
+		_, upgraded := before[d.Name]
+		switch {
+		case !upgraded && (d.Change != Unchanged || d.Plan.Verdict != lifecycle.VerdictDone):
+			t.Errorf("%s: %s, %s; want it unchanged and done", d.Name, d.Change, d.Plan.Verdict)
+		case upgraded && (d.Change != Changed || d.Plan.Action != lifecycle.ActionUpgrade || d.Uploaded == "" || d.Plan.Preflight == nil ||
+			!d.Plan.Preflight.NewRead || d.Plan.Preflight.Verdict == nil || !d.Plan.Preflight.Verdict.Allowed() || d.Plan.Verdict == lifecycle.VerdictBlocked):
+			t.Errorf("%s: %s, %s, uploaded %q, preflight %+v; want an upgrade preflighted by Flink", d.Name, d.Change, d.Plan.Verdict, d.Uploaded, d.Plan.Preflight)
+		case upgraded:
+			jarList, err := clients[d.Cluster].ListJars(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range jarList {
+				if j.ID == d.Uploaded {
+					t.Errorf("%s: the jar uploaded for the preflight, %s, is still on %s", d.Name, d.Uploaded, d.Cluster)
+				}
+			}
+		}
+	}
+
 	dying, kill := context.WithCancel(ctx)
 	r = newRunner()
 	r.OnResult = func(res Result) {
@@ -182,4 +216,19 @@ func TestRealRunner(t *testing.T) {
 			}
 		}
 	}
+}
+
+// newJar copies the jar file into a new file of the test's, as a new
+// build of the job under another name.
+func newJar(t *testing.T, jar string) string {
+	t.Helper()
+	b, err := os.ReadFile(jar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "job-v2.jar")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -301,6 +301,14 @@ func (j *Jars) digest(ctx context.Context, file string) (string, error) {
 	return d, nil
 }
 
+// Upload uploads the jar file through api, read from one open file of
+// the source, and returns the id Flink gave it; the file is checked as
+// every read of Jars is. The caller owns the upload: delete it
+// (API.DeleteJar) when it is no longer needed.
+func (j *Jars) Upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {
+	return j.upload(ctx, api, file)
+}
+
 // upload uploads file through api, read from one open file of the
 // source; its digest is recorded as the file's, like digest's.
 func (j *Jars) upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {

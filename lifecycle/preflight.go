@@ -291,7 +291,9 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots, beside)
 	pf.Verdict, p.Preflight = &v, pf
 	if !v.Allowed() {
-		p.Blocked = "preflight: " + v.Message()
+		// The action would end Blocked at its preflight, the job left as
+		// it is: the plan's verdict says so now.
+		p.Blocked, p.Verdict = "preflight: "+v.Message(), VerdictBlocked
 	}
 }
 

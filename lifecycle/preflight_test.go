@@ -25,7 +25,8 @@ func TestPreflightRefusesLostState(t *testing.T) {
 	// one uploaded for the job, so Flink plans the new job from it.
 	ahead, err := k.controller().Plan(context.Background(), spec, k.st)
 	if err != nil || ahead.Action != ActionUpgrade || ahead.Preflight == nil || ahead.Preflight.Verdict == nil ||
-		ahead.Preflight.Verdict.Allowed() || !strings.Contains(ahead.Blocked, "counter") || !strings.Contains(ahead.String(), "blocked: preflight") {
+		ahead.Preflight.Verdict.Allowed() || !strings.Contains(ahead.Blocked, "counter") || !strings.Contains(ahead.String(), "blocked: preflight") ||
+		ahead.Verdict != VerdictBlocked {
 		t.Fatalf("plan ahead: %v (%v)", ahead, err)
 	}
 	for _, r := range k.srv.Requests()[before:] {
