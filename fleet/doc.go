@@ -1,6 +1,25 @@
 // Package fleet manages many deployments of Flink jobs as one: each
 // deployment a lifecycle.Controller's job, its spec written in a file.
 //
+// A Runner keeps the deployments of a Store as their specs say, on
+// several clusters: Sync stores the deployments a source states (a
+// directory of spec files, say) and marks those it no longer states as
+// removed; Pass calls the Controller of each deployment that is due, up
+// to Runner.Parallel at once and one call at a time per deployment,
+// stores its record after every call, tears a removed deployment down
+// (Controller.Delete, under the spec its job last ran under) until that
+// is done and then deletes its record; Run does passes until its context
+// ends, woken when the watch of a cluster's shared overview shows one of
+// a deployment's jobs changed. The Controllers of one cluster share its
+// client and one lifecycle.SharedObservation, so a fleet at rest costs
+// one overview read per poll and cluster, whatever its size. Results
+// (and Runner.OnResult) give each deployment's verdict, situation and
+// last error; WriteMetrics writes them in the Prometheus text format.
+// Runner.Plan says what a change set would do before it is synced: for
+// each deployment whether it is added, changed, removed or unchanged, and
+// its Controller's plan with the preflight, for a new jar too when the
+// plan may upload it (PlanOptions.UploadJars; it is deleted again).
+//
 // A Record keeps what is stored of one deployment: the spec it should
 // run, the spec its job was last applied under (which
 // lifecycle.Controller.Delete needs to tear the job down once the spec is

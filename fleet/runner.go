@@ -138,6 +138,9 @@ type deployment struct {
 	call    sync.Mutex
 	due     time.Time
 	running bool
+	// written counts Sync's writes of the record: a pass that listed
+	// the record before the last of them loads it again.
+	written int
 	jobs    []flinkapi.JobID
 	result  Result
 }
@@ -330,9 +333,11 @@ func (r *Runner) remove(ctx context.Context, name string) error {
 	return nil
 }
 
+// dueNow makes d due at once, after this process wrote its record.
 func (r *Runner) dueNow(d *deployment) {
 	r.mu.Lock()
 	d.due = time.Time{}
+	d.written++
 	r.mu.Unlock()
 }
 
@@ -354,13 +359,18 @@ func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
 		return nil, err
 	}
 	now := r.clock().Now()
-	var due []string
+	type dueRec struct {
+		rec     *Record
+		written int
+	}
+	var due []dueRec
 	present := make(map[string]bool, len(recs))
 	r.mu.Lock()
 	if r.deps == nil {
 		r.deps = map[string]*deployment{}
 	}
-	for _, rec := range recs {
+	for i := range recs {
+		rec := &recs[i]
 		present[rec.Name] = true
 		d, ok := r.deps[rec.Name]
 		if !ok {
@@ -369,7 +379,7 @@ func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
 		}
 		if !d.running && !now.Before(d.due) {
 			d.running = true
-			due = append(due, rec.Name)
+			due = append(due, dueRec{rec, d.written})
 		}
 	}
 	for name, d := range r.deps {
@@ -385,25 +395,34 @@ func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
 	}
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for _, name := range due {
+	for _, x := range due {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r.call(ctx, name)
+			r.call(ctx, x.rec, x.written)
 		}()
 	}
 	wg.Wait()
 	return r.Results(), nil
 }
 
-// call calls the Controller of the deployment name once and stores its
-// record.
-func (r *Runner) call(ctx context.Context, name string) {
+// call calls the Controller of the deployment of listed, the record a
+// pass listed, once and stores its record. The record is loaded again
+// if Sync wrote it since it was listed (written says how many times it
+// had then).
+func (r *Runner) call(ctx context.Context, listed *Record, written int) {
+	name := listed.Name
 	d := r.state(name)
 	d.call.Lock()
 	defer d.call.Unlock()
-	res, deleted := r.step(ctx, name, d)
+	r.mu.Lock()
+	fresh := d.written == written
+	r.mu.Unlock()
+	if !fresh {
+		listed = nil
+	}
+	res, deleted := r.step(ctx, name, listed, d)
 	now := r.clock().Now()
 
 	r.mu.Lock()
@@ -432,16 +451,23 @@ func (r *Runner) call(ctx context.Context, name string) {
 	}
 }
 
-// step loads the record of name, calls its Controller (Reconcile, or
-// Delete once it is removed), stores the record and, once a removed
-// deployment's teardown is done, deletes it. Result.Next holds the wait
-// the Controller asked for, relative to the call's end.
-func (r *Runner) step(ctx context.Context, name string, d *deployment) (Result, bool) {
+// step calls the Controller of the deployment name (Reconcile, or
+// Delete once it is removed) with its record (listed, or loaded when
+// listed is nil), stores the record and, once a removed deployment's
+// teardown is done, deletes it. Result.Next holds the wait the
+// Controller asked for, relative to the call's end.
+func (r *Runner) step(ctx context.Context, name string, listed *Record, d *deployment) (Result, bool) {
 	res := Result{Name: name}
-	rec, ok, err := r.Store.Load(ctx, name)
-	if err != nil || !ok {
-		res.Err = err
-		return res, err == nil // gone from the Store: forget it
+	var rec Record
+	if listed != nil {
+		rec = *listed
+	} else {
+		loaded, ok, err := r.Store.Load(ctx, name)
+		if err != nil || !ok {
+			res.Err = err
+			return res, err == nil // gone from the Store: forget it
+		}
+		rec = loaded
 	}
 	res.Cluster, res.Removed = rec.Cluster, rec.Removed
 	env, known := r.Clusters[rec.Cluster]

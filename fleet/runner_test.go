@@ -19,7 +19,7 @@ import (
 
 // fakeFleet is a fleet on fake JobManagers that share one clock.
 type fakeFleet struct {
-	t       *testing.T
+	t       testing.TB
 	clock   *flinktest.Clock
 	servers map[string]*flinktest.Server
 	clients map[string]*flinkapi.Client
@@ -27,12 +27,19 @@ type fakeFleet struct {
 	store   Store
 }
 
-func newFakeFleet(t *testing.T, clusters ...string) *fakeFleet {
+func newFakeFleet(t testing.TB, clusters ...string) *fakeFleet {
+	t.Helper()
+	return newFakeFleetTB(t, 200, clusters...)
+}
+
+// newFakeFleetTB is a fleet on fake JobManagers of slots task slots
+// each.
+func newFakeFleetTB(t testing.TB, slots int, clusters ...string) *fakeFleet {
 	t.Helper()
 	f := &fakeFleet{t: t, clock: flinktest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
 		servers: map[string]*flinktest.Server{}, clients: map[string]*flinkapi.Client{}, jars: map[string]flinkapi.JarID{}}
 	for _, name := range clusters {
-		srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithClock(f.clock), flinktest.WithSlots(200))
+		srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithClock(f.clock), flinktest.WithSlots(slots))
 		t.Cleanup(srv.Close)
 		c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 		if err != nil {
