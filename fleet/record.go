@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/internal/format"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
@@ -30,6 +31,14 @@ type Record struct {
 	// Cluster names the cluster the deployment runs on (a key of
 	// Runner.Clusters).
 	Cluster string `json:"cluster,omitempty"`
+	// Application names the application the deployment belongs to, if
+	// any (Deployment.Application).
+	Application string `json:"application,omitempty"`
+	// AdoptName is the Flink job name of the running job the deployment
+	// adopts (Deployment.AdoptName), and Adopting the job found under it,
+	// recorded before the Controller is asked to adopt it.
+	AdoptName string         `json:"adoptName,omitempty"`
+	Adopting  flinkapi.JobID `json:"adopting,omitempty"`
 	// Spec is the spec the deployment should run, as last read from its
 	// source.
 	Spec lifecycle.JobSpec `json:"spec"`

@@ -25,6 +25,18 @@ type Deployment struct {
 	Cluster string
 	// Spec is the spec it should run.
 	Spec lifecycle.JobSpec
+	// Application, if set, names the application the deployment belongs
+	// to: a group of deployments applied together (in one Sync), reported
+	// with one verdict (Runner.Applications) and, once the source no
+	// longer states the application, removed together.
+	Application string
+	// AdoptName, if set, adopts the running job of that Flink job name
+	// on the cluster instead of deploying one (lifecycle.JobSpec.Adopt,
+	// without the job's id in the source): the job is looked up among
+	// the cluster's jobs that no deployment of the Store claims, once,
+	// when the deployment has no job yet; exactly one running job must
+	// have the name. Spec.Adopt and AdoptName are not set together.
+	AdoptName string
 }
 
 // Runner keeps the deployments of a Store as their specs say, on the
@@ -83,6 +95,8 @@ type Runner struct {
 	wake     chan struct{}
 	watching map[string]bool
 	metrics  map[string]*clusterMetrics
+	adopted  map[flinkapi.JobID]bool // jobs this Runner found to adopt
+	adoptMu  sync.Mutex              // held while a job to adopt is looked up
 }
 
 // DefaultParallel is how many deployments a Runner calls at once when
@@ -98,9 +112,11 @@ const firstBackoff = time.Second
 
 // Result is what the last call of one deployment's Controller said.
 type Result struct {
-	// Name and Cluster name the deployment.
-	Name    string
-	Cluster string
+	// Name and Cluster name the deployment, and Application its
+	// application, if any.
+	Name        string
+	Cluster     string
+	Application string
 	// Verdict is the status's verdict after the call (JobStatus.Verdict);
 	// empty before the first call.
 	Verdict lifecycle.Verdict
@@ -265,6 +281,14 @@ func (r *Runner) check(d Deployment, seen map[string]bool, rec *Record) error {
 	if err := d.Spec.Validate(); err != nil {
 		return fmt.Errorf("fleet: deployment %s: %w", d.Name, err)
 	}
+	if d.Application != "" {
+		if err := checkName(d.Application); err != nil {
+			return fmt.Errorf("fleet: deployment %s: application: %w", d.Name, err)
+		}
+	}
+	if d.AdoptName != "" && d.Spec.Adopt != "" {
+		return fmt.Errorf("fleet: deployment %s: adopt names job %s and adoptName %q: give one", d.Name, d.Spec.Adopt, d.AdoptName)
+	}
 	return nil
 }
 
@@ -305,10 +329,13 @@ func (r *Runner) syncOne(ctx context.Context, d Deployment) (syncKind, error) {
 		rec, kind = Record{Name: d.Name, Cluster: d.Cluster}, added
 	case rec.Removed:
 		kind = added
-	case sameSpec(rec.Spec, d.Spec):
+	case sameSpec(rec.Spec, d.Spec) && rec.Application == d.Application && rec.AdoptName == d.AdoptName:
 		return unchanged, nil
 	}
-	rec.Spec, rec.Removed = d.Spec, false
+	if rec.AdoptName != d.AdoptName {
+		rec.Adopting = ""
+	}
+	rec.Spec, rec.Removed, rec.Application, rec.AdoptName = d.Spec, false, d.Application, d.AdoptName
 	if err := r.Store.Save(ctx, &rec); err != nil {
 		return unchanged, err
 	}
@@ -469,7 +496,7 @@ func (r *Runner) step(ctx context.Context, name string, listed *Record, d *deplo
 		}
 		rec = loaded
 	}
-	res.Cluster, res.Removed = rec.Cluster, rec.Removed
+	res.Cluster, res.Removed, res.Application = rec.Cluster, rec.Removed, rec.Application
 	env, known := r.Clusters[rec.Cluster]
 	if !known {
 		res.Err = fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", name, rec.Cluster, strings.Join(r.clusterNames(), ", "))
@@ -486,9 +513,14 @@ func (r *Runner) step(ctx context.Context, name string, listed *Record, d *deplo
 		}
 		cres, callErr = ctrl.Delete(ctx, spec, &rec.Status)
 	} else {
-		applied := rec.Spec
-		rec.Applied = &applied
-		cres, callErr = ctrl.Reconcile(ctx, rec.Spec, &rec.Status)
+		spec := rec.Spec
+		if rec.AdoptName != "" {
+			spec.Adopt, callErr = r.adopting(ctx, &rec)
+		}
+		if callErr == nil {
+			rec.Applied = &spec
+			cres, callErr = ctrl.Reconcile(ctx, spec, &rec.Status)
+		}
 	}
 	saveErr := r.Store.Save(ctx, &rec)
 	res.Verdict, res.Situation = rec.Status.Verdict, rec.Status.Situation
