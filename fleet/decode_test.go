@@ -444,3 +444,35 @@ func FuzzDecodeClusters(f *testing.F) {
 func reflectTypeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 func sorted(s []string) []string { slices.Sort(s); return s }
+
+func TestDecodeMapKeysAndOtherKinds(t *testing.T) {
+	var v struct {
+		ByNumber map[int]string `json:"byNumber"`
+		Ratio    float64        `json:"ratio"`
+		Small    uint8          `json:"small"`
+		Any      any            `json:"any"`
+		Ptr      *int           `json:"ptr"`
+	}
+	if err := decodeInto("byNumber: {1: a, 2: b}\nratio: 0.5\nsmall: 255\nany: {a: [1, x, true, null, 1.5]}\nptr: 3\n", &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.ByNumber[2] != "b" || v.Ratio != 0.5 || v.Small != 255 || v.Ptr == nil || *v.Ptr != 3 {
+		t.Errorf("decoded %+v", v)
+	}
+	if d := cmp.Diff(map[string]any{"a": []any{1.0, "x", true, nil, 1.5}}, v.Any); d != "" {
+		t.Errorf("any (-want +got):\n%s", d)
+	}
+	err := decodeInto("byNumber: {x: a}\nratio: .inf\nsmall: 256\nptr: [1]\n", &v)
+	want := []string{
+		`f.json:1: byNumber.x: want a whole number as the key, got "x"`,
+		`f.json:2: ratio: want a finite number, got .inf`,
+		`f.json:3: small: 256 is out of range (want a whole number, not negative)`,
+		`f.json:4: ptr: want a whole number, got a list`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if d := cmp.Diff(want, strings.Split(err.Error(), "\n")); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
