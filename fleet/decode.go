@@ -110,8 +110,15 @@ func decodeFile(file string, data []byte, v any) (lines map[string]int, errs []*
 		dec := json.NewDecoder(bytes.NewReader(d.out.Bytes()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(v); err != nil {
-			// Not seen by the walk: the JSON decoder has the last word.
-			d.errs = append(d.errs, &fileError{file: file, err: err})
+			// Not seen by the walk: the JSON decoder has the last word,
+			// said in the file's terms where it names a field.
+			fe := &fileError{file: file, err: err}
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				fe.line, fe.path = d.lines[te.Field], te.Field
+				fe.err = fmt.Errorf("want %s, got %s", kindOf(te.Type), te.Value)
+			}
+			d.errs = append(d.errs, fe)
 		}
 	}
 	return d.lines, d.errs
@@ -129,7 +136,7 @@ func parseOne(data []byte) (root *yaml.Node, err error) {
 	var doc yaml.Node
 	switch err := dec.Decode(&doc); {
 	case errors.Is(err, io.EOF):
-		return nil, errors.New("the file is empty: want one spec")
+		return nil, errors.New("the file is empty")
 	case err != nil:
 		return nil, yamlError(err)
 	}
@@ -487,16 +494,20 @@ func (d *decoder) list(n *yaml.Node, t reflect.Type, path string) {
 }
 
 func (d *decoder) mapping(n *yaml.Node, t reflect.Type, path string) {
-	keyKind := t.Key().Kind()
-	textKey := reflect.PointerTo(t.Key()).Implements(textUnmarshaler)
+	kt := t.Key()
+	textKey := reflect.PointerTo(kt).Implements(textUnmarshaler)
 	d.objectOf(n, path, func(k *yaml.Node, key string) (reflect.Type, bool) {
-		if keyKind != reflect.String && !textKey {
-			if _, err := strconv.ParseInt(key, 10, 64); err != nil {
-				if _, err := strconv.ParseUint(key, 10, 64); err != nil {
-					d.fail(k, field(path, key), "want a whole number as the key, got %s", describe(k))
-					return nil, false
-				}
-			}
+		var err error
+		switch {
+		case kt.Kind() == reflect.String || textKey:
+		case kt.Kind() >= reflect.Int && kt.Kind() <= reflect.Int64:
+			_, err = strconv.ParseInt(key, 10, kt.Bits())
+		case kt.Kind() >= reflect.Uint && kt.Kind() <= reflect.Uintptr:
+			_, err = strconv.ParseUint(key, 10, kt.Bits())
+		}
+		if err != nil {
+			d.fail(k, field(path, key), "want %s as the key, got %s", kindOf(kt), describe(k))
+			return nil, false
 		}
 		return t.Elem(), true
 	})

@@ -107,7 +107,7 @@ blueGreen:
 	}, {
 		name: "empty",
 		in:   "# nothing here\n",
-		want: []string{`jobs/orders.yaml: the file is empty: want one spec`},
+		want: []string{`jobs/orders.yaml: the file is empty`},
 	}, {
 		name: "null",
 		in:   "# nothing here but\n~\n",
@@ -444,3 +444,50 @@ func FuzzDecodeClusters(f *testing.F) {
 func reflectTypeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 func sorted(s []string) []string { slices.Sort(s); return s }
+
+func TestDecodeMapKeysAndOtherKinds(t *testing.T) {
+	var v struct {
+		ByNumber map[int]string `json:"byNumber"`
+		Bytes    map[uint8]int  `json:"bytes"`
+		Ratio    float64        `json:"ratio"`
+		Small    uint8          `json:"small"`
+		Any      any            `json:"any"`
+		Ptr      *int           `json:"ptr"`
+	}
+	if err := decodeInto("byNumber: {1: a, 2: b}\nratio: 0.5\nsmall: 255\nany: {a: [1, x, true, null, 1.5]}\nptr: 3\n", &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.ByNumber[2] != "b" || v.Ratio != 0.5 || v.Small != 255 || v.Ptr == nil || *v.Ptr != 3 {
+		t.Errorf("decoded %+v", v)
+	}
+	if d := cmp.Diff(map[string]any{"a": []any{1.0, "x", true, nil, 1.5}}, v.Any); d != "" {
+		t.Errorf("any (-want +got):\n%s", d)
+	}
+	err := decodeInto("byNumber: {x: a}\nratio: .inf\nsmall: 256\nptr: [1]\nbytes: {255: 1, 256: 2}\n", &v)
+	want := []string{
+		`f.json:1: byNumber.x: want a whole number as the key, got "x"`,
+		`f.json:2: ratio: want a finite number, got .inf`,
+		`f.json:3: small: 256 is out of range (want a whole number, not negative)`,
+		`f.json:4: ptr: want a whole number, got a list`,
+		`f.json:5: bytes["256"]: want a whole number as the key, got 256`,
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if d := cmp.Diff(want, strings.Split(err.Error(), "\n")); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// TestDecodeLastWordIsEncodingJSON checks that what the walk lets pass
+// and encoding/json refuses (a ",string" option, which the walk does not
+// read) is still an error, naming the file.
+func TestDecodeLastWordIsEncodingJSON(t *testing.T) {
+	var v struct {
+		N int `json:"n,string"`
+	}
+	err := decodeInto("n: 5\n", &v)
+	if err == nil || !strings.HasPrefix(err.Error(), "f.json: json: invalid use of ,string") {
+		t.Errorf("%v; want encoding/json's error, naming the file", err)
+	}
+}

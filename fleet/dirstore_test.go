@@ -407,3 +407,26 @@ func TestDirStoreSavesOfTwoProcessesFollowEachOther(t *testing.T) {
 		t.Errorf("after both Saves: parallelism %d; want 3, the later one", got.Spec.Job.Parallelism)
 	}
 }
+
+// TestDirStoreCorruptRecord checks that a record file that is not JSON
+// (cut short by a file system that lost the rename's order) is an error
+// naming the file, and that Save replaces it.
+func TestDirStoreCorruptRecord(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	if err := os.WriteFile(s.path("orders"), []byte(`{"formatVersion": 1, "name": "ord`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Load(ctx, "orders"); err == nil || !strings.Contains(err.Error(), s.path("orders")) {
+		t.Errorf("Load of a cut record: %v; want an error naming the file", err)
+	}
+	if _, err := s.List(ctx); err == nil {
+		t.Error("List with a cut record: no error")
+	}
+	if err := s.Save(ctx, record("orders", 2)); err != nil {
+		t.Fatalf("Save over a cut record: %v", err)
+	}
+	if got, ok, err := s.Load(ctx, "orders"); err != nil || !ok || got.Spec.Job.Parallelism != 2 {
+		t.Errorf("Load after: %+v, %v, %v", got, ok, err)
+	}
+}

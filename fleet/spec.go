@@ -28,7 +28,9 @@ import (
 //	jobs/orders.yaml:12: job.parallelism: want a whole number, got "four"
 //
 // Every error found is reported (up to 20), ordered by line, joined in
-// one error; one from Validate matches lifecycle.ErrInvalidSpec. A
+// one error. Validate runs once the file decodes; its errors match
+// lifecycle.ErrInvalidSpec (and lifecycle.ErrUnknownFormat for a
+// formatVersion newer than this release reads). A
 // number, true or false written where text is wanted (the values of
 // job.flinkConfiguration) is read as the text written. Durations are
 // text with a unit ("90s"), as in JSON. YAML's anchors, aliases and
