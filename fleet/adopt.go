@@ -102,30 +102,39 @@ func (r *Runner) adopting(ctx context.Context, rec *Record) (flinkapi.JobID, err
 	}
 	r.adoptMu.Lock()
 	defer r.adoptMu.Unlock()
-	jobs, err := r.Unclaimed(ctx, rec.Cluster)
+	id, err := r.findAdoptable(ctx, rec.Name, rec.Cluster, rec.AdoptName)
+	if err != nil {
+		return "", err
+	}
+	rec.Adopting = id
+	r.mu.Lock()
+	if r.adopted == nil {
+		r.adopted = map[flinkapi.JobID]bool{}
+	}
+	r.adopted[id] = true
+	r.mu.Unlock()
+	return id, nil
+}
+
+// findAdoptable returns the one job of cluster named jobName that has
+// not ended and that no deployment claims, for the deployment name.
+func (r *Runner) findAdoptable(ctx context.Context, name, cluster, jobName string) (flinkapi.JobID, error) {
+	jobs, err := r.Unclaimed(ctx, cluster)
 	if err != nil {
 		return "", err
 	}
 	var found []flinkapi.JobID
 	for _, j := range jobs {
-		if j.Name == rec.AdoptName {
+		if j.Name == jobName {
 			found = append(found, j.ID)
 		}
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("fleet: deployment %s adopts the job named %q, and cluster %s runs none that no deployment claims", rec.Name, rec.AdoptName, rec.Cluster)
+		return "", fmt.Errorf("fleet: deployment %s adopts the job named %q, and cluster %s runs none that no deployment claims", name, jobName, cluster)
 	case 1:
-	default:
-		slices.Sort(found)
-		return "", fmt.Errorf("fleet: deployment %s adopts the job named %q, and cluster %s runs %d that no deployment claims (%v): give the deployment's spec the id of one (adopt)", rec.Name, rec.AdoptName, rec.Cluster, len(found), found)
+		return found[0], nil
 	}
-	rec.Adopting = found[0]
-	r.mu.Lock()
-	if r.adopted == nil {
-		r.adopted = map[flinkapi.JobID]bool{}
-	}
-	r.adopted[found[0]] = true
-	r.mu.Unlock()
-	return found[0], nil
+	slices.Sort(found)
+	return "", fmt.Errorf("fleet: deployment %s adopts the job named %q, and cluster %s runs %d that no deployment claims (%v): give the deployment's spec the id of one (adopt)", name, jobName, cluster, len(found), found)
 }

@@ -98,12 +98,27 @@ func (r *Runner) Plan(ctx context.Context, desired []Deployment, opts PlanOption
 			dp.Change = Added
 		case rec.Removed:
 			dp.Change, st = Added, rec.Status
-		case sameSpec(rec.Spec, d.Spec):
+		case rec.states(d):
 			dp.Change, st = Unchanged, rec.Status
 		default:
 			st = rec.Status
 		}
-		r.planOne(ctx, &dp, d.Spec, st, false, opts)
+		spec := d.Spec
+		switch {
+		case d.AdoptName == "" || st.JobID != "":
+		case rec != nil && rec.Adopting != "" && rec.AdoptName == d.AdoptName:
+			spec.Adopt = rec.Adopting
+		default:
+			// The job the deployment would adopt, as Flink lists it now.
+			id, err := r.findAdoptable(ctx, d.Name, d.Cluster, d.AdoptName)
+			if err != nil {
+				dp.Error = err.Error()
+				out.Deployments = append(out.Deployments, dp)
+				continue
+			}
+			spec.Adopt = id
+		}
+		r.planOne(ctx, &dp, spec, st, false, opts)
 		out.Deployments = append(out.Deployments, dp)
 	}
 	for _, rec := range recs {

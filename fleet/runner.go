@@ -329,7 +329,7 @@ func (r *Runner) syncOne(ctx context.Context, d Deployment) (syncKind, error) {
 		rec, kind = Record{Name: d.Name, Cluster: d.Cluster}, added
 	case rec.Removed:
 		kind = added
-	case sameSpec(rec.Spec, d.Spec) && rec.Application == d.Application && rec.AdoptName == d.AdoptName:
+	case rec.states(d):
 		return unchanged, nil
 	}
 	if rec.AdoptName != d.AdoptName {
@@ -366,6 +366,12 @@ func (r *Runner) dueNow(d *deployment) {
 	d.due = time.Time{}
 	d.written++
 	r.mu.Unlock()
+}
+
+// states reports whether rec stores d as it is: its spec, application
+// and job to adopt.
+func (rec *Record) states(d Deployment) bool {
+	return sameSpec(rec.Spec, d.Spec) && rec.Application == d.Application && rec.AdoptName == d.AdoptName
 }
 
 // sameSpec reports whether a and b are the same spec, as stored.

@@ -143,7 +143,26 @@ func TestRunnerSurvivesKills(t *testing.T) {
 	next := 0
 	add := func() {
 		cluster := []string{"east", "west"}[next%2]
-		desired = append(desired, f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10))
+		d := f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10)
+		d.Application = fmt.Sprintf("app-%d", next%3)
+		desired = append(desired, d)
+		next++
+	}
+	// adopt starts a job by hand and adds a deployment that adopts it by
+	// its name.
+	adopted := map[string]flinkapi.JobID{}
+	claimedByHand := map[flinkapi.JobID]bool{} // jobs started by hand that a deployment adopted
+	adopt := func() {
+		cluster := []string{"east", "west"}[next%2]
+		d := f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10)
+		d.Spec.Job.Args = append(d.Spec.Job.Args, "--name", d.Name)
+		d.AdoptName = d.Name
+		id, err := f.clients[cluster].RunJar(context.Background(), f.jars[cluster], flinkapi.RunJarRequest{JobID: flinkapi.NewJobID(), ProgramArgs: d.Spec.Job.Args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		adopted[d.Name] = id
+		desired = append(desired, d)
 		next++
 	}
 	for range 6 {
@@ -155,13 +174,15 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		switch x := rng.IntN(20); {
 		case x < 6:
 			i := rng.IntN(len(desired))
-			desired[i] = f.deployment(desired[i].Cluster, desired[i].Name, 10+rng.IntN(50))
+			desired[i] = withRate(desired[i], 10+rng.IntN(50))
 		case x == 6 && len(desired) > 4:
 			i := rng.IntN(len(desired))
 			removed[desired[i].Name] = true
 			desired = slices.Delete(desired, i, i+1)
 		case x == 7 && len(desired) < 8:
 			add()
+		case x == 8 && len(desired) < 8:
+			adopt()
 		}
 		p := &process{rng: rng, left: 1 + rng.IntN(60)}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -174,6 +195,11 @@ func TestRunnerSurvivesKills(t *testing.T) {
 					break
 				}
 				f.check(t, fmt.Sprintf("seed %d, epoch %d, pass %d", seed, epoch, pass))
+				for name := range adopted {
+					if rec, ok, _ := f.store.Load(context.Background(), name); ok && rec.Adopting != "" {
+						claimedByHand[rec.Adopting] = true
+					}
+				}
 				f.clock.Advance(nextWait(res, f.clock.Now()))
 			}
 		}
@@ -200,19 +226,36 @@ func TestRunnerSurvivesKills(t *testing.T) {
 			t.Errorf("%s: its job %s runs %v (%s), want %v", d.Name, rec.Status.JobID, j.ProgramArgs, j.State, d.Spec.Job.Args)
 		}
 	}
+	for name, id := range adopted {
+		if removed[name] {
+			continue
+		}
+		rec, _, _ := f.store.Load(context.Background(), name)
+		if rec.Adopting != id {
+			t.Errorf("%s adopted %q, want the job started by hand, %s", name, rec.Adopting, id)
+		}
+	}
+	for _, a := range r.Applications() {
+		if a.Verdict != lifecycle.VerdictDone {
+			t.Errorf("application %s: %s", a.Name, a.Verdict)
+		}
+	}
 	for name := range removed {
 		if _, ok, _ := f.store.Load(context.Background(), name); ok {
 			t.Errorf("%s was removed and its record is still stored", name)
 		}
 		for _, srv := range f.servers {
 			for _, j := range srv.Jobs() {
-				if deploymentOf(j) == name && !j.State.IsGloballyTerminal() {
+				// A job started by hand for a deployment removed before it
+				// adopted the job is left as it is.
+				leftAlone := j.ID == adopted[name] && !claimedByHand[j.ID]
+				if deploymentOf(j) == name && !j.State.IsGloballyTerminal() && !leftAlone {
 					t.Errorf("%s was removed and its job %s is %s", name, j.ID, j.State)
 				}
 			}
 		}
 	}
-	t.Logf("seed %d: %d kills, %d deployments at the end, %d removed", seed, killed, len(desired), len(removed))
+	t.Logf("seed %d: %d kills, %d deployments at the end, %d removed, %d adopted, %d applications", seed, killed, len(desired), len(removed), len(adopted), len(r.Applications()))
 }
 
 // runnerOf is the Runner of a process that dies as p says.
@@ -280,4 +323,16 @@ func envInt(t *testing.T, name string, def int) int {
 		t.Fatalf("%s=%q: %v", name, v, err)
 	}
 	return n
+}
+
+// withRate is d with its job's --rate set to rate.
+func withRate(d Deployment, rate int) Deployment {
+	args := slices.Clone(d.Spec.Job.Args)
+	for i := range args {
+		if args[i] == "--rate" && i+1 < len(args) {
+			args[i+1] = strconv.Itoa(rate)
+		}
+	}
+	d.Spec.Job.Args = args
+	return d
 }
