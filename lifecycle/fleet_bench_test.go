@@ -128,10 +128,11 @@ func heldPerJob(n int, build func() any) float64 {
 // Result.RequeueAfter ran out (a delaying queue, as a Kubernetes
 // controller's): their resync (Controller.Resync) and, with health
 // judged, their health checks. impl=changes: the watch alone (Changes,
-// which reads the overview and compares it with the one before),
-// followed by the informer's read and compare (untimed) whose CPU time
-// it reports beside its own (cpu/informer: the two run one after the
-// other, under the same load). impl=unshared: every Controller without
+// which reads the overview and compares it with the one before).
+// Each poll of impl=watched and impl=changes is followed by the
+// informer's poll (untimed), whose CPU time it reports beside its own
+// (cpu/informer: the two run one after the other, under the same load,
+// on a machine that other processes share). impl=unshared: every Controller without
 // the SharedObservation. impl=informer: the baseline a user would write
 // by hand, one GET /jobs/overview per poll and a comparison of each
 // job's state with the one recorded, and, with health judged, each job's
@@ -179,8 +180,8 @@ type benchPoll struct {
 	// last poll (base).
 	sent, most, base int
 	// cpu: the process's CPU time in the timed part of the polls, and
-	// the most of one poll (mostCPU); informerCPU: impl=changes, the
-	// informer's read and compare after each poll, untimed.
+	// the most of one poll (mostCPU); informerCPU: impl=watched and
+	// impl=changes, the informer's poll after each poll, untimed.
 	cpu, mostCPU, informerCPU time.Duration
 }
 
@@ -271,9 +272,9 @@ func (p *benchPoll) poll(b *testing.B) {
 	p.sent += count - p.base
 	p.most = max(p.most, count-p.base)
 	p.base = count
-	if p.impl == "changes" {
-		// The informer's read and compare of the same overview, right
-		// after: the two share the machine's load.
+	if p.impl == "changes" || p.impl == "watched" {
+		// The informer's poll of the same overview, right after: the
+		// two share the machine's load.
 		cpu0 := processCPU(b)
 		p.informerPoll(b)
 		p.informerCPU += processCPU(b) - cpu0
@@ -328,7 +329,7 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	b.ReportMetric(float64(p.most), "max-requests/poll")
 	b.ReportMetric(float64(p.cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(p.mostCPU), "max-cpu-ns/poll")
-	if impl == "changes" {
+	if impl == "changes" || impl == "watched" {
 		b.ReportMetric(float64(p.cpu)/float64(p.informerCPU), "cpu/informer")
 	}
 	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, p.known, p.last) }), "heap-B/job")
