@@ -95,13 +95,19 @@ type Controller struct {
 	// checked with it, without a request of its own (SharedObservation).
 	// Give every Controller of one session cluster the same one.
 	Shared *SharedObservation
-	// Resync is when a job at rest whose health is not judged is called
-	// back (Result.RequeueAfter) while Shared is watched
+	// Resync is how often a job at rest whose health is not judged is
+	// called back (Result.RequeueAfter) while Shared is watched
 	// (SharedObservation.Changes or Run, called within the last three
 	// MaxAge): the watch names the jobs whose overview changed, and their
 	// callers call them at once, so a job at rest needs a call of its own
 	// only for its savepoint schedule (when due, as always) and as a
-	// resync (the retention's disposals then wait for it). 0:
+	// resync (the retention's disposals then wait for it). Each job's
+	// resyncs come at times of their own, every Resync from an offset its
+	// job id's hash gives, so that the resyncs of a fleet that came to
+	// rest at once spread over Resync: the first comes between half and
+	// one and a half Resync after the call, the next ones Resync apart.
+	// A job whose health is judged is called back at its next health
+	// check (every other PollInterval, half of the fleet in each). 0:
 	// DefaultResync; never less than PollInterval. Without a watch,
 	// PollInterval.
 	Resync time.Duration
@@ -133,16 +139,20 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
-	// Whatever the call did, the status ends with its verdict of spec.
-	defer func(spec JobSpec) { st.Verdict = st.VerdictFor(spec) }(spec)
+	// Whatever the call did, the status ends with its verdict of spec
+	// (validated once).
+	valid := false
+	defer func(spec JobSpec) { st.Verdict = st.verdictFor(spec, valid) }(spec)
 	ctx = c.withSecrets(ctx, spec, st)
 	now := c.clock().Now()
-	if err := spec.Validate(); err != nil {
+	err := spec.Validate()
+	valid = err == nil
+	if err != nil {
 		c.set(st, st.State, ReasonInvalidSpec, err.Error())
 		st.Settled = false
 		return Result{RequeueAfter: c.poll()}, err
 	}
-	spec, err := c.withDigest(ctx, spec.effective(st), st)
+	spec, err = c.withDigest(ctx, spec.effective(st), st)
 	if errors.Is(err, ErrInvalidSpec) {
 		c.set(st, st.State, ReasonInvalidSpec, err.Error())
 		st.Settled = false

@@ -204,7 +204,7 @@ func ExampleCleanSession() {
 
 // A fleet on one session cluster shares one overview, and watches it: a
 // job at rest is reconciled when the overview shows it changed, and
-// otherwise only every Resync. Here one of three jobs is cancelled from
+// otherwise only at its resync, every Resync. Here one of three jobs is cancelled from
 // the Flink UI; Changes names it alone.
 func ExampleSharedObservation_Changes() {
 	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"))
@@ -240,7 +240,9 @@ func ExampleSharedObservation_Changes() {
 	}
 	_, _ = shared.Changes(ctx) // the watch starts
 	res, _ := fleet["orders"].ctrl.Reconcile(ctx, fleet["orders"].spec, &fleet["orders"].status)
-	fmt.Println("at rest, called back after", res.RequeueAfter)
+	// Each job's resync at its own time, every Resync: the first between
+	// half and one and a half Resync after this call.
+	fmt.Println("at rest, called back at its resync:", res.RequeueAfter >= lifecycle.DefaultResync/2 && res.RequeueAfter < lifecycle.DefaultResync*3/2)
 
 	_ = c.CancelJob(ctx, fleet["payments"].status.JobID) // from the Flink UI
 	srv.Clock().Advance(lifecycle.DefaultSharedMaxAge)
@@ -257,6 +259,6 @@ func ExampleSharedObservation_Changes() {
 		fmt.Println(byID[id], j.status.JobState, j.status.Reason)
 	}
 	// Output:
-	// at rest, called back after 10m0s
+	// at rest, called back at its resync: true
 	// payments CANCELED JobCancelled
 }

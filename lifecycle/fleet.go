@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"hash/fnv"
+	"math/bits"
 	"sync"
 	"time"
 
@@ -306,7 +307,8 @@ func sameEntryAt(a, b *flinkapi.JobOverview) bool {
 // of the jobs Changes names at once needs to call a job at rest only for
 // its own schedule, and the Controllers sharing s say so: while Changes
 // is called at least every three MaxAge, they call a job at rest back
-// after Controller.Resync rather than PollInterval, and are served an
+// at its resync (Controller.Resync) or its next health check rather
+// than after PollInterval, and are served an
 // overview up to two MaxAge old: a watch that calls Changes every two
 // MaxAge (as Run does) reads the overview once for the whole fleet per
 // default poll. err is the read's error.
@@ -456,17 +458,56 @@ func (c *Controller) observeShared(ctx context.Context, api API, spec JobSpec, s
 }
 
 // healthDue reports whether a job at rest has its health judged at this
-// call: every other poll interval, half of the jobs in each (by their
-// ids), and in any case once its last sample is nearly two intervals
-// old.
+// call: in its health slots (healthSlot: every other poll interval, half
+// of the jobs in each, by their ids), and in any case once its last
+// sample is nearly two intervals old.
 func (c *Controller) healthDue(job flinkapi.JobID, last policy.HealthSample, now time.Time) bool {
 	p := c.poll()
 	if now.Sub(last.Time) >= 2*p-p/4 {
 		return true
 	}
+	return healthSlot(job, now, p)
+}
+
+// healthSlot reports whether now is in one of the job's health slots:
+// every other poll interval p (counted from the Unix epoch), half of the
+// jobs in each, by a hash of their ids: the health checks of a fleet
+// started at once spread over two polls.
+func healthSlot(job flinkapi.JobID, now time.Time, p time.Duration) bool {
+	return (now.UnixNano()/int64(p)+int64(jobHash(job)))%2 == 0
+}
+
+// nextHealthSlot is how long after now the job's next health slot
+// (healthSlot) begins: within two poll intervals p.
+func nextHealthSlot(job flinkapi.JobID, now time.Time, p time.Duration) time.Duration {
+	next := now.UnixNano()/int64(p) + 1
+	if (next+int64(jobHash(job)))%2 != 0 {
+		next++
+	}
+	return time.Unix(0, next*int64(p)).Sub(now)
+}
+
+// resyncIn is how long after now the job's next resync comes, for a
+// resync every r: at the job's own times, one every r from an offset in
+// r its id's hash gives (so that the resyncs of a fleet called at once
+// spread over r), the first at least r/2 from now. A job called at its
+// resync is called back r later: the resyncs keep their interval.
+func resyncIn(job flinkapi.JobID, now time.Time, r time.Duration) time.Duration {
+	offset, _ := bits.Mul64(uint64(jobHash(job))<<32, uint64(r)) // in [0, r)
+	from := now.Add(r / 2).UnixNano()
+	wait := (int64(offset) - from) % int64(r)
+	if wait < 0 {
+		wait += int64(r)
+	}
+	return r/2 + time.Duration(wait)
+}
+
+// jobHash is the FNV-1a hash of a job's id: where its health checks and
+// resyncs fall among those of its fleet.
+func jobHash(job flinkapi.JobID) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(job))
-	return (now.UnixNano()/int64(p)+int64(h.Sum32()))%2 == 0
+	return h.Sum32()
 }
 
 // lastSample is the newest health sample of the status's job.

@@ -1,6 +1,8 @@
 package lifecycle
 
 import (
+	"bufio"
+	"container/heap"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +11,12 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,32 +29,27 @@ import (
 )
 
 // benchFleets are the fleets of BenchmarkFleetPoll by size, set up once
-// per size (a fleet of 5,000 jobs takes a while to start on the fake).
+// per run (a fleet of 5,000 jobs takes a while to start on the fake).
 var (
 	benchFleetsMu sync.Mutex
 	benchFleets   = map[int]*fleet{}
 )
 
-// benchFleet returns a fleet of n jobs at rest: started through the REST
-// API and adopted (spec.Adopt), then settled.
+// benchFleet returns a fleet of n jobs at rest on a fake JobManager in a
+// process of its own (fleetFake): started through the REST API and
+// adopted (spec.Adopt), then settled.
 func benchFleet(b *testing.B, n int) *fleet {
 	benchFleetsMu.Lock()
 	defer benchFleetsMu.Unlock()
 	if f, ok := benchFleets[n]; ok {
 		return f
 	}
-	f := newFleet(b, n, DefaultControllerPoll)
-	f.front = newOverviewFront(b, f.srv.URL)
-	c, err := flinkapi.NewClient(f.front.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
-	if err != nil {
-		b.Fatal(err)
-	}
-	f.c, f.shared.Client = c, c
-	for _, ctrl := range f.ctrls {
-		ctrl.Env.Client = c
-	}
+	fake := startFleetFake(b, n+4)
+	f := newFleetOn(b, n, DefaultControllerPoll, fake.URL, fake.clock, fake.dir)
+	f.fake = fake
+	benchFleets[n] = f // closed at the end of BenchmarkFleetPoll
 	ctx := context.Background()
-	jar, err := c.UploadJar(ctx, f.specs[0].Job.JarFile)
+	jar, err := f.c.UploadJar(ctx, f.specs[0].Job.JarFile)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func benchFleet(b *testing.B, n int) *fleet {
 		}
 		f.specs[i].Adopt = run.JobID
 	}
-	f.srv.Clock().Advance(15 * time.Second) // a checkpoint completed: stable
-	f.poll(b)                               // adopted
+	fake.advance(b, 15*time.Second) // a checkpoint completed: stable
+	f.poll(b)                       // adopted
 	for i := range f.specs {
 		f.specs[i].Adopt = ""
 	}
@@ -72,8 +72,17 @@ func benchFleet(b *testing.B, n int) *fleet {
 			b.Fatalf("job %d not at rest: %s %s", i, f.sts[i].Reason, f.sts[i].Message)
 		}
 	}
-	benchFleets[n] = f
 	return f
+}
+
+// closeBenchFleets ends the fake JobManagers of benchFleets.
+func closeBenchFleets() {
+	benchFleetsMu.Lock()
+	defer benchFleetsMu.Unlock()
+	for n, f := range benchFleets {
+		f.fake.close()
+		delete(benchFleets, n)
+	}
 }
 
 // held is a copy of what the caller keeps between polls: the statuses
@@ -113,32 +122,40 @@ func heldPerJob(n int, build func() any) float64 {
 
 // BenchmarkFleetPoll measures one poll of a fleet of n jobs at rest on
 // one fake session cluster, then moves the clock on by the poll interval
-// (untimed): impl=shared, every job's Controller called once, sharing a
-// SharedObservation; impl=watched, the Controllers of the jobs
-// SharedObservation.Changes names (none at rest) and of the twentieth of
-// the fleet whose resync is due (every 20 polls); impl=changes, the
-// watch alone (Changes, which reads the overview and compares it with
-// the one before), followed by the informer's read and compare (untimed)
-// whose CPU time it reports beside its own (cpu/informer: the two run
-// one after the other, under the same load); impl=unshared, every
-// Controller without the SharedObservation; impl=informer, the baseline
-// a user would write by hand, one GET /jobs/overview per poll and a
-// comparison of each job's state with the one recorded (with health
-// judged, and each job's checkpoint statistics every other poll, when
-// the Controllers read them). It reports the
-// requests per job and poll, and the heap held per job between polls
-// (the statuses and the shared overview; the informer's map and last
-// list), and the process's CPU time per poll (cpu-ns/op: ns/op is the
-// time on the clock, which other processes on the machine stretch). The
+// (untimed). impl=shared: every job's Controller called once, sharing a
+// SharedObservation. impl=watched: the Controllers of the jobs
+// SharedObservation.Changes names (none at rest) and of those whose
+// Result.RequeueAfter ran out (a delaying queue, as a Kubernetes
+// controller's): their resync (Controller.Resync) and, with health
+// judged, their health checks. impl=changes: the watch alone (Changes,
+// which reads the overview and compares it with the one before).
+// Each poll of impl=watched and impl=changes is followed by the
+// informer's poll (untimed), whose CPU time it reports beside its own
+// (cpu/informer: the two run one after the other, under the same load,
+// on a machine that other processes share). impl=unshared: every Controller without
+// the SharedObservation. impl=informer: the baseline a user would write
+// by hand, one GET /jobs/overview per poll and a comparison of each
+// job's state with the one recorded, and, with health judged, each job's
+// checkpoint statistics on the Controllers' schedule (healthSlot: every
+// other poll, half of the fleet at each).
+//
+// The fake JobManager runs in a process of its own (fleetFake): the
+// process's CPU time per poll (cpu-ns/op; ns/op is the time on the
+// clock, which other processes on the machine stretch) is the caller's
+// alone, its HTTP client's included, and none of the fake's. The
 // overview is answered from a body rendered before the poll
-// (overviewFront), as a JobManager answers from its cache: ns/op is the
-// controller's work and the fake's for the other requests.
+// (overviewFront), as a JobManager answers from its cache. It reports the
+// requests per job and poll, the most requests one poll sent
+// (max-requests/poll) and the most CPU time one poll took
+// (max-cpu-ns/poll), and the heap held per job between polls (the
+// statuses and the shared overview; the informer's map and last list).
 func BenchmarkFleetPoll(b *testing.B) {
+	b.Cleanup(closeBenchFleets)
 	for _, health := range []bool{false, true} {
 		for _, n := range []int{10, 1000, 5000} {
 			for _, impl := range []string{"shared", "watched", "changes", "unshared", "informer"} {
-				if (impl == "watched" || impl == "changes") && health {
-					continue // health is judged at every poll: as shared
+				if impl == "changes" && health {
+					continue // the watch alone reads no checkpoints
 				}
 				b.Run(fmt.Sprintf("health=%v/n=%d/impl=%s", health, n, impl), func(b *testing.B) {
 					benchFleetPoll(b, n, impl, health)
@@ -148,9 +165,125 @@ func BenchmarkFleetPoll(b *testing.B) {
 	}
 }
 
-// watchedResync is the resync of impl=watched in polls: 10 minutes of
-// 30 s polls.
-const watchedResync = 20
+// benchPoll is one poll of BenchmarkFleetPoll's fleet: what it does in
+// the timed part, the requests it counted, and its CPU times.
+type benchPoll struct {
+	f      *fleet
+	impl   string
+	health bool
+	index  map[flinkapi.JobID]int
+	known  map[flinkapi.JobID]flinkapi.JobState // the informer's states
+	last   []flinkapi.JobOverview               // the informer's last list
+	queue  dueQueue                             // impl=watched: when each Controller is to be called
+	// counted: the requests the caller sent in the polls counted
+	// (sent), the most in one poll (most), the fake's count after the
+	// last poll (base).
+	sent, most, base int
+	// cpu: the process's CPU time in the timed part of the polls, and
+	// the most of one poll (mostCPU); informerCPU: impl=watched and
+	// impl=changes, the informer's poll after each poll, untimed.
+	cpu, mostCPU, informerCPU time.Duration
+}
+
+// call calls job i's Controller and queues its next call.
+func (p *benchPoll) call(b *testing.B, i int) {
+	res, err := p.f.ctrls[i].Reconcile(context.Background(), p.f.specs[i], &p.f.sts[i])
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.queue.push(i, p.f.fake.clock.Now().Add(res.RequeueAfter))
+}
+
+// informerPoll is the informer's poll: the overview read, each job's
+// state compared with the one recorded, and, with health judged, the
+// checkpoint statistics of the jobs whose health check is due.
+func (p *benchPoll) informerPoll(b *testing.B) {
+	ctx := context.Background()
+	jobs, err := p.f.c.JobsOverview(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := p.f.fake.clock.Now()
+	changed := 0
+	for _, j := range jobs {
+		if s, ok := p.known[j.ID]; ok && s != j.State {
+			changed++
+		}
+		if p.health && healthSlot(j.ID, now, DefaultControllerPoll) {
+			if _, err := p.f.c.Checkpoints(ctx, j.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if changed != 0 {
+		b.Fatalf("%d jobs changed", changed)
+	}
+	p.last = jobs
+}
+
+// timed is the timed part of a poll.
+func (p *benchPoll) timed(b *testing.B) {
+	ctx := context.Background()
+	switch p.impl {
+	case "changes":
+		// The watch alone, as the informer's read and compare.
+		ids, err := p.f.shared.Changes(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ids) != 0 {
+			b.Fatalf("%d jobs changed", len(ids))
+		}
+	case "watched":
+		ids, err := p.f.shared.Changes(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, id := range ids {
+			p.call(b, p.index[id])
+		}
+		now := p.f.fake.clock.Now()
+		for {
+			i, ok := p.queue.pop(now)
+			if !ok {
+				break
+			}
+			p.call(b, i)
+		}
+	case "informer":
+		p.informerPoll(b)
+	default:
+		p.f.poll(b)
+	}
+}
+
+// poll is one poll: the timed part, then, untimed, the requests counted,
+// impl=changes's informer, the clock moved on by the poll interval and
+// the overview of the fake's new state frozen.
+func (p *benchPoll) poll(b *testing.B) {
+	cpu0 := processCPU(b)
+	p.timed(b)
+	cpu := processCPU(b) - cpu0
+	p.cpu += cpu
+	p.mostCPU = max(p.mostCPU, cpu)
+	b.StopTimer()
+	fake := p.f.fake
+	count := fake.requests(b)
+	p.sent += count - p.base
+	p.most = max(p.most, count-p.base)
+	p.base = count
+	if p.impl == "changes" || p.impl == "watched" {
+		// The informer's poll of the same overview, right after: the
+		// two share the machine's load.
+		cpu0 := processCPU(b)
+		p.informerPoll(b)
+		p.informerCPU += processCPU(b) - cpu0
+		p.base = fake.requests(b)
+	}
+	fake.advance(b, DefaultControllerPoll)
+	fake.freeze(b)
+	b.StartTimer()
+}
 
 func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	f := benchFleet(b, n)
@@ -159,127 +292,47 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	if impl == "unshared" {
 		shared = nil
 	}
+	p := &benchPoll{f: f, impl: impl, health: health, index: make(map[flinkapi.JobID]int, n),
+		known: make(map[flinkapi.JobID]flinkapi.JobState, n)}
+	now := f.fake.clock.Now()
 	for i, c := range f.ctrls {
 		c.Shared = shared
 		f.specs[i].Health = policy.HealthPolicy{}
 		if health {
 			f.specs[i].Health.Action = policy.HealthReport
 		}
+		p.index[f.sts[i].JobID] = i
+		p.known[f.sts[i].JobID] = f.sts[i].JobState
+		p.queue.push(i, now) // a watch's first poll calls every job
 	}
-	var last []flinkapi.JobOverview // the informer's last list
-	known := map[flinkapi.JobID]flinkapi.JobState{}
-	for _, st := range f.sts {
-		known[st.JobID] = st.JobState
+	f.fake.freeze(b)
+	// Warm: the first polls after a change of impl or policy, and, for
+	// a watch, until each job's resync comes at its own interval (the
+	// first, after the call of every job, comes after up to one and a
+	// half Resync).
+	warm := 2
+	if impl == "watched" && !health {
+		warm += int(3 * DefaultResync / 2 / DefaultControllerPoll)
 	}
-	ctx := context.Background()
-	index := make(map[flinkapi.JobID]int, n)
-	for i, st := range f.sts {
-		index[st.JobID] = i
+	for range warm {
+		p.poll(b)
 	}
-	polls := 0
-	var cpu time.Duration // the process's CPU time in the timed part of the polls
-	// impl=changes: the informer's read and compare after each poll,
-	// untimed, and its CPU time.
-	var informerCPU time.Duration
-	informerReads := 0
-	informerPoll := func() []flinkapi.JobOverview {
-		jobs, err := f.c.JobsOverview(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		changed := 0
-		for _, j := range jobs {
-			if s, ok := known[j.ID]; ok && s != j.State {
-				changed++
-			}
-			if health && polls%2 == 0 {
-				// What a hand-written check of checkpoint progress
-				// reads, on the controller's schedule: each job's
-				// statistics every other poll (a minute at 30 s).
-				if _, err := f.c.Checkpoints(ctx, j.ID); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		if changed != 0 {
-			b.Fatalf("%d jobs changed", changed)
-		}
-		return jobs
-	}
-	poll := func() {
-		polls++
-		cpu0 := processCPU(b)
-		switch impl {
-		case "changes":
-			// The watch alone, as the informer's read and compare.
-			ids, err := f.shared.Changes(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if len(ids) != 0 {
-				b.Fatalf("%d jobs changed", len(ids))
-			}
-		case "watched":
-			// The jobs the overview shows changed, and the twentieth of
-			// the fleet whose resync (10 minutes: 20 polls) is due.
-			ids, err := f.shared.Changes(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for _, id := range ids {
-				f.reconcile(b, index[id])
-			}
-			for i := polls % watchedResync; i < n; i += watchedResync {
-				f.reconcile(b, i)
-			}
-		case "informer":
-			last = informerPoll()
-		default:
-			f.poll(b)
-		}
-		// The fake's catching up with its clock and rendering the
-		// overview are Flink's work, not the poll's: untimed.
-		cpu += processCPU(b) - cpu0
-		b.StopTimer()
-		if impl == "changes" {
-			// The informer's read and compare of the same overview,
-			// right after: the two share the machine's load.
-			cpu0 := processCPU(b)
-			last = informerPoll()
-			informerCPU += processCPU(b) - cpu0
-			informerReads++
-		}
-		f.srv.Clock().Advance(DefaultControllerPoll)
-		f.front.freeze(b)
-		b.StartTimer()
-	}
-	f.front.freeze(b)
-	poll() // warm: the first polls after a change of impl or policy
-	poll()
-	f.srv.ClearRequests()
-	f.front.served.Store(0)
-	cpu, informerCPU, informerReads = 0, 0, 0
+	p.sent, p.most, p.cpu, p.mostCPU, p.informerCPU = 0, 0, 0, 0, 0
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		poll()
+		p.poll(b)
 	}
 	b.StopTimer()
-	// The fake saw freeze's overviews and every other request; the
-	// controllers' overviews were answered by the front.
-	sent := int(f.front.served.Load()) - informerReads
-	for _, q := range f.srv.Requests() {
-		if q.Route != "GET /jobs/overview" {
-			sent++
-		}
+	f.fake.thaw(b)
+	b.ReportMetric(float64(p.sent)/float64(b.N*n), "requests/job/poll")
+	b.ReportMetric(float64(p.most), "max-requests/poll")
+	b.ReportMetric(float64(p.cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(p.mostCPU), "max-cpu-ns/poll")
+	if impl == "changes" || impl == "watched" {
+		b.ReportMetric(float64(p.cpu)/float64(p.informerCPU), "cpu/informer")
 	}
-	f.front.thaw()
-	b.ReportMetric(float64(sent)/float64(b.N*n), "requests/job/poll")
-	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-	if impl == "changes" {
-		b.ReportMetric(float64(cpu)/float64(informerCPU), "cpu/informer")
-	}
-	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, known, last) }), "heap-B/job")
+	b.ReportMetric(heldPerJob(n, func() any { return f.held(impl, p.known, p.last) }), "heap-B/job")
 	for i := range f.sts {
 		if f.sts[i].State != "Running" {
 			b.Fatalf("job %d: %s %s", i, f.sts[i].State, f.sts[i].Reason)
@@ -287,9 +340,56 @@ func benchFleetPoll(b *testing.B, n int, impl string, health bool) {
 	}
 }
 
+// dueQueue is a delaying queue of Controllers to call: each job's next
+// call, the earliest first. A job queued again is called at its latest
+// time only.
+type dueQueue struct {
+	at   map[int]time.Time // each job's next call
+	heap dueHeap
+}
+
+type dueEntry struct {
+	at time.Time
+	i  int
+}
+
+type dueHeap []dueEntry
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h dueHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *dueHeap) Push(x any)        { *h = append(*h, x.(dueEntry)) }
+func (h *dueHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// push queues job i's next call at at.
+func (q *dueQueue) push(i int, at time.Time) {
+	if q.at == nil {
+		q.at = map[int]time.Time{}
+	}
+	q.at[i] = at
+	heap.Push(&q.heap, dueEntry{at: at, i: i})
+}
+
+// pop returns a job whose call is due at now, if any.
+func (q *dueQueue) pop(now time.Time) (int, bool) {
+	for len(q.heap) > 0 && !q.heap[0].at.After(now) {
+		e := heap.Pop(&q.heap).(dueEntry)
+		if at, ok := q.at[e.i]; ok && at.Equal(e.at) {
+			delete(q.at, e.i)
+			return e.i, true
+		}
+	}
+	return 0, false
+}
+
 // processCPU is the CPU time the process used so far, user and system,
-// on every thread: the poll's, the HTTP servers' (the overview front's
-// answers, the fake's) and the garbage collector's.
+// on every thread: the poll's, its HTTP client's and the garbage
+// collector's (the fake JobManager runs in a process of its own).
 func processCPU(tb testing.TB) time.Duration {
 	var u syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
@@ -298,26 +398,151 @@ func processCPU(tb testing.TB) time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
-// overviewFront stands between a benchmark's clients and the fake
-// JobManager: it answers GET /jobs/overview with the body it froze (as a
-// JobManager answers from its cache, and without the in-process fake
-// rendering 5,000 jobs inside the timed poll) and passes every other
-// request on to the fake.
-type overviewFront struct {
-	*httptest.Server
-	fake   string
-	body   atomic.Pointer[[]byte]
-	served atomic.Int64 // overviews answered from the frozen body
+// fleetFakeEnv, set in a test process's environment, makes it serve
+// BenchmarkFleetPoll's fake JobManager (TestMain): the number of task
+// slots it has.
+const fleetFakeEnv = "FLINKKIT_FLEET_FAKE_SLOTS"
+
+// fleetFake is BenchmarkFleetPoll's fake JobManager (flinktest.Server
+// behind an overviewFront) in a process of its own, the test binary run
+// again with fleetFakeEnv set, so that the benchmark's CPU time is none
+// of the fake's. Its clock moves only when advance moves it, with the
+// benchmark's copy of it (clock); its control requests (/_fleet/...)
+// are sent outside the timed polls.
+type fleetFake struct {
+	URL   string
+	clock *flinktest.Clock // the fake's time, as the Controllers read it
+	dir   string           // the jobs' jar
+	cmd   *exec.Cmd
+	stdin io.Closer // the process ends when it is closed
 }
 
-func newOverviewFront(tb testing.TB, fake string) *overviewFront {
-	target, err := url.Parse(fake)
+// startFleetFake starts a fake JobManager of slots task slots.
+func startFleetFake(tb testing.TB, slots int) *fleetFake {
+	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
+	dir, err := os.MkdirTemp("", "fleetbench")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), fleetFakeEnv+"="+strconv.Itoa(slots))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	f := &fleetFake{dir: dir, cmd: cmd, stdin: stdin}
+	var now int64
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if _, serr := fmt.Sscan(line, &f.URL, &now); err != nil || serr != nil {
+		f.close()
+		tb.Fatalf("the fake JobManager's process: %q, %v, %v", line, err, serr)
+	}
+	f.clock = flinktest.NewClock(time.Unix(0, now).UTC())
+	return f
+}
+
+// close ends the fake's process and removes the jar.
+func (f *fleetFake) close() {
+	_ = f.stdin.Close()
+	_ = f.cmd.Wait()
+	_ = os.RemoveAll(f.dir)
+}
+
+// control sends a control request and returns its answer.
+func (f *fleetFake) control(tb testing.TB, method, path string) string {
+	req, err := http.NewRequest(method, f.URL+"/_fleet/"+path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		tb.Fatalf("%s /_fleet/%s: %d %s %v", method, path, resp.StatusCode, body, err)
+	}
+	return string(body)
+}
+
+// advance moves the fake's clock, and the benchmark's, on by d.
+func (f *fleetFake) advance(tb testing.TB, d time.Duration) {
+	f.control(tb, http.MethodPost, "advance?d="+strconv.FormatInt(int64(d), 10))
+	f.clock.Advance(d)
+}
+
+// freeze renders the fake's overview now and answers with it from then
+// on; thaw passes the overview on to the fake again.
+func (f *fleetFake) freeze(tb testing.TB) { f.control(tb, http.MethodPost, "freeze") }
+func (f *fleetFake) thaw(tb testing.TB)   { f.control(tb, http.MethodPost, "thaw") }
+
+// requests is how many requests the fake's callers sent so far: the
+// overviews the front answered and every other request (not freeze's
+// reads of the overview).
+func (f *fleetFake) requests(tb testing.TB) int {
+	n, err := strconv.Atoi(f.control(tb, http.MethodGet, "requests"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// serveFleetFake serves a fleetFake of the given number of task slots:
+// it writes its URL and its clock's time (in Unix nanoseconds) on one
+// line and serves until its standard input ends. It returns the
+// process's exit code.
+func serveFleetFake(slots string) int {
+	n, err := strconv.Atoi(slots)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithSeed(1), flinktest.WithSlots(n))
+	defer srv.Close()
+	front := newOverviewFront(srv)
+	defer front.Close()
+	fmt.Printf("%s %d\n", front.URL, srv.Clock().Now().UnixNano())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// overviewFront stands between a benchmark's clients and the fake
+// JobManager: it answers GET /jobs/overview with the body it froze (as a
+// JobManager answers from its cache, and without the fake rendering
+// 5,000 jobs inside the timed poll), passes every other request on to
+// the fake and answers fleetFake's control requests.
+type overviewFront struct {
+	*httptest.Server
+	fake   *flinktest.Server
+	body   atomic.Pointer[[]byte]
+	served atomic.Int64 // overviews answered from the frozen body
+	others int          // the other requests passed on, those the fake recorded aside
+}
+
+func newOverviewFront(fake *flinktest.Server) *overviewFront {
 	f := &overviewFront{fake: fake}
+	target, err := url.Parse(fake.URL)
+	if err != nil {
+		panic(err)
+	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/_fleet/") {
+			f.control(w, r)
+			return
+		}
 		if body := f.body.Load(); body != nil && r.Method == http.MethodGet && r.URL.Path == "/jobs/overview" {
 			f.served.Add(1)
 			w.Header().Set("Content-Type", "application/json; charset=UTF-8")
@@ -327,26 +552,56 @@ func newOverviewFront(tb testing.TB, fake string) *overviewFront {
 		}
 		proxy.ServeHTTP(w, r)
 	}))
-	// Kept with its fleet for the rest of the run (benchFleets).
 	return f
 }
 
+// control answers fleetFake's control requests.
+func (f *overviewFront) control(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/_fleet/advance":
+		d, err := strconv.ParseInt(r.URL.Query().Get("d"), 10, 64)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.fake.Clock().Advance(time.Duration(d))
+	case "/_fleet/freeze":
+		if err := f.freeze(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	case "/_fleet/thaw":
+		f.body.Store(nil)
+	case "/_fleet/requests":
+		for _, q := range f.fake.Requests() {
+			if q.Route != "GET /jobs/overview" {
+				f.others++
+			}
+		}
+		f.fake.ClearRequests()
+		_, _ = io.WriteString(w, strconv.Itoa(int(f.served.Load())+f.others))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
 // freeze reads the fake's overview now and answers with it from then on.
-func (f *overviewFront) freeze(tb testing.TB) {
-	resp, err := http.Get(f.fake + "/jobs/overview")
+func (f *overviewFront) freeze() error {
+	resp, err := http.Get(f.fake.URL + "/jobs/overview")
 	if err != nil {
-		tb.Fatal(err)
+		return err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		tb.Fatalf("overview: %d, %v", resp.StatusCode, err)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("overview: %d", resp.StatusCode)
 	}
 	f.body.Store(&body)
+	return nil
 }
-
-// thaw passes the overview on to the fake again.
-func (f *overviewFront) thaw() { f.body.Store(nil) }
 
 // BenchmarkOverviewDiff measures what a poll does with an overview of n
 // jobs at rest once it is decoded: impl=changes, SharedObservation's

@@ -28,20 +28,28 @@ type fleet struct {
 	specs  []JobSpec
 	sts    []JobStatus
 	ctrls  []*Controller
-	front  *overviewFront // BenchmarkFleetPoll's only
+	fake   *fleetFake // BenchmarkFleetPoll's JobManager, in a process of its own
 }
 
 func newFleet(t testing.TB, n int, poll time.Duration) *fleet {
 	srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithSeed(1), flinktest.WithSlots(n+4))
-	c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
+	f := newFleetOn(t, n, poll, srv.URL, srv.Clock(), t.TempDir())
+	f.srv = srv
+	return f
+}
+
+// newFleetOn is newFleet on the JobManager at url, whose time clock
+// reads, with the jobs' jar in dir.
+func newFleetOn(t testing.TB, n int, poll time.Duration, url string, clock *flinktest.Clock, dir string) *fleet {
+	c, err := flinkapi.NewClient(url, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 	if err != nil {
 		t.Fatal(err)
 	}
-	jar := filepath.Join(t.TempDir(), "job.jar")
+	jar := filepath.Join(dir, "job.jar")
 	if err := os.WriteFile(jar, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := &fleet{srv: srv, c: c, shared: &SharedObservation{Client: c, Clock: srv.Clock()}}
+	f := &fleet{c: c, shared: &SharedObservation{Client: c, Clock: clock}}
 	jars := jarsOf(t, jar)
 	for i := range n {
 		f.specs = append(f.specs, JobSpec{
@@ -49,7 +57,7 @@ func newFleet(t testing.TB, n int, poll time.Duration) *fleet {
 				FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}},
 			Restart: policy.RestartPolicy{Mode: policy.RestartFromLatestState, Backoff: policy.Duration(time.Second)},
 		})
-		f.ctrls = append(f.ctrls, &Controller{Env: Env{Client: c, Clock: srv.Clock(), Jars: jars}, Name: fmt.Sprintf("fleet/job-%d", i),
+		f.ctrls = append(f.ctrls, &Controller{Env: Env{Client: c, Clock: clock, Jars: jars}, Name: fmt.Sprintf("fleet/job-%d", i),
 			PollInterval: poll, Shared: f.shared})
 	}
 	f.sts = make([]JobStatus, n)
@@ -250,7 +258,19 @@ func TestSharedObservationHealth(t *testing.T) {
 		f.srv.Clock().Advance(poll)
 		before := len(f.srv.Requests())
 		f.poll(t)
-		most = max(most, len(f.srv.Requests())-before)
+		sent := len(f.srv.Requests()) - before
+		most = max(most, sent)
+		// The overview, and the jobs whose health slot this is: about
+		// half of the fleet, never all of it.
+		due := 0
+		for i := range f.sts {
+			if healthSlot(f.sts[i].JobID, f.srv.Clock().Now(), poll) {
+				due++
+			}
+		}
+		if sent != 1+due {
+			t.Errorf("a poll sent %d requests, want the overview and the checkpoints of the %d jobs in their health slot", sent, due)
+		}
 	}
 	perJob := 0
 	for _, q := range f.srv.Requests() {
@@ -261,7 +281,7 @@ func TestSharedObservationHealth(t *testing.T) {
 			}
 		}
 	}
-	if perJob != n*polls/2 || most >= n+1 {
+	if perJob != n*polls/2 || most >= n {
 		t.Errorf("%d polls of %d jobs with health: %d requests of their own, want %d; %d in one poll (the overview and all the jobs')", polls, n, perJob, n*polls/2, most)
 	}
 	for i := range f.sts {
@@ -482,9 +502,10 @@ func TestSharedObservationRun(t *testing.T) {
 }
 
 // TestSharedObservationResync: a job at rest is called back after the
-// poll interval until its shared overview is watched, then after Resync;
-// one whose health is judged, or whose savepoint is due sooner, as
-// before.
+// poll interval until its shared overview is watched, then at its
+// resync (the first between half and one and a half Resync later, then
+// every Resync); one whose health is judged at its next health check;
+// one whose savepoint is due sooner, as before.
 func TestSharedObservationResync(t *testing.T) {
 	const poll = 30 * time.Second
 	f := newFleet(t, 3, poll)
@@ -508,23 +529,68 @@ func TestSharedObservationResync(t *testing.T) {
 	if _, err := f.shared.Changes(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := requeue(0); got != DefaultResync {
-		t.Errorf("watched: RequeueAfter %v, want DefaultResync %v", got, DefaultResync)
-	}
-	f.ctrls[0].Resync = time.Second
-	if got := requeue(0); got != poll {
-		t.Errorf("watched, Resync 1s: RequeueAfter %v, want the poll interval %v at least", got, poll)
-	}
 	f.specs[1].Health.Action = policy.HealthReport
 	requeue(1)
-	if got := requeue(1); got != poll {
-		t.Errorf("watched, health judged: RequeueAfter %v, want the poll interval %v", got, poll)
+	got := requeue(1)
+	if now := f.srv.Clock().Now(); got <= 0 || got > 2*poll || !healthSlot(f.sts[1].JobID, now.Add(got), poll) {
+		t.Errorf("watched, health judged: RequeueAfter %v, want the next health check within two poll intervals %v", got, 2*poll)
 	}
 	f.specs[2].Savepoints.Interval = policy.Duration(2 * time.Minute)
 	for range 3 {
 		if got := requeue(2); got > 2*time.Minute || got <= 0 {
 			t.Errorf("watched, a savepoint every 2m: RequeueAfter %v, want at most 2m", got)
 		}
+	}
+	got = requeue(0)
+	if got < DefaultResync/2 || got >= DefaultResync*3/2 {
+		t.Errorf("watched: RequeueAfter %v, want within half and one and a half DefaultResync %v", got, DefaultResync)
+	}
+	f.srv.Clock().Advance(got)
+	if _, err := f.shared.Changes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := requeue(0); got != DefaultResync {
+		t.Errorf("watched, at its resync: RequeueAfter %v, want DefaultResync %v", got, DefaultResync)
+	}
+	f.ctrls[0].Resync = time.Second
+	if got := requeue(0); got < poll/2 || got >= poll*3/2 {
+		t.Errorf("watched, Resync 1s: RequeueAfter %v, want a resync every poll interval %v at least", got, poll)
+	}
+}
+
+// TestResyncAndHealthSpread: the resyncs and the health checks of a
+// fleet called at once spread over their intervals, each job's at its
+// own times, and keep their intervals.
+func TestResyncAndHealthSpread(t *testing.T) {
+	const n, poll, resync = 1000, 30 * time.Second, 10 * time.Minute
+	now := time.Date(2026, time.January, 1, 0, 0, 7, 0, time.UTC)
+	perPoll := map[int64]int{}
+	healthNow := 0
+	for i := range n {
+		id := flinkapi.JobID(fmt.Sprintf("%032x", i+1))
+		d := resyncIn(id, now, resync)
+		if d < resync/2 || d >= resync*3/2 {
+			t.Fatalf("job %d: resync in %v, want within [%v, %v)", i, d, resync/2, resync*3/2)
+		}
+		if again := resyncIn(id, now.Add(d), resync); again != resync {
+			t.Fatalf("job %d: the resync after its resync in %v, want %v", i, again, resync)
+		}
+		perPoll[int64((d-resync/2)/poll)]++
+		h := nextHealthSlot(id, now, poll)
+		if h <= 0 || h > 2*poll || !healthSlot(id, now.Add(h), poll) || healthSlot(id, now.Add(h+poll), poll) {
+			t.Fatalf("job %d: next health check in %v, want within (0, %v], in its slot, every other poll", i, h, 2*poll)
+		}
+		if healthSlot(id, now, poll) {
+			healthNow++
+		}
+	}
+	for k, m := range perPoll {
+		if m > 2*n*int(poll)/int(resync) {
+			t.Errorf("%d resyncs in poll %d of the resync interval, want about %d", m, k, n*int(poll)/int(resync))
+		}
+	}
+	if healthNow < n*2/5 || healthNow > n*3/5 {
+		t.Errorf("%d health checks of %d jobs in one poll, want about half", healthNow, n)
 	}
 }
 
@@ -594,8 +660,8 @@ func TestSharedObservationWatchStops(t *testing.T) {
 		}
 		return res.RequeueAfter
 	}
-	if got := call(); got != DefaultResync {
-		t.Fatalf("watched: RequeueAfter %v, want %v", got, DefaultResync)
+	if got := call(); got < DefaultResync/2 {
+		t.Fatalf("watched: RequeueAfter %v, want its resync, %v at least", got, DefaultResync/2)
 	}
 	f.srv.Clock().Advance(3*DefaultSharedMaxAge + time.Second)
 	if got := call(); got != poll {

@@ -115,8 +115,8 @@ func standsOn(st *JobStatus) string {
 // may not go (neverDisposed, or a location of kept): it was chosen
 // before, and is not sent again (dropKeptDisposal forgets it).
 func (c *Controller) nextDisposal(spec JobSpec, st *JobStatus, p *Plan, now time.Time, kept ...string) string {
-	if p.Action != "" || p.InFlight || p.Situation == SituationUnreachable || !c.canDispose(st) {
-		return ""
+	if p.Action != "" || p.InFlight || p.Situation == SituationUnreachable || !c.canDispose(st) || len(st.Savepoints.Records) == 0 {
+		return "" // (with no savepoint recorded, none to dispose of)
 	}
 	if d := recordedDisposal(spec, st, kept); d != "" {
 		return d

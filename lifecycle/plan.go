@@ -348,7 +348,7 @@ func (c *Controller) planRunning(spec JobSpec, st *JobStatus, obs Observation, n
 		return p
 	}
 	p.Settled = true
-	p.RequeueAfter = c.atRestRequeue(spec, st, obs)
+	p.RequeueAfter = c.atRestRequeue(spec, st, obs, now)
 	return c.planDue(spec, st, obs, now, p)
 }
 
@@ -494,7 +494,7 @@ func terminating(obs Observation) savepoint.Record {
 func (c *Controller) bounded(d time.Duration) time.Duration {
 	upper := max(c.poll(), c.retry())
 	if c.Shared != nil && c.Shared.watching() {
-		upper = max(upper, orDefault(c.Resync, DefaultResync)) // atRestRequeue
+		upper = max(upper, c.resync()*3/2) // atRestRequeue
 	}
 	return min(max(d, soon), upper)
 }
@@ -520,19 +520,29 @@ func (c *Controller) slotsShort(st *JobStatus, obs Observation, p *Plan) bool {
 	return true
 }
 
-// atRestRequeue is when to call a job back that runs at rest: Resync when
-// the shared overview is watched and nothing of the spec needs a regular
-// look of its own (health checks), else PollInterval; once Flink's cache
-// expired when the overview showed a change its details did not.
-func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation) time.Duration {
+// atRestRequeue is when to call a job back that runs at rest: while the
+// shared overview is watched, at the job's next resync (resyncIn: about
+// every Resync, the fleet's spread over it) or, when its health is
+// judged, at its next health check (nextHealthSlot: every other poll
+// interval, half of the fleet in each); else PollInterval; once Flink's
+// cache expired when the overview showed a change its details did not.
+func (c *Controller) atRestRequeue(spec JobSpec, st *JobStatus, obs Observation, now time.Time) time.Duration {
 	if obs.OverviewChanged {
 		// The details may be the cache's, older than the overview.
 		return min(c.Timing.cache()+soon, c.poll())
 	}
-	if spec.Health.Action == "" && c.Shared != nil && c.Shared.watching() && c.atRest(spec, st) {
-		return max(orDefault(c.Resync, DefaultResync), c.poll())
+	if c.Shared == nil || !c.Shared.watching() || !c.atRest(spec, st) {
+		return c.poll()
 	}
-	return c.poll()
+	if spec.Health.Action != "" {
+		return nextHealthSlot(st.JobID, now, c.poll())
+	}
+	return resyncIn(st.JobID, now, c.resync())
+}
+
+// resync is the Controller's Resync, at least PollInterval.
+func (c *Controller) resync() time.Duration {
+	return max(orDefault(c.Resync, DefaultResync), c.poll())
 }
 
 // stateUnread reports whether the suspend that ended in st left its

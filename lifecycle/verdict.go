@@ -73,7 +73,12 @@ var Verdicts = []Verdict{VerdictDone, VerdictProgressing, VerdictWaiting, Verdic
 // Progressing, Waiting, Blocked or Failed), or Progressing when it
 // recorded none.
 func (s *JobStatus) VerdictFor(spec JobSpec) Verdict {
-	if spec.Validate() != nil {
+	return s.verdictFor(spec, spec.Validate() == nil)
+}
+
+// verdictFor is VerdictFor, given whether spec validates.
+func (s *JobStatus) verdictFor(spec JobSpec, valid bool) Verdict {
+	if !valid {
 		return VerdictInvalid
 	}
 	if s.Converged(spec) {

@@ -89,8 +89,10 @@ type FlinkJobReconciler struct {
 	// FlinkJobs whose job it shows changed (another state, tasks not all
 	// running, gone) are reconciled at once. A FlinkJob at rest whose
 	// health is not judged is then reconciled every Resync rather than
-	// every PollInterval (lifecycle.Controller.Resync); its schedules
-	// (savepoints) requeue it when due. 0: no watch.
+	// every PollInterval, at times of its own (lifecycle.Controller.Resync),
+	// one whose health is judged at its next health check (every other
+	// PollInterval); its schedules (savepoints) requeue it when due. 0:
+	// no watch.
 	Resync time.Duration
 	// Jars is where the session FlinkJobs' jarFile is read from
 	// (lifecycle.JarDir of the operator's --jar-root): a jarFile outside
