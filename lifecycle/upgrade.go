@@ -508,10 +508,13 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
-	// A preflight the Controller recorded to start with, from what its
-	// call read of the old job: the preflight takes it over (begunFrom).
-	seed := p.Replace.Preflight
-	p.Replace.Preflight = nil
+	// A preflight the Controller recorded with the action, before the
+	// operation started, from what its call read of the old job: the
+	// preflight takes it over (begunFrom).
+	var seed *Preflight
+	if p.Started.IsZero() {
+		seed, p.Replace.Preflight = p.Replace.Preflight, nil
+	}
 	startAt(p, now)
 	p.Replace.PreviousJobID, p.JobID = r.job, r.job
 	p.Replace.Observed = Observed{Latest: latest}

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ type upgradeFigures struct {
 	requests  int
 	savepoint time.Duration // the lag of the savepoint's completion
 	running   time.Duration // the lag of the new job's RUNNING
+	details   int           // reads of a job's details (GET /jobs/:jobid)
 }
 
 // ratio is the upgrade's time as a multiple of the fake's own stop and
@@ -34,13 +36,21 @@ func (f upgradeFigures) ratio(d time.Duration) float64 {
 	return float64(f.took) / float64(d+pollStart)
 }
 
-// upgradeLags reads the lags of an upgrade from the fake's requests:
-// the last trigger read at or after the savepoint completed, and the last
-// status read at or after the job ran.
-func upgradeLags(reqs []flinktest.Request, d time.Duration) (sp, run time.Duration) {
+// upgradeOf reads the figures of an upgrade that took took from the
+// fake's requests: the lags are from the savepoint's completion (d after
+// the stop) to the last trigger read at or after it, and from the new job
+// running to the last status read at or after it.
+func upgradeOf(reqs []flinktest.Request, d, took time.Duration) upgradeFigures {
 	stopped := firstOf(reqs, routeStop).Add(d)
 	running := firstOf(reqs, routeRun).Add(pollStart)
-	return lastOf(reqs, routeTriggerState, stopped).Sub(stopped), lastOf(reqs, routeStatus, running).Sub(running)
+	f := upgradeFigures{took: took, requests: len(reqs), savepoint: lastOf(reqs, routeTriggerState, stopped).Sub(stopped),
+		running: lastOf(reqs, routeStatus, running).Sub(running)}
+	for _, r := range reqs {
+		if r.Route == "GET /jobs/:jobid" {
+			f.details++
+		}
+	}
+	return f
 }
 
 // measureUpgradeStep upgrades the running job with Upgrade.Step through
@@ -50,10 +60,7 @@ func measureUpgradeStep(tb testing.TB, d time.Duration) upgradeFigures {
 	start := e.srv.Clock().Now()
 	runOp(tb, &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: e.job, JarID: e.jar,
 		Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}, nil)
-	reqs := e.srv.Requests()
-	f := upgradeFigures{took: e.srv.Clock().Now().Sub(start), requests: len(reqs)}
-	f.savepoint, f.running = upgradeLags(reqs, d)
-	return f
+	return upgradeOf(e.srv.Requests(), d, e.srv.Clock().Now().Sub(start))
 }
 
 // upgradeController deploys the counter job with a Controller on a fake
@@ -89,6 +96,13 @@ func upgradeController(tb testing.TB, d time.Duration) (*env, *Controller, JobSp
 // upgrade ended; the time runs from the first call of the new spec to the
 // call that ended it.
 func measureUpgradeController(tb testing.TB, d time.Duration) upgradeFigures {
+	return upgradeByController(tb, d, false)
+}
+
+// upgradeByController is measureUpgradeController, with the status sent
+// through JSON after every call if resume is set (a caller that stores it
+// and restarts).
+func upgradeByController(tb testing.TB, d time.Duration, resume bool) upgradeFigures {
 	e, ctrl, spec, st := upgradeController(tb, d)
 	spec.Job.Args = slices.Clone(spec.Job.Args)
 	spec.Job.Args[1] = "/out2"
@@ -99,14 +113,21 @@ func measureUpgradeController(tb testing.TB, d time.Duration) upgradeFigures {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		if resume {
+			b, err := json.Marshal(st)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			*st = JobStatus{}
+			if err := json.Unmarshal(b, st); err != nil {
+				tb.Fatal(err)
+			}
+		}
 		if st.Action == ActionUpgrade && st.Progress.Done() {
 			if st.Progress.Outcome != OutcomeSucceeded {
 				tb.Fatalf("the upgrade ended %s: %s", st.Progress.Outcome, st.Progress.Reason)
 			}
-			reqs := e.srv.Requests()
-			f := upgradeFigures{took: e.srv.Clock().Now().Sub(start), requests: len(reqs)}
-			f.savepoint, f.running = upgradeLags(reqs, d)
-			return f
+			return upgradeOf(e.srv.Requests(), d, e.srv.Clock().Now().Sub(start))
 		}
 		e.srv.Clock().Advance(res.RequeueAfter)
 	}
@@ -151,10 +172,7 @@ func measureUpgradeBaseline(tb testing.TB, d time.Duration) upgradeFigures {
 	if js.Status != "RUNNING" {
 		tb.Fatalf("the new job is %s, not RUNNING, after %v", js.Status, pollStart)
 	}
-	reqs := e.srv.Requests()
-	f := upgradeFigures{took: e.srv.Clock().Now().Sub(start), requests: len(reqs)}
-	f.savepoint, f.running = upgradeLags(reqs, d)
-	return f
+	return upgradeOf(e.srv.Requests(), d, e.srv.Clock().Now().Sub(start))
 }
 
 // BenchmarkUpgrade times an upgrade on the fake's clock with a savepoint
@@ -194,7 +212,9 @@ func BenchmarkUpgrade(b *testing.B) {
 // 1 s or a 10 s savepoint in 15 requests or fewer through Upgrade.Step and
 // through the Controller, which sends no more than Upgrade.Step but for
 // its observation of the job and the preflight (the new job's plan and the
-// cluster's slots): it reads the old job once.
+// cluster's slots): it reads the old job's details once, and takes as
+// long, with as many requests and the same lags, when its status goes
+// through JSON after every call.
 func TestUpgradeCounts(t *testing.T) {
 	for _, d := range []time.Duration{time.Second, 10 * time.Second} {
 		step, ctrl, base := measureUpgradeStep(t, d), measureUpgradeController(t, d), measureUpgradeBaseline(t, d)
@@ -212,6 +232,12 @@ func TestUpgradeCounts(t *testing.T) {
 			if m.n > 15 {
 				t.Errorf("%s sent %d requests for an upgrade with a %v savepoint, more than 15", m.name, m.n, d)
 			}
+		}
+		if ctrl.details != 1 {
+			t.Errorf("the Controller's upgrade with a %v savepoint read the job's details %d times, want once", d, ctrl.details)
+		}
+		if resumed := upgradeByController(t, d, true); resumed != ctrl {
+			t.Errorf("with a %v savepoint, a Controller whose status goes through JSON: %+v, one whose status does not: %+v", d, resumed, ctrl)
 		}
 		const observeAndPreflight = 3 // GET /jobs/:jobid, POST /jars/:jarid/plan, GET /overview
 		if ctrl.requests > step.requests+observeAndPreflight {
