@@ -239,13 +239,18 @@ func autoscaleFailed(_ *Controller, st *JobStatus, _ Outcome, _ time.Time) {
 // its first step, which sends no request: it records the trigger or job
 // id later requests use, and the caller stores it before the next step
 // sends them.
-func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a JobAction, target JobTemplate, now time.Time) (Result, error) {
+//
+// seed, if set, is what the upgrade's preflight would read of the old job,
+// read by this call's observation: recorded with the action, so that the
+// preflight does not read the job again.
+func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a JobAction, target JobTemplate, now time.Time, seed *Preflight) (Result, error) {
 	if c.resumesChange(st, a, target) {
 		// The same change tried again after its job was stopped: it
 		// carries the job's state over as it started to.
 		spec.Update = st.ActionSpec.Update
 	}
 	st.Action, st.Progress, st.RetryAt = a, Progress{}, time.Time{}
+	st.Progress.Replace.Preflight = seed
 	target.DeepCopyInto(&st.Target)
 	forgetDetached(st, a, c.Storage != nil)
 	if a == ActionDeploy {
@@ -256,6 +261,17 @@ func (c *Controller) start(ctx context.Context, spec JobSpec, st *JobStatus, a J
 		st.Retention = spec.Savepoints
 	}
 	return c.step(ctx, spec, st, now)
+}
+
+// observedPreflight is the old job's part of an upgrade's preflight
+// (Preflight.Old, Held, OldRead) from the job details obs read in this
+// call, or nil when a starts no upgrade or obs read no running job of st.
+func observedPreflight(a JobAction, st *JobStatus, obs Observation) *Preflight {
+	d := obs.Job
+	if a != ActionUpgrade || !obs.Read || d == nil || d.ID != st.JobID || d.State.IsGloballyTerminal() || len(d.Vertices) == 0 {
+		return nil
+	}
+	return &Preflight{Old: planOf(d), Held: heldSlots(d), OldRead: true}
 }
 
 // resumesChange reports whether starting a for target tries again the
@@ -695,7 +711,7 @@ func (c *Controller) act(ctx context.Context, api API, spec JobSpec, st *JobStat
 	case plan.Action == ActionAdopt:
 		return c.adoptJob(ctx, spec, st, obs, now)
 	case plan.Action != "":
-		return c.start(ctx, spec, st, plan.Action, plan.Target, now)
+		return c.start(ctx, spec, st, plan.Action, plan.Target, now, observedPreflight(plan.Action, st, obs))
 	}
 	c.set(st, plan.State, plan.Reason, plan.Message)
 	if plan.Dispose != "" && obs.Requests < MaxRequestsPerCall {

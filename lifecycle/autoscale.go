@@ -201,7 +201,7 @@ func (c *Controller) startAutoscale(ctx context.Context, spec JobSpec, st *JobSt
 	a.LastScale, a.Parallelism, a.SpecParallelism = now, r.Target, spec.Job.Parallelism
 	t := st.Deployed // start copies it deeply
 	t.Parallelism = r.Target
-	return c.start(ctx, spec, st, ActionAutoscale, t, now)
+	return c.start(ctx, spec, st, ActionAutoscale, t, now, nil)
 }
 
 // DeepCopyInto copies in into out, deeply.

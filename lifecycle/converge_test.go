@@ -143,7 +143,11 @@ func TestConvergeNotEnoughSlots(t *testing.T) {
 	k = newCluster(t, false)
 	spec.Job.JarFile = k.jar
 	spec.Preflight.ElasticSlots = true
-	err = k.controller().Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil })
+	ctrl := k.controller()
+	// Flink gives up on the slots (slot.request.timeout, 5 minutes) before
+	// the submission's deadline passes.
+	ctrl.Timing.Submit = 6 * time.Minute
+	err = ctrl.Converge(context.Background(), spec, &k.st, func(*JobStatus) error { return nil })
 	if !errors.As(err, &ae) || ae.Action != ActionDeploy || ae.Outcome != OutcomeJobFailed {
 		t.Fatalf("Converge = %v, want the deploy's JobFailed", err)
 	}

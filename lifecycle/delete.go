@@ -225,7 +225,7 @@ func (c *Controller) actDelete(ctx context.Context, spec JobSpec, st *JobStatus,
 		return Result{RequeueAfter: p.RequeueAfter}, nil
 	}
 	spec.Update.Mode = p.Mode
-	return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now)
+	return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now, nil)
 }
 
 // neverRan reports whether the job is up but cannot run: its tasks wait

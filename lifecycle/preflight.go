@@ -76,7 +76,11 @@ func (in *Preflight) DeepCopy() *Preflight {
 
 // startPreflight begins the preflight of r on p, or records why none
 // runs; it reports whether one runs.
-func (r *replacer) startPreflight(p *Progress) bool {
+//
+// seed, if set, is the old job's part of the preflight (Old, Held,
+// OldRead) from the job details that the call which started the
+// operation read: it is recorded, and the job is not read again.
+func (r *replacer) startPreflight(p *Progress, seed *Preflight) bool {
 	if r.preflight == nil || r.preflight.Disabled {
 		return false
 	}
@@ -85,6 +89,9 @@ func (r *replacer) startPreflight(p *Progress) bool {
 		return false
 	}
 	p.Replace.Preflight = &Preflight{}
+	if seed != nil && seed.OldRead && r.job != "" {
+		p.Replace.Preflight.Old, p.Replace.Preflight.Held, p.Replace.Preflight.OldRead = seed.Old, seed.Held, true
+	}
 	p.Phase = PhasePreflight
 	return true
 }
@@ -228,8 +235,10 @@ func (r *replacer) preflightVerdict(ctx context.Context, p *Progress, now time.T
 		p.Replace.Observed.Missing = true
 		return r.decide(ctx, p, now)
 	}
+	// The verdict sent nothing: the old job's state is read in this
+	// step.
 	p.Phase = PhaseObserve
-	return Result{}, nil
+	return r.stepObserve(ctx, p, now)
 }
 
 // judge compares what pf read: the new plan against the old job's

@@ -80,8 +80,11 @@ type Timing struct {
 	// (and by Poll). A smaller Lag sees changes sooner for more polls: a
 	// wait of w with the interval reaching Poll sends about
 	// ln(w/100ms)/ln(1+Lag) polls until Lag*w reaches Poll, then one per
-	// Poll. With the defaults, a job that starts in 0.35 s is seen after 4
-	// polls, a savepoint of 10 s after 19.
+	// Poll. A savepoint's progress, read once 0.3 s after its trigger,
+	// times the poll that sees it complete instead, when Flink's figures
+	// say when that is (see the package documentation). With the
+	// defaults, a job that starts in 0.35 s is seen after 4 polls, a
+	// savepoint of 10 s after 3 and the progress read.
 	Lag float64
 	// Cache is how long Flink may answer job details and checkpoint
 	// statistics from its cache (default 3s, Flink's own): set it to the

@@ -54,8 +54,8 @@ func (t *TakeSavepoint) step(ctx context.Context, p *Progress) (Result, error) {
 			TargetDirectory: t.TargetDirectory, FormatType: t.FormatType, TriggerID: p.Savepoint.Status.TriggerID,
 		})
 	}
-	if !savepointStep(ctx, t.Client, p, send, now, t.Timing) {
-		return Result{RequeueAfter: savepointDelay(p, t.Timing, now)}, nil
+	if final, expect := savepointStep(ctx, t.Client, p, send, now, t.Timing); !final {
+		return Result{RequeueAfter: savepointDelay(p, t.Timing, now, expect)}, nil
 	}
 	o, reason := savepointOutcome(p, t.TargetDirectory)
 	return finish(p, o, reason), nil
@@ -264,14 +264,20 @@ func recoveryFrom(p *Progress) time.Time {
 }
 
 // savepointStep does the one request the savepoint status asks for and
-// derives the next status. It reports whether the status is final.
-func savepointStep(ctx context.Context, c API, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) bool {
+// derives the next status. It reports whether the status is final, and
+// when the savepoint is expected to complete if the step read its
+// progress (zero: unknown; see progressDue).
+func savepointStep(ctx context.Context, c API, p *Progress, send func() (flinkapi.Operation, error), now time.Time, t Timing) (final bool, expect time.Time) {
 	if unsent(p) {
 		firstSend(p, now)
 	}
+	if progressDue(p.Savepoint.Status, now) && !savepoint.CheckDeadline(p.Savepoint.Status, now).Final() {
+		p.Savepoint.Status, expect = readProgress(ctx, c, p.Savepoint.Status, now)
+		return false, expect
+	}
 	st, notRunning, moved := savepointRequest(ctx, c, p, send, now, t)
 	if !moved {
-		return false
+		return false, time.Time{}
 	}
 	if st.State == savepoint.Failed && st.Location == "" && notRunning && now.Before(st.Deadline) {
 		// A job is RUNNING before all its tasks are: Flink refuses a
@@ -280,7 +286,7 @@ func savepointStep(ctx context.Context, c API, p *Progress, send func() (flinkap
 		p.Savepoint.Status = savepoint.Begin(st.Kind, st.JobID, newTriggerID(st.TriggerID), st.Reason, now, st.Deadline)
 		p.Savepoint.Status.LastError, p.LastError = st.Failure, st.Failure
 		p.Requests++
-		return false
+		return false, time.Time{}
 	}
 	p.Savepoint.Status = st
 	p.LastError = savepointError(st)
@@ -288,7 +294,7 @@ func savepointStep(ctx context.Context, c API, p *Progress, send func() (flinkap
 	if st.Final() {
 		p.Requests = 0
 	}
-	return st.Final()
+	return st.Final(), time.Time{}
 }
 
 // savepointRequest does the one request the savepoint status of p asks
@@ -469,8 +475,10 @@ func newTriggerID(failed flinkapi.TriggerID) flinkapi.TriggerID {
 	return flinkapi.NewTriggerID()
 }
 
-// savepointDelay is when to step an active savepoint again.
-func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
+// savepointDelay is when to step an active savepoint again; expect is when
+// it is expected to complete, if the step read its progress (zero:
+// unknown).
+func savepointDelay(p *Progress, t Timing, now time.Time, expect time.Time) time.Duration {
 	if p.Savepoint.Status.NeedsJobList() && !p.Savepoint.Status.OperationFailed {
 		// Flink's job list is asked next, after the backoff of two
 		// transient errors at least (the 404 may come from a JobManager
@@ -500,7 +508,15 @@ func savepointDelay(p *Progress, t Timing, now time.Time) time.Duration {
 		// read it as often as a poll.
 		return t.backoff(3)
 	}
-	return t.pollSince(p.Savepoint.Status.TriggerTime, now)
+	lag := t.pollSince(p.Savepoint.Status.TriggerTime, now)
+	if expect.IsZero() {
+		return lag
+	}
+	d := expectedDelay(expect, now, lag)
+	if dl := p.Savepoint.Status.Deadline; !dl.IsZero() {
+		d = min(d, max(dl.Sub(now), 0))
+	}
+	return d
 }
 
 // savepointOutcome maps the final savepoint status of p to an Outcome

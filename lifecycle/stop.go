@@ -169,8 +169,8 @@ func (s *Stop) stepSavepoint(ctx context.Context, p *Progress, now time.Time) Re
 			CancelJob: p.Stop.Strategy == CancelWithSavepoint,
 		})
 	}
-	if !savepointStep(ctx, s.Client, p, send, now, s.Timing) {
-		return Result{RequeueAfter: savepointDelay(p, s.Timing, now)}
+	if final, expect := savepointStep(ctx, s.Client, p, send, now, s.Timing); !final {
+		return Result{RequeueAfter: savepointDelay(p, s.Timing, now, expect)}
 	}
 	if p.Savepoint.Status.State != savepoint.Succeeded {
 		o, reason := savepointOutcome(p, s.TargetDirectory)

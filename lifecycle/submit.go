@@ -223,10 +223,10 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	_, err := s.Client.RunJar(ctx, p.Submit.JarID, req)
 	switch {
 	case err == nil, flinkapi.IsDuplicateJob(err):
-		// Flink answers a jar run once the job is submitted, and often
-		// once it runs: its state is read at once.
+		// Flink answers a jar run once the job is submitted, before it
+		// runs: its state is read as the wait's polls say.
 		p.Phase, p.Requests, p.LastError = PhaseWaitRunning, 0, ""
-		return Result{}
+		return Result{RequeueAfter: s.waitDelay(p, s.clock().Now())}
 	case permanent(err):
 		return refused(p, "Flink refused the job: "+errWithCause(err))
 	}

@@ -487,6 +487,13 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 	if err != nil {
 		return Result{}, err
 	}
+	// A preflight the Controller recorded with the action, before the
+	// operation started, from what its call read of the old job: the
+	// preflight takes it over (begunFrom).
+	var seed *Preflight
+	if p.Started.IsZero() {
+		seed, p.Replace.Preflight = p.Replace.Preflight, nil
+	}
 	startAt(p, now)
 	p.Replace.PreviousJobID, p.JobID = r.job, r.job
 	p.Replace.Observed = Observed{Latest: latest}
@@ -504,14 +511,20 @@ func (r *replacer) begin(ctx context.Context, p *Progress, now time.Time) (Resul
 		p.Phase = PhaseCheckJar
 		return Result{}, nil
 	}
-	return r.begun(ctx, p, now)
+	return r.begunFrom(ctx, p, now, seed)
 }
 
 // begun goes on from begin once the jar to run is known to be there:
 // to the preflight, to the observation of the old job, or, with none,
 // to the decision.
 func (r *replacer) begun(ctx context.Context, p *Progress, now time.Time) (Result, error) {
-	if r.startPreflight(p) {
+	return r.begunFrom(ctx, p, now, nil)
+}
+
+// begunFrom is begun with the old job's part of the preflight already
+// read (seed; nil: none).
+func (r *replacer) begunFrom(ctx context.Context, p *Progress, now time.Time, seed *Preflight) (Result, error) {
+	if r.startPreflight(p, seed) {
 		return Result{}, nil
 	}
 	if r.job == "" {
