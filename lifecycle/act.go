@@ -842,3 +842,14 @@ func upgradeOfAction(u *Upgrade, spec JobSpec, st *JobStatus) {
 			Time: st.UpgradeFrom.Time, CheckAge: true, CancelWithoutSavepoint: true}
 	}
 }
+
+// checkpointSeen is the checkpoint of the deployment's job that the
+// Controller last saw complete (JobStatus.Checkpoint: a periodic trigger
+// or a checkpoint request); zero: none.
+func checkpointSeen(st *JobStatus) seenCheckpoint {
+	cp := st.Checkpoint
+	if cp.JobID == "" || cp.JobID != st.JobID || cp.CheckpointID <= 0 || cp.CompletedAt.IsZero() {
+		return seenCheckpoint{}
+	}
+	return seenCheckpoint{job: cp.JobID, id: cp.CheckpointID, at: cp.CompletedAt}
+}

@@ -152,14 +152,6 @@ func (c *Controller) planAdopt(spec JobSpec, st *JobStatus, obs Observation, p P
 	return p, true
 }
 
-// cachedDiscarded reports whether stats of a job that has not ended
-// show its latest completed checkpoint discarded: Flink subsumed it
-// after its cache answered them.
-func cachedDiscarded(stats *flinkapi.CheckpointStatistics) bool {
-	c := stats.LatestCompleted
-	return c != nil && c.Discarded && !c.IsSavepoint
-}
-
 func adoptRefused(p Plan, why string) Plan {
 	p.State, p.Reason, p.Blocked, p.Message = policy.DeployFailed, ReasonAdoptFailed, why, why
 	return p
@@ -327,13 +319,6 @@ func detachedFrom(st *JobStatus) flinkapi.JobID {
 		return ""
 	}
 	return st.Detached
-}
-
-// detachedJobID is the first id of the jobs deployed beside the detached
-// job id: of a seed of their own, never one of the ids an upgrade of id
-// or of the deployment's name gives.
-func detachedJobID(id flinkapi.JobID) flinkapi.JobID {
-	return derivedJobID("detached\x00" + strings.ToLower(string(id)))
 }
 
 // planDerived is the look-up of Controller.Plan for a plan that starts

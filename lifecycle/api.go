@@ -2,8 +2,10 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -110,3 +112,11 @@ func (e Env) quiet() Env {
 	e.OnTransition, e.Logger = nil, nil
 	return e
 }
+
+// ErrInvalidSpec is matched by the error Validate returns for a JobSpec
+// the Controller cannot act on.
+var ErrInvalidSpec = errors.New("lifecycle: invalid job spec")
+
+// soon is the RequeueAfter for "at once": after a step that asks for no
+// wait, or once an action ended and the job is to be observed again.
+const soon = 10 * time.Millisecond

@@ -570,15 +570,6 @@ func checkpointDirIn(loc string) string {
 	return ""
 }
 
-// parentDir is the directory loc lies in; empty for none.
-func parentDir(loc string) string {
-	i := strings.LastIndex(strings.TrimSuffix(loc, "/"), "/")
-	if i <= 0 || strings.HasSuffix(loc[:i], ":") || strings.HasSuffix(loc[:i], ":/") {
-		return ""
-	}
-	return loc[:i]
-}
-
 // isJobIDName reports whether name is a Flink job id: 32 hex digits.
 func isJobIDName(name string) bool { return flinkapi.JobID(name).Validate() == nil }
 

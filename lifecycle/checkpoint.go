@@ -102,47 +102,4 @@ func checkpointDue(spec JobSpec, st *JobStatus, d *flinkapi.JobDetails, stats *f
 	return !now.Before(next) && tasksRunning(d), next
 }
 
-// retainedState is the newest state of a job that its checkpoints keep:
-// its latest completed checkpoint (not a savepoint) with an external path
-// that Flink has not discarded. A JobManager that failed over shows no
-// completed checkpoint until the job completes one, although the
-// checkpoint it restored the job from is still the job's newest state:
-// that one is returned then, timed at its restore (when it was taken is
-// not shown; no later than that). Zero: none.
-func retainedState(stats *flinkapi.CheckpointStatistics) policy.Checkpoint {
-	if stats == nil {
-		return policy.Checkpoint{}
-	}
-	if c := stats.LatestCompleted; c != nil {
-		if c.ExternalPath == "" || c.Discarded || c.IsSavepoint {
-			return policy.Checkpoint{}
-		}
-		return policy.Checkpoint{Path: c.ExternalPath, Time: c.TriggerTime}
-	}
-	if r := stats.LatestRestored; r != nil && !r.IsSavepoint && r.ExternalPath != "" {
-		return policy.Checkpoint{Path: r.ExternalPath, Time: r.RestoreTime}
-	}
-	return policy.Checkpoint{}
-}
-
-func latestCompletedTime(stats *flinkapi.CheckpointStatistics) time.Time {
-	if stats == nil || stats.LatestCompleted == nil {
-		return time.Time{}
-	}
-	return stats.LatestCompleted.TriggerTime
-}
-
-// tasksRunning reports whether d and all its vertices run.
-func tasksRunning(d *flinkapi.JobDetails) bool {
-	if d == nil || d.State != flinkapi.JobRunning || len(d.Vertices) == 0 {
-		return false
-	}
-	for _, v := range d.Vertices {
-		if v.Status != string(flinkapi.JobRunning) {
-			return false
-		}
-	}
-	return true
-}
-
 func truncateFailure(s string) string { return truncate(s, MaxFailureLength) }

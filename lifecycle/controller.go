@@ -26,10 +26,6 @@ const (
 // its restart count and its exceptions, each only when needed).
 const MaxRequestsPerCall = 4
 
-// soon is the RequeueAfter for "at once": after a step that asks for no
-// wait, or once an action ended and the job is to be observed again.
-const soon = 10 * time.Millisecond
-
 // Controller keeps one job as its JobSpec says: Reconcile observes the
 // job, decides through package policy, starts the action the spec and
 // the policies ask for (deploy, upgrade, rescale, autoscale, restart,

@@ -435,10 +435,6 @@ type JobSpec struct {
 	OnDelete DeletePolicy `json:"onDelete,omitempty"`
 }
 
-// ErrInvalidSpec is matched by the error Validate returns for a JobSpec
-// the Controller cannot act on.
-var ErrInvalidSpec = errors.New("lifecycle: invalid job spec")
-
 // Validate reports what in s the Controller cannot act on, as one error
 // matching ErrInvalidSpec that names every field at fault (and matching
 // ErrUnknownFormat for a format newer than this release reads).

@@ -398,14 +398,6 @@ func disposeBackoff(base time.Duration, n int) time.Duration {
 	return min(d, maxDisposeBackoff)
 }
 
-// truncate is s cut to at most n bytes.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}
-
 // ErrInvalidSavepoint is matched by the error ImportSavepoint returns for
 // a record it cannot import.
 var ErrInvalidSavepoint = errors.New("lifecycle: invalid savepoint record")

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/policy"
@@ -122,11 +121,6 @@ func (c *Controller) observeRunning(ctx context.Context, api API, spec JobSpec, 
 	}
 }
 
-// noCheckpointInterval: Flink reports the interval of a job without
-// periodic checkpoints as the largest long, in milliseconds; any
-// interval of a year or more is taken as off.
-const noCheckpointInterval = 365 * 24 * time.Hour
-
 // needsCheckpoints reports whether the plan needs the job's checkpoint
 // statistics: to tell a stop with savepoint from a bounded job's end, to
 // restart a failed job from its retained checkpoint, or to judge a
@@ -155,17 +149,6 @@ func (c *Controller) readFailure(ctx context.Context, api API, job flinkapi.JobI
 		cause = e.Message
 	}
 	return truncateFailure(cause)
-}
-
-// slotsNeeded is the task slots job d needs (its largest vertex, with
-// Flink's default slot sharing) and those it holds.
-func slotsNeeded(d *flinkapi.JobDetails) (need, held int) {
-	for _, v := range d.Vertices {
-		need = max(need, v.Parallelism)
-		t := v.Tasks
-		held = max(held, t.Deploying+t.Initializing+t.Running)
-	}
-	return need, held
 }
 
 // freeSlots reads the cluster's free and total task slots; -1 if

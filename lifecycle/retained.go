@@ -136,12 +136,6 @@ func checkpointDirOf(job flinkapi.JobID, loc string) string {
 	return ""
 }
 
-// isCheckpointName reports whether name is chk-N.
-func isCheckpointName(name string) bool {
-	n, ok := strings.CutPrefix(name, "chk-")
-	return ok && n != "" && strings.Trim(n, "0123456789") == ""
-}
-
 // noteReplaced records, before adopt makes the new job the deployment's
 // job, that the action in st.Progress replaced the deployment's job by
 // a new one (it succeeded, or saw the old job ended): its retained

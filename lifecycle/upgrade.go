@@ -768,17 +768,6 @@ type seenCheckpoint struct {
 	at  time.Time
 }
 
-// checkpointSeen is the checkpoint of the deployment's job that the
-// Controller last saw complete (JobStatus.Checkpoint: a periodic trigger
-// or a checkpoint request); zero: none.
-func checkpointSeen(st *JobStatus) seenCheckpoint {
-	cp := st.Checkpoint
-	if cp.JobID == "" || cp.JobID != st.JobID || cp.CheckpointID <= 0 || cp.CompletedAt.IsZero() {
-		return seenCheckpoint{}
-	}
-	return seenCheckpoint{job: cp.JobID, id: cp.CheckpointID, at: cp.CompletedAt}
-}
-
 // cachedBeforeSeen reports whether stats, read of p's job before the
 // cache's duration has passed since the Controller saw the job complete
 // checkpoint r.seen, show no checkpoint that recent: Flink answered them
@@ -1465,4 +1454,11 @@ type ReplaceProgress struct {
 	// Preflight is what Upgrade's preflight read and found before the
 	// old job was touched (format 4); nil when none was asked for.
 	Preflight *Preflight `json:"preflight,omitempty"`
+}
+
+// detachedJobID is the first id of the jobs deployed beside the detached
+// job id: of a seed of their own, never one of the ids an upgrade of id
+// or of the deployment's name gives.
+func detachedJobID(id flinkapi.JobID) flinkapi.JobID {
+	return derivedJobID("detached\x00" + strings.ToLower(string(id)))
 }

@@ -1,0 +1,81 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flinkkit/flinkkit/policy"
+)
+
+// The preflight of the Controller's plan (Controller.Plan): what Flink
+// says of the new job before an action starts.
+
+// planPreflight is the preflight of Controller.Plan, read-only: for a
+// plan that starts a deploy, upgrade or rescale on a session cluster, it
+// asks Flink for the new job's plan from the jar uploaded before (none
+// uploaded: PreflightSkipNotUploaded) and for the cluster's slots, and
+// judges them against the job observed. A verdict that refuses makes the
+// plan Blocked. An action in flight shows the preflight it recorded.
+func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, p *Plan) {
+	if p.InFlight {
+		p.Preflight = st.Progress.Replace.Preflight.DeepCopy()
+		return
+	}
+	switch {
+	case !preflighted(p.Action), spec.Preflight.Disabled:
+		return
+	case c.Deployer != nil:
+		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
+		return
+	}
+	jar := c.jarID(p.Target, st)
+	if jar == "" {
+		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
+		return
+	}
+	plan, err := api.JarPlan(ctx, jar, p.Target.run().PlanRequest())
+	if err != nil {
+		return // Reconcile's preflight asks again, and says why it cannot go on
+	}
+	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true}
+	if d := obs.Job; d != nil && d.ID == st.JobID && !d.State.IsGloballyTerminal() {
+		pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
+	}
+	if !spec.Preflight.ElasticSlots {
+		if ov, err := api.Overview(ctx); err == nil {
+			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
+		}
+	}
+	beside := p.Action == ActionBlueGreen || p.Action == ActionCanary
+	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots, beside)
+	pf.Verdict, p.Preflight = &v, pf
+	if !v.Allowed() {
+		// The action would end Blocked at its preflight, the job left as
+		// it is: the plan's verdict says so now.
+		p.Blocked, p.Verdict = "preflight: "+v.Message(), VerdictBlocked
+	}
+}
+
+// preflighted reports whether action a runs a preflight.
+func preflighted(a JobAction) bool {
+	switch a {
+	case ActionDeploy, ActionUpgrade, ActionRescale, ActionBlueGreen, ActionCanary:
+		return true
+	}
+	return false
+}
+
+// preflightSummary is a one-line account of p's preflight for people.
+func preflightSummary(pf *Preflight) string {
+	switch {
+	case pf == nil:
+		return ""
+	case pf.Skipped != "":
+		return fmt.Sprintf("preflight skipped (%s)", pf.Skipped)
+	case pf.Verdict == nil:
+		return "preflight under way"
+	case pf.Verdict.Allowed():
+		return fmt.Sprintf("preflight passed (%d task slots needed)", pf.Verdict.SlotsNeeded)
+	}
+	return "preflight refused: " + pf.Verdict.Message()
+}
