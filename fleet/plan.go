@@ -90,36 +90,7 @@ func (r *Runner) Plan(ctx context.Context, desired []Deployment, opts PlanOption
 	}
 	var out ChangePlan
 	for _, d := range desired {
-		rec := stored[d.Name]
-		dp := DeploymentPlan{Name: d.Name, Cluster: d.Cluster, Change: Changed}
-		var st lifecycle.JobStatus
-		switch {
-		case rec == nil || rec.Removed && rec.Cluster != d.Cluster:
-			dp.Change = Added
-		case rec.Removed:
-			dp.Change, st = Added, rec.Status
-		case rec.states(d):
-			dp.Change, st = Unchanged, rec.Status
-		default:
-			st = rec.Status
-		}
-		spec := d.Spec
-		switch {
-		case d.AdoptName == "" || st.JobID != "":
-		case rec != nil && rec.Adopting != "" && rec.AdoptName == d.AdoptName:
-			spec.Adopt = rec.Adopting
-		default:
-			// The job the deployment would adopt, as Flink lists it now.
-			id, err := r.findAdoptable(ctx, d.Name, d.Cluster, d.AdoptName)
-			if err != nil {
-				dp.Error = err.Error()
-				out.Deployments = append(out.Deployments, dp)
-				continue
-			}
-			spec.Adopt = id
-		}
-		r.planOne(ctx, &dp, spec, st, false, opts)
-		out.Deployments = append(out.Deployments, dp)
+		out.Deployments = append(out.Deployments, r.planDesired(ctx, d, stored[d.Name], opts))
 	}
 	for _, rec := range recs {
 		if want[rec.Name] {
@@ -135,6 +106,39 @@ func (r *Runner) Plan(ctx context.Context, desired []Deployment, opts PlanOption
 	}
 	sort.Slice(out.Deployments, func(i, j int) bool { return out.Deployments[i].Name < out.Deployments[j].Name })
 	return out, nil
+}
+
+// planDesired plans the desired deployment d against its stored record
+// rec (nil if none).
+func (r *Runner) planDesired(ctx context.Context, d Deployment, rec *Record, opts PlanOptions) DeploymentPlan {
+	dp := DeploymentPlan{Name: d.Name, Cluster: d.Cluster, Change: Changed}
+	var st lifecycle.JobStatus
+	switch {
+	case rec == nil || rec.Removed && rec.Cluster != d.Cluster:
+		dp.Change = Added
+	case rec.Removed:
+		dp.Change, st = Added, rec.Status
+	case rec.states(d):
+		dp.Change, st = Unchanged, rec.Status
+	default:
+		st = rec.Status
+	}
+	spec := d.Spec
+	switch {
+	case d.AdoptName == "" || st.JobID != "":
+	case rec != nil && rec.Adopting != "" && rec.AdoptName == d.AdoptName:
+		spec.Adopt = rec.Adopting
+	default:
+		// The job the deployment would adopt, as Flink lists it now.
+		id, err := r.findAdoptable(ctx, d.Name, d.Cluster, d.AdoptName)
+		if err != nil {
+			dp.Error = err.Error()
+			return dp
+		}
+		spec.Adopt = id
+	}
+	r.planOne(ctx, &dp, spec, st, false, opts)
+	return dp
 }
 
 // planOne fills dp's Plan.
