@@ -160,9 +160,9 @@ type deployment struct {
 	written int
 	// rec is the record as this Runner last stored or read it; nil: to
 	// be read from the Store.
-	rec *Record
-	jobs    []flinkapi.JobID
-	result  Result
+	rec    *Record
+	jobs   []flinkapi.JobID
+	result Result
 }
 
 // clusterMetrics counts the calls of one cluster's deployments.
