@@ -95,6 +95,7 @@ type Runner struct {
 	wake     chan struct{}
 	watching map[string]bool
 	metrics  map[string]*clusterMetrics
+	listed   bool                    // the records are known: a pass need not list the Store
 	adopted  map[flinkapi.JobID]bool // jobs this Runner found to adopt
 	adoptMu  sync.Mutex              // held while a job to adopt is looked up
 }
@@ -154,11 +155,14 @@ type deployment struct {
 	call    sync.Mutex
 	due     time.Time
 	running bool
-	// written counts Sync's writes of the record: a pass that listed
-	// the record before the last of them loads it again.
+	// written counts Sync's writes of the record: a listing of the
+	// Store begun before the last of them does not replace rec.
 	written int
-	jobs    []flinkapi.JobID
-	result  Result
+	// rec is the record as this Runner last stored or read it; nil: to
+	// be read from the Store.
+	rec    *Record
+	jobs   []flinkapi.JobID
+	result Result
 }
 
 // clusterMetrics counts the calls of one cluster's deployments.
@@ -337,9 +341,10 @@ func (r *Runner) syncOne(ctx context.Context, d Deployment) (syncKind, error) {
 	}
 	rec.Spec, rec.Removed, rec.Application, rec.AdoptName = d.Spec, false, d.Application, d.AdoptName
 	if err := r.Store.Save(ctx, &rec); err != nil {
+		r.wrote(st, nil)
 		return unchanged, err
 	}
-	r.dueNow(st)
+	r.wrote(st, &rec)
 	return kind, nil
 }
 
@@ -354,17 +359,23 @@ func (r *Runner) remove(ctx context.Context, name string) error {
 	}
 	rec.Removed = true
 	if err := r.Store.Save(ctx, &rec); err != nil {
+		r.wrote(st, nil)
 		return err
 	}
-	r.dueNow(st)
+	r.wrote(st, &rec)
 	return nil
 }
 
-// dueNow makes d due at once, after this process wrote its record.
-func (r *Runner) dueNow(d *deployment) {
+// wrote records that Sync wrote rec as d's record (nil: the write
+// failed, and the Store says what it holds) and makes d due at once.
+func (r *Runner) wrote(d *deployment, rec *Record) {
 	r.mu.Lock()
 	d.due = time.Time{}
 	d.written++
+	d.rec = rec
+	if rec == nil {
+		r.listed = false
+	}
 	r.mu.Unlock()
 }
 
@@ -385,23 +396,67 @@ func sameSpec(a, b lifecycle.JobSpec) bool {
 // due (all of them at the first pass), up to Parallel at once, and
 // returns the results of all deployments. An error is returned only when
 // the Store could not be listed; each deployment's own error is in its
-// Result.
+// Result. The Store is listed at the first pass and after a write to it
+// failed; otherwise the Runner acts on the records as it stored them.
 func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
-	recs, err := r.Store.List(ctx)
-	if err != nil {
+	if err := r.relist(ctx); err != nil {
 		return nil, err
 	}
 	now := r.clock().Now()
-	type dueRec struct {
-		rec     *Record
-		written int
-	}
-	var due []dueRec
-	present := make(map[string]bool, len(recs))
+	var due []string
 	r.mu.Lock()
+	for name, d := range r.deps {
+		if d.rec != nil && !d.running && !now.Before(d.due) {
+			d.running = true
+			due = append(due, name)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(due)
+
+	limit := r.Parallel
+	if limit <= 0 {
+		limit = DefaultParallel
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, name := range due {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r.call(ctx, name)
+		}()
+	}
+	wg.Wait()
+	return r.Results(), nil
+}
+
+// relist reads every record of the Store, unless the Runner knows them:
+// a record Sync wrote since the listing began, or one a call holds, is
+// kept as the Runner has it; a deployment gone from the Store is
+// forgotten.
+func (r *Runner) relist(ctx context.Context) error {
+	r.mu.Lock()
+	if r.listed {
+		r.mu.Unlock()
+		return nil
+	}
+	written := make(map[string]int, len(r.deps))
+	for name, d := range r.deps {
+		written[name] = d.written
+	}
+	r.mu.Unlock()
+	recs, err := r.Store.List(ctx)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.deps == nil {
 		r.deps = map[string]*deployment{}
 	}
+	present := make(map[string]bool, len(recs))
 	for i := range recs {
 		rec := &recs[i]
 		present[rec.Name] = true
@@ -410,56 +465,37 @@ func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
 			d = &deployment{result: Result{Name: rec.Name, Cluster: rec.Cluster}}
 			r.deps[rec.Name] = d
 		}
-		if !d.running && !now.Before(d.due) {
-			d.running = true
-			due = append(due, dueRec{rec, d.written})
+		if w, seen := written[rec.Name]; !d.running && (!seen || w == d.written) {
+			d.rec = rec
 		}
 	}
 	for name, d := range r.deps {
-		if !present[name] && !d.running && !d.result.Deleted {
+		if !present[name] && !d.running && d.written == written[name] {
 			delete(r.deps, name)
 		}
 	}
-	r.mu.Unlock()
-
-	limit := r.Parallel
-	if limit <= 0 {
-		limit = DefaultParallel
-	}
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for _, x := range due {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			r.call(ctx, x.rec, x.written)
-		}()
-	}
-	wg.Wait()
-	return r.Results(), nil
+	r.listed = true
+	return nil
 }
 
-// call calls the Controller of the deployment of listed, the record a
-// pass listed, once and stores its record. The record is loaded again
-// if Sync wrote it since it was listed (written says how many times it
-// had then).
-func (r *Runner) call(ctx context.Context, listed *Record, written int) {
-	name := listed.Name
+// call calls the Controller of the deployment name once and stores its
+// record.
+func (r *Runner) call(ctx context.Context, name string) {
 	d := r.state(name)
 	d.call.Lock()
 	defer d.call.Unlock()
 	r.mu.Lock()
-	fresh := d.written == written
+	rec := d.rec
 	r.mu.Unlock()
-	if !fresh {
-		listed = nil
-	}
-	res, deleted := r.step(ctx, name, listed, d)
+	res, stored, deleted := r.step(ctx, name, rec, d)
 	now := r.clock().Now()
 
 	r.mu.Lock()
 	d.running = false
+	d.rec = stored
+	if stored == nil && !deleted {
+		r.listed = false // a write failed: the Store says what it holds
+	}
 	res.Calls = d.result.Calls + 1
 	res.Failures = 0
 	wait := res.Next.Sub(now)
@@ -485,28 +521,32 @@ func (r *Runner) call(ctx context.Context, listed *Record, written int) {
 }
 
 // step calls the Controller of the deployment name (Reconcile, or
-// Delete once it is removed) with its record (listed, or loaded when
-// listed is nil), stores the record and, once a removed deployment's
-// teardown is done, deletes it. Result.Next holds the wait the
-// Controller asked for, relative to the call's end.
-func (r *Runner) step(ctx context.Context, name string, listed *Record, d *deployment) (Result, bool) {
+// Delete once it is removed) with its record (known, or read from the
+// Store when known is nil), stores the record and, once a removed
+// deployment's teardown is done, deletes it. It returns the record as
+// stored (nil when it is not known to be: a write failed), and whether
+// the deployment is gone. Result.Next holds the wait the Controller
+// asked for, relative to the call's end.
+func (r *Runner) step(ctx context.Context, name string, known *Record, d *deployment) (Result, *Record, bool) {
 	res := Result{Name: name}
 	var rec Record
-	if listed != nil {
-		rec = *listed
+	if known != nil {
+		// A copy: the call changes the status in place, and the known
+		// record is dropped if the write fails.
+		rec = *known
 	} else {
 		loaded, ok, err := r.Store.Load(ctx, name)
 		if err != nil || !ok {
 			res.Err = err
-			return res, err == nil // gone from the Store: forget it
+			return res, nil, err == nil // gone from the Store: forget it
 		}
 		rec = loaded
 	}
 	res.Cluster, res.Removed, res.Application = rec.Cluster, rec.Removed, rec.Application
-	env, known := r.Clusters[rec.Cluster]
-	if !known {
+	env, ok := r.Clusters[rec.Cluster]
+	if !ok {
 		res.Err = fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", name, rec.Cluster, strings.Join(r.clusterNames(), ", "))
-		return res, false
+		return res, &rec, false
 	}
 	ctrl := r.Controller
 	ctrl.Env, ctrl.Name, ctrl.Shared = env, rec.Name, r.sharedOf(rec.Cluster, env)
@@ -535,15 +575,18 @@ func (r *Runner) step(ctx context.Context, name string, listed *Record, d *deplo
 	r.mu.Lock()
 	d.jobs = jobsOf(&rec.Status, d.jobs[:0])
 	r.mu.Unlock()
+	if saveErr != nil {
+		return res, nil, false
+	}
 	if res.Err != nil || !rec.Removed || !cres.Done {
-		return res, false
+		return res, &rec, false
 	}
 	if err := r.Store.Delete(ctx, name); err != nil {
 		res.Err = err
-		return res, false
+		return res, nil, false
 	}
 	res.Deleted = true
-	return res, true
+	return res, nil, true
 }
 
 // jobsOf appends the ids of the jobs a status acts on: the job, and the

@@ -336,3 +336,99 @@ func withRate(d Deployment, rate int) Deployment {
 	d.Spec.Job.Args = args
 	return d
 }
+
+// flakyStore fails a share of its writes: before writing, or after
+// (the record written, the answer an error), as a disk or a database
+// that times out does.
+type flakyStore struct {
+	Store
+	mu     sync.Mutex
+	rng    *rand.Rand
+	fail   bool
+	failed int
+}
+
+func (s *flakyStore) draw() (fail, written bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail = s.fail && s.rng.IntN(5) == 0
+	if fail {
+		s.failed++
+	}
+	return fail, s.rng.IntN(2) == 0
+}
+
+func (s *flakyStore) Save(ctx context.Context, rec *Record) error {
+	fail, written := s.draw()
+	if fail && !written {
+		return errors.New("the store timed out")
+	}
+	if err := s.Store.Save(ctx, rec); err != nil {
+		return err
+	}
+	if fail {
+		return errors.New("the store timed out")
+	}
+	return nil
+}
+
+// TestRunnerFlakyStore: one Runner goes on through writes that fail
+// (some of them written all the same) while its deployments change: no
+// deployment has two live jobs, and once the store is reliable again
+// the last change set is carried out and stored.
+func TestRunnerFlakyStore(t *testing.T) {
+	seed := uint64(envInt(t, "FLINKKIT_FLEET_SEED", 1))
+	rng := rand.New(rand.NewPCG(seed, 11))
+	f := newFakeFleet(t, "east", "west")
+	store := &flakyStore{Store: f.store, rng: rand.New(rand.NewPCG(seed, 13)), fail: true}
+	r := f.runner()
+	r.Store = store
+	var desired []Deployment
+	for i := range 6 {
+		desired = append(desired, f.deployment([]string{"east", "west"}[i%2], fmt.Sprintf("job-%02d", i), 10))
+	}
+	ctx := context.Background()
+	for round := range 40 {
+		if round%4 == 0 {
+			i := rng.IntN(len(desired))
+			desired[i] = withRate(desired[i], 10+rng.IntN(50))
+		}
+		if round == 20 {
+			desired = desired[1:] // one removed
+		}
+		_, _ = r.Sync(ctx, desired) // may fail: the next round syncs again
+		for range 5 {
+			res, err := r.Pass(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.check(t, fmt.Sprintf("seed %d, round %d", seed, round))
+			f.clock.Advance(nextWait(res, f.clock.Now()))
+		}
+	}
+	store.mu.Lock()
+	store.fail = false
+	failed := store.failed
+	store.mu.Unlock()
+	if failed < 20 {
+		t.Fatalf("%d writes failed; want the runner to go through many", failed)
+	}
+	t.Logf("seed %d: %d writes failed", seed, failed)
+	if _, err := r.Sync(ctx, desired); err != nil {
+		t.Fatal(err)
+	}
+	f.drive(r, "carried out", 1000, func(res []Result) bool { return len(res) == len(desired) && allDone(res) })
+	for _, d := range desired {
+		rec, ok, err := f.store.Load(ctx, d.Name)
+		if !ok || err != nil || !sameSpec(rec.Spec, d.Spec) {
+			t.Fatalf("%s: stored %v, %v", d.Name, ok, err)
+		}
+		j, ok := f.servers[d.Cluster].Job(rec.Status.JobID)
+		if !ok || j.State != flinkapi.JobRunning || !slices.Equal(j.ProgramArgs, d.Spec.Job.Args) {
+			t.Errorf("%s: its stored job %s runs %v (%s), want %v", d.Name, rec.Status.JobID, j.ProgramArgs, j.State, d.Spec.Job.Args)
+		}
+	}
+	if _, ok, _ := f.store.Load(ctx, "job-00"); ok {
+		t.Error("job-00 was removed and its record is still stored")
+	}
+}
