@@ -51,10 +51,11 @@ type compactEntry struct {
 // "jobID" and "reason" are those most records have (of equally common
 // ones, the least string), written once: a record writes its own only
 // where it differs ("jobID":"" for a record without one in a History
-// whose "jobID" is set). "prefix" is the longest start that the
-// locations of two or more records share, each keeping one byte at
+// whose "jobID" is set). "prefix", for two records or more, is the
+// longest start that every location shares, each keeping one byte at
 // least (and cut between whole UTF-8 sequences): a record's "location"
-// is what follows it. Each is left out when empty. Older formats are
+// is what follows it. A location elsewhere (an imported savepoint's)
+// shortens it for all. Each is left out when empty. Older formats are
 // written as they were: {"formatVersion":2,"records":[...]} with every
 // record whole.
 func (h History) MarshalJSON() ([]byte, error) {
@@ -147,10 +148,11 @@ var ErrUnknownFormat = format.ErrUnknown
 // UnmarshalJSON decodes h from the object History marshals to, in any
 // format (the compact one of format 3 and the one of formats 1 and 2,
 // every record whole), and from the bare array of records written before
-// format versions existed (read as version 1). A History of a FormatVersion newer than this release
-// reads decodes to one that holds that version alone, its records
-// unread: a struct that embeds it (a Kubernetes status) still decodes,
-// and CheckFormat refuses it where it is used.
+// format versions existed (read as version 1). A History of a
+// FormatVersion newer than this release reads decodes to one that holds
+// that version alone, its records unread: a struct that embeds it (a
+// Kubernetes status) still decodes, and CheckFormat refuses it where it
+// is used.
 func (h *History) UnmarshalJSON(b []byte) error {
 	t := bytes.TrimLeft(b, " \t\r\n")
 	switch {
