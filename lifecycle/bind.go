@@ -54,8 +54,12 @@ import (
 // (BlueGreenProgress.Slots, which older formats kept as Parallelism);
 // and the summary of the last audit of the Controller's Storage
 // (JobStatus.Audit) and the savepoints found there
-// (savepoint.ReasonFound).
-const FormatVersion = 8
+// (savepoint.ReasonFound); format 9 the compact form of the savepoint
+// history (JobStatus.Savepoints, savepoint format 3: the job, the reason
+// and the location prefix most records share written once, see
+// savepoint.History.MarshalJSON), which Add and Remove give a history
+// (one of an older form is written as it was read until then).
+const FormatVersion = 9
 
 // formatCheckpointAction is the first format whose periodic checkpoints
 // are an action (ActionCheckpoint).

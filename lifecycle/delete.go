@@ -15,7 +15,7 @@ import (
 func givenUp(st *JobStatus) int {
 	n := 0
 	for _, r := range st.Savepoints.Records {
-		if r.Disposal.GaveUp {
+		if r.Disposal().GaveUp {
 			n++
 		}
 	}

@@ -826,6 +826,8 @@ func (in *JobStatus) DeepCopyInto(out *JobStatus) {
 	in.Target.DeepCopyInto(&out.Target)
 	in.Progress.DeepCopyInto(&out.Progress)
 	in.Savepoints.DeepCopyInto(&out.Savepoints)
+	in.Latest.DeepCopyInto(&out.Latest)
+	in.UpgradeFrom.DeepCopyInto(&out.UpgradeFrom)
 	in.Health.DeepCopyInto(&out.Health)
 	in.Result.DeepCopyInto(&out.Result)
 	in.Autoscale.DeepCopyInto(&out.Autoscale)

@@ -201,11 +201,12 @@ func (c *Controller) nextDeleteDisposal(spec JobSpec, st *JobStatus, now time.Ti
 	}
 	never := append(neverDisposed(spec, st), kept...)
 	for _, r := range st.Savepoints.Records {
-		goes := r.OnDelete == savepoint.OnDeleteDispose || r.OnDelete == savepoint.OnDeletePolicy && spec.Savepoints.DisposeOnDelete
-		if !goes || slices.Contains(never, r.Location) || r.Disposal.GaveUp {
+		onDelete, d := r.OnDelete(), r.Disposal()
+		goes := onDelete == savepoint.OnDeleteDispose || onDelete == savepoint.OnDeletePolicy && spec.Savepoints.DisposeOnDelete
+		if !goes || slices.Contains(never, r.Location) || d.GaveUp {
 			continue
 		}
-		if w := r.Disposal.RetryAt.Sub(now); r.Disposal.Failed() && w > 0 {
+		if w := d.RetryAt.Sub(now); d.Failed() && w > 0 {
 			if wait == 0 || w < wait {
 				wait = w
 			}
@@ -370,12 +371,14 @@ func (c *Controller) disposeFailed(ctx context.Context, st *JobStatus, why savep
 		return soon
 	}
 	r := st.Savepoints.Records[i]
-	r.Disposal.Attempts++
-	r.Disposal.Error, r.Disposal.Message = why, truncate(msg, maxDisposalMessage)
-	r.Disposal.RetryAt = now.Add(disposeBackoff(c.retry(), r.Disposal.Attempts))
-	r.Disposal.GaveUp = r.Disposal.Attempts >= MaxDisposeAttempts
+	d := r.Disposal()
+	d.Attempts++
+	d.Error, d.Message = why, truncate(msg, maxDisposalMessage)
+	d.RetryAt = now.Add(disposeBackoff(c.retry(), d.Attempts))
+	d.GaveUp = d.Attempts >= MaxDisposeAttempts
+	r.SetDisposal(d)
 	st.Savepoints = st.Savepoints.Add(r)
-	note := fmt.Sprintf("savepoint %s not disposed of (%s, attempt %d of %d): %s", loc, r.Disposal.Error, r.Disposal.Attempts, MaxDisposeAttempts, r.Disposal.Message)
+	note := fmt.Sprintf("savepoint %s not disposed of (%s, attempt %d of %d): %s", loc, d.Error, d.Attempts, MaxDisposeAttempts, d.Message)
 	c.reportDisposal(ctx, st, loc, OutcomeDisposeFailed, note)
 	return soon
 }
@@ -409,7 +412,7 @@ var ErrInvalidSavepoint = errors.New("lifecycle: invalid savepoint record")
 // Retention keeps an imported savepoint (Reason Imported) unless
 // SavepointPolicy.DisposeUser allows its disposal; one imported under
 // another Reason is bounded like the savepoints of that reason;
-// rec.OnDelete says what a Delete does with it. The record needs a
+// rec.OnDelete() says what a Delete does with it. The record needs a
 // Location and the Time it was taken (an age is computed from it); a
 // location already in the history is refused, and so is a record the
 // status could not hold (MaxStoredSavepoints).
@@ -427,8 +430,8 @@ func (s *JobStatus) ImportSavepoint(rec savepoint.Record) error {
 	if !rec.Reason.Valid() {
 		errs = append(errs, fmt.Errorf("reason %q: not a savepoint reason", rec.Reason))
 	}
-	if !rec.OnDelete.Valid() {
-		errs = append(errs, fmt.Errorf("onDelete %q: want Keep, Dispose or empty", rec.OnDelete))
+	if !rec.OnDelete().Valid() {
+		errs = append(errs, fmt.Errorf("onDelete %q: want Keep, Dispose or empty", rec.OnDelete()))
 	}
 	if hasLocation(s.Savepoints.Records, rec.Location) {
 		errs = append(errs, fmt.Errorf("location %s: already in the history", rec.Location))
@@ -439,7 +442,7 @@ func (s *JobStatus) ImportSavepoint(rec savepoint.Record) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidSavepoint, errors.Join(errs...))
 	}
-	rec.Disposal = savepoint.Disposal{}
+	rec.SetDisposal(savepoint.Disposal{})
 	s.Savepoints = s.Savepoints.Add(rec)
 	if rec.Time.After(s.Latest.Time) || s.Latest.Location == "" {
 		s.Latest = rec

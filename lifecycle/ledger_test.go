@@ -317,24 +317,24 @@ func TestLedgerDisposalFailuresAreTyped(t *testing.T) {
 	spec.Savepoints.Interval = 0
 	oldest := k.st.Savepoints.Records[0].Location
 	k.until("first failure", spec, 50, func(st *JobStatus) bool {
-		return len(st.Savepoints.Records) > 0 && st.Savepoints.Records[0].Disposal.Failed()
+		return len(st.Savepoints.Records) > 0 && st.Savepoints.Records[0].Disposal().Failed()
 	})
 	r := k.st.Savepoints.Records[0]
-	if r.Location != oldest || r.Disposal.Error != savepoint.DisposalRefused || r.Disposal.Attempts != 1 ||
-		!strings.Contains(r.Disposal.Message, "savepoint path refused") || !r.Disposal.RetryAt.After(k.srv.Clock().Now()) {
+	if r.Location != oldest || r.Disposal().Error != savepoint.DisposalRefused || r.Disposal().Attempts != 1 ||
+		!strings.Contains(r.Disposal().Message, "savepoint path refused") || !r.Disposal().RetryAt.After(k.srv.Clock().Now()) {
 		t.Fatalf("after the first refusal: %+v", r)
 	}
 	// Every savepoint chosen is tried once before the first is retried.
 	k.until("all given up", spec, 2000, func(st *JobStatus) bool {
 		for _, r := range st.Savepoints.Records[:len(st.Savepoints.Records)-1] {
-			if !r.Disposal.GaveUp {
+			if !r.Disposal().GaveUp {
 				return false
 			}
 		}
 		return true
 	})
 	for _, r := range k.st.Savepoints.Records[:len(k.st.Savepoints.Records)-1] {
-		if r.Disposal.Attempts != MaxDisposeAttempts || r.Disposal.Error != savepoint.DisposalFailed || !strings.Contains(r.Disposal.Message, "Permission denied") {
+		if r.Disposal().Attempts != MaxDisposeAttempts || r.Disposal().Error != savepoint.DisposalFailed || !strings.Contains(r.Disposal().Message, "Permission denied") {
 			t.Errorf("given up: %+v", r)
 		}
 		if ok, _ := k.srv.SavepointExists(r.Location); !ok {
@@ -352,7 +352,7 @@ func TestLedgerDisposalFailuresAreTyped(t *testing.T) {
 	// A caller that clears the records' disposals has them tried again.
 	k.srv.ClearFaults()
 	for i := range k.st.Savepoints.Records {
-		k.st.Savepoints.Records[i].Disposal = savepoint.Disposal{}
+		k.st.Savepoints.Records[i].SetDisposal(savepoint.Disposal{})
 	}
 	k.run(spec, 5*time.Minute)
 	if len(k.st.Savepoints.Records) != 1 || k.st.Savepoints.Records[0].Location != k.st.Latest.Location {
@@ -444,7 +444,7 @@ func TestImportSavepoint(t *testing.T) {
 	}
 
 	var st JobStatus
-	if err := st.ImportSavepoint(savepoint.Record{Location: loc, Time: k.srv.Clock().Now().Add(-time.Second), OnDelete: savepoint.OnDeleteKeep}); err != nil {
+	if err := st.ImportSavepoint(savepoint.Record{Location: loc, Time: k.srv.Clock().Now().Add(-time.Second), RecordExtra: &savepoint.RecordExtra{OnDelete: savepoint.OnDeleteKeep}}); err != nil {
 		t.Fatal(err)
 	}
 	if st.Latest.Location != loc || st.Latest.Reason != savepoint.ReasonImported || len(st.Savepoints.Records) != 1 {
@@ -466,7 +466,7 @@ func TestImportSavepoint(t *testing.T) {
 		{savepoint.Record{Location: "s3://b/sp\n1", Time: time.Now()}, "control character"},
 		{savepoint.Record{Location: loc, Time: time.Now()}, "already in the history"},
 		{savepoint.Record{Location: "s3://b/sp-2", Time: time.Now(), Reason: "Manual"}, `reason "Manual"`},
-		{savepoint.Record{Location: "s3://b/sp-3", Time: time.Now(), OnDelete: "Never"}, `onDelete "Never"`},
+		{savepoint.Record{Location: "s3://b/sp-3", Time: time.Now(), RecordExtra: &savepoint.RecordExtra{OnDelete: "Never"}}, `onDelete "Never"`},
 	} {
 		err := st.ImportSavepoint(tc.rec)
 		if !errors.Is(err, ErrInvalidSavepoint) || !strings.Contains(err.Error(), tc.want) {
@@ -491,7 +491,8 @@ func TestDeleteDisposesAsThePolicySays(t *testing.T) {
 				t.Fatalf("%d savepoints", len(recs))
 			}
 			keep, dispose := recs[0].Location, recs[1].Location
-			recs[0].OnDelete, recs[1].OnDelete = savepoint.OnDeleteKeep, savepoint.OnDeleteDispose
+			recs[0].SetOnDelete(savepoint.OnDeleteKeep)
+			recs[1].SetOnDelete(savepoint.OnDeleteDispose)
 			var res Result
 			for range 200 {
 				if res = k.call(spec, true); res.Done {

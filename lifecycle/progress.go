@@ -241,6 +241,7 @@ func (p *Progress) restoreRefused() bool {
 func (in *Progress) DeepCopyInto(out *Progress) {
 	*out = *in
 	out.Replace.Preflight = in.Replace.Preflight.DeepCopy()
+	in.Replace.Observed.Latest.DeepCopyInto(&out.Replace.Observed.Latest)
 }
 
 // DeepCopy returns a copy of in, or nil for nil.

@@ -66,6 +66,7 @@ func TestProgressFormats(t *testing.T) {
 			{File: "progress-v6.json", Version: 6, Want: goldenProgress6},
 			{File: "progress-v7.json", Version: 7, Want: goldenProgress7},
 			{File: "progress-v8.json", Version: 8, Want: goldenProgress8},
+			{File: "progress-v9.json", Version: 9, Want: goldenProgress9},
 		},
 	})
 }
@@ -241,9 +242,9 @@ var goldenSpec4 = func() JobSpec {
 // ledgerRecord is rec as format 5 writes a savepoint record: every field
 // set, the delete choice and a failed disposal too.
 func ledgerRecord(rec savepoint.Record) savepoint.Record {
-	rec.OnDelete = savepoint.OnDeleteKeep
-	rec.Disposal = savepoint.Disposal{Attempts: 2, Error: savepoint.DisposalFailed, Message: "java.io.IOException: Permission denied",
-		RetryAt: time.Date(2026, 3, 1, 13, 10, 0, 0, time.UTC), GaveUp: true}
+	rec.SetOnDelete(savepoint.OnDeleteKeep)
+	rec.SetDisposal(savepoint.Disposal{Attempts: 2, Error: savepoint.DisposalFailed, Message: "java.io.IOException: Permission denied",
+		RetryAt: time.Date(2026, 3, 1, 13, 10, 0, 0, time.UTC), GaveUp: true})
 	return rec
 }
 
@@ -342,10 +343,44 @@ var goldenStatus8 = func() JobStatus {
 	found.Location, found.Time = "s3://bucket/savepoints/savepoint-012345-a0b1c2d3e4f5", at.Add(-time.Minute)
 	found.Reason, found.JobID = savepoint.ReasonFound, "0123456789abcdef0123456789abcdef"
 	s.Savepoints = s.Savepoints.Add(found)
+	s.Savepoints.FormatVersion = 2 // the savepoint format of format 8
 	s.Audit = &AuditSummary{Time: at, Requests: 12, Truncated: true, ListFailures: 1, FailedInARow: 2,
 		Counts:   map[AuditKind]int{AuditInHistory: 3, AuditRestorePoint: 1, AuditUnrecorded: 1, AuditReplaced: 2},
 		Recorded: 1, RestorePoint: found.Location, Replaced: []flinkapi.JobID{"00000000000000000000000000000001"}, Due: true}
 	return s
+}()
+
+// goldenSpec9 is the JobSpec of the format-version-9 fixture (no field
+// added).
+var goldenSpec9 = func() JobSpec {
+	s := *goldenSpec8.DeepCopy()
+	s.FormatVersion = 9
+	return s
+}()
+
+// goldenStatus9 is the JobStatus of the format-version-9 fixture, whose
+// savepoint history is in the compact form (savepoint format 3): the job,
+// the reason and the location prefix most records share written once.
+// It adds a second periodic savepoint, so that two records share the
+// job and the reason and the others differ.
+var goldenStatus9 = func() JobStatus {
+	s := *goldenStatus8.DeepCopy()
+	s.FormatVersion, s.Progress = 9, goldenProgress9
+	spec := goldenSpec9
+	s.ActionSpec = &spec
+	next := s.Savepoints.Records[0] // every field set
+	next.Location, next.Time = "s3://bucket/savepoints/savepoint-a1b2c3-5f6e7d8c9bab", next.Time.Add(10*time.Minute)
+	s.Savepoints = s.Savepoints.Add(next)
+	s.Savepoints.FormatVersion = 3
+	return s
+}()
+
+// goldenProgress9 is the Progress of the format-version-9 fixture (no
+// field added).
+var goldenProgress9 = func() Progress {
+	p := goldenProgress8
+	p.FormatVersion = 9
+	return p
 }()
 
 // goldenStatus7 is the JobStatus of the format-version-7 fixture, whose
@@ -457,6 +492,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobstatus-v6.json", Version: 6, Want: triggerDropped(goldenStatus6)},
 			{File: "jobstatus-v7.json", Version: 7, Want: goldenStatus7},
 			{File: "jobstatus-v8.json", Version: 8, Want: goldenStatus8},
+			{File: "jobstatus-v9.json", Version: 9, Want: goldenStatus9},
 		},
 	})
 	formattest.Check(t, formattest.Type[JobSpec]{
@@ -477,6 +513,7 @@ func TestJobFormats(t *testing.T) {
 			{File: "jobspec-v6.json", Version: 6, Want: goldenSpec6},
 			{File: "jobspec-v7.json", Version: 7, Want: goldenSpec7},
 			{File: "jobspec-v8.json", Version: 8, Want: goldenSpec8},
+			{File: "jobspec-v9.json", Version: 9, Want: goldenSpec9},
 		},
 	})
 }

@@ -110,9 +110,9 @@ func (m *MemoryStore) Delete(ctx context.Context, name string) error {
 // replaced atomically (written to a temporary file in the directory,
 // synced, then renamed), so a reader never sees half a record.
 //
-// A file holds {"formatVersion":8,"record":{...}}: the format version
+// A file holds {"formatVersion":9,"record":{...}}: the format version
 // (FormatVersion) and the savepoint.Record. Get also reads the files of
-// format versions 1 to 3, the bare record that releases before format
+// format versions 1 to 8, the bare record that releases before format
 // versions wrote (read as version 1), and
 // refuses a file of a newer version with an error matching
 // ErrUnknownFormat: it was written by a later flinkkit.

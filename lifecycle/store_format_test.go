@@ -77,6 +77,7 @@ func TestFileStoreFormats(t *testing.T) {
 			{File: "filestore-v6.json", Version: 6, Want: ledgerRecord(goldenRecord)},
 			{File: "filestore-v7.json", Version: 7, Want: ledgerRecord(goldenRecord)},
 			{File: "filestore-v8.json", Version: 8, Want: ledgerRecord(goldenRecord)},
+			{File: "filestore-v9.json", Version: 9, Want: ledgerRecord(goldenRecord)},
 		},
 	})
 }

@@ -4,8 +4,9 @@ package policy
 // object generator writes them. They are written by hand because
 // controller-gen v0.23.0 emits in.T.DeepCopyInto(&out.T) for time.Time
 // fields, which does not compile: time.Time has no such method and is a
-// value that is safe to copy. Apart from Observations.Job, these types hold
-// only values, strings and time.Time; TestDeepCopy keeps it so.
+// value that is safe to copy. Apart from Observations.Job and the
+// RecordExtra of Observations.LatestSavepoint, these types hold only
+// values, strings and time.Time; TestDeepCopy keeps it so.
 // zz_generated.deepcopy.go holds the generated copies of the other types.
 
 // DeepCopyInto copies in into out. in must be non-nil.
@@ -14,6 +15,7 @@ func (in *Observations) DeepCopyInto(out *Observations) {
 	if in.Job != nil {
 		out.Job = in.Job.DeepCopy()
 	}
+	in.LatestSavepoint.DeepCopyInto(&out.LatestSavepoint)
 }
 
 // DeepCopy returns a copy of in, or nil for nil.

@@ -162,15 +162,21 @@
 // used, so that one written by a later flinkkit is never acted on, nor
 // written back with its newer parts lost. Golden fixtures of every format
 // (testdata/golden) hold every release to reading what the earlier ones
-// wrote.
+// wrote. A History is written in the form of its version: format 3 (what
+// Add and Remove return) is compact, the job, the reason and the
+// location prefix most records share written once (a day of periodic
+// savepoints every 10 minutes takes about 9 KB instead of 25 KB); formats
+// 1 and 2 wrote every record whole.
 //
 // # Kubernetes
 //
 // Status, Record, History and Progress are plain data with stable JSON
 // names, and have DeepCopy and DeepCopyInto methods (History's copies its
-// Records), so they can be embedded
+// Records, Record's its RecordExtra), so they can be embedded
 // in a custom resource whose deep copies controller-gen generates. Their
 // time.Time fields carry markers that let controller-gen's CRD generator
-// describe them as date-time strings. Progress.Fraction is a float, which
+// describe them as date-time strings. History's compact form has fields
+// that History does not ("jobID", "reason", "prefix"): its marker makes
+// the CRD keep them (x-kubernetes-preserve-unknown-fields). Progress.Fraction is a float, which
 // the CRD generator accepts only with crd:allowDangerousTypes=true.
 package savepoint

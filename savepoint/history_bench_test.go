@@ -1,6 +1,7 @@
 package savepoint
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -162,5 +163,37 @@ func benchHistory(b *testing.B, op string, n int, impl string) {
 				b.Fatalf("%d chosen, want none", len(sinkRecords))
 			}
 		}
+	}
+}
+
+var sinkJSON []byte
+
+// BenchmarkHistoryJSON measures writing and reading a History of n
+// periodic savepoints of one job as a stored status holds it (op=encode,
+// op=decode), and reports the bytes written (B/history).
+func BenchmarkHistoryJSON(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		h := History{}.Add(benchRecords(n)...)
+		data, err := json.Marshal(h)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("op=encode/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkJSON, _ = json.Marshal(h)
+			}
+			b.ReportMetric(float64(len(data)), "B/history")
+		})
+		b.Run(fmt.Sprintf("op=decode/n=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var back History
+				if err := json.Unmarshal(data, &back); err != nil || len(back.Records) != n {
+					b.Fatalf("%d records, %v", len(back.Records), err)
+				}
+				sinkHistory = back
+			}
+		})
 	}
 }

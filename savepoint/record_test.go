@@ -153,7 +153,7 @@ func TestJSON(t *testing.T) {
 	}
 	h := History{}.Add(Record{Location: loc, Time: t0, Reason: ReasonScheduled, JobID: job})
 	b, _ = json.Marshal(h)
-	if want := `{"formatVersion":2,"records":[{"location":"s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab","time":"2026-03-01T12:00:00Z","reason":"Scheduled","jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90"}]}`; string(b) != want {
+	if want := `{"formatVersion":3,"jobID":"a1b2c3d4e5f60718293a4b5c6d7e8f90","reason":"Scheduled","records":[{"location":"s3://bucket/savepoints/savepoint-a1b2c3-0123456789ab","time":"2026-03-01T12:00:00Z"}]}`; string(b) != want {
 		t.Errorf("json.Marshal(History) = %s, want %s", b, want)
 	}
 	if b, _ := json.Marshal(History{}); string(b) != "{}" {
@@ -190,24 +190,70 @@ func TestDeepCopy(t *testing.T) {
 	if c := (&History{}).DeepCopy(); c.Records != nil {
 		t.Errorf("DeepCopy of an empty History = %+v", c)
 	}
+	// The RecordExtra of a record is copied, not shared.
+	x := Record{Location: loc, Time: t0, RecordExtra: &RecordExtra{OnDelete: OnDeleteKeep, Disposal: Disposal{Attempts: 1}}}
+	if c := x.DeepCopy(); !reflect.DeepEqual(*c, x) || c.RecordExtra == x.RecordExtra {
+		t.Errorf("Record.DeepCopy = %+v, shares its RecordExtra: %t", c, c.RecordExtra == x.RecordExtra)
+	}
+	hx := History{Records: []Record{r, x}}
+	if c := hx.DeepCopy(); !reflect.DeepEqual(*c, hx) || c.Records[1].RecordExtra == x.RecordExtra || c.Records[0].RecordExtra != nil {
+		t.Errorf("History.DeepCopy = %+v", c)
+	}
 	if (*Status)(nil).DeepCopy() != nil || (*Record)(nil).DeepCopy() != nil || (*Progress)(nil).DeepCopy() != nil || (*History)(nil).DeepCopy() != nil {
 		t.Error("DeepCopy of nil is not nil")
+	}
+}
+
+// TestRecordExtra: the delete choice and the failed disposals read as
+// zero on a record without a RecordExtra, the setters give the record a
+// RecordExtra of its own (a copy keeps its own) and drop it once both
+// are zero, and the JSON is flat.
+func TestRecordExtra(t *testing.T) {
+	var r Record
+	if r.OnDelete() != OnDeletePolicy || r.Disposal() != (Disposal{}) || r.RecordExtra != nil {
+		t.Fatalf("zero Record: %q, %+v", r.OnDelete(), r.Disposal())
+	}
+	r.SetOnDelete(OnDeleteKeep)
+	c := r
+	c.SetDisposal(Disposal{Attempts: 2, Error: DisposalFailed})
+	if r.OnDelete() != OnDeleteKeep || r.Disposal().Failed() {
+		t.Errorf("setting the copy's disposal changed r: %q, %+v", r.OnDelete(), r.Disposal())
+	}
+	if c.OnDelete() != OnDeleteKeep || c.Disposal().Attempts != 2 || c.RecordExtra == r.RecordExtra {
+		t.Errorf("copy: %q, %+v", c.OnDelete(), c.Disposal())
+	}
+	b, err := json.Marshal(c)
+	if want := `{"location":"","time":"0001-01-01T00:00:00Z","onDelete":"Keep","disposal":{"attempts":2,"error":"Failed"}}`; err != nil || string(b) != want {
+		t.Errorf("json.Marshal = %s, %v; want %s", b, err, want)
+	}
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c) {
+		t.Errorf("json.Unmarshal(%s) = %+v, %v", b, back, err)
+	}
+	c.SetOnDelete(OnDeletePolicy)
+	c.SetDisposal(Disposal{})
+	if c.RecordExtra != nil {
+		t.Errorf("both zero: RecordExtra %+v, want none", c.RecordExtra)
+	}
+	if b, _ := json.Marshal(c); string(b) != `{"location":"","time":"0001-01-01T00:00:00Z"}` {
+		t.Errorf("json.Marshal without a RecordExtra = %s", b)
 	}
 }
 
 // TestDeepCopyFieldsArePlain keeps the hand-written deep copies right: the
 // stored types may hold only values, strings and time.Time, which copying
 // the struct copies deeply. A field with a pointer, slice, map, interface,
-// func or channel needs DeepCopyInto to copy it: History.Records is the one
-// such field, and History's DeepCopyInto copies it (its elements are
-// Records, checked here too).
+// func or channel needs DeepCopyInto to copy it: History.Records and
+// Record.RecordExtra are the only such fields, and the DeepCopyInto of
+// History and of Record copy them (the elements of Records are Records,
+// checked here too, and a RecordExtra holds only values).
 func TestDeepCopyFieldsArePlain(t *testing.T) {
 	for name, typ := range map[string]reflect.Type{
 		"Status": reflect.TypeFor[Status](), "Record": reflect.TypeFor[Record](),
 		"Progress": reflect.TypeFor[Progress](), "History": reflect.TypeFor[History](),
-		"History.Records[i]": reflect.TypeFor[History]().Field(1).Type.Elem(),
+		"History.Records[i]": reflect.TypeFor[History]().Field(1).Type.Elem(), "RecordExtra": reflect.TypeFor[RecordExtra](),
 	} {
-		for _, p := range plaincheck.Problems(name, typ, "History.Records") {
+		for _, p := range plaincheck.Problems(name, typ, "History.Records", "Record.RecordExtra", "History.Records[i].RecordExtra") {
 			t.Error(p)
 		}
 	}

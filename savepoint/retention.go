@@ -9,10 +9,19 @@ import (
 
 // History is a job's completed savepoints, oldest first, each location at
 // most once. It is plain data, safe to store in a Kubernetes status. It
-// marshals to {"formatVersion":2,"records":[...]} and decodes from that,
-// from format 1 and from the bare array of records written before format
-// versions existed.
+// marshals to a compact object,
+// {"formatVersion":3,"jobID":…,"reason":…,"prefix":…,"records":[...]}:
+// "jobID" and "reason" are those most records share and "prefix" the
+// start every location shares, written once, and each record writes its
+// "location" after the prefix and its "reason" and "jobID" only where
+// they differ from the history's (see MarshalJSON). It decodes from that,
+// from formats 1 and 2 ({"formatVersion":2,"records":[...]}, every
+// record whole) and from the bare array of records written before format
+// versions existed. "jobID", "reason" and "prefix" are not fields of
+// History: a Kubernetes schema keeps them as unknown fields
+// (x-kubernetes-preserve-unknown-fields).
 // The zero History is empty and ready to use.
+// +kubebuilder:pruning:PreserveUnknownFields
 type History struct {
 	// FormatVersion is the format this value was written in; 0 when not
 	// set reads as 1. Add and Remove set it to FormatVersion.
@@ -345,7 +354,7 @@ func (opts RetentionOptions) choose(out []Record, r *Record, kept *int, now time
 		return out
 	}
 	*kept--
-	if d := r.Disposal; !d.Failed() || !d.GaveUp && !now.Before(d.RetryAt) {
+	if d := r.Disposal(); !d.Failed() || !d.GaveUp && !now.Before(d.RetryAt) {
 		// One whose disposal failed goes once it may be tried again;
 		// until then it does not count among those kept either.
 		out = append(out, *r)

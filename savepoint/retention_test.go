@@ -205,14 +205,14 @@ func TestChooseDisposalsFailedDisposals(t *testing.T) {
 	if got := names(ChooseDisposals(h, opts, now)); got != "a b" {
 		t.Fatalf("no failure: chose %q, want a b", got)
 	}
-	h[0].Disposal = Disposal{Attempts: 1, Error: DisposalUnreachable, RetryAt: now.Add(time.Minute)}
+	h[0].SetDisposal(Disposal{Attempts: 1, Error: DisposalUnreachable, RetryAt: now.Add(time.Minute)})
 	if got := names(ChooseDisposals(h, opts, now)); got != "b" {
 		t.Errorf("a waits for its retry: chose %q, want b alone (c is not disposed of in a's place)", got)
 	}
 	if got := names(ChooseDisposals(h, opts, now.Add(time.Minute))); got != "a b" {
 		t.Errorf("a's retry time came: chose %q, want a b", got)
 	}
-	h[0].Disposal.GaveUp = true
+	h[0].SetDisposal(Disposal{Attempts: 1, Error: DisposalUnreachable, RetryAt: now.Add(time.Minute), GaveUp: true})
 	if got := names(ChooseDisposals(h, opts, now.Add(time.Hour))); got != "b" {
 		t.Errorf("a was given up: chose %q, want b", got)
 	}
@@ -220,7 +220,8 @@ func TestChooseDisposalsFailedDisposals(t *testing.T) {
 	if got := names(ChooseDisposals(h, RetentionOptions{MaxCount: 4}, now.Add(time.Hour))); got != "" {
 		t.Errorf("MaxCount 4 of 4: chose %q, want none", got)
 	}
-	h[3].Reason, h[0].Disposal = ReasonImported, Disposal{}
+	h[3].Reason = ReasonImported
+	h[0].SetDisposal(Disposal{})
 	if got := names(ChooseDisposals(h, RetentionOptions{MaxCount: 1}, now)); got != "a b c" {
 		t.Errorf("imported newest: chose %q, want a b c (the newest is kept anyway)", got)
 	}

@@ -209,6 +209,13 @@ func (s Status) Operation() flinkapi.Operation {
 
 // Record is a completed savepoint: the latest successful one of a job, or an
 // entry of a History.
+//
+// What few records hold, the delete choice and failed disposals, is kept
+// out of line in a RecordExtra, so that the records every History
+// operation copies stay small (80 bytes on 64-bit platforms). Read it
+// with OnDelete and Disposal, set it with SetOnDelete and SetDisposal. Its
+// JSON is flat: {"location", "time", "reason", "jobID", "onDelete",
+// "disposal"}, as before the RecordExtra existed.
 type Record struct {
 	// Location is where the savepoint lies.
 	Location string `json:"location"`
@@ -222,6 +229,19 @@ type Record struct {
 	Reason Reason `json:"reason,omitempty"`
 	// JobID is the job the savepoint was taken of.
 	JobID flinkapi.JobID `json:"jobID,omitempty"`
+	// RecordExtra holds the delete choice and the failed disposals of
+	// the few records that have either; nil for the others. Its fields
+	// are read through the methods OnDelete and Disposal. SetOnDelete
+	// and SetDisposal replace it with a new one, so that one RecordExtra
+	// that copies of a Record share never changes; do not write through
+	// the pointer.
+	*RecordExtra `json:",inline"`
+}
+
+// RecordExtra is what few Records hold: plain data, kept out of line
+// (Record.RecordExtra). Its zero value is what a Record without one
+// holds.
+type RecordExtra struct {
 	// OnDelete says what a delete of the job does with this savepoint:
 	// empty leaves it to the policy (lifecycle's
 	// SavepointPolicy.DisposeOnDelete).
@@ -231,6 +251,59 @@ type Record struct {
 	// while none failed. A savepoint whose disposal failed stays in the
 	// history until a disposal succeeds.
 	Disposal Disposal `json:"disposal,omitzero"`
+}
+
+// OnDelete returns what a delete of the job does with this savepoint:
+// OnDeletePolicy (empty) unless SetOnDelete chose otherwise.
+func (r Record) OnDelete() OnDelete {
+	if r.RecordExtra == nil {
+		return OnDeletePolicy
+	}
+	return r.RecordExtra.OnDelete
+}
+
+// Disposal returns how the disposals of this savepoint failed so far;
+// zero while none failed.
+func (r Record) Disposal() Disposal {
+	if r.RecordExtra == nil {
+		return Disposal{}
+	}
+	return r.RecordExtra.Disposal
+}
+
+// SetOnDelete sets what a delete of the job does with this savepoint. It
+// gives r a RecordExtra of its own: copies of r keep theirs.
+func (r *Record) SetOnDelete(d OnDelete) {
+	e := r.extra()
+	e.OnDelete = d
+	r.setExtra(e)
+}
+
+// SetDisposal sets how the disposals of this savepoint failed so far
+// (Disposal{} once one succeeds or to try again). It gives r a
+// RecordExtra of its own: copies of r keep theirs.
+func (r *Record) SetDisposal(d Disposal) {
+	e := r.extra()
+	e.Disposal = d
+	r.setExtra(e)
+}
+
+// extra returns a copy of r's RecordExtra, zero when r has none.
+func (r Record) extra() RecordExtra {
+	if r.RecordExtra == nil {
+		return RecordExtra{}
+	}
+	return *r.RecordExtra
+}
+
+// setExtra points r at a new RecordExtra holding e, or at none when e
+// is zero.
+func (r *Record) setExtra(e RecordExtra) {
+	if e.OnDelete == OnDeletePolicy && e.Disposal.zero() {
+		r.RecordExtra = nil
+		return
+	}
+	r.RecordExtra = &e
 }
 
 // OnDelete says what a delete of a job does with one of its savepoints.
@@ -295,3 +368,8 @@ type Disposal struct {
 // Failed reports whether a disposal of the record failed and was not
 // retried with success since.
 func (d Disposal) Failed() bool { return d.Attempts > 0 }
+
+// zero reports whether d is the zero Disposal.
+func (d Disposal) zero() bool {
+	return d.Attempts == 0 && d.Error == "" && d.Message == "" && d.RetryAt.IsZero() && !d.GaveUp
+}

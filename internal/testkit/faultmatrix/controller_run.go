@@ -751,7 +751,7 @@ func (e *cenv) retained(_ lifecycle.JobSpec, st lifecycle.JobStatus) bool {
 func keptBeyondUse(st lifecycle.JobStatus) int {
 	n := 0
 	for _, r := range st.Savepoints.Records {
-		if r.Location != st.Latest.Location && r.Location != st.UpgradeFrom.Location && !r.Disposal.Failed() {
+		if r.Location != st.Latest.Location && r.Location != st.UpgradeFrom.Location && !r.Disposal().Failed() {
 			n++
 		}
 	}
@@ -788,7 +788,7 @@ func (e *cenv) checkLedger(n int, st lifecycle.JobStatus, final bool) {
 	for _, r := range st.Savepoints.Records {
 		// A record whose disposal failed (one whose answers were lost
 		// too) waits for its retry, which confirms it gone.
-		if gone[r.Location] && !r.Disposal.Failed() {
+		if gone[r.Location] && !r.Disposal().Failed() {
 			e.v.add("ledger: the history keeps %s, which was disposed of", r.Location)
 		}
 	}

@@ -85,10 +85,10 @@ func (d *driver) importSavepoint() {
 		return
 	}
 	rec := sps[d.r.IntN(len(sps))]
-	rec.OnDelete = []savepoint.OnDelete{savepoint.OnDeletePolicy, savepoint.OnDeleteKeep, savepoint.OnDeleteDispose}[d.r.IntN(3)]
+	rec.SetOnDelete([]savepoint.OnDelete{savepoint.OnDeletePolicy, savepoint.OnDeleteKeep, savepoint.OnDeleteDispose}[d.r.IntN(3)])
 	st := d.status()
 	err := st.ImportSavepoint(rec)
-	d.tracef("event: the caller imports savepoint %s (taken %v, job %s, onDelete %q) into its status: %v", rec.Location, d.rel(rec.Time), rec.JobID, rec.OnDelete, err)
+	d.tracef("event: the caller imports savepoint %s (taken %v, job %s, onDelete %q) into its status: %v", rec.Location, d.rel(rec.Time), rec.JobID, rec.OnDelete(), err)
 	if err != nil {
 		return
 	}

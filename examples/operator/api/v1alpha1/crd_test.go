@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"maps"
 	"os"
 	"reflect"
@@ -42,6 +43,8 @@ func TestCRDUpToDate(t *testing.T) {
 	compare(t, "status", reflect.TypeOf(FlinkJobStatus{}), props["status"].(map[string]any))
 }
 
+var marshaler = reflect.TypeFor[json.Marshaler]()
+
 var opaque = []reflect.Type{reflect.TypeOf(time.Time{}), reflect.TypeOf(metav1.Time{}), reflect.TypeOf(metav1.Condition{})}
 
 // compare checks that the object schema s has a property for every JSON
@@ -64,6 +67,11 @@ func compare(t *testing.T, path string, typ reflect.Type, s map[string]any) {
 		return
 	case typ.Kind() != reflect.Struct:
 		return
+	}
+	if reflect.PointerTo(typ).Implements(marshaler) && s["x-kubernetes-preserve-unknown-fields"] != true {
+		// Its JSON is its own (savepoint.History's compact form): fields
+		// the Go type does not have must be kept, not pruned.
+		t.Errorf("%s: %s writes its own JSON, and the CRD does not keep unknown fields (x-kubernetes-preserve-unknown-fields)", path, typ)
 	}
 	props, _ := s["properties"].(map[string]any)
 	fields := map[string]bool{}
@@ -89,9 +97,13 @@ func jsonFields(typ reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for f := range typ.Fields() {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		ft := f.Type
+		if f.Anonymous && ft.Kind() == reflect.Pointer {
+			ft = ft.Elem() // encoding/json inlines an embedded *struct too
+		}
 		switch {
-		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			maps.Copy(out, jsonFields(f.Type))
+		case f.Anonymous && name == "" && ft.Kind() == reflect.Struct:
+			maps.Copy(out, jsonFields(ft))
 		case f.IsExported() && name != "-" && name != "":
 			out[name] = f.Type
 		}

@@ -171,7 +171,7 @@ func withFailure(st *lifecycle.JobStatus) string {
 func givenUp(st *lifecycle.JobStatus) int {
 	n := 0
 	for _, r := range st.Savepoints.Records {
-		if r.Disposal.GaveUp {
+		if r.Disposal().GaveUp {
 			n++
 		}
 	}

@@ -252,7 +252,7 @@ func TestDegradedFromTypedState(t *testing.T) {
 			st.State, st.Reason, st.Settled, st.Verdict = policy.Deploying, lifecycle.ReasonNotEnoughSlots, false, lifecycle.VerdictWaiting
 		}, metav1.ConditionTrue, lifecycle.ReasonNotEnoughSlots, metav1.ConditionTrue},
 		{"disposals given up", func(st *lifecycle.JobStatus) {
-			st.Savepoints.Records = []savepoint.Record{{Location: "s3://a"}, {Location: "s3://b", Disposal: savepoint.Disposal{Attempts: 5, GaveUp: true}}}
+			st.Savepoints.Records = []savepoint.Record{{Location: "s3://a"}, {Location: "s3://b", RecordExtra: &savepoint.RecordExtra{Disposal: savepoint.Disposal{Attempts: 5, GaveUp: true}}}}
 		}, metav1.ConditionTrue, ReasonDisposalsGivenUp, metav1.ConditionFalse},
 		{"in flight", func(st *lifecycle.JobStatus) {
 			st.State, st.Reason, st.Action = policy.Updating, "UpgradeInProgress", lifecycle.ActionUpgrade
