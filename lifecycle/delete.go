@@ -204,6 +204,13 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 func (c *Controller) actDelete(ctx context.Context, spec JobSpec, st *JobStatus, p deletePlan, now time.Time) (Result, error) {
 	switch p.step {
 	case deleteStepAction:
+		if cancelsUnran(spec, st) && !c.neverRan(ctx, st) {
+			// The teardown chose to cancel the job without state because
+			// it had never run; it has run since (its tasks got their
+			// slots, it may have checkpointed): it is torn down as the
+			// spec's mode says, keeping its state.
+			return c.start(ctx, spec, st, ActionTeardown, JobTemplate{}, now, nil)
+		}
 		return c.step(ctx, spec, st, now)
 	case deleteStepDone:
 		return Result{Done: true, Outcome: p.outcome}, nil
@@ -255,6 +262,17 @@ func (c *Controller) neverRan(ctx context.Context, st *JobStatus) bool {
 		return errors.Is(err, flinkapi.ErrNotFound) && !flinkapi.IsJobNotFound(err) // no checkpointing at all
 	}
 	return stats.LatestCompleted == nil || stats.LatestCompleted.TriggerTime.Before(d.StartTime)
+}
+
+// cancelsUnran reports whether st's action is a teardown about to cancel
+// its job without state under a spec whose mode keeps state: the
+// teardown chose the cancel because the job had never run when it began
+// (or the spec was of the Stateless mode then). The cancel goes only to a
+// job that still never ran, checked in the call that sends it.
+func cancelsUnran(spec JobSpec, st *JobStatus) bool {
+	p := &st.Progress
+	return st.Action == ActionTeardown && !p.Done() && p.Phase == PhaseCancel && p.Stop.Strategy == CancelWithoutState &&
+		p.Replace.StopOutcome == "" && spec.Update.Mode != policy.UpgradeStateless
 }
 
 // deletedOutcome is the outcome a Delete of an already deleted job
