@@ -51,19 +51,6 @@ func unrecorded(c API) API {
 	}
 }
 
-// noteAll records err in the sinks of c and of every recorder it wraps:
-// for a call that goes to the client they record directly.
-func noteAll(c API, err error) {
-	for {
-		r, ok := c.(*recorder)
-		if !ok {
-			return
-		}
-		r.note(err)
-		c = r.API
-	}
-}
-
 func (r *recorder) note(err error) {
 	if err != nil && r.s != nil && r.s.err == nil && errors.Is(err, flinkapi.ErrMisconfigured) {
 		r.s.err = err
