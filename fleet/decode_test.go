@@ -3,6 +3,7 @@ package fleet
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -94,7 +95,7 @@ blueGreen:
 	}, {
 		name: "a newer format",
 		in:   "job: {jarFile: x}\nformatVersion: 99\n",
-		want: []string{`jobs/orders.yaml:2: formatVersion: lifecycle.JobSpec: format version 99 is newer than this flinkkit reads (up to 8): ` +
+		want: []string{`jobs/orders.yaml:2: formatVersion: lifecycle.JobSpec: format version 99 is newer than this flinkkit reads (up to ` + fmt.Sprint(lifecycle.FormatVersion) + `): ` +
 			`it was written by a later flinkkit; run that release or a later one, and do not write this value back with this one`},
 	}, {
 		name: "a key given twice, also through a merge",
