@@ -15,7 +15,8 @@ import (
 
 // The audit at work: with a Storage, Reconcile audits the deployment's
 // savepoint and checkpoint directories (Audit) once an action that
-// starts, stops or replaces a job ended (auditAfter) and every
+// starts, stops or replaces a job ended, or a routine one that did not
+// succeed (auditAfter), and every
 // AuditInterval, and before it starts the deployment's job again
 // from the newest state the status knows while the job is gone, and
 // applies what it found to the status (applyAudit): storage is the
@@ -59,8 +60,9 @@ type AuditSummary struct {
 	// Replaced are the jobs whose checkpoint directories it added to
 	// JobStatus.Replaced, to be removed.
 	Replaced []flinkapi.JobID `json:"replaced,omitempty"`
-	// Due is set when an action that starts, stops or replaces a job
-	// ended since: the next call audits.
+	// Due is set when an action that owes an audit ended since (one
+	// that starts, stops or replaces a job, or a routine one that did
+	// not succeed): the next call audits.
 	Due bool `json:"due,omitempty"`
 }
 
@@ -178,16 +180,16 @@ func (c *Controller) auditRetry(s *AuditSummary) time.Duration {
 	return min(d, limit)
 }
 
-// auditAfter reports whether the end of action owes an audit: those
-// that start, stop or replace a job do; the routine ones beside the
-// running job (a savepoint, a checkpoint, a disposal) do not, since
-// what they write is recorded through their trigger (a savepoint past
-// its deadline is looked up as late) and the interval's audit reads
-// the rest.
-func auditAfter(action JobAction) bool {
+// auditAfter reports whether the end of action with outcome owes an
+// audit: every end of an action that starts, stops or replaces a job
+// does, and the end of a routine one beside the running job (a
+// savepoint, a checkpoint, a disposal) that did not succeed; one that
+// succeeded wrote what its trigger recorded, nothing else, and the
+// interval's audit reads storage anyway.
+func auditAfter(action JobAction, outcome Outcome) bool {
 	switch action {
 	case ActionSavepoint, ActionSavepointRequest, ActionCheckpoint, ActionCheckpointRequest, ActionDispose:
-		return false
+		return outcome != OutcomeSucceeded && outcome != OutcomeNotNeeded
 	}
 	return true
 }
@@ -240,10 +242,10 @@ func (c *Controller) auditBeforeDelete(ctx context.Context, spec JobSpec, st *Jo
 	}
 }
 
-// markAuditDue records that an action that owes an audit ended
-// (auditAfter): the next call audits.
-func (c *Controller) markAuditDue(st *JobStatus) {
-	if c.Storage == nil || !auditAfter(st.Action) {
+// markAuditDue records that an action that owes an audit ended with
+// outcome (auditAfter): the next call audits.
+func (c *Controller) markAuditDue(st *JobStatus, outcome Outcome) {
+	if c.Storage == nil || !auditAfter(st.Action, outcome) {
 		return
 	}
 	if st.Audit == nil {

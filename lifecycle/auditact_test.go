@@ -429,7 +429,7 @@ func TestAuditReplacedLeak(t *testing.T) {
 // TestAuditRetryBacksOff: an audit whose listing failed is tried again
 // after RetryInterval, twice that after a second failure in a row, and
 // so on up to AuditInterval; the routine actions beside the running job
-// owe no audit at their end.
+// owe an audit at their end only when they did not succeed.
 func TestAuditRetryBacksOff(t *testing.T) {
 	c := &Controller{RetryInterval: 20 * time.Second, AuditInterval: time.Hour}
 	for _, tc := range []struct {
@@ -445,12 +445,17 @@ func TestAuditRetryBacksOff(t *testing.T) {
 		t.Errorf("without an interval: %v, want RetryInterval", got)
 	}
 	for _, a := range []JobAction{ActionSavepoint, ActionSavepointRequest, ActionCheckpoint, ActionCheckpointRequest, ActionDispose} {
-		if auditAfter(a) {
-			t.Errorf("%s owes an audit at its end", a)
+		if auditAfter(a, OutcomeSucceeded) {
+			t.Errorf("%s owes an audit at its end when it succeeded", a)
+		}
+		for _, o := range []Outcome{OutcomeTimedOut, OutcomeSavepointFailed, OutcomeCheckpointFailed, OutcomeDisposeFailed} {
+			if !auditAfter(a, o) {
+				t.Errorf("%s owes no audit at its end %s", a, o)
+			}
 		}
 	}
 	for _, a := range []JobAction{ActionDeploy, ActionUpgrade, ActionRestart, ActionCanary, ActionBlueGreen, ActionSuspend, ActionTeardown, ActionRescale} {
-		if !auditAfter(a) {
+		if !auditAfter(a, OutcomeSucceeded) {
 			t.Errorf("%s owes no audit at its end", a)
 		}
 	}

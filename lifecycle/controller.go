@@ -78,7 +78,8 @@ type Controller struct {
 	// deployment's savepoint and checkpoint directories (Audit) and
 	// applies what it found (ApplyAudit): besides the audit once an
 	// action that starts, stops or replaces a job ended (at the next
-	// call; not after a periodic savepoint, a checkpoint or a disposal)
+	// call; after a periodic savepoint, a checkpoint or a disposal only
+	// when it did not succeed)
 	// and before it starts the job again from the status's state while
 	// the job is gone. 0: DefaultAuditInterval; negative: only after
 	// actions and before such starts; an audit whose listing failed is
@@ -172,7 +173,7 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 	plan.Verdict = c.planVerdict(spec, st, obs, now, plan)
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
 	if res.Outcome != "" {
-		c.markAuditDue(st) // an action ended: the next call audits
+		c.markAuditDue(st, res.Outcome) // an action ended: the next call audits
 	}
 	keepStableJar(st)
 	if err == nil && s.err != nil {

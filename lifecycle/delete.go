@@ -195,7 +195,7 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	c.auditBeforeDelete(ctx, spec, st, p, now)
 	res, err := c.actDelete(ctx, spec, st, p, now)
 	if res.Outcome != "" && !res.Done {
-		c.markAuditDue(st)
+		c.markAuditDue(st, res.Outcome)
 	}
 	return res, err
 }
