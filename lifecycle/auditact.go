@@ -183,12 +183,16 @@ func (c *Controller) auditRetry(s *AuditSummary) time.Duration {
 // auditAfter reports whether the end of action with outcome owes an
 // audit: every end of an action that starts, stops or replaces a job
 // does, and the end of a routine one beside the running job (a
-// savepoint, a checkpoint, a disposal) that did not succeed; one that
+// savepoint, a checkpoint, a disposal) that did not succeed, save a
+// savepoint past its deadline, which is looked up as late
+// (JobStatus.LateSavepoint) and recorded when it completes; one that
 // succeeded wrote what its trigger recorded, nothing else, and the
 // interval's audit reads storage anyway.
 func auditAfter(action JobAction, outcome Outcome) bool {
 	switch action {
-	case ActionSavepoint, ActionSavepointRequest, ActionCheckpoint, ActionCheckpointRequest, ActionDispose:
+	case ActionSavepoint, ActionSavepointRequest:
+		return outcome != OutcomeSucceeded && outcome != OutcomeNotNeeded && outcome != OutcomeTimedOut
+	case ActionCheckpoint, ActionCheckpointRequest, ActionDispose:
 		return outcome != OutcomeSucceeded && outcome != OutcomeNotNeeded
 	}
 	return true

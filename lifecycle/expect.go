@@ -35,15 +35,22 @@ const minProgress = 0.01
 // progressDue reports whether the step at now reads the progress of the
 // savepoint of st in the job's checkpoint statistics instead of polling
 // its trigger: the first poll at or after progressAfter since the
-// trigger, of a savepoint (not a checkpoint) that Flink acknowledged,
+// trigger, within progressWindow, of a savepoint (not a checkpoint) that Flink acknowledged,
 // with no transient error in the way.
 func progressDue(st savepoint.Status, now time.Time) bool {
 	if st.Kind == flinkapi.OpCheckpoint || st.TriggerTime.IsZero() || st.Attempts > 0 || !st.NeedsPoll() {
 		return false
 	}
 	at := st.TriggerTime.Add(progressAfter)
-	return !now.Before(at) && st.LastUpdate.Before(at)
+	return !now.Before(at) && now.Before(at.Add(progressWindow)) && st.LastUpdate.Before(at)
 }
+
+// progressWindow is how long after progressAfter the progress read is
+// still due: a step that comes later (its caller was away) polls the
+// trigger, which tells at once whether the savepoint completed, rather
+// than read the statistics first and leave the completion to a poll
+// after them, which a JobManager that fails over in between would lose.
+const progressWindow = 3 * progressAfter
 
 // readProgress reads the job's checkpoint statistics for the savepoint
 // of st and returns st with LastUpdate set to now, which makes the read

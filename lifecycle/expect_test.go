@@ -32,7 +32,9 @@ func TestProgressDue(t *testing.T) {
 	}{
 		{"before progressAfter", inFlight(flinkapi.OpSavepoint, t0, t0.Add(100*time.Millisecond)), at.Add(-time.Millisecond), false},
 		{"the first poll after it", inFlight(flinkapi.OpSavepoint, t0, t0.Add(200*time.Millisecond)), at, true},
-		{"a stop's first poll after it", inFlight(flinkapi.OpStopWithSavepoint, t0, t0.Add(200*time.Millisecond)), at.Add(time.Minute), true},
+		{"a stop's first poll after it", inFlight(flinkapi.OpStopWithSavepoint, t0, t0.Add(200*time.Millisecond)), at.Add(progressWindow - time.Millisecond), true},
+		// A caller back a minute later polls the trigger.
+		{"a first poll long after it", inFlight(flinkapi.OpStopWithSavepoint, t0, t0.Add(200*time.Millisecond)), at.Add(time.Minute), false},
 		{"after the read", inFlight(flinkapi.OpSavepoint, t0, at), at.Add(time.Second), false},
 		{"a checkpoint", inFlight(flinkapi.OpCheckpoint, t0, t0.Add(200*time.Millisecond)), at, false},
 		{"after a transient error", failing, at, false},
