@@ -79,8 +79,9 @@ type Controller struct {
 	// applies what it found (ApplyAudit): besides the audit once an
 	// action that starts, stops or replaces a job ended (at the next
 	// call; after a periodic savepoint, a checkpoint or a disposal only
-	// when it did not succeed)
-	// and before it starts the job again from the status's state while
+	// when it did not succeed, and not after a savepoint past its
+	// deadline, which is looked up as late) and before it starts the
+	// job again from the status's state while
 	// the job is gone. 0: DefaultAuditInterval; negative: only after
 	// actions and before such starts; an audit whose listing failed is
 	// done again after RetryInterval, doubled for each failure in a row,
