@@ -465,7 +465,9 @@ func (r *Runner) relist(ctx context.Context) error {
 			d = &deployment{result: Result{Name: rec.Name, Cluster: rec.Cluster}}
 			r.deps[rec.Name] = d
 		}
-		if w, seen := written[rec.Name]; !d.running && (!seen || w == d.written) {
+		// A deployment that Sync created or wrote after the snapshot of
+		// written has its own record, newer than the listing's.
+		if !d.running && written[rec.Name] == d.written {
 			d.rec = rec
 		}
 	}

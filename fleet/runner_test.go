@@ -336,3 +336,56 @@ func (s *memStore) List(ctx context.Context) ([]Record, error) {
 	}
 	return out, nil
 }
+
+// blockingList is a Store whose first List takes its listing and then
+// waits until release is closed.
+type blockingList struct {
+	Store
+	once    sync.Once
+	listing chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingList) List(ctx context.Context) ([]Record, error) {
+	first := false
+	s.once.Do(func() { first = true })
+	recs, err := s.Store.List(ctx)
+	if first {
+		close(s.listing)
+		<-s.release
+	}
+	return recs, err
+}
+
+// TestRunnerSyncDuringTheFirstListing: a Sync that changes a stored
+// deployment while the first pass of a new Runner lists the Store is
+// not undone by that listing's older record.
+func TestRunnerSyncDuringTheFirstListing(t *testing.T) {
+	f := newFakeFleet(t, "east")
+	ctx := context.Background()
+	old := f.deployment("east", "orders", 10)
+	if _, err := f.runner().Sync(ctx, []Deployment{old}); err != nil {
+		t.Fatal(err)
+	}
+	store := &blockingList{Store: f.store, listing: make(chan struct{}), release: make(chan struct{})}
+	r := f.runner()
+	r.Store = store
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Pass(ctx)
+		done <- err
+	}()
+	<-store.listing
+	changed := f.deployment("east", "orders", 20)
+	if cs, err := r.Sync(ctx, []Deployment{changed}); err != nil || len(cs.Changed) != 1 {
+		t.Fatalf("sync during the listing: %+v, %v", cs, err)
+	}
+	close(store.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rec, _, err := f.store.Load(ctx, "orders")
+	if err != nil || !sameSpec(rec.Spec, changed.Spec) {
+		t.Fatalf("stored spec %v (%v), want the one Sync wrote, %v", rec.Spec.Job.Args, err, changed.Spec.Job.Args)
+	}
+}
