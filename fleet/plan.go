@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -69,24 +68,9 @@ type ChangePlan struct {
 // deletions of new jars that the preflight needs. desired is checked as
 // Sync checks it.
 func (r *Runner) Plan(ctx context.Context, desired []Deployment, opts PlanOptions) (ChangePlan, error) {
-	recs, err := r.Store.List(ctx)
+	recs, stored, want, err := r.checked(ctx, desired)
 	if err != nil {
 		return ChangePlan{}, err
-	}
-	stored := make(map[string]*Record, len(recs))
-	for i := range recs {
-		stored[recs[i].Name] = &recs[i]
-	}
-	want := make(map[string]bool, len(desired))
-	var problems []error
-	for _, d := range desired {
-		if err := r.check(d, want, stored[d.Name]); err != nil {
-			problems = append(problems, err)
-		}
-		want[d.Name] = true
-	}
-	if len(problems) > 0 {
-		return ChangePlan{}, errors.Join(problems...)
 	}
 	var out ChangePlan
 	for _, d := range desired {

@@ -218,24 +218,9 @@ func (r *Runner) state(name string) *deployment {
 // cluster (remove it first, or give it a new name) is an error naming
 // the deployment, and nothing is written.
 func (r *Runner) Sync(ctx context.Context, desired []Deployment) (ChangeSet, error) {
-	recs, err := r.Store.List(ctx)
+	recs, _, want, err := r.checked(ctx, desired)
 	if err != nil {
 		return ChangeSet{}, err
-	}
-	stored := make(map[string]*Record, len(recs))
-	for i := range recs {
-		stored[recs[i].Name] = &recs[i]
-	}
-	want := make(map[string]bool, len(desired))
-	var problems []error
-	for _, d := range desired {
-		if err := r.check(d, want, stored[d.Name]); err != nil {
-			problems = append(problems, err)
-		}
-		want[d.Name] = true
-	}
-	if len(problems) > 0 {
-		return ChangeSet{}, errors.Join(problems...)
 	}
 	var cs ChangeSet
 	for _, d := range desired {
@@ -266,6 +251,31 @@ func (r *Runner) Sync(ctx context.Context, desired []Deployment) (ChangeSet, err
 	}
 	r.poke()
 	return cs, nil
+}
+
+// checked lists the Store's records and checks desired against them
+// (check): the records, by name too, and the names desired.
+func (r *Runner) checked(ctx context.Context, desired []Deployment) (recs []Record, stored map[string]*Record, want map[string]bool, err error) {
+	recs, err = r.Store.List(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	stored = make(map[string]*Record, len(recs))
+	for i := range recs {
+		stored[recs[i].Name] = &recs[i]
+	}
+	want = make(map[string]bool, len(desired))
+	var problems []error
+	for _, d := range desired {
+		if err := r.check(d, want, stored[d.Name]); err != nil {
+			problems = append(problems, err)
+		}
+		want[d.Name] = true
+	}
+	if len(problems) > 0 {
+		return nil, nil, nil, errors.Join(problems...)
+	}
+	return recs, stored, want, nil
 }
 
 // check refuses d if Sync cannot store it.
