@@ -151,9 +151,14 @@ func (c *Controller) readFailure(ctx context.Context, api API, job flinkapi.JobI
 	return truncateFailure(cause)
 }
 
-// freeSlots reads the cluster's free and total task slots; -1 if
-// unknown.
+// freeSlots reads the session cluster's free and total task slots; -1
+// if unknown, and for an application cluster (a Deployer's).
 func (c *Controller) freeSlots(ctx context.Context, api API) (free, total int) {
+	if c.Deployer != nil {
+		// An application cluster brings its own task slots: its job
+		// never waits for a session's free ones.
+		return -1, 0
+	}
 	if ov, err := api.Overview(ctx); err == nil {
 		return ov.SlotsAvailable, ov.SlotsTotal
 	}
