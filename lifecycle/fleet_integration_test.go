@@ -98,8 +98,30 @@ func TestRealSharedObservation(t *testing.T) {
 			t.Fatalf("not at rest: %s/%s, %s/%s, %s/%s", sts[0].Reason, sts[0].Message, sts[1].Reason, sts[1].Message, sts[2].Reason, sts[2].Message)
 		}
 	}
-	poll()
-	log.take()
+	// ... and served by the shared observation: a poll sends nothing of
+	// a job's own but the judged job's checkpoint statistics (on a busy
+	// machine a job may read in full a little longer, while its tasks'
+	// last change is not before its last health sample).
+	ownRequests := func(sent []string) []string {
+		var own []string
+		for _, p := range sent {
+			if !strings.HasSuffix(p, "/jobs/overview") && !strings.HasSuffix(p, "/jobs/"+string(sts[2].JobID)+"/checkpoints") {
+				own = append(own, p)
+			}
+		}
+		return own
+	}
+	for deadline := time.Now().Add(time.Minute); ; {
+		log.take()
+		poll()
+		own := ownRequests(log.take())
+		if len(own) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("at rest for a minute, a poll still sends requests of a job's own: %v", own)
+		}
+	}
 	reads := shared.Reads()
 	begin := time.Now()
 	for range 5 {
