@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -35,7 +36,7 @@ type UnclaimedJob struct {
 func (r *Runner) Unclaimed(ctx context.Context, cluster string) ([]UnclaimedJob, error) {
 	env, ok := r.Clusters[cluster]
 	if !ok {
-		return nil, fmt.Errorf("fleet: cluster %q is not one of the runner's (%v)", cluster, r.clusterNames())
+		return nil, fmt.Errorf("fleet: cluster %q is not one of the runner's (%s)", cluster, strings.Join(r.clusterNames(), ", "))
 	}
 	claimed, err := r.claimed(ctx)
 	if err != nil {

@@ -129,7 +129,7 @@ func (r *Runner) planDesired(ctx context.Context, d Deployment, rec *Record, opt
 func (r *Runner) planOne(ctx context.Context, dp *DeploymentPlan, spec lifecycle.JobSpec, st lifecycle.JobStatus, remove bool, opts PlanOptions) {
 	env, ok := r.Clusters[dp.Cluster]
 	if !ok {
-		dp.Error = fmt.Sprintf("cluster %q is not one of the runner's (%s)", dp.Cluster, strings.Join(r.clusterNames(), ", "))
+		dp.Error = r.unknownCluster(dp.Name, dp.Cluster).Error()
 		return
 	}
 	ctrl := r.Controller

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
@@ -181,16 +182,7 @@ type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
 
-func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error { return wait.Sleep(ctx, d) }
 
 // state returns the Runner's record of the deployment name, created due
 // at once.
@@ -287,7 +279,7 @@ func (r *Runner) check(d Deployment, seen map[string]bool, rec *Record) error {
 		return fmt.Errorf("fleet: deployment %s is given twice", d.Name)
 	}
 	if _, ok := r.Clusters[d.Cluster]; !ok {
-		return fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", d.Name, d.Cluster, strings.Join(r.clusterNames(), ", "))
+		return r.unknownCluster(d.Name, d.Cluster)
 	}
 	if rec != nil && !rec.Removed && rec.Cluster != d.Cluster {
 		return fmt.Errorf("fleet: deployment %s moves from cluster %s to %s: remove it first (its job is torn down), or give it a new name", d.Name, rec.Cluster, d.Cluster)
@@ -304,6 +296,12 @@ func (r *Runner) check(d Deployment, seen map[string]bool, rec *Record) error {
 		return fmt.Errorf("fleet: deployment %s: adopt names job %s and adoptName %q: give one", d.Name, d.Spec.Adopt, d.AdoptName)
 	}
 	return nil
+}
+
+// unknownCluster is the error of the deployment name on cluster, which
+// the Runner does not have.
+func (r *Runner) unknownCluster(name, cluster string) error {
+	return fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", name, cluster, strings.Join(r.clusterNames(), ", "))
 }
 
 func (r *Runner) clusterNames() []string {
@@ -557,7 +555,7 @@ func (r *Runner) step(ctx context.Context, name string, known *Record, d *deploy
 	res.Cluster, res.Removed, res.Application = rec.Cluster, rec.Removed, rec.Application
 	env, ok := r.Clusters[rec.Cluster]
 	if !ok {
-		res.Err = fmt.Errorf("fleet: deployment %s runs on cluster %q, which is not one of the runner's (%s)", name, rec.Cluster, strings.Join(r.clusterNames(), ", "))
+		res.Err = r.unknownCluster(name, rec.Cluster)
 		return res, &rec, false
 	}
 	ctrl := r.Controller
