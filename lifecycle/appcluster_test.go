@@ -20,7 +20,25 @@ import (
 // own, which exits with its job unless the request's configuration keeps
 // it (execution.shutdown-on-application-finish: false, as
 // ApplicationConfiguration sets).
-type appDeployer struct{ *appfake.Deployer }
+type appDeployer struct {
+	*appfake.Deployer
+	// noSlots makes every cluster's overview report no task slots at
+	// all, as an application cluster whose TaskManager died does.
+	noSlots bool
+}
+
+// slotlessAPI reports a cluster without task slots.
+type slotlessAPI struct{ API }
+
+func (a slotlessAPI) Overview(ctx context.Context) (*flinkapi.ClusterOverview, error) {
+	ov, err := a.API.Overview(ctx)
+	if err == nil {
+		cp := *ov
+		cp.SlotsAvailable, cp.SlotsTotal, cp.TaskManagers = 0, 0, 0
+		ov = &cp
+	}
+	return ov, err
+}
 
 func newAppDeployer(t *testing.T, srv *flinktest.Server) *appDeployer {
 	t.Helper()
@@ -30,7 +48,7 @@ func newAppDeployer(t *testing.T, srv *flinktest.Server) *appDeployer {
 	}
 	t.Cleanup(d.Close)
 	srv.ClearRequests()
-	return &appDeployer{d}
+	return &appDeployer{Deployer: d}
 }
 
 func (d *appDeployer) Deploy(ctx context.Context, req DeployRequest) (Cluster, error) {
@@ -47,7 +65,11 @@ func (d *appDeployer) Exists(_ context.Context, c Cluster) (bool, error) {
 }
 
 func (d *appDeployer) Client(c Cluster) (API, error) {
-	return d.Deployer.Client(appfake.Cluster(c))
+	api, err := d.Deployer.Client(appfake.Cluster(c))
+	if err != nil || !d.noSlots {
+		return api, err
+	}
+	return slotlessAPI{api}, nil
 }
 
 // TestUpgradeOnApplicationClusters: a job deployed in an application
@@ -143,6 +165,31 @@ func TestRestartAfterTheClusterExited(t *testing.T) {
 	}
 	if got := k.deployer.Running(); len(got) != 1 || got[0] != k.st.Cluster.Name {
 		t.Errorf("running clusters %v, want only %s", got, k.st.Cluster.Name)
+	}
+}
+
+// TestRestartInAClusterWithoutSlots: the job of an application cluster
+// fails and its JobManager stays, reporting no task slots (its
+// TaskManager died). The job is restarted in a new cluster, which brings
+// its own slots: the Controller never holds it back for want of a
+// session's free slots (NotEnoughSlots).
+func TestRestartInAClusterWithoutSlots(t *testing.T) {
+	k := newCluster(t, true)
+	k.deployer = newAppDeployer(t, k.srv)
+	spec := k.spec("/out")
+	spec.Job.Args = append(spec.Job.Args, "--restart-attempts", "0")
+	k.settle("create", spec)
+	lost, cl := k.st.JobID, k.st.Cluster
+	k.deployer.noSlots = true
+	if err := k.srv.FailJob(lost, "java.lang.RuntimeException: no TaskManager"); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(2 * time.Second)
+	k.until("restart", spec, 100, func(st *JobStatus) bool {
+		return st.Reason == ReasonNotEnoughSlots || st.Action == ActionRestart && !st.InFlight()
+	})
+	if k.st.Reason == ReasonNotEnoughSlots || k.st.Progress.Outcome != OutcomeSucceeded || k.st.JobID == lost || k.st.Cluster.Name == cl.Name {
+		t.Fatalf("restart: reason %s, %s (%s), job %s, cluster %+v", k.st.Reason, k.st.Progress.Outcome, k.st.Progress.Reason, k.st.JobID, k.st.Cluster)
 	}
 }
 
