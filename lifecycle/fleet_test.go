@@ -100,7 +100,8 @@ func (f *fleet) reconcile(t testing.TB, i int) {
 // TestSharedObservationAtRest: a fleet at rest sends one overview per
 // MaxAge and no request per job; a job that fails, is cancelled from the
 // Flink UI or fails over is seen through the overview and handled as
-// without it.
+// without it (restarted from its newest state, as its restart policy
+// says).
 func TestSharedObservationAtRest(t *testing.T) {
 	const n, poll = 20, 30 * time.Second
 	f := newFleet(t, n, poll)
@@ -151,7 +152,8 @@ func TestSharedObservationAtRest(t *testing.T) {
 	if others > 4 {
 		t.Errorf("the change of two jobs made %d requests about others: %v", others, routes(f.srv))
 	}
-	// The failed job is restarted; the cancelled one stays cancelled.
+	// Both are restarted from their newest state: the spec's restart
+	// policy (FromLatestState) covers a job cancelled from outside.
 	for range 100 {
 		f.poll(t)
 		f.srv.Clock().Advance(time.Second)
@@ -159,8 +161,13 @@ func TestSharedObservationAtRest(t *testing.T) {
 	if f.sts[3].JobID == failed || f.sts[3].State != policy.Running {
 		t.Errorf("the failed job: %s %s %s: %s", f.sts[3].JobID, f.sts[3].State, f.sts[3].Reason, f.sts[3].Message)
 	}
-	if f.sts[7].JobID != cancelled || f.sts[7].Situation != SituationCancelled {
-		t.Errorf("the cancelled job: %s %s", f.sts[7].JobID, f.sts[7].Situation)
+	if f.sts[7].JobID == cancelled || f.sts[7].State != policy.Running || f.sts[7].Action != ActionRestart {
+		t.Errorf("the cancelled job: %s %s %s %s: %s", f.sts[7].JobID, f.sts[7].Action, f.sts[7].State, f.sts[7].Reason, f.sts[7].Message)
+	}
+	for _, i := range []int{3, 7} {
+		if info, _ := f.srv.Job(f.sts[i].JobID); info.RestoredFrom == "" {
+			t.Errorf("job %d was restarted without state", i)
+		}
 	}
 }
 

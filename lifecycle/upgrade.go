@@ -1282,9 +1282,11 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 // storage shows where it lies (checkpointDirSeen): the checkpoint is
 // gone, as after a cancel that deletes checkpoints or a job that
 // finished. A listing that fails is sent again (storageTries in all).
-// A storage that is not set, cannot be read, or shows nothing of the
+// A storage that is not set, cannot be read, shows nothing of the
 // checkpoint directory nor of the directory above it (not mounted where
-// the caller runs) leaves the restore point as Flink's reading chose it:
+// the caller runs), or lists the chosen checkpoint's directory but
+// nothing in it (a listing cut short) leaves the restore point as
+// Flink's reading chose it:
 // Flink refuses a start from a checkpoint that is not there.
 func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	if r.storage == nil || p.Replace.RestoreFrom == "" || p.Replace.RestoreFrom == p.Replace.Request.Path || p.Replace.RestoreFrom == p.Savepoint.Location {
@@ -1308,6 +1310,13 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 		}
 		if slices.ContainsFunc(files, func(f string) bool { return path.Base(f) == "_metadata" }) {
 			restoreFromNewer(p, c.path)
+			return true
+		}
+		if len(files) == 0 && c.n == n {
+			// The chosen checkpoint's directory is listed above, yet
+			// shows nothing of its own: a listing cut short (an object
+			// store shows no directory without objects under it).
+			// Nothing shows it gone: Flink's reading stands.
 			return true
 		}
 	}

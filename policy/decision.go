@@ -118,8 +118,8 @@ const (
 	// ReasonJobFinished (None): the job finished; finished jobs are never
 	// restarted.
 	ReasonJobFinished Reason = "JobFinished"
-	// ReasonJobCancelled (None): the job was cancelled; cancelled jobs are
-	// never restarted.
+	// ReasonJobCancelled (None): the job was cancelled and the restart
+	// policy is Never: it stays cancelled.
 	ReasonJobCancelled Reason = "JobCancelled"
 	// ReasonRestartDisabled (Block): the restart policy is Never.
 	ReasonRestartDisabled Reason = "RestartDisabled"
@@ -136,6 +136,9 @@ const (
 	// (or it stayed SUSPENDED past the transition timeout); start it again
 	// from the RestorePoint.
 	ReasonRestartLostJob Reason = "RestartLostJob"
+	// ReasonRestartCancelledJob (Restart): the job was CANCELED by someone
+	// else while it is meant to run; restart it from the RestorePoint.
+	ReasonRestartCancelledJob Reason = "RestartCancelledJob"
 )
 
 // RestoreKind says what a RestorePoint restores from.
@@ -395,7 +398,7 @@ func (d Decision) Message() string {
 	case ReasonJobFinished:
 		b.WriteString("the job FINISHED; finished jobs are not restarted")
 	case ReasonJobCancelled:
-		b.WriteString("the job was CANCELED; cancelled jobs are not restarted")
+		b.WriteString("the job was CANCELED and the restart policy is Never; it is not restarted, a spec change restores it")
 	case ReasonRestartDisabled:
 		writeJob(b, t.JobState)
 		b.WriteString(" and the restart policy is Never; it is not restarted, a spec change restores it")
@@ -418,7 +421,7 @@ func (d Decision) Message() string {
 		writeInt(b, t.Count+1)
 		b.WriteString(" of ")
 		writeInt(b, t.Max)
-	case ReasonRestartFailedJob, ReasonRestartLostJob:
+	case ReasonRestartFailedJob, ReasonRestartLostJob, ReasonRestartCancelledJob:
 		writeJob(b, t.JobState)
 		b.WriteString(": restart ")
 		writeInt(b, t.Count+1)

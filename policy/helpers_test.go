@@ -212,7 +212,7 @@ func violations(update bool, up UpdatePolicy, rp RestartPolicy, obs Observations
 			if !obs.JobManagerReachable {
 				bad("restart without a JobManager")
 			}
-			if js := obs.jobState(); js != "" && js != flinkapi.JobFailed && js != flinkapi.JobSuspended {
+			if js := obs.jobState(); js != "" && js != flinkapi.JobFailed && js != flinkapi.JobCanceled && js != flinkapi.JobSuspended {
 				bad("restart of a %s job", js)
 			}
 			if !rp0.IsSet() {

@@ -16,15 +16,18 @@ import (
 //   - An invalid policy blocks (InvalidPolicy).
 //   - A JobManager that does not answer is waited for until LastContact
 //     plus TransitionTimeout, then the decision blocks.
-//   - RUNNING, FINISHED and CANCELED jobs are left alone (JobRunning,
-//     JobFinished, JobCancelled): only failures are restarted.
+//   - RUNNING and FINISHED jobs are left alone (JobRunning, JobFinished).
+//   - A CANCELED job was cancelled by someone else (the Flink UI, flink
+//     cancel, another tool) while its spec says it runs: it is restarted
+//     like a failed one (RestartCancelledJob) if the mode is
+//     FromLatestState; with mode Never it is left alone (JobCancelled).
 //   - A transitional state (FAILING, RESTARTING, CANCELLING, CREATED,
 //     INITIALIZING, RECONCILING, SUSPENDED, or one unknown to this package)
 //     is Flink's own business: it is waited for until StateSince plus
 //     TransitionTimeout, then the decision blocks (JobStuck), except for
 //     SUSPENDED, which then counts as lost.
-//   - A FAILED job (RestartFailedJob) and a job the JobManager does not
-//     know (RestartLostJob) are restarted, if the mode is FromLatestState
+//   - A FAILED job (RestartFailedJob), a CANCELED one (RestartCancelledJob)
+//     and a job the JobManager does not know (RestartLostJob) are restarted, if the mode is FromLatestState
 //     (else RestartDisabled), after any savepoint in flight has ended or
 //     passed its deadline, while fewer than MaxRestarts restarts happened
 //     within Window (else RestartBudgetExhausted), from the newest
@@ -56,6 +59,8 @@ func EvaluateRestart(p RestartPolicy, obs Observations, now time.Time) (d Decisi
 		d.Action, d.Reason = ActionNone, ReasonJobRunning
 	case job.State == flinkapi.JobFinished:
 		d.Action, d.Reason = ActionNone, ReasonJobFinished
+	case job.State == flinkapi.JobCanceled && p.Mode == RestartFromLatestState:
+		restart(&d, &p, &obs, now, ReasonRestartCancelledJob)
 	case job.State == flinkapi.JobCanceled:
 		d.Action, d.Reason = ActionNone, ReasonJobCancelled
 	case transitionWait(&d, job, timeout, now):
@@ -67,7 +72,7 @@ func EvaluateRestart(p RestartPolicy, obs Observations, now time.Time) (d Decisi
 	return d
 }
 
-// restart decides for a failed or lost job.
+// restart decides for a failed, cancelled or lost job.
 func restart(d *Decision, p *RestartPolicy, obs *Observations, now time.Time, reason Reason) {
 	if p.Mode != RestartFromLatestState {
 		d.Action, d.Reason = ActionBlock, ReasonRestartDisabled

@@ -234,7 +234,7 @@ func TestEveryReasonHasAMessage(t *testing.T) {
 		ReasonSavepointTimedOut, ReasonNoRecentState, ReasonNoRecentSavepoint, ReasonRestoreFromState,
 		ReasonStatelessUpgrade, ReasonStartWithoutState, ReasonFirstDeploy, ReasonJobRunning, ReasonJobFinished,
 		ReasonJobCancelled, ReasonRestartDisabled, ReasonRestartBudgetExhausted, ReasonRestartBackoff,
-		ReasonRestartFailedJob, ReasonRestartLostJob,
+		ReasonRestartFailedJob, ReasonRestartLostJob, ReasonRestartCancelledJob,
 	}
 	generic := Decision{Action: "X", Reason: "Y"}.Message()
 	for _, r := range reasons {
