@@ -28,7 +28,10 @@ import (
 // call of the Controller; the first counts the restarted job writes are
 // read as they appear). Before them the audit shows the external
 // savepoint Unrecorded; after them the bucket's listing under the
-// deployment's directories is what the ledger says. The cluster is the
+// deployment's directories is what the ledger says. Then the job is
+// cancelled from outside (as from Flink's UI): the Controller restarts it
+// from its newest state, the cancelled job's last checkpoint where Flink
+// retains it on cancellation, else the newest savepoint. The cluster is the
 // test's own (one TaskManager of one slot, its state in an object
 // store): restarting the shared cluster's JobManager would disturb the
 // other tests. Run it with
@@ -159,4 +162,36 @@ func TestRealExternalStopRestart(t *testing.T) {
 	t.Logf("counts: at the stop %s, first %s, later %s", format(counts), format(first), format(later))
 	atRest(t, ctx, "restarted", ctrl, &spec, &st)
 	sl.check("restarted", spec, &st)
+
+	// Cancelled from outside (the Flink UI's cancel): the restart policy
+	// brings the job back from its newest state, the cancelled job's
+	// newest checkpoint if Flink retains it on cancellation, else the
+	// newest savepoint.
+	cancelled, latestBefore := st.JobID, st.Latest.Location
+	cfg, err := c.CheckpointConfig(ctx, cancelled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CancelJob(ctx, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	sawRestart := false
+	realUntil(t, ctx, "restarted after the cancel", ctrl, &spec, &st, 2*time.Minute, func() bool {
+		sawRestart = sawRestart || st.Action == lifecycle.ActionRestart
+		return st.JobID != cancelled && st.Converged(spec)
+	})
+	stats, err := c.Checkpoints(ctx, cancelled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := latestBefore
+	if cfg.ExternalizationEnabled && !cfg.DeleteOnCancellation && stats.LatestCompleted != nil && !stats.LatestCompleted.IsSavepoint {
+		want = stats.LatestCompleted.ExternalPath
+	}
+	t.Logf("cancelled %s (retained on cancellation: %v); restarted as %s from %s", cancelled, cfg.ExternalizationEnabled && !cfg.DeleteOnCancellation, st.JobID, st.RestoredFrom)
+	if !sawRestart || st.RestoredFrom == "" || strings.TrimSuffix(st.RestoredFrom, "/") != strings.TrimSuffix(want, "/") {
+		t.Errorf("after the cancel: restarted %v, from %q; want a restart from the newest state %q", sawRestart, st.RestoredFrom, want)
+	}
+	atRest(t, ctx, "restarted after the cancel", ctrl, &spec, &st)
+	sl.check("restarted after the cancel", spec, &st)
 }
