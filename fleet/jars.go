@@ -135,9 +135,8 @@ func (j *clusterJars) hand(id flinkapi.JarID, now time.Time) {
 // uploaded under a name that says its content (sharedJarName).
 type sharingAPI struct {
 	lifecycle.API
-	r       *Runner
-	cluster string
-	jars    *clusterJars
+	r    *Runner
+	jars *clusterJars
 }
 
 // UploadJarReader reads the jar to its end (into a temporary file) and
@@ -222,7 +221,7 @@ func (r *Runner) sharingOf(name string, env lifecycle.Env) lifecycle.API {
 	}
 	a, ok := r.sharing[name]
 	if !ok {
-		a = &sharingAPI{API: withoutRetries(env.Client), r: r, cluster: name, jars: r.jarsLocked(name)}
+		a = &sharingAPI{API: withoutRetries(env.Client), r: r, jars: r.jarsLocked(name)}
 		r.sharing[name] = a
 	}
 	return a
