@@ -32,7 +32,8 @@ type UnclaimedJob struct {
 // flight starts, or the job it adopts), ordered by name and start time:
 // jobs started by hand, from the Flink UI or by another tool. It sends
 // one request for the cluster's job list and one per job listed for its
-// details.
+// details. The housekeeping of each pass lists them too, without their
+// details and from the shared overview (ClusterResults).
 func (r *Runner) Unclaimed(ctx context.Context, cluster string) ([]UnclaimedJob, error) {
 	env, ok := r.Clusters[cluster]
 	if !ok {

@@ -15,6 +15,30 @@
 // one overview read per poll and cluster, whatever its size. Results
 // (and Runner.OnResult) give each deployment's verdict, situation and
 // last error; WriteMetrics writes them in the Prometheus text format.
+//
+// The deployments of one cluster whose jar files have the same content
+// (the SHA-256 of their bytes, whatever the files' names) run one upload
+// of it: a Controller's upload is looked up among the cluster's jars
+// (GET /jars) and made only when the cluster has none of that content,
+// named flinkkit-<digest>-<file name>. A jar rebuilt under the same name
+// is a new content, uploaded once more. Each pass also does the
+// housekeeping of the clusters (Runner.Housekeeping; on by default, at
+// most once per cluster and Interval, five minutes): it reads the
+// cluster's jars, one request, and the records of every deployment on
+// the cluster, and deletes the uploads of the Runner that none of them
+// names (as its job's, its stable build's, or an action's in flight)
+// and that were not uploaded, handed to a Controller or seen in use for
+// JarGrace (ten minutes); it waits for a pass with no call of the
+// cluster in flight, and holds off every upload of the cluster while it
+// deletes. A jar of another name (one a user uploaded) is never
+// deleted. It lists the jobs no deployment claims from the shared
+// overview (no request of its own): ClusterResults and WriteMetrics
+// report them, and nothing stops them. At rest it adds one GET /jars per
+// cluster and interval: a fleet of 20 deployments per cluster polled
+// every 30 seconds sends about 130 requests per cluster and hour, 11 of
+// them the housekeeping's. A cluster whose jars another program or a
+// second fleet uploads under the same names needs the housekeeping off.
+//
 // Runner.Plan says what a change set would do before it is synced: for
 // each deployment whether it is added, changed, removed or unchanged, and
 // its Controller's plan with the preflight, for a new jar too when the

@@ -18,7 +18,15 @@ import (
 //     flinkkit_fleet_call_errors_total{cluster}: the Controllers' calls and
 //     those that failed, counters;
 //   - flinkkit_fleet_overview_reads_total{cluster}: the reads of the
-//     cluster's shared overview, a counter.
+//     cluster's shared overview, a counter;
+//   - flinkkit_fleet_unclaimed_jobs{cluster}: the jobs no deployment
+//     claims as the last housekeeping found them (ClusterResult), a
+//     gauge;
+//   - flinkkit_fleet_jars{cluster}: the Runner's uploads the cluster held
+//     after the last housekeeping, a gauge;
+//   - flinkkit_fleet_jar_uploads_total{cluster} and
+//     flinkkit_fleet_jars_deleted_total{cluster}: the jars the Runner
+//     uploaded and those its housekeeping deleted, counters.
 func (r *Runner) WriteMetrics(w io.Writer) error {
 	type key struct{ cluster, verdict string }
 	byVerdict := map[key]int{}
@@ -45,6 +53,10 @@ func (r *Runner) WriteMetrics(w io.Writer) error {
 	reads := map[string]int64{}
 	for name, s := range r.shared {
 		reads[name] = s.Reads()
+	}
+	jars := map[string]clusterJars{}
+	for name, j := range r.jars {
+		jars[name] = clusterJars{result: j.result, uploads: j.uploads, deleted: j.deleted}
 	}
 	r.mu.Unlock()
 
@@ -87,6 +99,22 @@ func (r *Runner) WriteMetrics(w io.Writer) error {
 	family("flinkkit_fleet_overview_reads_total", "counter", "Reads of each cluster's shared job overview.")
 	for _, n := range names {
 		fmt.Fprintf(&b, "flinkkit_fleet_overview_reads_total{cluster=%s} %d\n", quote(n), reads[n])
+	}
+	family("flinkkit_fleet_unclaimed_jobs", "gauge", "Jobs of each cluster that no deployment claims, as the last housekeeping found them.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_unclaimed_jobs{cluster=%s} %d\n", quote(n), len(jars[n].result.Unclaimed))
+	}
+	family("flinkkit_fleet_jars", "gauge", "Jars the runner uploaded that each cluster held after the last housekeeping.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_jars{cluster=%s} %d\n", quote(n), jars[n].result.Jars)
+	}
+	family("flinkkit_fleet_jar_uploads_total", "counter", "Jars the runner uploaded to each cluster.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_jar_uploads_total{cluster=%s} %d\n", quote(n), jars[n].uploads)
+	}
+	family("flinkkit_fleet_jars_deleted_total", "counter", "Unused jars the runner's housekeeping deleted from each cluster.")
+	for _, n := range names {
+		fmt.Fprintf(&b, "flinkkit_fleet_jars_deleted_total{cluster=%s} %d\n", quote(n), jars[n].deleted)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

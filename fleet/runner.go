@@ -61,6 +61,11 @@ type Deployment struct {
 // so a fleet at rest costs one overview read per poll and cluster,
 // whatever the number of its deployments.
 //
+// The deployments of a cluster share one upload of each jar content, and
+// each pass deletes the uploads none of them uses any more and lists the
+// jobs none claims, at most once per cluster and Housekeeping.Interval
+// (see the package documentation).
+//
 // One Runner acts on a Store at a time; a second one on the same Store
 // would act beside it. Reading the Store (Store.List, as a plan does)
 // never waits for the Runner. A Runner is safe for concurrent use: Sync
@@ -89,6 +94,10 @@ type Runner struct {
 	// Controller with what it said. It is called from the goroutine of
 	// the call: it must not block for long.
 	OnResult func(Result)
+	// Housekeeping tunes the deletion of the jars no deployment uses
+	// and the listing of the jobs none claims, which passes do on each
+	// cluster (on by default; ClusterResults says what it did).
+	Housekeeping Housekeeping
 
 	mu       sync.Mutex
 	deps     map[string]*deployment
@@ -99,6 +108,8 @@ type Runner struct {
 	listed   bool                    // the records are known: a pass need not list the Store
 	adopted  map[flinkapi.JobID]bool // jobs this Runner found to adopt
 	adoptMu  sync.Mutex              // held while a job to adopt is looked up
+	jars     map[string]*clusterJars // the clusters' jars, by cluster
+	sharing  map[string]*sharingAPI  // the clusters' clients for the Controllers
 }
 
 // DefaultParallel is how many deployments a Runner calls at once when
@@ -406,6 +417,8 @@ func sameSpec(a, b lifecycle.JobSpec) bool {
 // the Store could not be listed; each deployment's own error is in its
 // Result. The Store is listed at the first pass and after a write to it
 // failed; otherwise the Runner acts on the records as it stored them.
+// Once the calls are done, it does the housekeeping of each cluster that
+// is due for it (Housekeeping; ClusterResults).
 func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
 	if err := r.relist(ctx); err != nil {
 		return nil, err
@@ -437,6 +450,7 @@ func (r *Runner) Pass(ctx context.Context) ([]Result, error) {
 		}()
 	}
 	wg.Wait()
+	r.housekeep(ctx)
 	return r.Results(), nil
 }
 
@@ -560,6 +574,7 @@ func (r *Runner) step(ctx context.Context, name string, known *Record, d *deploy
 	}
 	ctrl := r.Controller
 	ctrl.Env, ctrl.Name, ctrl.Shared = env, rec.Name, r.sharedOf(rec.Cluster, env)
+	ctrl.Client = r.sharingOf(rec.Cluster, env)
 	var cres lifecycle.Result
 	var callErr error
 	if rec.Removed {

@@ -3,6 +3,8 @@
 package fleet
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -22,7 +24,9 @@ import (
 // are deployed, two are upgraded while the program running the fleet
 // is killed in the middle of the upgrades and started again, two are
 // removed, and in the end all are removed. After every pass no
-// deployment has two live jobs.
+// deployment has two live jobs. The deployments of a cluster running one
+// jar content share one upload of it, and an upload no deployment uses
+// any more is deleted once the (short) grace has passed.
 func TestRealRunner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -50,7 +54,8 @@ func TestRealRunner(t *testing.T) {
 	}
 	newRunner := func() *Runner {
 		return &Runner{Store: store, Clusters: envs, Parallel: 6,
-			Controller: lifecycle.Controller{PollInterval: time.Second, RetryInterval: 5 * time.Second}}
+			Controller:   lifecycle.Controller{PollInterval: time.Second, RetryInterval: 5 * time.Second},
+			Housekeeping: Housekeeping{Interval: 2 * time.Second, JarGrace: 5 * time.Second}}
 	}
 	deployment := func(cluster string, i, rate int) Deployment {
 		cl := clusters[cluster]
@@ -120,6 +125,48 @@ func TestRealRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	drive(r, ctx, "six deployed", 3*time.Minute, func(res []Result) bool { return len(res) == 6 && allDone(res) })
+	// jarsOf returns the jars the records of cluster's deployments run.
+	jarsOf := func(cluster string) map[flinkapi.JarID]bool {
+		t.Helper()
+		recs, err := store.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[flinkapi.JarID]bool{}
+		for _, rec := range recs {
+			if rec.Cluster == cluster {
+				out[rec.Status.JarID] = true
+			}
+		}
+		return out
+	}
+	// listed reports whether cluster lists the jar id, and its name.
+	listed := func(cluster string, id flinkapi.JarID) (string, bool) {
+		t.Helper()
+		list, err := clients[cluster].ListJars(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range list {
+			if j.ID == id {
+				return j.Name, true
+			}
+		}
+		return "", false
+	}
+	firstJars := map[string]flinkapi.JarID{}
+	for name := range clusters {
+		used := jarsOf(name)
+		if len(used) != 1 {
+			t.Fatalf("%s: the three deployments run the jars %v; want one upload shared", name, used)
+		}
+		for id := range used {
+			if jarName, ok := listed(name, id); !ok || !isFleetJar(jarName) {
+				t.Fatalf("%s: the shared jar %s is named %q (listed %v)", name, id, jarName, ok)
+			}
+			firstJars[name] = id
+		}
+	}
 
 	// Two upgrades; the program dies once both are under way, and a new
 	// one carries them out.
@@ -191,8 +238,31 @@ func TestRealRunner(t *testing.T) {
 		}
 	}
 
-	// Two removals, then all.
-	for _, keep := range [][]Deployment{desired[2:], nil} {
+	newJars := map[string]flinkapi.JarID{}
+	for name := range before {
+		rec, _, _ := store.Load(ctx, name)
+		newJars[rec.Cluster] = rec.Status.JarID
+		if rec.Status.JarID == firstJars[rec.Cluster] {
+			t.Errorf("%s: runs the first build's upload %s after the upgrade to a new build", name, rec.Status.JarID)
+		}
+	}
+
+	// Two removals, then all: the new build's uploads, which only the
+	// two removed ran, are deleted once unused for the grace, and the
+	// first build's, which the others run, stays until they are gone too.
+	// gone waits until no cluster lists the jars of want.
+	gone := func(what string, want map[string]flinkapi.JarID) {
+		t.Helper()
+		drive(r, ctx, what, time.Minute, func([]Result) bool {
+			for cluster, id := range want {
+				if _, ok := listed(cluster, id); ok {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for i, keep := range [][]Deployment{desired[2:], nil} {
 		cs, err := r.Sync(ctx, keep)
 		if err != nil {
 			t.Fatal(err)
@@ -203,6 +273,16 @@ func TestRealRunner(t *testing.T) {
 			if _, ok, err := store.Load(ctx, name); ok || err != nil {
 				t.Errorf("%s: record still stored (%v)", name, err)
 			}
+		}
+		if i == 0 {
+			gone("the new build's unused uploads deleted", newJars)
+			for cluster, id := range firstJars {
+				if _, ok := listed(cluster, id); !ok {
+					t.Errorf("%s: the upload %s that two deployments run was deleted", cluster, id)
+				}
+			}
+		} else {
+			gone("the first build's unused uploads deleted", firstJars)
 		}
 	}
 	for name, c := range clients {
@@ -218,16 +298,33 @@ func TestRealRunner(t *testing.T) {
 	}
 }
 
-// newJar copies the jar file into a new file of the test's, as a new
-// build of the job under another name.
+// newJar copies the jar file into a new file of the test's, with one
+// entry more (build.txt), as a new build of the job under another name:
+// another content.
 func newJar(t *testing.T, jar string) string {
 	t.Helper()
-	b, err := os.ReadFile(jar)
+	zr, err := zip.OpenReader(jar)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		if err := zw.Copy(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := zw.Create("build.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(w, "build 2")
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	file := filepath.Join(t.TempDir(), "job-v2.jar")
-	if err := os.WriteFile(file, b, 0o644); err != nil {
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return file

@@ -144,6 +144,11 @@ func TestRunnerSurvivesKills(t *testing.T) {
 	add := func() {
 		cluster := []string{"east", "west"}[next%2]
 		d := f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10)
+		if next%3 != 0 {
+			// Most run app.jar, one upload of each of its builds per
+			// cluster shared by them.
+			d = f.fileDeployment(cluster, d.Name, 10)
+		}
 		d.Application = fmt.Sprintf("app-%d", next%3)
 		desired = append(desired, d)
 		next++
@@ -151,7 +156,7 @@ func TestRunnerSurvivesKills(t *testing.T) {
 	// adopt starts a job by hand and adds a deployment that adopts it by
 	// its name.
 	adopted := map[string]flinkapi.JobID{}
-	claimedByHand := map[flinkapi.JobID]bool{} // jobs started by hand that a deployment adopted
+	claimedByHand := map[flinkapi.JobID]bool{} // jobs started by hand that a deployment's Controller adopted
 	adopt := func() {
 		cluster := []string{"east", "west"}[next%2]
 		d := f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10)
@@ -169,7 +174,16 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		add()
 	}
 	removed := map[string]bool{}
-	killed := 0
+	killed, builds := 0, 1
+	grace, interval := 2*time.Minute, time.Minute
+	deleted := map[flinkapi.JarID]bool{}
+	noteDeleted := func(r *Runner) {
+		for _, c := range r.ClusterResults() {
+			for _, id := range c.Deleted {
+				deleted[id] = true
+			}
+		}
+	}
 	for epoch := 0; killed < kills; epoch++ {
 		switch x := rng.IntN(20); {
 		case x < 6:
@@ -183,20 +197,30 @@ func TestRunnerSurvivesKills(t *testing.T) {
 			add()
 		case x == 8 && len(desired) < 8:
 			adopt()
+		case x == 9:
+			builds++
+			f.buildJar(strconv.Itoa(builds))
 		}
 		p := &process{rng: rng, left: 1 + rng.IntN(60)}
 		ctx, cancel := context.WithCancel(context.Background())
 		p.cancel = cancel
 		r := f.runnerOf(p)
+		r.Housekeeping = Housekeeping{Interval: interval, JarGrace: grace}
 		if _, err := r.Sync(ctx, desired); err == nil {
 			for pass := 0; pass < 30 && !p.isDead(); pass++ {
 				res, err := r.Pass(ctx)
 				if err != nil {
 					break
 				}
-				f.check(t, fmt.Sprintf("seed %d, epoch %d, pass %d", seed, epoch, pass))
+				where := fmt.Sprintf("seed %d, epoch %d, pass %d", seed, epoch, pass)
+				f.check(t, where)
+				f.checkJarsKept(t, r, where)
+				noteDeleted(r)
 				for name := range adopted {
-					if rec, ok, _ := f.store.Load(context.Background(), name); ok && rec.Adopting != "" {
+					// Adopted once its Controller took the job on, not when
+					// the look-up recorded it: a deployment removed in
+					// between leaves the job as it found it.
+					if rec, ok, _ := f.store.Load(context.Background(), name); ok && rec.Adopting != "" && rec.Status.JobID == rec.Adopting {
 						claimedByHand[rec.Adopting] = true
 					}
 				}
@@ -211,11 +235,28 @@ func TestRunnerSurvivesKills(t *testing.T) {
 	}
 
 	r := f.runner()
+	r.Housekeeping = Housekeeping{Interval: interval, JarGrace: grace}
 	if _, err := r.Sync(context.Background(), desired); err != nil {
 		t.Fatal(err)
 	}
 	f.drive(r, "the last change set carried out", 2000, func(res []Result) bool { return len(res) == len(desired) && allDone(res) })
 	f.check(t, "the end")
+	// At rest for the grace and the interval: every upload of the runner
+	// left is one a deployment uses.
+	f.passFor(t, r, grace+2*interval, func() { f.checkJarsKept(t, r, "the end"); noteDeleted(r) })
+	uploaded := 0
+	for cluster, srv := range f.servers {
+		named := f.namedJars(cluster)
+		for _, id := range fleetJars(srv) {
+			if !named[id] {
+				t.Errorf("%s: jar %s stays, unused for %s", cluster, id, grace+2*interval)
+			}
+		}
+		uploaded += uploads(srv)
+	}
+	if builds > 1 && len(deleted) == 0 {
+		t.Errorf("%d builds of app.jar, and no upload was deleted", builds)
+	}
 	for _, d := range desired {
 		rec, ok, err := f.store.Load(context.Background(), d.Name)
 		if !ok || err != nil || !sameSpec(rec.Spec, d.Spec) {
@@ -250,12 +291,13 @@ func TestRunnerSurvivesKills(t *testing.T) {
 				// adopted the job is left as it is.
 				leftAlone := j.ID == adopted[name] && !claimedByHand[j.ID]
 				if deploymentOf(j) == name && !j.State.IsGloballyTerminal() && !leftAlone {
-					t.Errorf("%s was removed and its job %s is %s", name, j.ID, j.State)
+					t.Errorf("%s was removed and its job %s is %s (adopted %s, by hand claimed %v, args %v)", name, j.ID, j.State, adopted[name], claimedByHand[j.ID], j.ProgramArgs)
 				}
 			}
 		}
 	}
-	t.Logf("seed %d: %d kills, %d deployments at the end, %d removed, %d adopted, %d applications", seed, killed, len(desired), len(removed), len(adopted), len(r.Applications()))
+	t.Logf("seed %d: %d kills, %d deployments at the end, %d removed, %d adopted, %d applications, %d builds of app.jar, %d uploads, %d deleted",
+		seed, killed, len(desired), len(removed), len(adopted), len(r.Applications()), builds, uploaded, len(deleted))
 }
 
 // runnerOf is the Runner of a process that dies as p says.
@@ -267,7 +309,7 @@ func (f *fakeFleet) runnerOf(p *process) *Runner {
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		envs[name] = lifecycle.Env{Client: c, Clock: f.clock}
+		envs[name] = lifecycle.Env{Client: c, Clock: f.clock, Jars: f.sources}
 	}
 	r := f.runner()
 	r.Clusters, r.Store = envs, killingStore{p, f.store}

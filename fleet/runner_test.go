@@ -25,6 +25,10 @@ type fakeFleet struct {
 	clients map[string]*flinkapi.Client
 	jars    map[string]flinkapi.JarID
 	store   Store
+	// jarDir holds app.jar (appJar), which deployments of fileDeployment
+	// run; sources reads it.
+	jarDir  string
+	sources *lifecycle.Jars
 }
 
 func newFakeFleet(t testing.TB, clusters ...string) *fakeFleet {
@@ -52,6 +56,12 @@ func newFakeFleetTB(t testing.TB, slots int, clusters ...string) *fakeFleet {
 		f.servers[name], f.clients[name], f.jars[name] = srv, c, jar
 	}
 	f.store = newMemStore()
+	f.jarDir = t.TempDir()
+	f.buildJar("1")
+	var err error
+	if f.sources, err = lifecycle.JarDir(f.jarDir); err != nil {
+		t.Fatal(err)
+	}
 	return f
 }
 
@@ -59,7 +69,7 @@ func newFakeFleetTB(t testing.TB, slots int, clusters ...string) *fakeFleet {
 func (f *fakeFleet) runner() *Runner {
 	envs := map[string]lifecycle.Env{}
 	for name, c := range f.clients {
-		envs[name] = lifecycle.Env{Client: c, Clock: f.clock}
+		envs[name] = lifecycle.Env{Client: c, Clock: f.clock, Jars: f.sources}
 	}
 	return &Runner{Store: f.store, Clusters: envs, Clock: f.clock,
 		Controller: lifecycle.Controller{PollInterval: 30 * time.Second, RetryInterval: 30 * time.Second}}
@@ -187,10 +197,14 @@ func TestRunnerKeepsAFleet(t *testing.T) {
 		}
 		t.Logf("%s at rest: %d requests in an hour (%v)", name, len(reqs), perJob)
 		// 20 deployments, each called at least every resync (10
-		// minutes): one overview read per poll of the cluster, and no
-		// request of its own for a job at rest.
-		if reads := perJob["GET /jobs/overview"]; len(reqs) != reads || reads > int(time.Hour/(30*time.Second))+5 {
-			t.Errorf("%s: %d requests in an hour at rest, %d of them overview reads; want one overview read per poll and nothing else", name, len(reqs), reads)
+		// minutes): one overview read per poll of the cluster, no
+		// request of its own for a job at rest, and the housekeeping's
+		// one read of the jars per interval.
+		reads, jarReads := perJob["GET /jobs/overview"], perJob["GET /jars"]
+		if len(reqs) != reads+jarReads || reads > int(time.Hour/(30*time.Second))+5 ||
+			jarReads == 0 || jarReads > int(time.Hour/DefaultHousekeepingInterval) {
+			t.Errorf("%s: %d requests in an hour at rest, %d of them overview reads and %d jar reads; want one overview read per poll, one jar read per housekeeping interval and nothing else",
+				name, len(reqs), reads, jarReads)
 		}
 	}
 

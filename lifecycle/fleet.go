@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math/bits"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,6 +77,20 @@ func (s *SharedObservation) Reads() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.reads
+}
+
+// Jobs returns the cluster's jobs as the overview lists them, from an
+// overview at most MaxAge old (two MaxAge while watched), reading one if
+// there is none: a caller that looks at every job of the cluster (which
+// jobs no deployment claims, say) sends no request of its own while the
+// Controllers keep the overview fresh. The slice is the caller's.
+func (s *SharedObservation) Jobs(ctx context.Context) ([]flinkapi.JobOverview, error) {
+	if err := s.fresh(ctx, true); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.list), nil
 }
 
 // job returns the overview of job id from an overview at most MaxAge
