@@ -53,7 +53,9 @@ func NewDirStore(dir string) (*DirStore, error) {
 
 func (s *DirStore) path(name string) string { return filepath.Join(s.dir, fileKey(name)+".json") }
 
-func (s *DirStore) lockPath(name string) string { return filepath.Join(s.dir, "."+fileKey(name)+".lock") }
+func (s *DirStore) lockPath(name string) string {
+	return filepath.Join(s.dir, "."+fileKey(name)+".lock")
+}
 
 // fileKey is the name's key in file names: '/' written as '~', as
 // lifecycle.FileStore writes it. A valid name has no '~', so nameOfKey
