@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
-	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/fleet"
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/savepoint"
 )

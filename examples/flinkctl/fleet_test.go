@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 

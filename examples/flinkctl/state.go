@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/fleet"
+	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/savepoint"
 )

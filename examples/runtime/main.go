@@ -61,7 +61,7 @@ streaming jobs (streamlets) is deployed, undeployed and redeployed by name,
 each streamlet keeping its state across the undeploy in a restore-point store
 (lifecycle.FileStore): the undeploy records each job's final savepoint under
 "application/streamlet", the redeploy restores each job from its own. Each
-streamlet is a job spec kept by a lifecycle.Controller whose status is saved
+streamlet is a deployment of a fleet.Runner whose record is saved
 in --state-dir after every step: interrupted (Ctrl-C) and run again with the
 same --state-dir, the runtime carries on where it stopped, and run again
 after it finished, it deploys the application anew from the last undeploy's
@@ -83,7 +83,7 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg.RegisterFlags(fs)
-	fs.StringVar(&stateDir, "state-dir", "", "folder of the restore-point store and of the streamlets' statuses, each one JSON file per streamlet; run again on it, the runtime carries on (default: a new temporary folder)")
+	fs.StringVar(&stateDir, "state-dir", "", "folder of the restore-point store and of the fleet's records, one JSON file per streamlet; run again on it, the runtime carries on (default: a new temporary folder)")
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
