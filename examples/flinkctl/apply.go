@@ -303,8 +303,8 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 		if ctx.Err() == nil && left == 0 {
 			return a.appliedAll(deps, store)
 		}
-		if err := ctx.Err(); err == nil {
-			err = a.sleep(ctx, next)
+		if ctx.Err() == nil {
+			_ = a.sleep(ctx, next) // it ends early only with ctx, read below
 		}
 		if err := ctx.Err(); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {

@@ -66,7 +66,7 @@ type Runtime struct {
 	// progress in between.
 	Out *demo.Printer
 
-	saved func(fleet.Record) // if set, called after every record stored
+	saved func(fleet.Record) // if set, called after every record stored, one call at a time
 
 	once   sync.Once
 	runner *fleet.Runner
@@ -120,9 +120,9 @@ func (s *watchedStore) Save(ctx context.Context, rec *fleet.Record) error {
 		s.rt.last = map[string]fleet.Record{}
 	}
 	s.rt.last[rec.Name] = *rec
-	s.rt.mu.Unlock()
+	defer s.rt.mu.Unlock()
 	if s.rt.saved != nil {
-		s.rt.saved(*rec)
+		s.rt.saved(*rec) // one at a time
 	}
 	return nil
 }
