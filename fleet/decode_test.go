@@ -275,7 +275,7 @@ rollback:
 		Job: lifecycle.JobTemplate{JarFile: "/jobs/orders.jar", Parallelism: 16, Args: []string{"--note", "two\nlines\n"},
 			FlinkConfiguration: map[string]string{"parallelism.default": "4", "pipeline.object-reuse": "true",
 				"taskmanager.memory.managed.fraction": "0.4"}},
-		Restart:  policy.RestartPolicy{Window: policy.Duration(10 * time.Minute), Backoff: policy.Duration(30 * time.Second), MaxRestarts: 3},
+		Restart:  policy.RestartPolicy{Mode: policy.RestartFromLatestState, Window: policy.Duration(10 * time.Minute), Backoff: policy.Duration(30 * time.Second), MaxRestarts: 3},
 		Update:   policy.UpdatePolicy{Mode: policy.UpgradeSavepoint, MaxStateAge: policy.Duration(time.Hour)},
 		Restore:  policy.RestoreRequest{Path: "s3://bucket/sp-1", Token: "1", Time: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)},
 		Rollback: lifecycle.RollbackPolicy{Enabled: true},

@@ -16,7 +16,8 @@ import (
 )
 
 // DirStore is a Store that keeps each record in a file of its own in one
-// directory: NAME.json, the record as indented JSON.
+// directory: NAME.json, the record as indented JSON ('/' of a NAME written
+// '~', as lifecycle.FileStore writes it).
 //
 // Save and Delete of a deployment hold an exclusive lock (flock) on
 // .NAME.lock, waiting while another process (or another Save of this
@@ -50,9 +51,19 @@ func NewDirStore(dir string) (*DirStore, error) {
 	return &DirStore{dir: dir}, nil
 }
 
-func (s *DirStore) path(name string) string { return filepath.Join(s.dir, name+".json") }
+func (s *DirStore) path(name string) string { return filepath.Join(s.dir, fileKey(name)+".json") }
 
-func (s *DirStore) lockPath(name string) string { return filepath.Join(s.dir, "."+name+".lock") }
+func (s *DirStore) lockPath(name string) string {
+	return filepath.Join(s.dir, "."+fileKey(name)+".lock")
+}
+
+// fileKey is the name's key in file names: '/' written as '~', as
+// lifecycle.FileStore writes it. A valid name has no '~', so nameOfKey
+// reverses it.
+func fileKey(name string) string { return strings.ReplaceAll(name, "/", "~") }
+
+// nameOfKey is the name whose fileKey is key.
+func nameOfKey(key string) string { return strings.ReplaceAll(key, "~", "/") }
 
 // Load reads the record of name, without a lock.
 func (s *DirStore) Load(ctx context.Context, name string) (Record, bool, error) {
@@ -172,7 +183,8 @@ func (s *DirStore) List(ctx context.Context) ([]Record, error) {
 	}
 	var recs []Record
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
+		key, ok := strings.CutSuffix(e.Name(), ".json")
+		name := nameOfKey(key)
 		if !ok || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue
 		}

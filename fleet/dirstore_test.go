@@ -121,7 +121,7 @@ func TestDirStoreLoadListDelete(t *testing.T) {
 func TestDirStoreRefusesUnsafeNames(t *testing.T) {
 	ctx := context.Background()
 	s := newStore(t)
-	for _, n := range []string{"", ".", "..", "../x", "a/b", ".hidden", "-a", "a b", "é", strings.Repeat("a", 254)} {
+	for _, n := range []string{"", ".", "..", "../x", "a//b", "a/", "/a", "a/../b", "a~b", ".hidden", "-a", "a b", "é", strings.Repeat("a", 254)} {
 		err := s.Save(ctx, record(n, 1))
 		if err == nil || (n != "" && !strings.Contains(err.Error(), `"`+n+`"`)) {
 			t.Errorf("Save of %q: %v; want an error naming it", n, err)

@@ -81,5 +81,5 @@ func ExampleDirStore() {
 	}
 	// Output:
 	// orders true /jobs/orders.jar
-	// fleet: deployment name "../orders" is not a safe file name: use 1 to 253 letters, digits, '.', '_' and '-', starting with a letter or digit
+	// fleet: deployment name "../orders" is not a safe file name: use 1 to 253 bytes of segments separated by '/', each of letters, digits, '.', '_' and '-' starting with a letter or digit
 }

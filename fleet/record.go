@@ -86,18 +86,35 @@ type Store interface {
 const maxNameLength = 253
 
 // checkName returns an error naming name unless it is a valid deployment
-// name: 1 to 253 ASCII letters, digits, '.', '_' and '-', the first a
-// letter or digit. Such a name is a file name on every system, never a
-// path, and never one of the names a DirStore keeps for itself (they
-// start with a dot).
+// name: 1 to 253 bytes of segments separated by '/' (app/streamlet, as
+// lifecycle's restore-point stores name a deployment), each of ASCII
+// letters, digits, '.', '_' and '-', the first a letter or digit. A
+// DirStore writes '/' as '~' in file names, so such a name is a file name
+// on every system, never a path, and never one of the names a DirStore
+// keeps for itself (they start with a dot).
 func checkName(name string) error {
-	bad := name == "" || len(name) > maxNameLength || !isAlnum(name[0])
-	for i := 0; i < len(name) && !bad; i++ {
-		bad = !isAlnum(name[i]) && !strings.ContainsRune("._-", rune(name[i]))
+	bad := name == "" || len(name) > maxNameLength
+	for seg := range strings.SplitSeq(name, "/") {
+		bad = bad || checkSegment(seg) != nil
 	}
 	if bad {
 		return fmt.Errorf("fleet: deployment name %q is not a safe file name: "+
-			"use 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", name, maxNameLength)
+			"use 1 to %d bytes of segments separated by '/', each of letters, digits, '.', '_' and '-' starting with a letter or digit", name, maxNameLength)
+	}
+	return nil
+}
+
+// checkSegment returns an error naming s unless it is 1 to 253 ASCII
+// letters, digits, '.', '_' and '-', the first a letter or digit: a
+// segment of a deployment name, and a cluster's name.
+func checkSegment(s string) error {
+	bad := s == "" || len(s) > maxNameLength || !isAlnum(s[0])
+	for i := 0; i < len(s) && !bad; i++ {
+		bad = !isAlnum(s[i]) && !strings.ContainsRune("._-", rune(s[i]))
+	}
+	if bad {
+		return fmt.Errorf("fleet: name %q is not a safe file name: "+
+			"use 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit", s, maxNameLength)
 	}
 	return nil
 }

@@ -35,17 +35,33 @@ import (
 // job.flinkConfiguration) is read as the text written. Durations are
 // text with a unit ("90s"), as in JSON. YAML's anchors, aliases and
 // merge keys ("<<") are followed.
+//
+// A fleet restarts its jobs by default: a spec that does not set
+// restart.mode is read with policy.RestartFromLatestState, so that a job
+// that fails or that Flink loses is started again from its newest
+// state, within the restart policy's other fields (their defaults:
+// policy.RestartPolicy.WithDefaults); "restart: {mode: Never}" opts out.
+// The default is the decoder's, not the Runner's: the spec stored in a
+// Record, shown by a plan and compared by Sync is the one that runs,
+// and a spec built in Go is run as it is written.
 func DecodeSpec(file string, data []byte) (lifecycle.JobSpec, error) {
 	var spec lifecycle.JobSpec
 	lines, errs := decodeFile(file, data, &spec)
 	if len(errs) > 0 {
 		return lifecycle.JobSpec{}, join(errs)
 	}
+	if spec.Restart.Mode == "" {
+		spec.Restart.Mode = DefaultRestartMode
+	}
 	if err := spec.Validate(); err != nil {
 		return lifecycle.JobSpec{}, join(placed(file, lines, err))
 	}
 	return spec, nil
 }
+
+// DefaultRestartMode is the restart mode DecodeSpec reads for a spec
+// that does not set restart.mode.
+const DefaultRestartMode = policy.RestartFromLatestState
 
 // Cluster is a Flink cluster a fleet runs jobs on.
 type Cluster struct {
@@ -81,7 +97,7 @@ func DecodeClusters(file string, data []byte) (ClusterList, error) {
 	seen := map[string]int{}
 	for i, c := range list.Clusters {
 		at := fmt.Sprintf("clusters[%d]", i)
-		if err := checkName(c.Name); err != nil {
+		if err := checkSegment(c.Name); err != nil {
 			bad = append(bad, fmt.Errorf("%s.name: %q is not a valid name: use 1 to %d letters, digits, '.', '_' and '-', starting with a letter or digit",
 				at, c.Name, maxNameLength))
 		} else if j, dup := seen[c.Name]; dup {

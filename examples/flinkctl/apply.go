@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,48 +17,133 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
+	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
-// jobFile is what a job file holds: a name and a lifecycle.JobSpec.
-type jobFile struct {
-	Name string `json:"name"`
-	lifecycle.JobSpec
+// readJobs reads the job file at path, or every job file (*.yaml, *.yml,
+// *.json) in the directory path, as deployments of the cluster
+// defaultCluster, and returns them with the directory the Controller
+// reads their jars from by default (the job files' directory). A job
+// file holds a name and the fields of lifecycle.JobSpec, decoded by
+// fleet.DecodeSpec: strictly, errors naming the file, the line and the
+// field. A relative jarFile is taken relative to the file's directory.
+func readJobs(path string) ([]fleet.Deployment, string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, "", badInput("job file: %v", err)
+	}
+	files, root := []string{path}, filepath.Dir(path)
+	if fi.IsDir() {
+		files, root = nil, path
+		es, err := os.ReadDir(path)
+		if err != nil {
+			return nil, "", badInput("job files: %v", err)
+		}
+		for _, e := range es {
+			if ext := filepath.Ext(e.Name()); !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+		if len(files) == 0 {
+			return nil, "", badInput("%s holds no job file (*.yaml, *.yml, *.json)", path)
+		}
+	}
+	var deps []fleet.Deployment
+	seen := map[string]string{}
+	for _, f := range files {
+		name, spec, err := readJobFile(f)
+		if err != nil {
+			return nil, "", err
+		}
+		if other, dup := seen[name]; dup {
+			return nil, "", badInput("job files %s and %s both name %q: give each job its own name", other, f, name)
+		}
+		seen[name] = f
+		deps = append(deps, fleet.Deployment{Name: name, Cluster: defaultCluster, Spec: spec})
+	}
+	return deps, root, nil
 }
 
-// readJobFile reads and validates the job file at path. A relative
-// jarFile is taken relative to the file's directory. The jar is read
-// later, by the Controller, only from --jar-root (default: the job file's
-// directory).
+// nameLine is the top-level name: line of a YAML job file.
+var nameLine = regexp.MustCompile(`(?m)^name[ \t]*:.*$`)
+
+// readJobFile reads and validates the job file at path.
 func readJobFile(path string) (string, lifecycle.JobSpec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", lifecycle.JobSpec{}, badInput("job file: %v", err)
 	}
-	var f jobFile
-	if err := yaml.UnmarshalStrict(b, &f); err != nil {
-		return "", lifecycle.JobSpec{}, badInput("job file %s: %s", path, strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
+	var head struct {
+		Name string `json:"name"`
 	}
-	if f.Name == "" {
+	if err := yaml.Unmarshal(b, &head); err != nil {
+		return "", lifecycle.JobSpec{}, badInput("job file %s: %s", path, strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
+	}
+	if head.Name == "" {
 		return "", lifecycle.JobSpec{}, badInput("job file %s: set name: the deployment's name, under which its status and final savepoint are kept", path)
 	}
-	if err := checkName(f.Name); err != nil {
+	if err := checkName(head.Name); err != nil {
 		return "", lifecycle.JobSpec{}, badInput("job file %s: %v", path, err)
 	}
-	if j := f.Job.JarFile; j != "" && !filepath.IsAbs(j) {
-		f.Job.JarFile = filepath.Join(filepath.Dir(path), j)
+	// The spec is the file without its name: the name's line is made a
+	// comment, so that errors name the file's own lines; a JSON file is
+	// written again without it.
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err == nil {
+			delete(m, "name")
+			b, _ = json.Marshal(m)
+		}
+	} else {
+		b = nameLine.ReplaceAllFunc(b, func(l []byte) []byte { return append([]byte("#"), l...) })
 	}
-	if err := f.Validate(); err != nil {
-		return "", lifecycle.JobSpec{}, badInput("job file %s: %s", path, strings.ReplaceAll(strings.TrimPrefix(err.Error(), "lifecycle: "), "\n", "; "))
+	spec, err := fleet.DecodeSpec(path, b)
+	if err != nil {
+		return "", lifecycle.JobSpec{}, badInput("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	if j := f.Job.JarFile; j != "" {
+	if j := spec.Job.JarFile; j != "" && !filepath.IsAbs(j) {
+		spec.Job.JarFile = filepath.Join(filepath.Dir(path), j)
+	}
+	if j := spec.Job.JarFile; j != "" {
 		if _, err := os.Stat(j); err != nil {
 			return "", lifecycle.JobSpec{}, badInput("job file %s: job.jarFile: %v", path, err)
 		}
 	}
-	return f.Name, f.JobSpec, nil
+	return head.Name, spec, nil
+}
+
+// names are the names of deps.
+func names(deps []fleet.Deployment) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range deps {
+		out[d.Name] = true
+	}
+	return out
+}
+
+// runner is the fleet.Runner of the applied jobs on --flink-url (the
+// cluster defaultCluster), acting on those only names, or on all when
+// only is nil, and its store. The Controllers' client does not retry:
+// their steps retry through their requeue.
+func (a *app) runner(only map[string]bool) (*fleet.Runner, *records, error) {
+	c, err := a.newClient(flinkapi.NoRetry)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := a.state().records(only)
+	if err != nil {
+		return nil, nil, err
+	}
+	rp, err := a.state().restorePoints()
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &fleet.Runner{Store: store, Clusters: map[string]lifecycle.Env{defaultCluster: a.env(c)}, Clock: a.clock,
+		Controller: lifecycle.Controller{Store: rp, PollInterval: max(a.poll, time.Second), RetryInterval: 30 * time.Second}}
+	return r, store, nil
 }
 
 // controller is the Controller of the deployment name.
@@ -72,60 +160,12 @@ func (a *app) controller(c lifecycle.API, name string) (*lifecycle.Controller, e
 	return ctrl, nil
 }
 
-// session is what apply and delete act through: the lock of the
-// deployment, its stored file, the Controller and its client.
-type session struct {
-	d      deployment
-	found  bool
-	c      *flinkapi.Client
-	ctrl   *lifecycle.Controller
-	unlock func()
-}
-
-// open takes the lock of the deployment name and reads its file. The
-// Controller's client does not retry: its steps retry through their
-// requeue.
-func (a *app) open(name string) (*session, error) {
-	c, err := a.newClient(flinkapi.NoRetry)
-	if err != nil {
-		return nil, err
-	}
-	unlock, err := a.state().lock(name)
-	if err != nil {
-		return nil, err
-	}
-	s := &session{c: c, unlock: unlock}
-	if s.d, s.found, err = a.state().loadDeployment(name); err == nil {
-		s.ctrl, err = a.controller(c, name)
-	}
-	if err != nil {
-		unlock()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (a *app) applyCmd() *cobra.Command {
-	var file string
-	var unreachable time.Duration
-	var plan bool
-	cmd := &cobra.Command{
-		Use:   "apply -f FILE",
-		Short: "Deploy or update a job as its YAML spec says, until it runs stably",
-		Long: `apply reads a job file (name: and the fields of lifecycle.JobSpec: job, update,
-restart, health, rescale, savepoints, restore, rollback, blueGreen, state) and
-reconciles it against --flink-url until the job runs the spec stably (all its
-tasks running, a checkpoint completed), an action fails, or you interrupt it.
-
-The job's status is written to --state-dir after every step, atomically, so
-apply again (after Ctrl-C, a crash or a change of the file) resumes the action
-in flight instead of starting another. A name that was deleted restores from
-its final savepoint.
-
-With --plan, apply sends no change: it reads the job, prints what it would
-do (the job's situation, the action with the state it would start from and
-that state's age, or the state it would report, and what blocks it), and
-exits; 3 when the plan is blocked.
+const jobFileHelp = `A job file holds name: and the fields of lifecycle.JobSpec (job, update,
+restart, health, rescale, savepoints, restore, rollback, blueGreen, state),
+read strictly: an unknown field, a value of the wrong kind or a spec that
+does not validate is an error naming the file, the line and the field. A
+job whose spec does not set restart.mode is restarted from its newest state
+when it fails or Flink loses it; "restart: {mode: Never}" opts out.
 
 Example job file:
 
@@ -137,9 +177,27 @@ Example job file:
     parallelism: 2
   update:
     mode: Savepoint             # stop with a savepoint, start from it
-  restart:
-    mode: FromLatestState
+`
 
+func (a *app) applyCmd() *cobra.Command {
+	var file string
+	var unreachable time.Duration
+	var plan bool
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR",
+		Short: "Deploy or update jobs as their YAML specs say, until they run stably",
+		Long: `apply reads a job file, or every job file of a directory, and reconciles
+each job against --flink-url through the fleet runner until it runs its spec
+stably (all its tasks running, a checkpoint completed), an action fails, or
+you interrupt it. Applied jobs that the files do not name are left as they
+are (` + "`flinkctl run -f DIR`" + ` removes them).
+
+The jobs' records are written to --state-dir after every step, atomically, so
+apply again (after Ctrl-C, a crash or a change of the file) resumes the action
+in flight instead of starting another. A name that was deleted restores from
+its final savepoint. With --plan, apply is ` + "`flinkctl plan`" + `.
+
+` + jobFileHelp + `
 ` + exitCodesHelp,
 		Args: args(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -147,123 +205,284 @@ Example job file:
 				return badInput("apply needs -f FILE, the job file (see `flinkctl apply --help`)")
 			}
 			if plan {
-				return a.plan(cmd.Context(), file)
+				return a.plan(cmd.Context(), file, false, false)
 			}
 			return a.apply(cmd.Context(), file, unreachable)
 		},
 	}
-	cmd.Flags().StringVarP(&file, "file", "f", "", "the job file (YAML)")
-	cmd.Flags().BoolVar(&plan, "plan", false, "print what apply would do, and do nothing")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the job file (YAML), or a directory of job files")
+	cmd.Flags().BoolVar(&plan, "plan", false, "print what apply would do, and do nothing (flinkctl plan)")
 	cmd.Flags().DurationVar(&unreachable, "unreachable-timeout", time.Minute, "give up (exit code 5) when the JobManager does not answer for this long")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml", "json")
 	return cmd
 }
 
-// apply reconciles the job file until the job converges.
+// applying is where apply stands with one deployment.
+type applying struct {
+	started   time.Time // Progress.Started of the action in the record when apply began
+	inFlight  bool      // whether that action was in flight
+	downSince time.Time // since when the JobManager does not answer
+	done      bool
+}
+
+// apply reconciles the job files until each job converges.
 func (a *app) apply(ctx context.Context, file string, unreachable time.Duration) error {
-	name, spec, err := readJobFile(file)
+	deps, root, err := readJobs(file)
 	if err != nil {
 		return err
 	}
-	if err := a.useJars(filepath.Dir(file)); err != nil {
+	if err := a.useJars(root); err != nil {
 		return err
 	}
 	a.resume = "flinkctl apply -f " + file
-	s, err := a.open(name)
+	unlock, err := a.state().lock(fleetLock)
 	if err != nil {
 		return err
 	}
-	defer s.unlock()
-	c, ctrl, d := s.c, s.ctrl, s.d
-	out := a.printer()
-	switch {
-	case !s.found || d.Deleted:
-		d = deployment{Name: name}
-	case d.Status.InFlight():
-		out.Phase("apply", "%s: resuming %s (phase %s) from %s", name, d.Status.Action, d.Status.Progress.Phase, a.state().deploymentPath(name))
+	defer unlock()
+	r, store, err := a.runner(names(deps))
+	if err != nil {
+		return err
 	}
-	d.Spec = spec
+	out := a.printer()
+	states := map[string]*applying{}
+	for _, d := range deps {
+		rec, ok, err := store.Load(ctx, d.Name)
+		if err != nil {
+			return a.recordError(d.Name, err)
+		}
+		st := &rec.Status
+		states[d.Name] = &applying{started: st.Progress.Started, inFlight: ok && st.InFlight()}
+		if ok && st.InFlight() && !rec.Removed {
+			out.Phase("apply", "%s: resuming %s (phase %s) from %s", d.Name, st.Action, st.Progress.Phase, a.state().deploymentPath(d.Name))
+		}
+	}
+	if _, err := r.Sync(ctx, deps); err != nil {
+		if errors.Is(err, lifecycle.ErrUnknownFormat) {
+			return err
+		}
+		return badInput("%s", strings.TrimPrefix(err.Error(), "fleet: "))
+	}
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()
 	start := a.now()
-	var downSince time.Time
+	c := r.Clusters[defaultCluster].Client
 	for {
-		res, err := ctrl.Reconcile(ctx, spec, &d.Status)
-		if errors.Is(err, lifecycle.ErrUnknownFormat) || errors.Is(err, lifecycle.ErrForeignStatus) {
-			return fmt.Errorf("%s: %w: use the flinkctl that wrote it, or move the file away", a.state().deploymentPath(name), err)
-		}
-		// Stored after every call, whatever it returned.
-		if serr := a.state().saveDeployment(&d); serr != nil {
-			return serr
-		}
-		st := &d.Status
+		results, err := r.Pass(ctx)
 		if err != nil {
 			return err
 		}
-		a.showApply(ctx, out, c, name, st, a.now().Sub(start))
-		// Where apply stands follows from the status's verdict alone.
-		v := st.VerdictFor(spec)
-		switch {
-		case v == lifecycle.VerdictDone && st.Converged(spec):
-			return a.applied(out, name, &d)
-		case v == lifecycle.VerdictDone:
-			// A savepoint beside the job: stepped to its end and the
-			// job read again, as Converge does.
-		case v != lifecycle.VerdictFailed && v != lifecycle.VerdictBlocked:
-			// Progressing, or Waiting for what comes by itself.
-		case res.Outcome != "" && res.Outcome != lifecycle.OutcomeSucceeded && res.Outcome != lifecycle.OutcomeNotNeeded:
-			// The action ended in this call.
-			return &exitError{code: verdictCode(v, res.Outcome), msg: fmt.Sprintf("%s: %s %s: %s; the status is stored: fix the cause (or the job file) and apply again",
-				name, st.Action, res.Outcome, st.Progress.Reason)}
-		case !st.RetryPending(spec):
-			// Nothing is done until the job file (or the cluster) changes.
-			return &exitError{code: verdictCode(v, ""), msg: fmt.Sprintf("%s: %s: %s; change the job file and apply again", name, st.Reason, st.Message)}
-		}
-		if v == lifecycle.VerdictWaiting && st.Situation == lifecycle.SituationUnreachable {
-			if downSince.IsZero() {
-				downSince = a.now()
-			} else if a.now().Sub(downSince) >= unreachable {
-				return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the JobManager at %s did not answer for %v (%s): check --flink-url; apply again to resume",
-					name, a.url, unreachable, st.Message)}
+		next := time.Duration(-1)
+		left := 0
+		for _, res := range results {
+			s := states[res.Name]
+			if s == nil || s.done {
+				continue
 			}
-		} else {
-			downSince = time.Time{}
+			if ctx.Err() != nil {
+				break
+			}
+			if res.Err != nil {
+				return a.recordError(res.Name, res.Err)
+			}
+			rec, _, err := store.Load(ctx, res.Name)
+			if err != nil {
+				return err
+			}
+			if err := a.applyStep(ctx, out, c, &rec, s, unreachable, a.now().Sub(start)); err != nil {
+				return err
+			}
+			if s.done {
+				continue
+			}
+			left++
+			if w := res.Next.Sub(a.now()); next < 0 || w < next {
+				next = max(w, 0)
+			}
 		}
-		if err := a.sleep(ctx, res.RequeueAfter); err != nil {
+		if ctx.Err() == nil && left == 0 {
+			return a.appliedAll(deps, store)
+		}
+		if ctx.Err() == nil {
+			_ = a.sleep(ctx, next) // it ends early only with ctx, read below
+		}
+		if err := ctx.Err(); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return &exitError{code: exitTimedOut, msg: fmt.Sprintf("%s: not converged within --timeout %v (%s: %s); the status is stored: apply again to go on",
-					name, a.timeout, st.Reason, st.Message)}
+				msg := "not converged"
+				for _, d := range deps {
+					if s := states[d.Name]; !s.done {
+						rec, _, _ := store.Load(context.Background(), d.Name)
+						msg = fmt.Sprintf("%s: not converged within --timeout %v (%s: %s)", d.Name, a.timeout, rec.Status.Reason, rec.Status.Message)
+						break
+					}
+				}
+				return &exitError{code: exitTimedOut, msg: msg + "; the status is stored: apply again to go on"}
 			}
 			return err
 		}
 	}
 }
 
-// plan prints what apply would do for the job file, changing nothing.
-func (a *app) plan(ctx context.Context, file string) error {
-	name, spec, err := readJobFile(file)
+// recordError is err of the deployment name's record or call.
+func (a *app) recordError(name string, err error) error {
+	if errors.Is(err, lifecycle.ErrUnknownFormat) || errors.Is(err, lifecycle.ErrForeignStatus) {
+		return fmt.Errorf("%s: %w: use the flinkctl that wrote it, or move the file away", a.state().deploymentPath(name), err)
+	}
+	return err
+}
+
+// applyStep shows where the deployment of rec stands after a call, and
+// says whether apply is done with it (s.done) or must end (the error).
+func (a *app) applyStep(ctx context.Context, out *printer, c lifecycle.API, rec *deployment, s *applying, unreachable, elapsed time.Duration) error {
+	name, spec, st := rec.Name, rec.Spec, &rec.Status
+	a.showApply(ctx, out, c, name, st, elapsed)
+	// Where apply stands follows from the status's verdict alone.
+	v := st.VerdictFor(spec)
+	p := &st.Progress
+	// An action that ended while apply ran, without success.
+	ended := st.Action != "" && !st.InFlight() && p.Outcome != "" && p.Outcome != lifecycle.OutcomeSucceeded && p.Outcome != lifecycle.OutcomeNotNeeded &&
+		(s.inFlight || !p.Started.Equal(s.started))
+	switch {
+	case v == lifecycle.VerdictDone && st.Converged(spec):
+		s.done = true
+		return nil
+	case v == lifecycle.VerdictDone:
+		// A savepoint beside the job: stepped to its end and the job
+		// read again, as Converge does.
+	case v != lifecycle.VerdictFailed && v != lifecycle.VerdictBlocked && v != lifecycle.VerdictInvalid:
+		// Progressing, or Waiting for what comes by itself.
+	case ended:
+		return &exitError{code: verdictCode(v, p.Outcome), msg: fmt.Sprintf("%s: %s %s: %s; the status is stored: fix the cause (or the job file) and apply again",
+			name, st.Action, p.Outcome, p.Reason)}
+	case !st.RetryPending(spec):
+		// Nothing is done until the job file (or the cluster) changes.
+		return &exitError{code: verdictCode(v, ""), msg: fmt.Sprintf("%s: %s: %s; change the job file and apply again", name, st.Reason, st.Message)}
+	}
+	if v == lifecycle.VerdictWaiting && st.Situation == lifecycle.SituationUnreachable {
+		if s.downSince.IsZero() {
+			s.downSince = a.now()
+		} else if a.now().Sub(s.downSince) >= unreachable {
+			return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the JobManager at %s did not answer for %v (%s): check --flink-url; apply again to resume",
+				name, a.url, unreachable, st.Message)}
+		}
+	} else {
+		s.downSince = time.Time{}
+	}
+	return nil
+}
+
+// appliedAll reports the converged deployments.
+func (a *app) appliedAll(deps []fleet.Deployment, store *records) error {
+	var recs []deployment
+	for _, d := range deps {
+		rec, _, err := store.Load(context.Background(), d.Name)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+	}
+	if a.output == "json" {
+		if len(recs) == 1 {
+			return a.emitJSON(recs[0])
+		}
+		return a.emitJSON(recs)
+	}
+	for i := range recs {
+		a.applied(a.printer(), &recs[i])
+	}
+	return nil
+}
+
+func (a *app) planCmd() *cobra.Command {
+	var file string
+	var prune, upload bool
+	cmd := &cobra.Command{
+		Use:   "plan -f FILE|DIR",
+		Short: "Print what apply (or run, with --prune) would do, and do nothing",
+		Long: `plan reads the job file, or the job files of a directory, and prints for
+each job whether it is added, changed or unchanged, and what its Controller
+would do: the job's situation, the action with the state it would start
+from and that state's age, or the state it would report, what blocks it,
+and Flink's preflight of a new job (whether its state would be restored).
+With --prune, applied jobs the files do not name are planned as removed,
+as ` + "`flinkctl run -f DIR`" + ` removes them. It sends only reads to Flink (and, with
+--upload-jars, the upload and deletion of a new jar the preflight needs)
+and stores nothing; it never waits for a command at work.
+
+The exit code is the worst verdict of the plans: 2 when a job is Invalid,
+else 3 when one is Blocked (a plan whose preflight refuses it too), else 1
+when one Failed or could not be planned, else 0 (Done, Progressing,
+Waiting: what apply would carry out).
+
+` + exitCodesHelp,
+		Args: args(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return badInput("plan needs -f FILE, the job file (see `flinkctl plan --help`)")
+			}
+			return a.plan(cmd.Context(), file, prune, upload)
+		},
+	}
+	cmd.Flags().StringVarP(&file, "file", "f", "", "the job file (YAML), or a directory of job files")
+	cmd.Flags().BoolVar(&prune, "prune", false, "plan the applied jobs the files do not name as removed, as run does")
+	cmd.Flags().BoolVar(&upload, "upload-jars", false, "upload a new jar for the preflight, and delete it again")
+	_ = cmd.MarkFlagFilename("file", "yaml", "yml", "json")
+	return cmd
+}
+
+// plan prints what apply (with prune, run) would do for the job files,
+// changing nothing.
+func (a *app) plan(ctx context.Context, file string, prune, upload bool) error {
+	deps, root, err := readJobs(file)
 	if err != nil {
 		return err
 	}
-	if err := a.useJars(filepath.Dir(file)); err != nil {
+	if err := a.useJars(root); err != nil {
 		return err
 	}
-	s, err := a.open(name)
+	var only map[string]bool
+	if !prune {
+		only = names(deps)
+	}
+	r, _, err := a.runner(only)
 	if err != nil {
 		return err
-	}
-	defer s.unlock()
-	st := s.d.Status
-	if !s.found || s.d.Deleted {
-		st = lifecycle.JobStatus{}
 	}
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()
-	p, err := s.ctrl.Plan(ctx, spec, st)
+	p, err := r.Plan(ctx, deps, fleet.PlanOptions{UploadJars: upload})
 	if err != nil {
-		return err
+		if errors.Is(err, lifecycle.ErrUnknownFormat) {
+			return err
+		}
+		return badInput("%s", strings.TrimPrefix(err.Error(), "fleet: "))
 	}
-	return a.showPlan(name, p)
+	return a.showPlan(p)
+}
+
+// planCode is the exit code of a plan, and the line that says why: the
+// worst of its deployments' verdicts, Invalid (2) before Blocked (3)
+// before Failed or not planned (1).
+func planCode(p fleet.ChangePlan) (int, string) {
+	rank := map[int]int{exitOK: 0, exitFailed: 1, exitBlocked: 2, exitBadInput: 3}
+	code, why := exitOK, ""
+	for _, d := range p.Deployments {
+		c, w := exitOK, ""
+		switch {
+		case d.Error != "":
+			c, w = exitFailed, d.Name+": cannot be planned: "+firstLine(d.Error)
+		case d.Plan.Verdict == lifecycle.VerdictInvalid:
+			c, w = exitBadInput, d.Name+": invalid: "+d.Plan.Message
+		case d.Plan.Blocked != "" || d.Plan.Verdict == lifecycle.VerdictBlocked:
+			c, w = exitBlocked, d.Name+": blocked: "+sayOnce(d.Plan.Blocked, d.Plan.Message)
+		case d.Plan.Verdict == lifecycle.VerdictFailed:
+			c, w = exitFailed, d.Name+": failed: "+d.Plan.Message
+		}
+		if rank[c] > rank[code] {
+			code, why = c, w
+		}
+	}
+	return code, why
 }
 
 // showApply shows where the deployment stands: the action in flight with
@@ -282,17 +501,13 @@ func (a *app) showApply(ctx context.Context, out *printer, c lifecycle.API, name
 }
 
 // applied reports a converged deployment.
-func (a *app) applied(out *printer, name string, d *deployment) error {
-	if a.output == "json" {
-		return a.emitJSON(d)
-	}
+func (a *app) applied(out *printer, d *deployment) {
 	st := &d.Status
 	from := ""
 	if rf := st.Progress.Replace.RestoreFrom; rf != "" && st.Action != lifecycle.ActionSavepoint {
 		from = ", restored from " + rf
 	}
-	out.Phase("applied", "%s: job %s runs the spec's job stably%s (status in %s)", name, st.JobID, from, a.state().deploymentPath(name))
-	return nil
+	out.Phase("applied", "%s: job %s runs the spec's job stably%s (status in %s)", d.Name, st.JobID, from, a.state().deploymentPath(d.Name))
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -301,7 +516,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Short: "Show the stored status of an applied job, or list them all",
 		Long: `status shows what flinkctl stored about the job NAME (from --state-dir, without
 asking the cluster): its job id, state, reason, the action in flight, the
-latest savepoint. Without NAME it lists every applied job.
+latest savepoint. Without NAME it lists every applied job. It reads the
+records as they are and never waits for a command at work, so it works
+while ` + "`flinkctl run`" + ` runs.
 
 ` + exitCodesHelp,
 		Args:              cobra.MaximumNArgs(1),
@@ -343,8 +560,9 @@ func (a *app) status(name string) error {
 		}
 	}
 	row("name", d.Name)
-	if d.Deleted {
-		row("deleted", "yes; the next apply of this name restores from its final savepoint")
+	row("cluster", d.Cluster)
+	if d.Removed {
+		row("removed", "yes; its job is being torn down, with a final savepoint")
 	}
 	row("job", string(st.JobID))
 	row("job state", string(st.JobState))
@@ -371,19 +589,13 @@ func (a *app) status(name string) error {
 }
 
 func (a *app) listDeployments() error {
-	names, err := a.state().deployments()
+	store, err := a.state().records(nil)
 	if err != nil {
 		return err
 	}
-	var ds []deployment
-	for _, n := range names {
-		d, ok, err := a.state().loadDeployment(n)
-		if err != nil {
-			return err
-		}
-		if ok {
-			ds = append(ds, d)
-		}
+	ds, err := store.List(context.Background())
+	if err != nil {
+		return err
 	}
 	if a.output == "json" {
 		if ds == nil {
@@ -395,10 +607,10 @@ func (a *app) listDeployments() error {
 	fmt.Fprintln(w, "NAME\tJOB\tSTATE\tREASON\tCONVERGED")
 	for _, d := range ds {
 		state := string(d.Status.State)
-		if d.Deleted {
-			state = "Deleted"
+		if d.Removed {
+			state = "Removing"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\n", d.Name, orDash(string(d.Status.JobID)), orDash(state), orDash(d.Status.Reason), d.Status.Converged(d.Spec) && !d.Deleted)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\n", d.Name, orDash(string(d.Status.JobID)), orDash(state), orDash(d.Status.Reason), d.Status.Converged(d.Spec) && !d.Removed)
 	}
 	return w.Flush()
 }
@@ -424,11 +636,13 @@ func (a *app) deleteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "Stop an applied job with a final savepoint, recorded under its name",
-		Long: `delete ends the action in flight, then stops the job NAME with a final
-savepoint and records it in --state-dir's restore points under NAME: a later
-apply of NAME starts from it. A job whose policy keeps state is never
-cancelled without a savepoint unless the job file sets
-allowCancelWithoutState. Interrupted, delete resumes when run again.
+		Long: `delete removes the job NAME from the applied jobs: the fleet runner ends the
+action in flight, then stops the job with a final savepoint (Controller.Delete
+under the spec its job last ran under), records it in --state-dir's restore
+points under NAME and deletes its record: a later apply of NAME starts from
+it. A job whose policy keeps state is never cancelled without a savepoint
+unless the job file sets allowCancelWithoutState. Interrupted, delete
+resumes when run again.
 
 With --plan, delete sends no change: it prints what it would do (the
 action it would step or start, or the state it would report, and the first
@@ -438,100 +652,117 @@ savepoint it would dispose of) and exits; 3 when the plan is blocked.
 		Args:              args("NAME"),
 		ValidArgsFunction: a.completeNames,
 		RunE: func(cmd *cobra.Command, as []string) error {
-			if plan {
-				return a.planDelete(cmd.Context(), as[0])
-			}
-			return a.delete(cmd.Context(), as[0])
+			return a.delete(cmd.Context(), as[0], plan)
 		},
 	}
 	cmd.Flags().BoolVar(&plan, "plan", false, "print what delete would do, and do nothing")
 	return cmd
 }
 
-// showPlan prints the plan p of NAME (as JSON with -o json); a blocked
-// plan exits 3.
-func (a *app) showPlan(name string, p lifecycle.Plan) error {
+// showPlan prints the plan p (as JSON with -o json), and ends with the
+// exit code of its worst verdict (planCode).
+func (a *app) showPlan(p fleet.ChangePlan) error {
 	if a.output == "json" {
 		if err := a.emitJSON(p); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(a.stdout, "%s: %s\n", name, p)
+		fmt.Fprint(a.stdout, p.String())
 	}
-	if p.Blocked != "" {
-		return &exitError{code: exitBlocked, msg: fmt.Sprintf("%s: blocked: %s", name, p.Blocked)}
+	if code, why := planCode(p); code != exitOK {
+		return &exitError{code: code, msg: why}
 	}
 	return nil
 }
 
-// planDelete prints what delete would do for NAME.
-func (a *app) planDelete(ctx context.Context, name string) error {
+// delete removes the applied job name through the runner, or with plan
+// prints what that would do.
+func (a *app) delete(ctx context.Context, name string, plan bool) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
-	s, err := a.open(name)
+	if !plan {
+		a.resume = "flinkctl delete " + name
+		unlock, err := a.state().lock(fleetLock)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	r, store, err := a.runner(map[string]bool{name: true})
 	if err != nil {
 		return err
 	}
-	defer s.unlock()
-	if !s.found {
-		return badInput("no job named %q in %s: apply it first (`flinkctl status` lists them)", name, a.state().root)
-	}
-	ctx, cancel := a.withTimeout(ctx)
-	defer cancel()
-	p, err := s.ctrl.PlanDelete(ctx, s.d.Spec, s.d.Status)
+	d, found, err := store.Load(ctx, name)
 	if err != nil {
-		return err
+		return a.recordError(name, err)
 	}
-	return a.showPlan(name, p)
-}
-
-func (a *app) delete(ctx context.Context, name string) error {
-	if err := checkName(name); err != nil {
-		return err
+	if !found {
+		if plan {
+			return badInput("no job named %q in %s: apply it first (`flinkctl status` lists them)", name, a.state().root)
+		}
+		a.printer().Phase("deleted", "%s is not applied (deleted already, or never applied): nothing to do", name)
+		return nil
 	}
-	a.resume = "flinkctl delete " + name
-	s, err := a.open(name)
-	if err != nil {
-		return err
-	}
-	defer s.unlock()
-	if !s.found {
-		return badInput("no job named %q in %s: apply it first (`flinkctl status` lists them)", name, a.state().root)
-	}
-	if j := s.d.Spec.Job.JarFile; j != "" {
+	if j := d.Spec.Job.JarFile; j != "" {
 		// An action in flight may upload the jar apply named, from
 		// --jar-root or the directory apply read it from.
 		if err := a.useJars(filepath.Dir(j)); err != nil {
 			return err
 		}
-		s.ctrl.Jars = a.jars
-	}
-	c, ctrl, d := s.c, s.ctrl, s.d
-	out := a.printer()
-	if d.Deleted {
-		out.Phase("deleted", "%s was deleted already; its final savepoint: %s", name, orDash(d.Status.Latest.Location))
-		return nil
+		env := r.Clusters[defaultCluster]
+		env.Jars = a.jars
+		r.Clusters[defaultCluster] = env
 	}
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()
-	start := a.now()
-	for {
-		res, err := ctrl.Delete(ctx, d.Spec, &d.Status)
-		if errors.Is(err, lifecycle.ErrUnknownFormat) || errors.Is(err, lifecycle.ErrForeignStatus) {
-			return fmt.Errorf("%s: %w", a.state().deploymentPath(name), err)
-		}
-		d.Deleted = res.Done
-		if serr := a.state().saveDeployment(&d); serr != nil {
-			return serr
-		}
+	if plan {
+		p, err := r.Plan(ctx, nil, fleet.PlanOptions{})
 		if err != nil {
 			return err
+		}
+		return a.showPlan(p)
+	}
+	if _, err := r.Sync(ctx, nil); err != nil {
+		return err
+	}
+	out := a.printer()
+	c := r.Clusters[defaultCluster].Client
+	start := a.now()
+	for {
+		results, err := r.Pass(ctx)
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return &exitError{code: exitTimedOut, msg: fmt.Sprintf("%s: not deleted within --timeout %v (%s); delete again to go on", name, a.timeout, d.Status.Message)}
+			}
+			return err
+		}
+		var res fleet.Result
+		for _, r := range results {
+			if r.Name == name {
+				res = r
+			}
+		}
+		if res.Err != nil {
+			return a.recordError(name, res.Err)
+		}
+		cur, found, err := store.Load(ctx, name)
+		if err != nil {
+			return err
+		}
+		if found {
+			d = cur
+		} else if last, ok := store.lastSaved(name); ok {
+			d = last
 		}
 		st := &d.Status
 		a.showApply(ctx, out, c, name, st, a.now().Sub(start))
 		switch {
-		case res.Done:
+		case !found:
+			// Torn down, and its record deleted.
 			if a.output == "json" {
 				return a.emitJSON(d)
 			}
@@ -541,11 +772,11 @@ func (a *app) delete(ctx context.Context, name string) error {
 				out.Phase("deleted", "%s: %s", name, sayOnce(st.Message, st.Progress.Reason))
 			}
 			return nil
-		case res.Outcome != "" && st.Action == lifecycle.ActionTeardown && res.Outcome != lifecycle.OutcomeSucceeded:
-			return &exitError{code: verdictCode(st.VerdictFor(d.Spec), res.Outcome), msg: fmt.Sprintf("%s: the job was not stopped (%s: %s); it runs on: delete again to retry",
-				name, res.Outcome, st.Progress.Reason)}
+		case st.Action == lifecycle.ActionTeardown && !st.InFlight() && st.Progress.Outcome != "" && st.Progress.Outcome != lifecycle.OutcomeSucceeded:
+			return &exitError{code: verdictCode(st.VerdictFor(d.Spec), st.Progress.Outcome), msg: fmt.Sprintf("%s: the job was not stopped (%s: %s); it runs on: delete again to retry",
+				name, st.Progress.Outcome, st.Progress.Reason)}
 		}
-		if err := a.sleep(ctx, res.RequeueAfter); err != nil {
+		if err := a.sleep(ctx, max(res.Next.Sub(a.now()), 0)); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				return &exitError{code: exitTimedOut, msg: fmt.Sprintf("%s: not deleted within --timeout %v (%s); delete again to go on", name, a.timeout, st.Message)}
 			}

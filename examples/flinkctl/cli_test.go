@@ -32,7 +32,7 @@ func TestNamesWithSlash(t *testing.T) {
 	}
 	wantCode(t, f.run("apply", "-f", file), exitOK, "")
 	state := filepath.Join(f.dir, "state")
-	if _, err := os.Stat(filepath.Join(state, "deployments", "shop~ingest.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(state, "records", "shop~ingest.json")); err != nil {
 		t.Fatalf("the deployment's file: %v", err)
 	}
 	d := f.deployment("shop/ingest")
@@ -52,10 +52,11 @@ func TestNamesWithSlash(t *testing.T) {
 	f.srv.Clock().Advance(2 * time.Second)
 	wantCode(t, f.run("savepoint", "shop/ingest"), exitOK, "")
 	wantCode(t, f.run("savepoints", "dispose", "shop/ingest", "--keep", "1"), exitOK, "")
+	latest := f.deployment("shop/ingest").Status.Latest.Location
 	wantCode(t, f.run("delete", "shop/ingest"), exitOK, "")
 	store, _ := lifecycle.NewFileStore(filepath.Join(state, "restore-points"))
 	rec, ok, err := store.Get(context.Background(), "shop/ingest")
-	if err != nil || !ok || rec.Location != f.deployment("shop/ingest").Status.Latest.Location {
+	if err != nil || !ok || rec.Location == "" || rec.Location == latest {
 		t.Fatalf("restore point of shop/ingest: %+v %v %v", rec, ok, err)
 	}
 	wantCode(t, f.run("apply", "-f", file), exitOK, "")
@@ -178,7 +179,7 @@ func TestStopManagedJob(t *testing.T) {
 		t.Fatalf("job %s after a refused stop", st)
 	}
 	// Not while apply acts on it.
-	unlock, err := stateDir{root: filepath.Join(f.dir, "state")}.lock("counter")
+	unlock, err := stateDir{root: filepath.Join(f.dir, "state")}.lock(fleetLock)
 	if err != nil {
 		t.Fatal(err)
 	}

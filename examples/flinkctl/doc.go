@@ -2,30 +2,54 @@
 // flinkkit, for the people who run them by hand: what they do with curl
 // and Flink's web UI, done safely.
 //
-//	flinkctl apply -f job.yaml        # deploy or update, until it runs stably
-//	flinkctl status [NAME]            # the stored status of applied jobs
-//	flinkctl delete NAME              # stop with a final savepoint, kept under NAME
-//	flinkctl jobs                     # the cluster's jobs, in a table
-//	flinkctl savepoint JOB            # a savepoint; the job keeps running
-//	flinkctl stop JOB [--strategy S]  # stop with a savepoint, strategy by version
-//	flinkctl cancel JOB [--force]     # refused for a job with state unless --force
+//	flinkctl apply -f job.yaml|DIR   # deploy or update, until each job runs stably
+//	flinkctl plan -f job.yaml|DIR    # what apply would do; exit code by verdict
+//	flinkctl run -f DIR              # a daemon keeping DIR's jobs as they say
+//	flinkctl status [NAME]           # the stored status of applied jobs
+//	flinkctl delete NAME             # stop with a final savepoint, kept under NAME
+//	flinkctl jobs                    # the cluster's jobs, in a table
+//	flinkctl savepoint JOB           # a savepoint; the job keeps running
+//	flinkctl stop JOB [--strategy S] # stop with a savepoint, strategy by version
+//	flinkctl cancel JOB [--force]    # refused for a job with state unless --force
 //	flinkctl savepoints dispose NAME --keep 5 [--yes]
 //	flinkctl health JOB
-//	flinkctl fake [--port 8081]       # a fake JobManager (flinktest) to try it on
+//	flinkctl fake [--port 8081]      # a fake JobManager (flinktest) to try it on
 //	flinkctl completion bash|zsh|fish
 //
 // # Declarative
 //
-// A job file holds a name and the fields of lifecycle.JobSpec. apply runs
-// lifecycle.Controller.Reconcile until the job converges
-// (lifecycle.JobStatus.Converged), an action fails, --timeout passes or
-// the user interrupts it, and writes the spec and the status to
-// <state-dir>/deployments/NAME.json after every call, atomically (a
-// temporary file renamed over the old one): apply again resumes the
-// action in flight. A lock file keeps two flinkctl processes from acting
-// on one name. delete runs Controller.Delete, whose final savepoint goes
-// to the lifecycle.FileStore in <state-dir>/restore-points under NAME; a
-// later apply of NAME starts from it.
+// A job file holds a name and the fields of lifecycle.JobSpec, read by
+// fleet.DecodeSpec: strictly, an error naming the file, the line and the
+// field. A job whose spec does not set restart.mode is restarted from its
+// newest state when it fails or Flink loses it ("restart: {mode: Never}"
+// opts out). -f names a job file or a directory of them (*.yaml, *.yml,
+// *.json). The jobs run on the cluster of --flink-url, named "default" in
+// their records.
+//
+// apply, plan, run and delete act through a fleet.Runner whose Store is
+// <state-dir>/records, a fleet.DirStore: one fleet.Record per job (its
+// spec, the spec its job last ran under, its lifecycle.JobStatus),
+// written atomically after every call of the job's
+// lifecycle.Controller, so that a command run again resumes the action in
+// flight. apply syncs the files' jobs (leaving other applied jobs as they
+// are) and does passes until each converges (lifecycle.JobStatus.Converged),
+// an action fails, --timeout passes or the user interrupts it. plan is
+// fleet.Runner.Plan: it reads and changes nothing; its exit code is the
+// worst verdict of its jobs (2 Invalid, 3 Blocked, 1 Failed or not
+// planned, else 0). run syncs the directory (removing the applied jobs
+// it no longer names), runs the Runner until SIGINT or SIGTERM, reads the
+// directory again every --interval, and with --metrics-addr serves
+// /metrics. delete removes the job through the runner: Controller.Delete
+// under the spec its job last ran under, whose final savepoint goes to
+// the lifecycle.FileStore in <state-dir>/restore-points under NAME, and
+// then its record; a later apply of NAME starts from it. One command at a
+// time acts on the records (a lock in the state directory); status reads
+// them without a lock and never waits, also while run runs.
+//
+// The state directories of releases before the runner kept each job in
+// <state-dir>/deployments/NAME.json: those are read as the jobs' records
+// (on the cluster "default"), and the first write of a record moves it
+// into <state-dir>/records, renaming the old file NAME.json.migrated.
 //
 // A NAME is segments separated by '/' (app/streamlet), each of letters,
 // digits, '.', '_' and '-' starting with a letter or digit; its files in

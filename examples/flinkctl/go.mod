@@ -17,4 +17,5 @@ require (
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/net v0.43.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

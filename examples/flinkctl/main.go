@@ -127,7 +127,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	a.password, a.token = os.Getenv("FLINK_PASSWORD"), os.Getenv("FLINK_TOKEN")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 
-	root.AddCommand(a.applyCmd(), a.statusCmd(), a.deleteCmd(), a.jobsCmd(), a.savepointCmd(), a.stopCmd(), a.cancelCmd(),
+	root.AddCommand(a.applyCmd(), a.planCmd(), a.runCmd(), a.statusCmd(), a.deleteCmd(), a.jobsCmd(), a.savepointCmd(), a.stopCmd(), a.cancelCmd(),
 		a.savepointsCmd(), a.healthCmd(), a.fakeCmd())
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {

@@ -219,10 +219,14 @@ update:
 
 	// delete, then apply again from the final savepoint.
 	ctl(exitOK, "delete", "counter")
-	del := load("counter")
-	final := del.Status.Latest.Location
-	if !del.Deleted || !flinkfixture.LocationExists(final) || len(live()) != 0 {
-		t.Fatalf("after delete: %+v, live %v", del.Status, live())
+	restorePoints, err := stateDir{root: state}.restorePoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, recorded, err := restorePoints.Get(ctx, "counter")
+	final := rp.Location
+	if _, kept, _ := (stateDir{root: state}).loadDeployment("counter"); kept || err != nil || !recorded || !flinkfixture.LocationExists(final) || len(live()) != 0 {
+		t.Fatalf("after delete: record kept %v, restore point %+v %v %v, live %v", kept, rp, recorded, err, live())
 	}
 	out3 := cluster.OutDir("flinkctl-v3")
 	ctl(exitOK, "apply", "-f", jobFile("counter", out3))

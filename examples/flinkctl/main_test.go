@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/lifecycle"
@@ -166,12 +167,12 @@ func TestApplyUpgradeDeleteReapply(t *testing.T) {
 	f.srv.Clock().Advance(3 * time.Second)
 	r = f.run("delete", "counter")
 	wantCode(t, r, exitOK, "")
-	d3 := f.deployment("counter")
-	final := d3.Status.Latest.Location
+	_, found, _ := stateDir{root: filepath.Join(f.dir, "state")}.loadDeployment("counter")
 	store, _ := lifecycle.NewFileStore(filepath.Join(f.dir, "state", "restore-points"))
 	rec, ok, err := store.Get(context.Background(), "counter")
-	if !d3.Deleted || err != nil || !ok || rec.Location != final || len(f.running()) != 0 || !strings.Contains(r.stdout, final) {
-		t.Fatalf("after delete: deleted %v, record %+v %v %v, running %d", d3.Deleted, rec, ok, err, len(f.running()))
+	final := rec.Location
+	if found || err != nil || !ok || final == "" || rec.JobID != d2.Status.JobID || len(f.running()) != 0 || !strings.Contains(r.stdout, final) {
+		t.Fatalf("after delete: record kept %v, restore point %+v %v %v, running %d", found, rec, ok, err, len(f.running()))
 	}
 	wantCode(t, f.run("delete", "counter"), exitOK, "") // again: nothing to do
 
@@ -179,7 +180,7 @@ func TestApplyUpgradeDeleteReapply(t *testing.T) {
 	wantCode(t, f.run("apply", "-f", file), exitOK, "")
 	d4 := f.deployment("counter")
 	third, _ := f.srv.Job(d4.Status.JobID)
-	if d4.Deleted || third.RestoredFrom != final || len(f.running()) != 1 {
+	if third.RestoredFrom != final || len(f.running()) != 1 {
 		t.Fatalf("after the second apply: job %+v, want restored from %s", third, final)
 	}
 }
@@ -612,7 +613,7 @@ func TestDeletePlan(t *testing.T) {
 	before := len(f.srv.Requests())
 	r := f.run("delete", "--plan", "counter")
 	wantCode(t, r, exitOK, "")
-	if !strings.Contains(r.stdout, "counter: situation Running, start Teardown") {
+	if !strings.Contains(r.stdout, "Removed   counter on default: ") || !strings.Contains(r.stdout, "situation Running, start Teardown") {
 		t.Fatalf("delete --plan: %q", r.stdout)
 	}
 	for _, q := range f.srv.Requests()[before:] {
@@ -621,11 +622,8 @@ func TestDeletePlan(t *testing.T) {
 		}
 	}
 	wantCode(t, f.run("delete", "counter"), exitOK, "")
-	r = f.run("delete", "--plan", "counter", "-o", "json")
-	wantCode(t, r, exitOK, "")
-	if !strings.Contains(r.stdout, `"state": "Deleted"`) || strings.Contains(r.stdout, `"action"`) {
-		t.Errorf("delete --plan after the delete: %s", r.stdout)
-	}
+	// Deleted, the job is no longer applied: nothing to plan.
+	wantCode(t, f.run("delete", "--plan", "counter", "-o", "json"), exitBadInput, `no job named "counter"`)
 }
 
 // TestApplyPlan: apply --plan prints what apply would do, sends no
@@ -648,8 +646,13 @@ func TestApplyPlan(t *testing.T) {
 	before := len(f.srv.Requests())
 	r = f.run("apply", "--plan", "-f", f.jobFile("counter", "/out/v2", ""), "-o", "json")
 	wantCode(t, r, exitOK, "")
-	var p lifecycle.Plan
-	if err := json.Unmarshal([]byte(r.stdout), &p); err != nil || p.Situation != lifecycle.SituationRunning ||
+	var cp fleet.ChangePlan
+	err := json.Unmarshal([]byte(r.stdout), &cp)
+	if err == nil && (len(cp.Deployments) != 1 || cp.Deployments[0].Change != fleet.Changed) {
+		t.Fatalf("plan of an upgrade: %+v", cp)
+	}
+	p := cp.Deployments[0].Plan
+	if err != nil || p.Situation != lifecycle.SituationRunning ||
 		p.Action != lifecycle.ActionUpgrade || !p.NewSavepoint || p.Preflight == nil || p.Preflight.Verdict == nil || !p.Preflight.Verdict.Allowed() {
 		t.Fatalf("plan of an upgrade: %q (%v)", r.stdout, err)
 	}

@@ -189,7 +189,7 @@ func (a *app) owners() map[flinkapi.JobID]string {
 	owners := map[flinkapi.JobID]string{}
 	names, _ := a.state().deployments()
 	for _, n := range names {
-		if d, ok, err := a.state().loadDeployment(n); err == nil && ok && !d.Deleted && d.Status.JobID != "" {
+		if d, ok, err := a.state().loadDeployment(n); err == nil && ok && !d.Removed && d.Status.JobID != "" {
 			owners[d.Status.JobID] = n
 		}
 	}
@@ -305,7 +305,7 @@ CancelWithoutState.
 		// recorded in its status.
 		name := a.owners()[job]
 		if name != "" {
-			unlock, err := a.state().lock(name)
+			unlock, err := a.state().lock(fleetLock)
 			if err != nil {
 				return err
 			}
@@ -315,7 +315,7 @@ CancelWithoutState.
 				return err
 			}
 			switch {
-			case d.Deleted || d.Status.JobID != job:
+			case d.Removed || d.Status.JobID != job:
 				name = "" // no longer its job
 			case d.Status.InFlight():
 				return &exitError{code: exitBlocked, msg: fmt.Sprintf("job %s is the job of %s, whose %s is in flight: let `flinkctl apply` finish it first, or `flinkctl delete %s`",
@@ -646,7 +646,7 @@ func (a *app) disposeNamed(ctx context.Context, name string, ret savepoint.Reten
 	if err := checkName(name); err != nil {
 		return err
 	}
-	unlock, err := a.state().lock(name)
+	unlock, err := a.state().lock(fleetLock)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -23,27 +24,21 @@ const stateFormat = 1
 
 // stateDir is flinkctl's state directory:
 //
-//	deployments/NAME.json  the spec and the lifecycle.JobStatus of an applied job
-//	deployments/NAME.lock  held while a command acts on NAME
+//	records/NAME.json      the fleet.Record of an applied job: its spec, the spec its job last ran under, its lifecycle.JobStatus
+//	deployments/.fleet.lock  held while a command acts on the applied jobs (apply, run, delete, a stop of an applied job's job)
 //	restore-points/        the lifecycle.FileStore of final savepoints, by name
 //	operations/KEY.json    the lifecycle.Progress of an imperative operation in flight
 //	savepoints/JOB.json    the savepoint.History of the savepoints flinkctl took of JOB
 //	health/JOB.json        the policy.HealthHistory of JOB's health samples
+//	deployments/NAME.json  an applied job as releases before the fleet runner kept it: read as its record until the
+//	                       record is first written, then renamed NAME.json.migrated
 //
 // A '/' of NAME (app/streamlet) is written '~' in file names (fileKey),
-// as lifecycle.FileStore writes it in restore-points/.
+// as lifecycle.FileStore and fleet.DirStore write it.
 type stateDir struct{ root string }
 
-// deployment is what deployments/NAME.json holds.
-type deployment struct {
-	FormatVersion int                 `json:"formatVersion"`
-	Name          string              `json:"name"`
-	Spec          lifecycle.JobSpec   `json:"spec"`
-	Status        lifecycle.JobStatus `json:"status"`
-	// Deleted is set once `delete` tore the job down: a later apply of
-	// the name starts a new deployment from its restore point.
-	Deleted bool `json:"deleted,omitempty"`
-}
+// deployment is what flinkctl keeps of an applied job.
+type deployment = fleet.Record
 
 // defaultStateDir is $XDG_STATE_HOME/flinkctl when that is set, else
 // .flinkctl in the working directory: like a build tool's state, the
@@ -127,7 +122,7 @@ func (s stateDir) path(parts ...string) string {
 }
 
 func (s stateDir) deploymentPath(name string) string {
-	return s.path("deployments", fileKey(name)+".json")
+	return s.path("records", fileKey(name)+".json")
 }
 
 // restorePoints is the store of the final savepoints, by name.
@@ -135,33 +130,35 @@ func (s stateDir) restorePoints() (*lifecycle.FileStore, error) {
 	return lifecycle.NewFileStore(s.path("restore-points"))
 }
 
-// loadDeployment reads NAME's file; ok is false when there is none.
+// loadDeployment reads NAME's record; ok is false when there is none.
+// It takes no lock and never waits.
 func (s stateDir) loadDeployment(name string) (d deployment, ok bool, err error) {
-	ok, err = readJSON(s.deploymentPath(name), &d)
-	if err == nil && ok && d.FormatVersion > stateFormat {
-		err = fmt.Errorf("%s was written by a newer flinkctl (format %d, this one reads %d): use that release",
-			s.deploymentPath(name), d.FormatVersion, stateFormat)
+	st, err := s.records(nil)
+	if err != nil {
+		return d, false, err
 	}
-	return d, ok, err
+	return st.Load(context.Background(), name)
 }
 
-// saveDeployment writes NAME's file atomically.
+// saveDeployment writes NAME's record atomically.
 func (s stateDir) saveDeployment(d *deployment) error {
-	d.FormatVersion = stateFormat
-	return writeJSON(s.deploymentPath(d.Name), d)
+	st, err := s.records(nil)
+	if err != nil {
+		return err
+	}
+	return st.Save(context.Background(), d)
 }
 
 // deployments lists the names of the applied deployments.
 func (s stateDir) deployments() ([]string, error) {
-	es, err := os.ReadDir(s.path("deployments"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	st, err := s.records(nil)
+	if err != nil {
+		return nil, err
 	}
+	recs, err := st.List(context.Background())
 	var names []string
-	for _, e := range es {
-		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && !strings.HasPrefix(n, ".") {
-			names = append(names, nameOfFile(n))
-		}
+	for _, r := range recs {
+		names = append(names, r.Name)
 	}
 	return names, err
 }
@@ -180,6 +177,12 @@ func (s stateDir) saveHistory(job flinkapi.JobID, h savepoint.History) error {
 	return writeJSON(s.path("savepoints", string(job)+".json"), h)
 }
 
+// fleetLock is the key of the lock of the applied jobs: held by the
+// command whose fleet.Runner acts on them (one at a time), and by a
+// command that changes an applied job's record beside a Runner. A name
+// never starts with a dot.
+const fleetLock = ".fleet"
+
 // lock takes the lock of key (a deployment name or a job id) for this
 // process, or fails at once naming what holds it. The lock goes with the
 // process, also when it dies.
@@ -195,8 +198,12 @@ func (s stateDir) lock(key string) (unlock func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(p)
 		f.Close()
+		what := key
+		if key == fleetLock {
+			what = "the applied jobs of " + s.root
+		}
 		return nil, &exitError{code: exitBlocked, msg: fmt.Sprintf("another flinkctl (%s) is acting on %s: wait for it to end, or stop it and run the command again",
-			strings.TrimSpace(string(holder)), key)}
+			strings.TrimSpace(string(holder)), what)}
 	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d", os.Getpid())), 0)

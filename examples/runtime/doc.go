@@ -3,21 +3,23 @@
 // and "aggregate"), is deployed, undeployed and deployed again, each
 // streamlet addressed by the name "application/streamlet".
 //
-// The runtime is a thin shell around lifecycle.Controller. Each streamlet
-// is a lifecycle.JobSpec, fixed when its deployment begins; the spec and
-// its lifecycle.JobStatus are kept in a JSON file of their own
-// (StreamletState), written atomically (temporary file, sync, rename) after
-// every call of the Controller and before the next, and read before each
-// deploy and undeploy:
+// The runtime is a small program on fleet.Runner. Each streamlet is a
+// fleet.Deployment of the application, its lifecycle.JobSpec fixed when
+// its deployment begins; the Runner keeps its fleet.Record (the spec, the
+// spec its job last ran under, the lifecycle.JobStatus) in a
+// fleet.DirStore, stored after every call of the streamlet's
+// lifecycle.Controller:
 //
-//   - deploy is Reconcile until the job runs the spec stably;
-//   - undeploy is Delete until it is done: the job stops with a final
-//     savepoint, which the Controller records in a lifecycle.FileStore
-//     under the streamlet's name;
-//   - redeploy is Reconcile from a fresh status: the Controller finds the
-//     savepoint recorded under the name and starts the job from it, if the
-//     policy.UpdatePolicy finds it young enough; a streamlet never deployed
-//     before starts without state.
+//   - deploy syncs the application's deployments into the fleet and does
+//     passes (Runner.Pass: Reconcile) until each job runs its spec stably;
+//   - undeploy syncs the fleet without them and does passes until the
+//     Runner has torn each down (Controller.Delete: the job stops with a
+//     final savepoint, recorded in a lifecycle.FileStore under the
+//     streamlet's name) and deleted its record;
+//   - redeploy is a new record: the Controller finds the savepoint
+//     recorded under the name and starts the job from it, if the
+//     policy.UpdatePolicy finds it young enough; a streamlet never
+//     deployed before starts without state.
 //
 // The store outlives the jobs, and the status files outlive the runtime: a
 // runtime stopped at any point (Ctrl-C, a crash) and started again on the
@@ -42,7 +44,8 @@
 //		--jar .cache/flink/1.20.5/flinkkit-testjob.jar --state-dir /tmp/runtime-state
 //
 // --state-dir holds the restore points (<application>~<streamlet>.json),
-// the streamlets' statuses (streamlets/<application>~<streamlet>.json) and,
-// while a run is unfinished, its next step (demo.json). --help lists the
+// the fleet's records (streamlets/<application>~<streamlet>.json) and the
+// run's next step with the number of the application's last deployment
+// (demo.json). --help lists the
 // flags.
 package main

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
+	"github.com/flinkkit/flinkkit/fleet"
+	"github.com/flinkkit/flinkkit/internal/wait"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
@@ -35,8 +37,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // runner runs the demo; its fields let tests choose the cluster and look
 // at what happened.
 type runner struct {
-	cluster *demo.Cluster                       // if set, the cluster to run on, left open; else demo.Open's
-	onSave  func(name string, s StreamletState) // called after every save of a streamlet's state
+	cluster *demo.Cluster      // if set, the cluster to run on, left open; else demo.Open's
+	onSave  func(fleet.Record) // called after every record the fleet stores
 	onDone  func(result, *demo.Cluster)
 }
 
@@ -59,7 +61,7 @@ streaming jobs (streamlets) is deployed, undeployed and redeployed by name,
 each streamlet keeping its state across the undeploy in a restore-point store
 (lifecycle.FileStore): the undeploy records each job's final savepoint under
 "application/streamlet", the redeploy restores each job from its own. Each
-streamlet is a job spec kept by a lifecycle.Controller whose status is saved
+streamlet is a deployment of a fleet.Runner whose record is saved
 in --state-dir after every step: interrupted (Ctrl-C) and run again with the
 same --state-dir, the runtime carries on where it stopped, and run again
 after it finished, it deploys the application anew from the last undeploy's
@@ -81,7 +83,7 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("runtime", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	cfg.RegisterFlags(fs)
-	fs.StringVar(&stateDir, "state-dir", "", "folder of the restore-point store and of the streamlets' statuses, each one JSON file per streamlet; run again on it, the runtime carries on (default: a new temporary folder)")
+	fs.StringVar(&stateDir, "state-dir", "", "folder of the restore-point store and of the fleet's records, one JSON file per streamlet; run again on it, the runtime carries on (default: a new temporary folder)")
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -114,10 +116,14 @@ func (r runner) run(ctx context.Context, args []string, stdout, stderr io.Writer
 const demoFormat = 1
 
 // position is the demo's position file, <state-dir>/demo.json: the next
-// step of a run that was interrupted.
+// step of a run that was interrupted, and the number of the application's
+// last deployment.
 type position struct {
 	FormatVersion int `json:"formatVersion"`
 	Step          int `json:"step"`
+	Deployment    int `json:"deployment,omitempty"`
+	// Numbered says that the deploy of Step has its number, Deployment.
+	Numbered bool `json:"numbered,omitempty"`
 }
 
 func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out *demo.Printer) error {
@@ -153,13 +159,11 @@ func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out 
 		if cfg.FlinkURL == "" {
 			// A new fake JobManager knows none of the jobs and savepoints
 			// of an earlier run's.
-			for _, s := range sensors.Streamlets {
-				if st, err := rt.load(sensors.Name + "/" + s.Name); err != nil {
-					return err
-				} else if st.Deployment > 0 {
-					return fmt.Errorf("--state-dir %s holds the state of an earlier run on a fake JobManager, whose jobs and savepoints ended with it: "+
-						"give a new --state-dir, or carry on on a real cluster (--flink-url)", stateDir)
-				}
+			if recs, err := listRecords(ctx, rt.StateDir); err != nil {
+				return fmt.Errorf("--state-dir %s: %w", stateDir, err)
+			} else if len(recs) > 0 {
+				return fmt.Errorf("--state-dir %s holds the state of an earlier run on a fake JobManager, whose jobs and savepoints ended with it: "+
+					"give a new --state-dir, or carry on on a real cluster (--flink-url)", stateDir)
 			}
 		}
 		if cl, err = demo.Open(ctx, cfg); err != nil {
@@ -175,14 +179,14 @@ func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out 
 		do   func() error
 	}{
 		{"deploy", func() (err error) {
-			if res.First, err = rt.Deploy(ctx, sensors); err != nil {
+			if res.First, err = rt.Deploy(ctx, sensors, pos.Deployment); err != nil {
 				return err
 			}
 			return counting(ctx, cl, res.First, out)
 		}},
 		{"undeploy", func() (err error) { res.Undeployed, err = rt.Undeploy(ctx, sensors); return err }},
 		{"redeploy", func() (err error) {
-			if res.Second, err = rt.Deploy(ctx, sensors); err != nil {
+			if res.Second, err = rt.Deploy(ctx, sensors, pos.Deployment); err != nil {
 				return err
 			}
 			return counting(ctx, cl, res.Second, out)
@@ -196,18 +200,22 @@ func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out 
 		out.Phase("resume", "the last run stopped in step %d of %d (%s); carrying on from the statuses it saved", pos.Step+1, len(steps), steps[pos.Step].name)
 	}
 	for i := pos.Step; i < len(steps); i++ {
+		if steps[i].name != "undeploy" && !pos.Numbered {
+			// A deploy begins: the application's next deployment, its
+			// number written before any of its jobs is.
+			pos.Deployment, pos.Numbered = pos.Deployment+1, true
+			if err := writePosition(posFile, pos); err != nil {
+				return fmt.Errorf("saving the demo's position: %w", err)
+			}
+		}
 		if err := steps[i].do(); err != nil {
 			return err
 		}
-		if i+1 < len(steps) {
-			err = writeJSON(posFile, position{FormatVersion: demoFormat, Step: i + 1})
-		} else if err = os.Remove(posFile); errors.Is(err, fs.ErrNotExist) {
-			// Done: a run on the same --state-dir starts from the first
-			// step again, deploying anew from the last undeploy's
-			// savepoints.
-			err = nil
-		}
-		if err != nil {
+		// Done with the last step: a run on the same --state-dir starts
+		// from the first step again, deploying anew from the last
+		// undeploy's savepoints.
+		pos.Step, pos.Numbered = (i+1)%len(steps), false
+		if err := writePosition(posFile, pos); err != nil {
 			return fmt.Errorf("saving the demo's position: %w", err)
 		}
 	}
@@ -216,6 +224,33 @@ func (r runner) demo(ctx context.Context, cfg demo.Config, stateDir string, out 
 		r.onDone(res, cl)
 	}
 	return nil
+}
+
+// listRecords lists the fleet's records in dir, if there is such a
+// folder.
+func listRecords(ctx context.Context, dir string) ([]fleet.Record, error) {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	s, err := fleet.NewDirStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	return s.List(ctx)
+}
+
+// writePosition replaces the position file with pos: a new file renamed
+// over it.
+func writePosition(file string, pos position) error {
+	pos.FormatVersion = demoFormat
+	b, err := json.Marshal(pos)
+	if err == nil {
+		err = os.WriteFile(file+".tmp", b, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(file+".tmp", file)
+	}
+	return err
 }
 
 // readPosition reads the demo's position file; step 0 if there is none.
@@ -248,7 +283,7 @@ func counting(ctx context.Context, cl *demo.Cluster, deps []Deployment, out *dem
 				break
 			}
 			out.Progress("running", fmt.Sprintf("%s: job %s (%s) counts", d.Name, demo.Short(d.Job), d.JobName), time.Since(start))
-			if err := sleep(ctx, cl.Timing.Poll); err != nil {
+			if err := wait.Sleep(ctx, cl.Timing.Poll); err != nil {
 				return err
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
+	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/lifecycle"
@@ -112,7 +113,7 @@ func TestNamesAreNotMixedUp(t *testing.T) {
 	b := Application{Name: "b", Streamlets: []Streamlet{{Name: "counter"}}}
 	var first []Deployment
 	for _, app := range []Application{a, b} {
-		deps, err := rt.Deploy(ctx, app)
+		deps, err := rt.Deploy(ctx, app, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestNamesAreNotMixedUp(t *testing.T) {
 	if len(recs) != 2 || recs["a/counter"] == recs["b/counter"] {
 		t.Fatalf("recorded %v, want one savepoint per application", recs)
 	}
-	again, err := rt.Deploy(ctx, b)
+	again, err := rt.Deploy(ctx, b, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,11 @@ func TestNamesAreNotMixedUp(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	// The state of a run on a fake JobManager that ended with it.
 	earlier := t.TempDir()
-	if err := writeJSON(filepath.Join(earlier, "streamlets", "sensors~ingest.json"), StreamletState{FormatVersion: StreamletFormat, Deployment: 1}); err != nil {
+	recs, err := fleet.NewDirStore(filepath.Join(earlier, "streamlets"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recs.Save(context.Background(), &fleet.Record{Name: "sensors/ingest", Cluster: cluster}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -228,7 +233,7 @@ func TestRuntimeResumesAfterAKill(t *testing.T) {
 	// run runs the runtime on state, cancelling its context once kill says
 	// so after a save of a streamlet's state. Like a new process, it
 	// uploads the jar again: the jobs deployed before keep their spec.
-	run := func(what string, kill func(name string, s StreamletState) bool, onSave func(name string, s StreamletState)) (int, string, result, bool) {
+	run := func(what string, kill func(fleet.Record) bool, onSave func(fleet.Record)) (int, string, result, bool) {
 		t.Helper()
 		jar, err := cl.Client.UploadJarReader(context.Background(), "flinkkit-counter.jar", bytes.NewReader(flinktest.MinimalJar(cl.EntryClass)))
 		if err != nil {
@@ -239,11 +244,11 @@ func TestRuntimeResumesAfterAKill(t *testing.T) {
 		defer cancel()
 		var res result
 		killed := false
-		r := runner{cluster: cl, onDone: func(r result, _ *demo.Cluster) { res = r }, onSave: func(name string, s StreamletState) {
+		r := runner{cluster: cl, onDone: func(r result, _ *demo.Cluster) { res = r }, onSave: func(s fleet.Record) {
 			if onSave != nil {
-				onSave(name, s)
+				onSave(s)
 			}
-			if kill != nil && !killed && kill(name, s) {
+			if kill != nil && !killed && kill(s) {
 				killed = true
 				cancel()
 			}
@@ -257,17 +262,17 @@ func TestRuntimeResumesAfterAKill(t *testing.T) {
 		return code, stdout.String(), res, killed
 	}
 
-	_, _, _, killed := run("first run", func(name string, s StreamletState) bool {
+	_, _, _, killed := run("first run", func(s fleet.Record) bool {
 		st := s.Status
-		return name == "sensors/ingest" && st.Action == lifecycle.ActionTeardown && st.InFlight() &&
+		return s.Name == "sensors/ingest" && st.Action == lifecycle.ActionTeardown && st.InFlight() &&
 			st.Progress.Phase == lifecycle.PhaseSavepoint && st.Progress.Savepoint.Status.State == savepoint.InFlight
 	}, nil)
 	if !killed {
 		t.Fatal("the first run was not killed in the undeploy")
 	}
-	_, out, _, killed := run("second run", func(name string, s StreamletState) bool {
+	_, out, _, killed := run("second run", func(s fleet.Record) bool {
 		st := s.Status
-		return name == "sensors/aggregate" && s.Deployment == 2 && st.Action == lifecycle.ActionDeploy && st.InFlight() &&
+		return s.Name == "sensors/aggregate" && numberOf(s.Spec) == 2 && st.Action == lifecycle.ActionDeploy && st.InFlight() &&
 			st.Progress.Phase == lifecycle.PhaseWaitRunning
 	}, nil)
 	if !killed {
@@ -279,8 +284,9 @@ func TestRuntimeResumesAfterAKill(t *testing.T) {
 	// The last run: once each streamlet's redeploy is done, its job is the
 	// one live job of the streamlet, and it runs.
 	running := map[string]string{}
-	code, out, res, _ := run("last run", nil, func(name string, s StreamletState) {
-		if s.Deployment != 2 || s.Status.InFlight() || s.Status.State != policy.Running || s.Status.Stable.IsZero() || running[name] != "" {
+	code, out, res, _ := run("last run", nil, func(s fleet.Record) {
+		name := s.Name
+		if numberOf(s.Spec) != 2 || s.Status.InFlight() || s.Status.State != policy.Running || s.Status.Stable.IsZero() || running[name] != "" {
 			return
 		}
 		var live []string
@@ -354,13 +360,13 @@ func TestDeployAfterAnInterruptedUndeploy(t *testing.T) {
 	rt := &Runtime{Cluster: cl, Store: &lifecycle.MemoryStore{}, StateDir: t.TempDir(), Out: demo.NewPlainPrinter(&out),
 		Policy: policy.UpdatePolicy{MaxStateAge: policy.Duration(time.Hour)}}
 	app := Application{Name: "app", Streamlets: []Streamlet{{Name: "counter"}}}
-	first, err := rt.Deploy(ctx, app)
+	first, err := rt.Deploy(ctx, app, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kill, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rt.saved = func(_ string, s StreamletState) {
+	rt.saved = func(s fleet.Record) {
 		if s.Status.Action == lifecycle.ActionTeardown && s.Status.Progress.Savepoint.Status.State == savepoint.InFlight {
 			cancel()
 		}
@@ -369,7 +375,7 @@ func TestDeployAfterAnInterruptedUndeploy(t *testing.T) {
 		t.Fatalf("Undeploy = %v, want it stopped", err)
 	}
 	rt.saved = nil
-	again, err := rt.Deploy(ctx, app)
+	again, err := rt.Deploy(ctx, app, 2)
 	t.Logf("output:\n%s", out.String())
 	if err != nil {
 		t.Fatal(err)
