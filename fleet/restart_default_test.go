@@ -34,9 +34,9 @@ func TestDecodeSpecRestartDefault(t *testing.T) {
 }
 
 // TestRunnerRestartsByDefault: on the fake, the job of a decoded spec
-// that fails (stopped from outside the runner) is started again by the
-// Runner from its newest state; one whose spec says "restart: {mode:
-// Never}" stays down.
+// that is cancelled from outside the runner (as from the Flink UI) is
+// started again by the Runner from its newest state; one whose spec says
+// "restart: {mode: Never}" stays cancelled.
 func TestRunnerRestartsByDefault(t *testing.T) {
 	f := newFakeFleet(t, "main")
 	ctx := context.Background()
@@ -57,13 +57,17 @@ func TestRunnerRestartsByDefault(t *testing.T) {
 	f.clock.Advance(time.Minute) // checkpoints to restart from
 	f.drive(r, "a pass", 5, func([]Result) bool { return true })
 	first := map[string]flinkapi.JobID{}
+	ui, err := flinkapi.NewClient(f.servers["main"].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"auto", "never"} {
 		rec, _, err := f.store.Load(ctx, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		first[name] = rec.Status.JobID
-		if err := f.servers["main"].FailJob(rec.Status.JobID, "killed from outside"); err != nil {
+		if err := ui.CancelJob(ctx, rec.Status.JobID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,8 +80,8 @@ func TestRunnerRestartsByDefault(t *testing.T) {
 		t.Errorf("auto: restarts %d, last action %s from %q; want a restart from its newest state", auto.Status.Restarts, auto.Status.Action, auto.Status.Progress.Replace.RestoreFrom)
 	}
 	never, _, _ := f.store.Load(ctx, "never")
-	if never.Status.JobID != first["never"] || never.Status.Restarts != 0 || never.Status.Situation != lifecycle.SituationFailed {
-		t.Errorf("never: job %s (was %s), restarts %d, situation %s; want it left failed", never.Status.JobID, first["never"], never.Status.Restarts, never.Status.Situation)
+	if never.Status.JobID != first["never"] || never.Status.Restarts != 0 || never.Status.Situation != lifecycle.SituationCancelled {
+		t.Errorf("never: job %s (was %s), restarts %d, situation %s; want it left cancelled", never.Status.JobID, first["never"], never.Status.Restarts, never.Status.Situation)
 	}
 }
 
