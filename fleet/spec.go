@@ -38,7 +38,8 @@ import (
 //
 // A fleet restarts its jobs by default: a spec that does not set
 // restart.mode is read with policy.RestartFromLatestState, so that a job
-// that fails or that Flink loses is started again from its newest
+// that fails, that Flink loses or that someone cancels from outside (the
+// Flink UI) is started again from its newest
 // state, within the restart policy's other fields (their defaults:
 // policy.RestartPolicy.WithDefaults); "restart: {mode: Never}" opts out.
 // The default is the decoder's, not the Runner's: the spec stored in a
