@@ -35,8 +35,9 @@ GO="${GO:-go}"
 TEST_TIMEOUT="${TEST_TIMEOUT:-20m}"
 # The tests of the second lane (see above): packages whose integration
 # tests only start clusters of their own, and such tests of other packages
-# (either may be empty).
-OWN_PKGS="${OWN_PKGS-./internal/testkit/contract ./internal/testkit/flinkfixture ./localcluster}"
+# (either may be empty). internal/testkit/flinkfixture stays with the
+# shared cluster: TestObjectStoreCluster tests that cluster's object store.
+OWN_PKGS="${OWN_PKGS-./internal/testkit/contract ./localcluster}"
 OWN_TESTS="${OWN_TESTS-TestRealClusterApplication TestRealClusterController TestRealExternalStopRestart TestRealTLS TestRealClusterNothingLost}"
 
 # suites runs under the shared cluster (sharedflink sets
