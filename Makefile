@@ -19,20 +19,42 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= $(if $(filter 1,$(FLINKKIT_FULL)),100000x,20000x)
 BENCHCOUNT ?= 8
 
-.PHONY: test unit lint fuzz operator flinkctl s3storage integration flink kube-assets s3-assets bench generate clean
+.PHONY: test checks unit lint fuzz operator flinkctl s3storage integration flink kube-assets s3-assets bench generate clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, the
 ## example operator's and flinkctl's modules, the S3 storage's module
 ## (s3storage, on a real S3-compatible server), and the real-Flink suites for
-## every version in FLINK_VERSIONS; one phase after the other, each with
-## the time it took and the load average at its end.
-TEST_PHASES := lint unit fuzz operator flinkctl s3storage integration
-test:
-	@for phase in $(TEST_PHASES); do \
-		start=$$(date +%s); \
-		$(MAKE) --no-print-directory $$phase; \
-		echo "=== make $$phase: $$(( $$(date +%s) - start ))s, load average $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"; \
-	done
+## every version in FLINK_VERSIONS. It runs checks, then integration.
+## Each phase reports the time it took and the load average at its end.
+test: checks
+	@start=$$(date +%s); rc=0; \
+	$(MAKE) --no-print-directory integration || rc=$$?; \
+	echo "=== make integration: $$(( $$(date +%s) - start ))s, load average $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"; \
+	exit $$rc
+
+## checks: every phase of test but integration, in two lanes side by side:
+## the phases that keep the processors busy (CHECKS_BUSY: lint, unit, fuzz)
+## one after the other, and beside them those that mostly wait on timers
+## and servers (CHECKS_WAITING: the operator's tests on a real
+## kube-apiserver, flinkctl's, s3storage's) one after the other. The
+## waiting lane's output goes to a file per phase, printed whole once both
+## lanes end; a lane stops at its first failing phase, and checks fails if
+## either lane did.
+CHECKS_BUSY    := lint unit fuzz
+CHECKS_WAITING := operator flinkctl s3storage
+checks:
+	@logs=$$(mktemp -d); trap 'rm -rf "$$logs"' EXIT; \
+	phase() { \
+		local start=$$(date +%s) rc=0; \
+		$(MAKE) --no-print-directory $$1 || rc=$$?; \
+		echo "=== make $$1: $$(( $$(date +%s) - start ))s, load average $$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)$$( (( rc == 0 )) || echo ", failed (exit $$rc)")"; \
+		return $$rc; \
+	}; \
+	( for p in $(CHECKS_WAITING); do phase $$p >"$$logs/$$p.log" 2>&1 || exit 1; done ) & waiting=$$!; \
+	busy=0; for p in $(CHECKS_BUSY); do phase $$p || { busy=1; break; }; done; \
+	rc=0; wait $$waiting || rc=$$?; \
+	for p in $(CHECKS_WAITING); do if [[ -f "$$logs/$$p.log" ]]; then cat "$$logs/$$p.log"; fi; done; \
+	if (( busy || rc )); then echo "make checks: failed (see the phases above)"; exit 1; fi
 
 ## unit: unit tests with the race detector; no network, no Java.
 unit:
