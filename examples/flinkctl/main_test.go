@@ -700,7 +700,9 @@ func TestApplyJarRoot(t *testing.T) {
 			t.Fatalf("stderr %q does not name the jar", r.stderr)
 		}
 		for _, req := range f.srv.Requests() {
-			if strings.HasPrefix(req.Path, "/jars") {
+			// The runner's housekeeping may list the jars; nothing is
+			// uploaded, run or deleted.
+			if strings.HasPrefix(req.Path, "/jars") && req.Method != "GET" {
 				t.Fatalf("%s: request %s %s sent", jar, req.Method, req.Path)
 			}
 		}
