@@ -216,8 +216,7 @@ func (c *Client) CheckpointDetails(ctx context.Context, job JobID, checkpointID 
 	if w.Tasks != nil {
 		out.Vertices = make(map[string]VertexCheckpointStats, len(w.Tasks))
 		for id, t := range w.Tasks {
-			out.Vertices[id] = VertexCheckpointStats{Status: t.Status, StateSize: t.StateSize, NumSubtasks: t.NumSubtasks,
-				NumAcknowledgedSubtasks: t.NumAcknowledgedSubtasks}
+			out.Vertices[id] = VertexCheckpointStats(t)
 		}
 	}
 	return out, nil
