@@ -303,10 +303,13 @@ func readOldState(ctx context.Context, api API, job flinkapi.JobID, restore stri
 		stats, err := api.Checkpoints(ctx, job)
 		switch {
 		case err == nil:
-		case flinkapi.IsRetryable(err) && !errors.Is(err, flinkapi.ErrNotFound):
-			return err
-		default: // a job without checkpointing answers 404
+		case errors.Is(err, flinkapi.ErrNotFound): // a job without checkpointing answers 404
 			*st, pf.StateRead = policy.StateSizes{Unknown: policy.StateNoSnapshot}, true
+			return nil
+		case flinkapi.IsRetryable(err):
+			return err
+		default:
+			*st, pf.StateRead = policy.StateSizes{Unknown: policy.StateDetailsUnavailable}, true
 			return nil
 		}
 		id, savepoint, unknown := pickSnapshot(stats, restore)

@@ -152,7 +152,8 @@ const (
 	// the sizes.
 	StateRestoreNotInHistory StateUnknown = "RestoreNotInHistory"
 	// StateDetailsUnavailable: Flink did not answer the snapshot's
-	// details (it left the history, or the request failed).
+	// details (it left the history, or the request failed), or the
+	// checkpoint statistics that name the snapshot (CheckpointID 0).
 	StateDetailsUnavailable StateUnknown = "DetailsUnavailable"
 )
 
@@ -164,6 +165,9 @@ func (s StateSizes) why() string {
 	case StateRestoreNotInHistory:
 		return "the snapshot the new job restores is not in the old job's checkpoint history"
 	case StateDetailsUnavailable:
+		if s.CheckpointID == 0 {
+			return "the old job's checkpoint statistics could not be read"
+		}
 		return fmt.Sprintf("the details of snapshot %d could not be read", s.CheckpointID)
 	}
 	if s.Known {
