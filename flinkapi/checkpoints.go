@@ -35,6 +35,41 @@ type CheckpointStats struct {
 	Discarded               bool   // the files were removed (subsumed checkpoints)
 	FailureTime             time.Time
 	FailureMessage          string
+	// Vertices are the checkpoint's statistics per job vertex, by vertex
+	// id (Flink's "tasks"): only CheckpointDetails reads them; nil from
+	// Checkpoints.
+	Vertices map[string]VertexCheckpointStats
+}
+
+// VertexCheckpointStats is one job vertex's part of a checkpoint.
+type VertexCheckpointStats struct {
+	Status CheckpointStatus
+	// StateSize is the size of the state of all the operators of the
+	// vertex's chain, all subtasks together, in bytes (full, not
+	// incremental); 0: the vertex holds no state in the checkpoint.
+	StateSize               int64
+	NumSubtasks             int
+	NumAcknowledgedSubtasks int
+}
+
+// checkpointTasksWire is the per-vertex part of a checkpoint's details.
+type checkpointTasksWire struct {
+	Tasks map[string]taskCheckpointStatsWire `json:"tasks"`
+}
+
+// taskCheckpointStatsWire is Flink's TaskCheckpointStatistics, of the
+// fields all versions from 1.15 send.
+type taskCheckpointStatsWire struct {
+	Status                  CheckpointStatus `json:"status"`
+	StateSize               int64            `json:"state_size"`
+	NumSubtasks             int              `json:"num_subtasks"`
+	NumAcknowledgedSubtasks int              `json:"num_acknowledged_subtasks"`
+}
+
+// checkpointDetailsWire is the answer of the checkpoint details.
+type checkpointDetailsWire struct {
+	checkpointStatsWire
+	checkpointTasksWire
 }
 
 type checkpointStatsWire struct {
@@ -160,7 +195,9 @@ func (c *Client) Checkpoints(ctx context.Context, job JobID) (*CheckpointStatist
 	return out, nil
 }
 
-// CheckpointDetails returns the statistics of one checkpoint of the history.
+// CheckpointDetails returns the statistics of one checkpoint of the
+// history, with its statistics per job vertex (Vertices). A checkpoint
+// that left the history (web.checkpoints.history) answers 404.
 //
 // Flink REST: GET /jobs/:jobid/checkpoints/details/:checkpointid (1.0+)
 func (c *Client) CheckpointDetails(ctx context.Context, job JobID, checkpointID int64) (*CheckpointStats, error) {
@@ -171,11 +208,18 @@ func (c *Client) CheckpointDetails(ctx context.Context, job JobID, checkpointID 
 	if err != nil {
 		return nil, err
 	}
-	var w checkpointStatsWire
+	var w checkpointDetailsWire
 	if err := c.get(ctx, path, nil, &w); err != nil {
 		return nil, err
 	}
-	return w.convert(), nil
+	out := w.convert()
+	if w.Tasks != nil {
+		out.Vertices = make(map[string]VertexCheckpointStats, len(w.Tasks))
+		for id, t := range w.Tasks {
+			out.Vertices[id] = VertexCheckpointStats(t)
+		}
+	}
+	return out, nil
 }
 
 // CheckpointConfig is the checkpointing configuration of a job.

@@ -139,6 +139,20 @@ func TestRealAnswersDecode(t *testing.T) {
 			if err != nil || cd.ID < 1 || cd.NumSubtasks < 1 || !recent(cd.TriggerTime) {
 				t.Errorf("CheckpointDetails = %+v, %v", cd, err)
 			}
+			// The test job's two vertices, each with state: the source's
+			// offsets and the counter's counts; together the checkpoint's.
+			if cd != nil {
+				var sum int64
+				for id, v := range cd.Vertices {
+					if v.StateSize <= 0 || v.Status != CheckpointCompleted || v.NumSubtasks < 1 {
+						t.Errorf("CheckpointDetails: vertex %s: %+v", id, v)
+					}
+					sum += v.StateSize
+				}
+				if len(cd.Vertices) != 2 || sum != cd.StateSize {
+					t.Errorf("CheckpointDetails: vertices %+v, summing to %d of %d", cd.Vertices, sum, cd.StateSize)
+				}
+			}
 
 			replay(t, mt, version, "POST", jp+"/checkpoints", "checkpoint_trigger.json")
 			op, err := c.TriggerCheckpoint(ctx, job, CheckpointRequest{})

@@ -243,6 +243,7 @@ var schemaEndpoints = []schemaEndpoint{
 	{"GET", "/jobs/{jobid}/checkpoints", false, checkpointStatisticsWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints/config", false, checkpointConfigWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", false, checkpointStatsWire{}},
+	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", false, checkpointTasksWire{}},
 	{"POST", "/jobs/{jobid}/checkpoints", true, checkpointRequestWire{}},
 	{"POST", "/jobs/{jobid}/checkpoints", false, triggerResponseWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints/{triggerid}", false, asyncResultWire{}},

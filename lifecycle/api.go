@@ -44,6 +44,7 @@ type API interface {
 	TriggerCheckpoint(ctx context.Context, job flinkapi.JobID, req flinkapi.CheckpointRequest) (flinkapi.Operation, error)
 	OperationStatus(ctx context.Context, op flinkapi.Operation) (*flinkapi.OperationResult, error)
 	Checkpoints(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointStatistics, error)
+	CheckpointDetails(ctx context.Context, job flinkapi.JobID, checkpointID int64) (*flinkapi.CheckpointStats, error)
 	CheckpointConfig(ctx context.Context, job flinkapi.JobID) (*flinkapi.CheckpointConfig, error)
 	DisposeSavepoint(ctx context.Context, savepointPath string) (flinkapi.Operation, error)
 

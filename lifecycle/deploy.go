@@ -223,6 +223,11 @@ func (a *clusterAPI) Checkpoints(ctx context.Context, id flinkapi.JobID) (*flink
 	return s, a.gone(ctx, id, err)
 }
 
+func (a *clusterAPI) CheckpointDetails(ctx context.Context, id flinkapi.JobID, checkpointID int64) (*flinkapi.CheckpointStats, error) {
+	d, err := a.API.CheckpointDetails(ctx, id, checkpointID)
+	return d, a.gone(ctx, id, err)
+}
+
 func (a *clusterAPI) CheckpointConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.CheckpointConfig, error) {
 	c, err := a.API.CheckpointConfig(ctx, id)
 	return c, a.gone(ctx, id, err)
@@ -337,6 +342,9 @@ func (absentAPI) OperationStatus(_ context.Context, op flinkapi.Operation) (*fli
 	return nil, absentJob(op.JobID)
 }
 func (absentAPI) Checkpoints(_ context.Context, id flinkapi.JobID) (*flinkapi.CheckpointStatistics, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) CheckpointDetails(_ context.Context, id flinkapi.JobID, _ int64) (*flinkapi.CheckpointStats, error) {
 	return nil, absentJob(id)
 }
 func (absentAPI) JobStatus(_ context.Context, id flinkapi.JobID) (flinkapi.JobState, error) {

@@ -13,8 +13,9 @@ import (
 // planPreflight is the preflight of Controller.Plan, read-only: for a
 // plan that starts a deploy, upgrade or rescale on a session cluster, it
 // asks Flink for the new job's plan from the jar uploaded before (none
-// uploaded: PreflightSkipNotUploaded) and for the cluster's slots, and
-// judges them against the job observed. A verdict that refuses makes the
+// uploaded: PreflightSkipNotUploaded), when that plan lacks vertices of
+// the job observed for the state they hold (a snapshot's details), and
+// for the cluster's slots, and judges them against the job observed. A verdict that refuses makes the
 // plan Blocked. An action in flight shows the preflight it recorded.
 func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, p *Plan) {
 	if p.InFlight {
@@ -40,6 +41,20 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true}
 	if d := obs.Job; d != nil && d.ID == st.JobID && !d.State.IsGloballyTerminal() {
 		pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
+	}
+	if pf.dropsVertices() {
+		// The state the old job's vertices hold, read now: the newest
+		// snapshot's, or the one the action restores without a new
+		// savepoint.
+		restore := ""
+		if !p.NewSavepoint {
+			restore = p.RestorePoint.Location
+		}
+		for range 2 {
+			if pf.StateRead || readOldState(ctx, api, st.JobID, restore, pf) != nil {
+				break
+			}
+		}
 	}
 	if !spec.Preflight.ElasticSlots {
 		if ov, err := api.Overview(ctx); err == nil {
@@ -74,6 +89,9 @@ func preflightSummary(pf *Preflight) string {
 		return fmt.Sprintf("preflight skipped (%s)", pf.Skipped)
 	case pf.Verdict == nil:
 		return "preflight under way"
+	case pf.Verdict.Allowed() && pf.Verdict.DroppedBytes() > 0:
+		return fmt.Sprintf("preflight passed (%d task slots needed; drops %s of state: allowNonRestoredState)", pf.Verdict.SlotsNeeded,
+			formatBytes(pf.Verdict.DroppedBytes()))
 	case pf.Verdict.Allowed():
 		return fmt.Sprintf("preflight passed (%d task slots needed)", pf.Verdict.SlotsNeeded)
 	}

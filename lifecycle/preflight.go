@@ -2,7 +2,9 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
@@ -54,6 +56,13 @@ type Preflight struct {
 	Old     []policy.PlanVertex `json:"old,omitempty"`
 	OldRead bool                `json:"oldRead,omitempty"`
 	Held    int                 `json:"held,omitempty"`
+	// State is the state each old vertex holds in the old job's snapshot
+	// the new job's state is judged from, once StateRead: read only when
+	// the new plan lacks vertices of the old job, from the details of the
+	// newest completed checkpoint or savepoint (or of the one the new
+	// job restores, when that is known).
+	State     policy.StateSizes `json:"state,omitzero"`
+	StateRead bool              `json:"stateRead,omitempty"`
 	// FreeSlots and TotalSlots are the session cluster's, once SlotsRead.
 	FreeSlots  int  `json:"freeSlots,omitempty"`
 	TotalSlots int  `json:"totalSlots,omitempty"`
@@ -69,6 +78,7 @@ func (in *Preflight) DeepCopy() *Preflight {
 	}
 	out := *in
 	out.New, out.Old = slices.Clone(in.New), slices.Clone(in.Old)
+	in.State.DeepCopyInto(&out.State)
 	out.Verdict = in.Verdict.DeepCopy()
 	return &out
 }
@@ -97,7 +107,9 @@ func (r *replacer) startPreflight(p *Progress, seed *Preflight) bool {
 
 // stepPreflight sends the preflight's next request (one per step): the
 // jar's upload if it has no id yet, the new job's plan, the old job's
-// vertices, the cluster's slots; then compares them, and ends the
+// vertices, when the new plan lacks some of them their state (the old
+// job's checkpoint statistics, then a snapshot's details), the cluster's
+// slots; then compares them, and ends the
 // operation Blocked when the verdict refuses, before anything is
 // stopped, or goes on to observe the old job.
 func (r *replacer) stepPreflight(ctx context.Context, p *Progress, now time.Time) (Result, error) {
@@ -162,6 +174,8 @@ func (f *preflightRun) read(ctx context.Context, p *Progress) (bool, error) {
 		case flinkapi.IsJobNotFound(err):
 			pf.OldRead, err = true, nil // nothing to compare with: the observation finds it gone
 		}
+	case !pf.StateRead && f.job != "" && pf.dropsVertices():
+		err = readOldState(ctx, api, f.job, f.run.SavepointPath, pf)
 	case f.checkSlots() && !pf.SlotsRead:
 		var ov *flinkapi.ClusterOverview
 		if ov, err = api.Overview(ctx); err == nil {
@@ -252,9 +266,108 @@ func (pf *Preflight) judge(allowNonRestored, checkSlots, beside bool) policy.Pre
 	if beside {
 		opts.AvailableSlots = pf.FreeSlots
 	}
+	if pf.StateRead {
+		opts.OldState = pf.State
+	}
 	old := policy.JobPlan{Vertices: pf.Old}
 	if len(pf.Old) == 0 {
 		old, opts.AvailableSlots = policy.JobPlan{Vertices: pf.New}, pf.TotalSlots
 	}
 	return policy.ComparePlans(old, policy.JobPlan{Vertices: pf.New}, opts)
+}
+
+// dropsVertices reports whether the new plan, once read, lacks vertices of
+// the old job's: then the preflight reads what state they hold.
+func (pf *Preflight) dropsVertices() bool {
+	if !pf.NewRead || !pf.OldRead {
+		return false
+	}
+	for _, o := range pf.Old {
+		if !slices.ContainsFunc(pf.New, func(n policy.PlanVertex) bool { return n.ID == o.ID }) {
+			return true
+		}
+	}
+	return false
+}
+
+// readOldState sends the next request that reads the state of the old
+// job's vertices into pf.State: the job's checkpoint statistics, which
+// name the snapshot (the one restore names, if it is set, else the newest
+// completed checkpoint or savepoint), then that snapshot's details, which
+// give each vertex's state size. What Flink cannot tell (no snapshot, one
+// out of the history, details it does not answer) is recorded as unknown,
+// and the preflight goes on; an error worth trying again is returned.
+func readOldState(ctx context.Context, api API, job flinkapi.JobID, restore string, pf *Preflight) error {
+	st := &pf.State
+	if st.CheckpointID == 0 {
+		stats, err := api.Checkpoints(ctx, job)
+		switch {
+		case err == nil:
+		case errors.Is(err, flinkapi.ErrNotFound): // a job without checkpointing answers 404
+			*st, pf.StateRead = policy.StateSizes{Unknown: policy.StateNoSnapshot}, true
+			return nil
+		case flinkapi.IsRetryable(err):
+			return err
+		default:
+			*st, pf.StateRead = policy.StateSizes{Unknown: policy.StateDetailsUnavailable}, true
+			return nil
+		}
+		id, savepoint, unknown := pickSnapshot(stats, restore)
+		if unknown != "" {
+			*st, pf.StateRead = policy.StateSizes{Unknown: unknown}, true
+			return nil
+		}
+		st.CheckpointID, st.Savepoint = id, savepoint
+		return nil
+	}
+	d, err := api.CheckpointDetails(ctx, job, st.CheckpointID)
+	switch {
+	case err == nil && d.Status == flinkapi.CheckpointCompleted:
+		st.Known, st.Unknown, st.Bytes = true, "", make(map[string]int64, len(d.Vertices))
+		for id, v := range d.Vertices {
+			st.Bytes[id] = v.StateSize
+		}
+	case err != nil && flinkapi.IsRetryable(err) && !errors.Is(err, flinkapi.ErrNotFound):
+		return err
+	default: // left the history (404), or not completed
+		st.Unknown = policy.StateDetailsUnavailable
+	}
+	pf.StateRead = true
+	return nil
+}
+
+// pickSnapshot returns the snapshot of the statistics whose details the
+// preflight reads: the completed one at restore, if it is set, else the
+// newest completed checkpoint or savepoint; or why there is none.
+func pickSnapshot(stats *flinkapi.CheckpointStatistics, restore string) (int64, bool, policy.StateUnknown) {
+	var all []flinkapi.CheckpointStats
+	for _, c := range []*flinkapi.CheckpointStats{stats.LatestCompleted, stats.LatestSavepoint} {
+		if c != nil {
+			all = append(all, *c)
+		}
+	}
+	all = append(all, stats.History...)
+	var best *flinkapi.CheckpointStats
+	for i := range all {
+		c := &all[i]
+		if c.Status != flinkapi.CheckpointCompleted {
+			continue
+		}
+		if restore != "" {
+			if strings.TrimSuffix(c.ExternalPath, "/") == strings.TrimSuffix(restore, "/") {
+				return c.ID, c.IsSavepoint, ""
+			}
+			continue
+		}
+		if best == nil || c.ID > best.ID {
+			best = c
+		}
+	}
+	switch {
+	case restore != "":
+		return 0, false, policy.StateRestoreNotInHistory
+	case best == nil:
+		return 0, false, policy.StateNoSnapshot
+	}
+	return best.ID, best.IsSavepoint, ""
 }

@@ -27,8 +27,10 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestRealPreflight checks the preflight against a real session cluster
 // of FLINK_VERSION: an upgrade to a version of the test job whose
 // counter has another uid (--uid-suffix: Flink would not restore its
-// state) is refused before the old job is touched, and the old job's
-// counts go on; with AllowNonRestoredState the same upgrade goes ahead;
+// state) is refused before the old job is touched, naming the counter's
+// vertex with its state size in the job's newest snapshot, and the old
+// job's counts go on; with AllowNonRestoredState the same upgrade goes
+// ahead, its verdict saying which state is dropped and how large it is;
 // a rescale beyond the cluster's task slots is refused before anything
 // is stopped; a first deploy the cluster can never run is refused at
 // once. It logs, per case, the time from the spec change to the verdict
@@ -94,6 +96,17 @@ func TestRealPreflight(t *testing.T) {
 	if !strings.Contains(st.Progress.Reason, "counter") {
 		t.Errorf("the reason does not name the vertex: %s", st.Progress.Reason)
 	}
+	// The counter's vertex holds state in the job's newest snapshot, as
+	// its details show it; the verdict names it with that size.
+	pf := st.Progress.Replace.Preflight
+	if !pf.StateRead || !pf.State.Known || pf.State.CheckpointID < 1 || len(pf.Verdict.Dropped) != 1 || !pf.Verdict.Dropped[0].SizeKnown ||
+		pf.Verdict.Dropped[0].Bytes <= 0 || !strings.Contains(pf.Verdict.Dropped[0].Name, "counter") {
+		t.Fatalf("uid changed: state read %+v, dropped %+v", pf.State, pf.Verdict.Dropped)
+	}
+	if d, err := c.CheckpointDetails(ctx, old, pf.State.CheckpointID); err != nil || d.Vertices[pf.Verdict.Dropped[0].ID].StateSize != pf.Verdict.Dropped[0].Bytes {
+		t.Errorf("uid changed: dropped %+v; the details of snapshot %d: %+v, %v", pf.Verdict.Dropped, pf.State.CheckpointID, d, err)
+	}
+	t.Logf("uid changed: snapshot %d (savepoint %v), state by vertex %v; dropped %+v", pf.State.CheckpointID, pf.State.Savepoint, pf.State.Bytes, pf.Verdict.Dropped)
 	flinkfixture.WaitCounts(t, ctx, out, 2, 2*time.Minute, func(k string, n int64) bool { return n > before[k]+20 })
 
 	verdict("too many slots", func(s *lifecycle.JobSpec) {
@@ -121,7 +134,11 @@ func TestRealPreflight(t *testing.T) {
 	realUntil(t, ctx, "upgraded", ctrl, &spec, &st, 3*time.Minute, func() bool { return st.JobID != old && st.Converged(spec) })
 	t.Logf("uid changed, AllowNonRestoredState: upgraded after %v and %d requests; preflight %+v", time.Since(begin).Round(time.Millisecond),
 		rt.n.Load()-sent, st.Progress.Replace.Preflight.Verdict)
-	if v := st.Progress.Replace.Preflight; v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
-		t.Errorf("with AllowNonRestoredState the preflight: %+v", v)
+	v := st.Progress.Replace.Preflight
+	if v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
+		t.Fatalf("with AllowNonRestoredState the preflight: %+v", v)
+	}
+	if len(v.Verdict.Dropped) != 1 || v.Verdict.DroppedBytes() <= 0 || !strings.Contains(v.Verdict.Message(), "is dropped (allowNonRestoredState)") {
+		t.Errorf("with AllowNonRestoredState the verdict does not say which state is dropped and how large it is: %+v", v.Verdict)
 	}
 }

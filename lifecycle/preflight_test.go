@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/policy"
@@ -53,10 +54,91 @@ func TestPreflightRefusesLostState(t *testing.T) {
 		t.Errorf("plan %v (%v): want it blocked, naming the vertex", plan, err)
 	}
 
+	// The counter holds state in the job's newest checkpoint: the verdict
+	// names it with its size.
+	pf := p.Replace.Preflight
+	if !pf.StateRead || !pf.State.Known || pf.State.CheckpointID < 1 || len(pf.Verdict.Dropped) != 1 ||
+		pf.Verdict.Dropped[0].ID != "0e3160945c69999b81da5f032a648b30" || !pf.Verdict.Dropped[0].SizeKnown || pf.Verdict.Dropped[0].Bytes <= 0 ||
+		pf.Verdict.Dropped[0].Bytes != pf.State.Bytes[pf.Verdict.Dropped[0].ID] {
+		t.Errorf("the state read %+v; dropped %+v", pf.State, pf.Verdict.Dropped)
+	}
+
 	spec.Update.AllowNonRestoredState = true
 	k.until("upgraded", spec, 400, func(st *JobStatus) bool { return st.JobID != old && st.Converged(spec) })
-	if v := k.st.Progress.Replace.Preflight; v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
-		t.Errorf("with AllowNonRestoredState the preflight: %+v", v)
+	v := k.st.Progress.Replace.Preflight
+	if v == nil || v.Verdict == nil || !v.Verdict.Allowed() {
+		t.Fatalf("with AllowNonRestoredState the preflight: %+v", v)
+	}
+	if len(v.Verdict.Dropped) != 1 || v.Verdict.DroppedBytes() <= 0 || !strings.Contains(v.Verdict.Message(), "is dropped (allowNonRestoredState)") {
+		t.Errorf("with AllowNonRestoredState the verdict does not say which state is dropped: %+v", v.Verdict)
+	}
+	if sum := preflightSummary(v); !strings.Contains(sum, "preflight passed") || !strings.Contains(sum, "KiB of state: allowNonRestoredState") {
+		t.Errorf("the summary does not say how much state is dropped: %s", sum)
+	}
+}
+
+// TestPreflightStatelessVertexRemoved: an upgrade whose new plan lacks a
+// vertex of the old job that holds no state in the job's newest
+// checkpoint goes ahead without AllowNonRestoredState, as Flink starts
+// the new job without that state; the verdict says so and lists the
+// vertex with no bytes.
+func TestPreflightStatelessVertexRemoved(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	old := k.st.JobID
+	const counter = "0e3160945c69999b81da5f032a648b30"
+	if err := k.srv.SetVertexStateSize(old, counter, 0); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint with the counter empty completes.
+	first := int64(0)
+	for i := 0; i < 30; i++ {
+		k.srv.Clock().Advance(time.Second)
+		cs, err := k.c.Checkpoints(context.Background(), old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == 0 && cs.LatestCompleted != nil {
+			first = cs.LatestCompleted.ID
+		} else if cs.LatestCompleted != nil && cs.LatestCompleted.ID > first {
+			break
+		}
+	}
+	spec.Job.Args = append(spec.Job.Args, "--uid-suffix", "-renamed")
+	ahead, err := k.controller().Plan(context.Background(), spec, k.st)
+	if err != nil || ahead.Action != ActionUpgrade || ahead.Preflight == nil || ahead.Preflight.Verdict == nil || !ahead.Preflight.Verdict.Allowed() ||
+		!ahead.Preflight.Verdict.Has(policy.PreflightStatelessVertexRemoved) || ahead.Verdict == VerdictBlocked {
+		t.Fatalf("plan ahead: %v (%v); preflight %+v", ahead, err, ahead.Preflight)
+	}
+	k.until("upgraded", spec, 400, func(st *JobStatus) bool { return st.JobID != old && st.Converged(spec) })
+	v := k.st.Progress.Replace.Preflight
+	if v == nil || v.Verdict == nil || !v.Verdict.Allowed() || !v.Verdict.Has(policy.PreflightStatelessVertexRemoved) || v.Verdict.Has(policy.PreflightStateNotRestored) {
+		t.Fatalf("preflight %+v", v)
+	}
+	if d := v.Verdict.Dropped; len(d) != 1 || d[0].ID != counter || !d[0].SizeKnown || d[0].Bytes != 0 {
+		t.Errorf("dropped %+v", d)
+	}
+	if k.st.Progress.Outcome != OutcomeSucceeded {
+		t.Errorf("upgrade ended %s: %s", k.st.Progress.Outcome, k.st.Progress.Reason)
+	}
+}
+
+// TestPreflightStateUnknown: a job that takes no checkpoints has no
+// snapshot to show what state its vertices hold: an upgrade whose new
+// plan lacks one of them is refused as before, saying why.
+func TestPreflightStateUnknown(t *testing.T) {
+	k := newCluster(t, true)
+	spec := k.spec("/out")
+	spec.Job.Args[len(spec.Job.Args)-1] = "0" // --checkpoint-interval 0
+	k.settle("create", spec)
+	old := k.st.JobID
+	spec.Job.Args = append(spec.Job.Args, "--uid-suffix", "-renamed")
+	k.until("refused", spec, 50, func(st *JobStatus) bool { return st.Action != ActionDeploy && st.Progress.Done() })
+	p := k.st.Progress
+	if p.Outcome != OutcomeBlocked || p.Replace.Preflight == nil || p.Replace.Preflight.Verdict == nil || !p.Replace.Preflight.Verdict.Has(policy.PreflightStateUnknown) ||
+		p.Replace.Preflight.State.Unknown != policy.StateNoSnapshot || !strings.Contains(p.Reason, "no completed checkpoint or savepoint") || k.st.JobID != old {
+		t.Fatalf("upgrade ended %s: %s; preflight %+v", p.Outcome, p.Reason, p.Replace.Preflight)
 	}
 }
 

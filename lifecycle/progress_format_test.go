@@ -375,11 +375,18 @@ var goldenStatus9 = func() JobStatus {
 	return s
 }()
 
-// goldenProgress9 is the Progress of the format-version-9 fixture (no
-// field added).
+// goldenProgress9 is the Progress of the format-version-9 fixture, which
+// added the state of the old job's vertices that the preflight read
+// (Preflight.State, StateRead) and the vertices its verdict drops
+// (PreflightVerdict.Dropped).
 var goldenProgress9 = func() Progress {
-	p := goldenProgress8
+	p := *goldenProgress8.DeepCopy()
 	p.FormatVersion = 9
+	pf := p.Replace.Preflight
+	pf.State = policy.StateSizes{Known: true, Unknown: policy.StateDetailsUnavailable, CheckpointID: 41, Savepoint: true,
+		Bytes: map[string]int64{"0a448493b4782967b150582570326227": 3898}}
+	pf.StateRead = true
+	pf.Verdict.Dropped = []policy.DroppedVertex{{ID: "0a448493b4782967b150582570326227", Name: "counter", Bytes: 3898, SizeKnown: true}}
 	return p
 }()
 

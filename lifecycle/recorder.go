@@ -81,6 +81,12 @@ func (r *recorder) Checkpoints(ctx context.Context, job flinkapi.JobID) (*flinka
 	return st, err
 }
 
+func (r *recorder) CheckpointDetails(ctx context.Context, job flinkapi.JobID, checkpointID int64) (*flinkapi.CheckpointStats, error) {
+	d, err := r.API.CheckpointDetails(ctx, job, checkpointID)
+	r.note(err)
+	return d, err
+}
+
 func (r *recorder) JobStatus(ctx context.Context, id flinkapi.JobID) (flinkapi.JobState, error) {
 	st, err := r.API.JobStatus(ctx, id)
 	r.note(err)

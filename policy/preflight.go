@@ -12,10 +12,14 @@ import (
 // PlanVertex is one vertex (operator chain) of a job's plan, as
 // ComparePlans compares it.
 type PlanVertex struct {
-	// ID is the job vertex id. Flink derives it from the uid (or the
-	// generated hash) of the chain's first operator, and maps a snapshot's
-	// state to the operators of a new job by these ids: a vertex whose id
-	// changed starts without its state.
+	// ID is the job vertex id: the operator id of the chain's first
+	// operator, which Flink derives from that operator's uid (or, without
+	// one, from a hash of the graph). Flink maps a snapshot's state to the
+	// new job by operator id, operator by operator; REST shows the
+	// vertices only, so the ids of the operators chained behind the first
+	// are not seen here. A vertex whose id changed starts without the
+	// state of its first operator; a chained operator whose uid changed
+	// loses its state although the vertex id stays.
 	ID string `json:"id"`
 	// Name names the vertex in messages ("counter -> discard: Writer").
 	Name string `json:"name,omitempty"`
@@ -97,6 +101,98 @@ type PreflightOptions struct {
 	// upgrade in place), without them when both run side by side
 	// (blue/green).
 	AvailableSlots int `json:"availableSlots,omitempty"`
+	// OldState is the state each vertex of the old job holds in its
+	// snapshot: a vertex the new plan lacks may go when it holds none,
+	// as Flink skips a snapshot's operator without state. The zero value
+	// is not known, and every such vertex counts as one with state.
+	OldState StateSizes `json:"oldState,omitzero"`
+}
+
+// StateSizes is the size of the state of each vertex of the old job in
+// one of its snapshots (the newest completed checkpoint or savepoint, or
+// the one the new job restores), as the snapshot's details show it
+// (flinkapi.CheckpointStats.Vertices): the state of all the operators of
+// the vertex's chain, all subtasks together.
+type StateSizes struct {
+	// Known reports that Bytes were read from the snapshot CheckpointID;
+	// when not, Unknown says why.
+	Known   bool         `json:"known,omitempty"`
+	Unknown StateUnknown `json:"unknown,omitempty"`
+	// CheckpointID is the snapshot read, and Savepoint whether it is a
+	// savepoint; zero when none was read.
+	CheckpointID int64 `json:"checkpointId,omitempty"`
+	Savepoint    bool  `json:"savepoint,omitempty"`
+	// Bytes is each vertex's state size, by vertex id; a vertex it does
+	// not name is of unknown size.
+	Bytes map[string]int64 `json:"bytes,omitempty"`
+}
+
+// size returns the state size of vertex id and whether it is known.
+func (s StateSizes) size(id string) (int64, bool) {
+	if !s.Known {
+		return 0, false
+	}
+	n, ok := s.Bytes[id]
+	return n, ok && n >= 0
+}
+
+// StateUnknown says why the state sizes of the old job's vertices are
+// not known. The set is closed: the constants below are all there are.
+type StateUnknown string
+
+// Why the state sizes are not known.
+const (
+	// StateNotRead: nobody read them (the zero value means the same).
+	StateNotRead StateUnknown = "NotRead"
+	// StateNoSnapshot: the old job has no completed checkpoint or
+	// savepoint in its statistics (or does not checkpoint).
+	StateNoSnapshot StateUnknown = "NoSnapshot"
+	// StateRestoreNotInHistory: the new job restores a snapshot that is
+	// not in the old job's checkpoint history, whose details alone show
+	// the sizes.
+	StateRestoreNotInHistory StateUnknown = "RestoreNotInHistory"
+	// StateDetailsUnavailable: Flink did not answer the snapshot's
+	// details (it left the history, or the request failed), or the
+	// checkpoint statistics that name the snapshot (CheckpointID 0).
+	StateDetailsUnavailable StateUnknown = "DetailsUnavailable"
+)
+
+// why says in a message why the sizes are not known.
+func (s StateSizes) why() string {
+	switch s.Unknown {
+	case StateNoSnapshot:
+		return "the old job has no completed checkpoint or savepoint to read them from"
+	case StateRestoreNotInHistory:
+		return "the snapshot the new job restores is not in the old job's checkpoint history"
+	case StateDetailsUnavailable:
+		if s.CheckpointID == 0 {
+			return "the old job's checkpoint statistics could not be read"
+		}
+		return fmt.Sprintf("the details of snapshot %d could not be read", s.CheckpointID)
+	}
+	if s.Known {
+		return fmt.Sprintf("snapshot %d does not show the vertex", s.CheckpointID)
+	}
+	return "the state sizes were not read"
+}
+
+// snapshot names the snapshot the sizes were read from.
+func (s StateSizes) snapshot() string {
+	if s.Savepoint {
+		return fmt.Sprintf("savepoint %d", s.CheckpointID)
+	}
+	return fmt.Sprintf("checkpoint %d", s.CheckpointID)
+}
+
+// DroppedVertex is a vertex of the old job that the new plan lacks, and
+// the state it holds in the snapshot read (PreflightOptions.OldState).
+type DroppedVertex struct {
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Bytes is its state size, once SizeKnown; 0: it holds no state, and
+	// Flink starts the new job without it.
+	Bytes     int64 `json:"bytes,omitempty"`
+	SizeKnown bool  `json:"sizeKnown,omitempty"`
 }
 
 // PreflightReason says why ComparePlans reported a finding. The set is
@@ -108,11 +204,18 @@ const (
 	// PreflightInvalidPlan (refuses): the new plan has no vertices, or a
 	// plan names a vertex id twice.
 	PreflightInvalidPlan PreflightReason = "InvalidPlan"
-	// PreflightStateNotRestored: vertices of the old job are not in the
-	// new plan, so their state would not be restored; refuses unless
-	// AllowNonRestoredState. A vertex whose uid changed shows this way
-	// (its id changed); the message says when a new vertex has its name.
+	// PreflightStateNotRestored: vertices of the old job that hold state
+	// (PreflightOptions.OldState) are not in the new plan, so their state
+	// would not be restored; refuses unless AllowNonRestoredState, and
+	// then says which state is dropped and how large it is. A vertex
+	// whose uid changed shows this way (its id changed); the message says
+	// when a new vertex has its name.
 	PreflightStateNotRestored PreflightReason = "StateNotRestored"
+	// PreflightStateUnknown: vertices of the old job are not in the new
+	// plan and whether they hold state is not known (StateSizes.Unknown
+	// says why); refuses unless AllowNonRestoredState, as a vertex with
+	// state would.
+	PreflightStateUnknown PreflightReason = "StateUnknown"
 	// PreflightMaxParallelismChanged (refuses): a vertex in both plans
 	// has another maximum parallelism in the new one; its keyed state
 	// cannot be restored.
@@ -132,15 +235,29 @@ const (
 	// plan have no parallelism, so neither their maximum nor the slots
 	// can be checked exactly.
 	PreflightParallelismUnknown PreflightReason = "ParallelismUnknown"
+	// PreflightStatelessVertexRemoved (does not refuse): vertices of the
+	// old job are not in the new plan and hold no state in the snapshot
+	// read; Flink starts the new job without them.
+	PreflightStatelessVertexRemoved PreflightReason = "StatelessVertexRemoved"
 	// PreflightVertexAdded (does not refuse): vertices of the new plan
 	// are not in the old one and start without state.
 	PreflightVertexAdded PreflightReason = "VertexAdded"
+	// PreflightOperatorsUnchecked (does not refuse): vertices in both
+	// plans are chains of operators. REST shows a vertex by the id of its
+	// first operator only: a chained operator whose uid changed, or that
+	// the new job lacks, loses its state unseen, and Flink refuses it
+	// unless allowNonRestoredState. Neither that nor the maximum
+	// parallelism a jar plan does not show can be checked here; a
+	// restore canary (a blue/green upgrade with a canary) is the check
+	// for them.
+	PreflightOperatorsUnchecked PreflightReason = "OperatorsUnchecked"
 )
 
 // preflightOrder ranks the reasons for sorting.
 var preflightOrder = []PreflightReason{
-	PreflightInvalidPlan, PreflightStateNotRestored, PreflightMaxParallelismChanged, PreflightParallelismAboveMax,
-	PreflightNotEnoughSlots, PreflightMaxParallelismUnknown, PreflightParallelismUnknown, PreflightVertexAdded,
+	PreflightInvalidPlan, PreflightStateNotRestored, PreflightStateUnknown, PreflightMaxParallelismChanged, PreflightParallelismAboveMax,
+	PreflightNotEnoughSlots, PreflightMaxParallelismUnknown, PreflightParallelismUnknown, PreflightStatelessVertexRemoved,
+	PreflightVertexAdded, PreflightOperatorsUnchecked,
 }
 
 // PreflightFinding is one thing ComparePlans found.
@@ -160,6 +277,19 @@ type PreflightVerdict struct {
 	Findings []PreflightFinding `json:"findings,omitempty"`
 	// SlotsNeeded is SlotsNeeded of the new plan.
 	SlotsNeeded int `json:"slotsNeeded"`
+	// Dropped are the vertices of the old job that the new plan lacks,
+	// in the old plan's order, with the state each holds when known.
+	Dropped []DroppedVertex `json:"dropped,omitempty"`
+}
+
+// DroppedBytes is the state of the dropped vertices whose size is known,
+// in bytes.
+func (v PreflightVerdict) DroppedBytes() int64 {
+	var n int64
+	for _, d := range v.Dropped {
+		n += d.Bytes
+	}
+	return n
 }
 
 // Allowed reports whether no finding refuses the change.
@@ -192,8 +322,10 @@ func (v PreflightVerdict) Message() string {
 
 // ComparePlans checks, before the old job stops, whether the job of the
 // new plan can start from the old job's state and be scheduled: vertices
-// of the old job that the new plan lacks (their state would not be
-// restored), changed maximum parallelism, parallelism above the maximum,
+// of the old job that the new plan lacks (refused, unless
+// opts.AllowNonRestoredState, when they hold state in opts.OldState or
+// their state is not known; allowed when they hold none, as Flink does),
+// changed maximum parallelism, parallelism above the maximum,
 // and, with opts.CheckSlots, the slots the new job needs. It is pure; the
 // plans come from flinkapi.Client.JobPlanDetails and Job (old) and
 // JarPlan (new), see NewJobPlan.
@@ -230,26 +362,70 @@ func ComparePlans(old, new JobPlan, opts PreflightOptions) PreflightVerdict {
 			added = append(added, v)
 		}
 	}
-	if len(gone) > 0 {
-		var descs []string
-		for _, v := range gone {
-			d := vertexName(v)
-			if i := slices.IndexFunc(added, func(a PlanVertex) bool { return a.Name != "" && a.Name == v.Name }); i >= 0 {
-				d += fmt.Sprintf(" (the new plan has %s under the id %s: was the uid of its first operator changed?)", quote(v.Name), added[i].ID)
-			}
-			descs = append(descs, d)
+	// Flink skips a snapshot's operator that the new job lacks when it
+	// holds no state, and refuses one with state unless
+	// allowNonRestoredState: so does the preflight, vertex by vertex.
+	var stateful, unknownState, stateless []PlanVertex
+	for _, v := range gone {
+		n, known := opts.OldState.size(v.ID)
+		verdict.Dropped = append(verdict.Dropped, DroppedVertex{ID: v.ID, Name: v.Name, Bytes: n, SizeKnown: known})
+		switch {
+		case !known:
+			unknownState = append(unknownState, v)
+		case n > 0:
+			stateful = append(stateful, v)
+		default:
+			stateless = append(stateless, v)
 		}
-		what := "vertex"
-		if len(gone) > 1 {
-			what = "vertices"
+	}
+	desc := func(v PlanVertex) string {
+		d := vertexName(v)
+		if n, known := opts.OldState.size(v.ID); known && n > 0 {
+			d += ", " + formatBytes(n)
+		}
+		if i := slices.IndexFunc(added, func(a PlanVertex) bool { return a.Name != "" && a.Name == v.Name }); i >= 0 {
+			d += fmt.Sprintf(" (the new plan has %s under the id %s: was the uid of its first operator changed?)", quote(v.Name), added[i].ID)
+		}
+		return d
+	}
+	descs := func(vs []PlanVertex) string {
+		out := make([]string, len(vs))
+		for i, v := range vs {
+			out[i] = desc(v)
+		}
+		return strings.Join(out, "; ")
+	}
+	if len(stateful) > 0 {
+		n := len(stateful)
+		var bytes int64
+		for _, v := range stateful {
+			b, _ := opts.OldState.size(v.ID)
+			bytes += b
 		}
 		if opts.AllowNonRestoredState {
-			add(PreflightStateNotRestored, false, ids(gone), "the state of %d %s of the old job is dropped (allowNonRestoredState): %s",
-				len(gone), what, strings.Join(descs, ", "))
+			add(PreflightStateNotRestored, false, ids(stateful), "the state of %d %s of the old job, %s in %s, is dropped (allowNonRestoredState): %s",
+				n, plural(n, "vertex", "vertices"), formatBytes(bytes), opts.OldState.snapshot(), descs(stateful))
 		} else {
-			add(PreflightStateNotRestored, true, ids(gone), "%d %s of the old job %s not in the new plan, so %s state would not be restored: %s; "+
-				"keep the operators' uids, or allow non-restored state", len(gone), what, plural(len(gone), "is", "are"), plural(len(gone), "its", "their"), strings.Join(descs, ", "))
+			add(PreflightStateNotRestored, true, ids(stateful), "%d %s of the old job %s not in the new plan and %s state (%s in %s), which would not be restored: %s; "+
+				"keep the operators' uids, or allow non-restored state", n, plural(n, "vertex", "vertices"), plural(n, "is", "are"), plural(n, "holds", "hold"),
+				formatBytes(bytes), opts.OldState.snapshot(), descs(stateful))
 		}
+	}
+	if len(unknownState) > 0 {
+		n := len(unknownState)
+		if opts.AllowNonRestoredState {
+			add(PreflightStateUnknown, false, ids(unknownState), "whatever state %d %s of the old job %s is dropped (allowNonRestoredState; its size is not known: %s): %s",
+				n, plural(n, "vertex", "vertices"), plural(n, "holds", "hold"), opts.OldState.why(), descs(unknownState))
+		} else {
+			add(PreflightStateUnknown, true, ids(unknownState), "%d %s of the old job %s not in the new plan, and whether %s state is not known (%s), so it may not be restored: %s; "+
+				"keep the operators' uids, or allow non-restored state", n, plural(n, "vertex", "vertices"), plural(n, "is", "are"), plural(n, "it holds", "they hold"),
+				opts.OldState.why(), descs(unknownState))
+		}
+	}
+	if len(stateless) > 0 {
+		n := len(stateless)
+		add(PreflightStatelessVertexRemoved, false, ids(stateless), "%d %s of the old job %s not in the new plan and %s no state in %s, so Flink starts the new job without %s: %s",
+			n, plural(n, "vertex", "vertices"), plural(n, "is", "are"), plural(n, "holds", "hold"), opts.OldState.snapshot(), plural(n, "it", "them"), descs(stateless))
 	}
 
 	// Maximum parallelism of the vertices in both plans.
@@ -314,8 +490,45 @@ func ComparePlans(old, new JobPlan, opts PreflightOptions) PreflightVerdict {
 		add(PreflightVertexAdded, false, ids(added), "%d %s of the new plan %s not in the old job and start%s without state: %s",
 			len(added), plural(len(added), "vertex", "vertices"), plural(len(added), "is", "are"), plural(len(added), "s", ""), strings.Join(descs, ", "))
 	}
+	if chains := keptChains(old, newByID); len(chains) > 0 {
+		var descs []string
+		for _, id := range chains {
+			descs = append(descs, vertexName(newByID[id]))
+		}
+		add(PreflightOperatorsUnchecked, false, chains, "REST shows a vertex by the id of its first operator only, so the uids of the operators chained behind it in %s "+
+			"are not checked (a chained operator whose uid changed or that was removed loses its state), nor is a maximum parallelism no plan shows; "+
+			"a restore canary (a blue/green upgrade with a canary) is the check for those", strings.Join(descs, ", "))
+	}
 	sortFindings(verdict.Findings)
 	return verdict
+}
+
+// keptChains returns the ids of the vertices in both plans whose name,
+// in either plan, shows a chain of operators ("counter -> discard:
+// Writer", as Flink names a chain). It only selects what a note names.
+func keptChains(old JobPlan, newByID map[string]PlanVertex) []string {
+	var out []string
+	for _, ov := range old.Vertices {
+		nv, ok := newByID[ov.ID]
+		if ok && (strings.Contains(ov.Name, " -> ") || strings.Contains(nv.Name, " -> ")) && !slices.Contains(out, ov.ID) {
+			out = append(out, ov.ID)
+		}
+	}
+	return out
+}
+
+// formatBytes shows n bytes in B, KiB, MiB or GiB.
+func formatBytes(n int64) string {
+	const k = 1024
+	switch {
+	case n < k:
+		return fmt.Sprintf("%d B", n)
+	case n < k*k:
+		return fmt.Sprintf("%.1f KiB", float64(n)/k)
+	case n < k*k*k:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(k*k))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
 }
 
 // unknownMaxSide says which plan lacks the maximum parallelism of the

@@ -72,7 +72,24 @@ func preflightCases() []preflightCase {
 		{"parallelism unknown", pfOld, pfNew(0), slots(1)},
 		{"empty new plan", pfOld, JobPlan{}, PreflightOptions{}},
 		{"duplicate vertex ids", pfOld, pfNew(2, vtx(pfSource, "a", 2, 0), vtx(pfSource, "b", 2, 0)), PreflightOptions{AllowNonRestoredState: true}},
+		{"stateless vertex removed", pfThree, pfNew(2), PreflightOptions{OldState: pfSizes(0)}},
+		{"stateful vertex removed", pfThree, pfNew(2, vtx(pfSource, "Source: key-source", 2, 0), vtx(pfExtra, "audit", 2, 0)), PreflightOptions{OldState: pfSizes(0)}},
+		{"stateful vertex removed, allowNonRestoredState", pfThree, pfNew(2, vtx(pfSource, "Source: key-source", 2, 0)),
+			PreflightOptions{OldState: pfSizes(0), AllowNonRestoredState: true}},
+		{"stateless vertex removed, no snapshot", pfThree, pfNew(2), PreflightOptions{OldState: StateSizes{Unknown: StateNoSnapshot}}},
+		{"stateless vertex removed, not in the snapshot", pfThree, pfNew(2), PreflightOptions{OldState: StateSizes{Known: true, CheckpointID: 9, Bytes: map[string]int64{pfSource: 265}}}},
+		{"stateless vertex removed, sizes unknown, allowNonRestoredState", pfThree, pfNew(2), PreflightOptions{AllowNonRestoredState: true}},
 	}
+}
+
+// pfThree is pfOld with a third, stateless vertex (an audit sink, not
+// chained).
+var pfThree = JobPlan{Vertices: append(slices.Clone(pfOld.Vertices), vtx(pfExtra, "audit", 2, 128))}
+
+// pfSizes are the state sizes of pfThree's vertices in checkpoint 7: the
+// audit vertex holds extra bytes.
+func pfSizes(extra int64) StateSizes {
+	return StateSizes{Known: true, CheckpointID: 7, Bytes: map[string]int64{pfSource: 265, pfCounter: 3898, pfExtra: extra}}
 }
 
 // preflightTable formats the verdict of every case: whether it is allowed,
@@ -93,6 +110,12 @@ func preflightTable() []byte {
 		}
 		if tc.opts.CheckSlots {
 			fmt.Fprintf(&buf, " availableSlots=%d", tc.opts.AvailableSlots)
+		}
+		if st := tc.opts.OldState; st.Known || st.Unknown != "" {
+			fmt.Fprintf(&buf, " oldState=%v/%s/%d", st.Known, st.Unknown, st.CheckpointID)
+		}
+		for _, d := range v.Dropped {
+			fmt.Fprintf(&buf, " dropped=%s:%d:%v", d.ID, d.Bytes, d.SizeKnown)
 		}
 		buf.WriteString("\n")
 		for _, f := range v.Findings {
@@ -197,5 +220,69 @@ func TestPreflightDeepCopy(t *testing.T) {
 	p.Vertices[0].ID = "changed"
 	if pfOld.Vertices[0].ID == "changed" {
 		t.Error("DeepCopy shares the vertices of a plan")
+	}
+}
+
+// TestPreflightStateOfRemovedVertices: a removed vertex without state
+// may go, one with state is refused, or allowed with
+// AllowNonRestoredState and listed with its size; one whose size is not
+// known is refused as one with state.
+func TestPreflightStateOfRemovedVertices(t *testing.T) {
+	noAudit := pfNew(2)
+	noCounter := pfNew(2, vtx(pfSource, "Source: key-source", 2, 0), vtx(pfExtra, "audit", 2, 0))
+	for _, tc := range []struct {
+		name     string
+		new      JobPlan
+		opts     PreflightOptions
+		allowed  bool
+		has      PreflightReason
+		dropped  []DroppedVertex
+		contains string
+	}{
+		{"stateless removed", noAudit, PreflightOptions{OldState: pfSizes(0)}, true, PreflightStatelessVertexRemoved,
+			[]DroppedVertex{{ID: pfExtra, Name: "audit", SizeKnown: true}}, "no state in checkpoint 7"},
+		{"stateful removed", noAudit, PreflightOptions{OldState: pfSizes(2048)}, false, PreflightStateNotRestored,
+			[]DroppedVertex{{ID: pfExtra, Name: "audit", Bytes: 2048, SizeKnown: true}}, "2.0 KiB in checkpoint 7"},
+		{"stateful removed, allowNonRestoredState", noCounter, PreflightOptions{OldState: pfSizes(0), AllowNonRestoredState: true}, true, PreflightStateNotRestored,
+			[]DroppedVertex{{ID: pfCounter, Name: "counter -> discard: Writer", Bytes: 3898, SizeKnown: true}}, "3.8 KiB in checkpoint 7, is dropped"},
+		{"sizes not read", noAudit, PreflightOptions{}, false, PreflightStateUnknown,
+			[]DroppedVertex{{ID: pfExtra, Name: "audit"}}, "the state sizes were not read"},
+		{"no snapshot", noAudit, PreflightOptions{OldState: StateSizes{Unknown: StateNoSnapshot}}, false, PreflightStateUnknown,
+			[]DroppedVertex{{ID: pfExtra, Name: "audit"}}, "no completed checkpoint or savepoint"},
+		{"details unavailable", noAudit, PreflightOptions{OldState: StateSizes{Unknown: StateDetailsUnavailable, CheckpointID: 7}}, false, PreflightStateUnknown,
+			[]DroppedVertex{{ID: pfExtra, Name: "audit"}}, "snapshot 7 could not be read"},
+		{"restore not in history, allowNonRestoredState", noAudit, PreflightOptions{OldState: StateSizes{Unknown: StateRestoreNotInHistory}, AllowNonRestoredState: true},
+			true, PreflightStateUnknown, []DroppedVertex{{ID: pfExtra, Name: "audit"}}, "not in the old job's checkpoint history"},
+		{"vertex not in the snapshot", noAudit, PreflightOptions{OldState: StateSizes{Known: true, CheckpointID: 7, Bytes: map[string]int64{pfSource: 1}}}, false,
+			PreflightStateUnknown, []DroppedVertex{{ID: pfExtra, Name: "audit"}}, "snapshot 7 does not show the vertex"},
+	} {
+		v := ComparePlans(pfThree, tc.new, tc.opts)
+		if v.Allowed() != tc.allowed || !v.Has(tc.has) {
+			t.Errorf("%s: allowed %v, want %v, with %s: %+v", tc.name, v.Allowed(), tc.allowed, tc.has, v.Findings)
+		}
+		if diff := cmp.Diff(tc.dropped, v.Dropped); diff != "" {
+			t.Errorf("%s: dropped (-want +got):\n%s", tc.name, diff)
+		}
+		var msg string
+		for _, f := range v.Findings {
+			if f.Reason == tc.has {
+				msg = f.Message
+			}
+		}
+		if !strings.Contains(msg, tc.contains) {
+			t.Errorf("%s: %s message %q does not say %q", tc.name, tc.has, msg, tc.contains)
+		}
+	}
+	// The chained counter, in both plans, is named in the note on what
+	// REST cannot show.
+	v := ComparePlans(pfThree, noAudit, PreflightOptions{OldState: pfSizes(0)})
+	if !v.Has(PreflightOperatorsUnchecked) || !strings.Contains(v.Message(), "restore canary") {
+		t.Errorf("no note on the chained operators: %s", v.Message())
+	}
+	if got := v.DroppedBytes(); got != 0 {
+		t.Errorf("DroppedBytes = %d", got)
+	}
+	if got := ComparePlans(pfThree, noCounter, PreflightOptions{OldState: pfSizes(0), AllowNonRestoredState: true}).DroppedBytes(); got != 3898 {
+		t.Errorf("DroppedBytes = %d, want 3898", got)
 	}
 }

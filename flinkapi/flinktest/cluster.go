@@ -645,7 +645,8 @@ func (cl *cluster) completeCheckpoint(j *job, c *checkpoint, t time.Time) {
 	j.counts.InProgress--
 	j.counts.Completed++
 	snap := &snapshot{location: c.location, job: j.id, checkpointID: c.id, savepoint: c.isSavepoint(), events: c.events, keys: j.spec.keys,
-		taken: c.trigger, completed: t, counter: j.spec.counterID(), counterMax: j.maxParallelism(j.spec.counterID())}
+		taken: c.trigger, completed: t, counter: j.spec.counterID(), counterMax: j.maxParallelism(j.spec.counterID()),
+		sourceState: j.vertexStateSize(sourceVertexID), counterState: j.vertexStateSize(j.spec.counterID())}
 	if c.op != nil && c.op.kind != opCheckpoint {
 		snap.trigger = c.op.key.trigger
 	}

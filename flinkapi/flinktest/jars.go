@@ -259,7 +259,8 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 	if e != nil {
 		return e
 	}
-	if _, e = b.boolean("allowNonRestoredState"); e != nil {
+	allowNonRestored, e := b.boolean("allowNonRestoredState")
+	if e != nil {
 		return e
 	}
 	modes := []string{"CLAIM", "NO_CLAIM", "LEGACY"}
@@ -339,7 +340,7 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 		j.restoredFrom = savepointPath
 		if snap := q.s.snapshots[normalizeLocation(savepointPath)]; snap != nil && !snap.removed {
 			j.initial = snap
-			j.restoreFault = j.restoreMismatch(snap)
+			j.restoreFault = j.restoreMismatch(snap, allowNonRestored)
 		}
 	}
 	q.cl.submit(j, q.now, savepointPath)

@@ -278,14 +278,39 @@ type snapshot struct {
 	// snapshot holds, and counterMax its maximum parallelism then.
 	counter    string
 	counterMax int
+	// sourceState and counterState are the state sizes of the source's
+	// and the counter's vertices in the snapshot, in bytes.
+	sourceState, counterState int64
+}
+
+// size returns the state size of vertex in the snapshot, and whether the
+// snapshot has the vertex.
+func (snap *snapshot) size(vertex string) (int64, bool) {
+	switch vertex {
+	case sourceVertexID:
+		return snap.sourceState, true
+	case snap.counter:
+		return snap.counterState, true
+	}
+	return 0, false
 }
 
 // restoreMismatch is why a job cannot restore snap, as Flink says when it
 // maps the snapshot's keyed state to the new job: a counter of the same
 // uid whose maximum parallelism was set (--max-parallelism) to another
 // than the snapshot's (an unset one takes the snapshot's); "" if none.
-func (j *job) restoreMismatch(snap *snapshot) string {
+//
+// A snapshot whose counter the job lacks (another uid, --uid-suffix) and
+// that holds state for it cannot be restored either unless
+// allowNonRestored: Flink maps a snapshot's state by operator id, skips an
+// operator without state and refuses one with state.
+func (j *job) restoreMismatch(snap *snapshot, allowNonRestored bool) string {
 	id := j.spec.counterID()
+	if snap != nil && snap.counter != "" && snap.counter != id && snap.counterState > 0 && !allowNonRestored {
+		return fmt.Sprintf("Failed to rollback to checkpoint/savepoint %s. Cannot map checkpoint/savepoint state for operator %s to the new program, "+
+			"because the operator is not available in the new program. If you want to allow to skip this, you can set the --allowNonRestoredState option on the CLI.",
+			snap.location, snap.counter)
+	}
 	if snap == nil || snap.counter != id || snap.counterMax == 0 || j.spec.maxParallelism <= 0 || j.spec.maxParallelism == snap.counterMax {
 		return ""
 	}
@@ -384,17 +409,20 @@ type job struct {
 	restartsLeft int
 
 	// Checkpointing.
-	checkpointing  bool
-	interval       time.Duration
-	nextTrigger    time.Time
-	nextID         int64
-	checkpoints    []*checkpoint // all, oldest first
-	pending        []*checkpoint
-	counts         flinkapi.CheckpointCounts
-	restored       *restoreInfo
-	initial        *snapshot // restored from at submission
-	restoredFrom   string
-	restoreFault   string // why the restore of initial fails (restoreMismatch); "": it does not
+	checkpointing bool
+	interval      time.Duration
+	nextTrigger   time.Time
+	nextID        int64
+	checkpoints   []*checkpoint // all, oldest first
+	pending       []*checkpoint
+	counts        flinkapi.CheckpointCounts
+	restored      *restoreInfo
+	initial       *snapshot // restored from at submission
+	restoredFrom  string
+	restoreFault  string // why the restore of initial fails (restoreMismatch); "": it does not
+	// stateBytes are the state sizes set for vertices (SetVertexStateSize),
+	// in place of the simulated job's own.
+	stateBytes     map[string]int64
 	retainOnCancel bool
 	retainOnFail   bool
 	stopping       *checkpoint // a stop with savepoint in progress

@@ -224,8 +224,43 @@ func (s *Server) renderOverview(j *job, now time.Time) map[string]any {
 }
 
 // stateSize is the size of the test job's state in bytes: the source's
-// position and one counter per key.
-func (j *job) stateSize() int64 { return 4000 + 40*int64(j.spec.keys) }
+// position and one counter per key, or what SetVertexStateSize set.
+func (j *job) stateSize() int64 {
+	return j.vertexStateSize(sourceVertexID) + j.vertexStateSize(j.spec.counterID())
+}
+
+// sourceStateSize is the state size of the test job's source: its
+// position.
+const sourceStateSize = 265
+
+// vertexStateSize is the state size of a vertex of the job in bytes: what
+// SetVertexStateSize set, else the source's position or the counter's
+// counts (one per key).
+func (j *job) vertexStateSize(vertex string) int64 {
+	if n, ok := j.stateBytes[vertex]; ok {
+		return n
+	}
+	if vertex == sourceVertexID {
+		return sourceStateSize
+	}
+	return 4000 - sourceStateSize + 40*int64(j.spec.keys)
+}
+
+// checkpointSize is the state size of vertex ("" for all) in completed
+// checkpoint c: what its snapshot recorded.
+func (j *job) checkpointSize(c *checkpoint, vertex string) int64 {
+	if c.disk == nil {
+		if vertex == "" {
+			return j.stateSize()
+		}
+		return j.vertexStateSize(vertex)
+	}
+	if vertex == "" {
+		return c.disk.sourceState + c.disk.counterState
+	}
+	n, _ := c.disk.size(vertex)
+	return n
+}
 
 // renderCheckpoint renders one checkpoint of the statistics; withTasks
 // adds the per-vertex statistics of the details endpoint.
@@ -237,8 +272,10 @@ func (s *Server) renderCheckpoint(j *job, c *checkpoint, withTasks bool) map[str
 	if c.isSavepoint() {
 		format = c.format
 	}
-	acked, size := c.subtasks, j.stateSize()
+	acked, size := c.subtasks, j.checkpointSize(c, "")
 	latestAck := c.ack
+	// frac is the part of each vertex's state acknowledged.
+	frac := 1.0
 	e2e := int64(0)
 	className := "completed"
 	switch c.status {
@@ -247,8 +284,9 @@ func (s *Server) renderCheckpoint(j *job, c *checkpoint, withTasks bool) map[str
 		// duration; the last one completes it.
 		className, latestAck = "in_progress", time.Time{}
 		acked, size = 0, 0
+		frac = 0
 		if now, span := s.clock.Now(), c.completeAt.Sub(c.trigger); span > 0 && now.After(c.trigger) {
-			frac := min(float64(now.Sub(c.trigger))/float64(span), 1)
+			frac = min(float64(now.Sub(c.trigger))/float64(span), 1)
 			acked = min(int(frac*float64(c.subtasks)), c.subtasks-1)
 			size = int64(frac * float64(j.stateSize()))
 			if acked > 0 {
@@ -256,7 +294,7 @@ func (s *Server) renderCheckpoint(j *job, c *checkpoint, withTasks bool) map[str
 			}
 		}
 	case flinkapi.CheckpointFailed:
-		className, acked, size, latestAck = "failed", c.subtasks/2, 265, c.failedAt
+		className, acked, size, latestAck = "failed", c.subtasks/2, sourceStateSize, c.failedAt
 	}
 	if latestAck.IsZero() {
 		e2e = -1
@@ -284,10 +322,25 @@ func (s *Server) renderCheckpoint(j *job, c *checkpoint, withTasks bool) map[str
 	}
 	if withTasks {
 		tasks := map[string]any{}
+		// Each vertex's share: all of its state once completed, the part
+		// acknowledged while in progress; a failed checkpoint has the
+		// source's alone.
+		share := func(v string) int64 {
+			switch c.status {
+			case flinkapi.CheckpointFailed:
+				if v == sourceVertexID {
+					return sourceStateSize
+				}
+				return 0
+			case flinkapi.CheckpointInProgress:
+				return int64(frac * float64(j.vertexStateSize(v)))
+			}
+			return j.checkpointSize(c, v)
+		}
 		for _, v := range []struct {
 			id   string
 			size int64
-		}{{sourceVertexID, 265}, {j.spec.counterID(), size - 265}} {
+		}{{sourceVertexID, share(sourceVertexID)}, {j.spec.counterID(), share(j.spec.counterID())}} {
 			tasks[v.id] = map[string]any{
 				"id": c.id, "status": c.status, "latest_ack_timestamp": millis(latestAck),
 				"checkpointed_size": max(v.size, 0), "state_size": max(v.size, 0), "end_to_end_duration": e2e,
@@ -317,7 +370,7 @@ func (s *Server) renderStatistics(j *job) map[string]any {
 		history = append(history, s.renderCheckpoint(j, c, false))
 		if c.status == flinkapi.CheckpointCompleted {
 			durations = append(durations, float64(c.ack.Sub(c.trigger).Milliseconds()))
-			sizes = append(sizes, float64(j.stateSize()))
+			sizes = append(sizes, float64(j.checkpointSize(c, "")))
 		}
 	}
 	zeros := make([]float64, len(sizes))

@@ -490,7 +490,7 @@ func (s *suite) checkpoints(t *testing.T) {
 }
 
 // checkpointDetails: CheckpointDetails answers the statistics of the
-// checkpoint found above.
+// checkpoint found above, with each vertex's state size.
 func (s *suite) checkpointDetails(t *testing.T) {
 	s.needMain(t)
 	cp := s.latestCheckpoint
@@ -505,6 +505,24 @@ func (s *suite) checkpointDetails(t *testing.T) {
 	if d.ID != cp.ID || d.Status != flinkapi.CheckpointCompleted || d.ExternalPath != cp.ExternalPath ||
 		d.IsSavepoint || !d.TriggerTime.Equal(cp.TriggerTime) || d.NumAcknowledgedSubtasks != d.NumSubtasks {
 		t.Errorf("details %+v\ndo not match the statistics' %+v", d, cp)
+	}
+	// Each vertex of the job has its state size, and they sum to the
+	// checkpoint's: what a preflight reads to tell a vertex with state
+	// from one without.
+	job, err := s.c.Job(ctx, s.main.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, v := range job.Vertices {
+		vs, ok := d.Vertices[v.ID]
+		if !ok || vs.StateSize < 0 || vs.Status != flinkapi.CheckpointCompleted {
+			t.Errorf("vertex %s (%s) in the details: %+v, %v", v.ID, v.Name, vs, ok)
+		}
+		sum += vs.StateSize
+	}
+	if len(d.Vertices) != len(job.Vertices) || sum != d.StateSize {
+		t.Errorf("the details show %d vertices of the job's %d, with %d bytes of the checkpoint's %d", len(d.Vertices), len(job.Vertices), sum, d.StateSize)
 	}
 
 	// An id the job never had: 404, which is not "job not found".
