@@ -1207,6 +1207,21 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 			p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 			return Result{}, nil
 		}
+		if p.Stop.Strategy == CancelWithoutState && p.Replace.RestoreKind == policy.KindSavepoint && p.Replace.Request.IsZero() &&
+			ended(p) && p.Replace.Observed.State != flinkapi.JobCanceled {
+			// The job to cancel for a savepoint, its newest state when
+			// the policy chose it (it had no checkpoint of its own
+			// yet), ended otherwise: FINISHED by a stop with a
+			// savepoint from outside before the cancel took, or
+			// FAILED. That stop's savepoint is newer state: the job's
+			// statistics are read again, and the policy decides on
+			// them.
+			resetPhase(p)
+			p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
+			p.Phase = PhaseObserve
+			p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
+			return Result{}, nil
+		}
 		if p.Stop.Strategy != CancelWithoutState {
 			if p.Savepoint.Location == "" {
 				return finish(p, OutcomeSavepointLost, "the stop succeeded without a savepoint location"), nil

@@ -123,6 +123,7 @@ var foundSeeds = []int64{
 	239,  // an upgrade's stop savepoint completed just before a JobManager restart without high availability; the new job never ran
 	570,  // a savepoint completed just before a JobManager restart without high availability
 	1639, // a deploy from the checkpoints of a job id run again after a JobManager restart without high availability: the numbering started again at chk-1
+	1866, // a rescale cancelling for a savepoint while a stop with a savepoint from outside finished the job (the cancel answered 503)
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
