@@ -540,3 +540,59 @@ func TestSavepointPastDeadlineAfterAbsence(t *testing.T) {
 		}
 	}
 }
+
+// TestUpgradeLastStateStoppedFromOutsideAtCancel: a last-state upgrade
+// of a job that has no checkpoint cancels it for its newest savepoint;
+// the cancel fails (503) while a stop with a savepoint from outside
+// finishes the job. The new job starts from that stop's savepoint, the
+// newer state, not from the savepoint chosen before the cancel.
+func TestUpgradeLastStateStoppedFromOutsideAtCancel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	old := flinkapi.JobID("00000000000000000000000000000abc")
+	args := []string{"--out", "/out2", "--keys", "2", "--rate", "10", "--checkpoint-interval", "0"}
+	if _, err := e.c.RunJar(ctx, e.jar, flinkapi.RunJarRequest{JobID: old, ProgramArgs: args}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(5 * time.Second)
+	taken := func(op flinkapi.Operation) string {
+		t.Helper()
+		e.srv.Clock().Advance(5 * time.Second)
+		res, err := e.c.OperationStatus(ctx, op)
+		if err != nil || res.Location == "" {
+			t.Fatalf("savepoint: %+v %v", res, err)
+		}
+		return res.Location
+	}
+	sp, err := e.c.TriggerSavepoint(ctx, old, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest := savepoint.Record{Location: taken(sp), Time: e.srv.Clock().Now().Add(-4 * time.Second), Reason: savepoint.ReasonUser, JobID: old}
+	e.srv.Clock().Advance(time.Minute)
+	mk := func() Stepper {
+		return &Upgrade{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: old, Latest: latest, Policy: policy.UpdatePolicy{Mode: policy.UpgradeLastState},
+			JarID: e.jar, Run: flinkapi.RunJarRequest{ProgramArgs: newArgs()}}
+	}
+	var p Progress
+	for p.Phase != PhaseCancel {
+		if res, err := mk().Step(ctx, &p); err != nil || res.Done {
+			t.Fatalf("before the cancel: %v %+v", err, p)
+		}
+	}
+	if p.Replace.RestoreKind != policy.KindSavepoint || p.Replace.RestoreFrom != latest.Location {
+		t.Fatalf("cancelling for %s %q, want the savepoint %q", p.Replace.RestoreKind, p.Replace.RestoreFrom, latest.Location)
+	}
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultStatus, Status: 503, Times: 1, Route: "PATCH /jobs/:jobid"})
+	stop, err := e.c.StopWithSavepoint(ctx, old, flinkapi.StopRequest{TriggerID: flinkapi.NewTriggerID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := taken(stop)
+	if res := resume(t, e, mk, &p); res.Outcome != OutcomeSucceeded {
+		t.Fatalf("%s (%s)", res.Outcome, p.Reason)
+	}
+	if info, _ := e.srv.Job(p.Submit.NewJobID); info.RestoredFrom != stopped {
+		t.Fatalf("the new job started from %q, want the savepoint %q of the stop from outside", info.RestoredFrom, stopped)
+	}
+}

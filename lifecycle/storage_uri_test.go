@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -99,6 +100,52 @@ func TestCheckpointOnObjectStorage(t *testing.T) {
 				if !strings.HasPrefix(d, "s3://state/") {
 					t.Errorf("listed %q, not a URI of the store", d)
 				}
+			}
+		})
+	}
+}
+
+// timedStorage is a uriStorage that also tells when each object was
+// written (StorageEntries).
+type timedStorage struct {
+	uriStorage
+	written map[string]time.Time
+}
+
+func (s *timedStorage) Entries(ctx context.Context, dir string) ([]StorageEntry, error) {
+	paths, _ := s.List(ctx, dir)
+	es := make([]StorageEntry, 0, len(paths))
+	for _, p := range paths {
+		es = append(es, StorageEntry{Path: p, Modified: s.written[p]})
+	}
+	return es, nil
+}
+
+// A job started again under the same job id without its state numbers
+// its checkpoints from 1 again in the same directory: a higher-numbered
+// checkpoint written before the chosen one is an earlier run's and does
+// not replace it; one written after it does.
+func TestCheckpointOnStorageNumberingRestarted(t *testing.T) {
+	dir := "s3://state/app/checkpoints/a1b2c3d4e5f60718293a4b5c6d7e8f90"
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		chk9  time.Time
+		wantN string
+	}{
+		{"the higher number written before", t0.Add(-time.Hour), "/chk-1"},
+		{"the higher number written after", t0.Add(time.Minute), "/chk-9"},
+		{"no time known", time.Time{}, "/chk-9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &timedStorage{
+				uriStorage: uriStorage{objects: []string{dir + "/chk-1/_metadata", dir + "/chk-9/_metadata"}},
+				written:    map[string]time.Time{dir + "/chk-1/_metadata": t0, dir + "/chk-9/_metadata": tc.chk9},
+			}
+			r := &replacer{storage: st}
+			p := &Progress{Replace: ReplaceProgress{RestoreFrom: dir + "/chk-1"}}
+			if !r.checkpointOnStorage(context.Background(), p) || p.Replace.RestoreFrom != dir+tc.wantN {
+				t.Fatalf("restore from %s, want %s%s", p.Replace.RestoreFrom, dir, tc.wantN)
 			}
 		})
 	}

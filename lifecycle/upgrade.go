@@ -1207,6 +1207,21 @@ func (r *replacer) afterStop(ctx context.Context, p *Progress, now time.Time) (R
 			p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
 			return Result{}, nil
 		}
+		if p.Stop.Strategy == CancelWithoutState && p.Replace.RestoreKind == policy.KindSavepoint && p.Replace.Request.IsZero() &&
+			ended(p) && p.Replace.Observed.State != flinkapi.JobCanceled {
+			// The job to cancel for a savepoint, its newest state when
+			// the policy chose it (it had no checkpoint of its own
+			// yet), ended otherwise: FINISHED by a stop with a
+			// savepoint from outside before the cancel took, or
+			// FAILED. That stop's savepoint is newer state: the job's
+			// statistics are read again, and the policy decides on
+			// them.
+			resetPhase(p)
+			p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = "", time.Time{}
+			p.Phase = PhaseObserve
+			p.Deadline = now.Add(orDefault(r.timing.Stop, defaultStopTimeout))
+			return Result{}, nil
+		}
 		if p.Stop.Strategy != CancelWithoutState {
 			if p.Savepoint.Location == "" {
 				return finish(p, OutcomeSavepointLost, "the stop succeeded without a savepoint location"), nil
@@ -1277,8 +1292,10 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 // read in this call, where a checkpoint is complete once its _metadata is
 // written: the newest complete checkpoint of that job directory numbered
 // N or more becomes the restore point (Flink may have completed later
-// ones since the reading that chose it, and discarded it). It reports
-// false when the job's directory shows none, or shows nothing while the
+// ones since the reading that chose it, and discarded it); one whose
+// _metadata the storage (StorageEntries) shows written before the chosen
+// one's is an earlier run's of the same job id, numbered before the
+// numbering started again, and is passed over. It reports false when the job's directory shows none, or shows nothing while the
 // storage shows where it lies (checkpointDirSeen): the checkpoint is
 // gone, as after a cancel that deletes checkpoints or a job that
 // finished. A listing that fails is sent again (storageTries in all).
@@ -1303,12 +1320,33 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 	case len(entries) == 0:
 		return !r.checkpointDirSeen(ctx, jobDir)
 	}
-	for _, c := range checkpointsFrom(entries, n) {
-		files, err := r.listTried(ctx, c.path)
-		if err != nil {
-			return true
+	found := checkpointsFrom(entries, n)
+	// The time the chosen checkpoint's _metadata was written, when the
+	// storage tells it and a higher-numbered one is listed: a job
+	// started again under the same job id without its state (a
+	// JobManager that lost it without high availability, a fixed job
+	// id) numbers its checkpoints from 1 again in the same directory,
+	// so a higher number written before it is an earlier run's.
+	var chosenAt time.Time
+	var chosen []StorageEntry
+	if len(found) > 0 && found[0].n > n {
+		if _, ok := r.storage.(StorageEntries); ok {
+			if chosen, err = r.entriesTried(ctx, strings.TrimSuffix(p.Replace.RestoreFrom, "/")); err == nil {
+				chosenAt = metadataWritten(chosen)
+			}
 		}
-		if slices.ContainsFunc(files, func(f string) bool { return path.Base(f) == "_metadata" }) {
+	}
+	for _, c := range found {
+		files := chosen
+		if c.n != n || chosen == nil {
+			if files, err = r.entriesTried(ctx, c.path); err != nil {
+				return true
+			}
+		}
+		if i := slices.IndexFunc(files, func(f StorageEntry) bool { return path.Base(f.Path) == "_metadata" }); i >= 0 {
+			if at := files[i].Modified; c.n > n && !chosenAt.IsZero() && !at.IsZero() && at.Before(chosenAt) {
+				continue // an earlier run's checkpoint
+			}
 			restoreFromNewer(p, c.path)
 			return true
 		}
@@ -1372,6 +1410,44 @@ func (r *replacer) listTried(ctx context.Context, dir string) ([]string, error) 
 		}
 	}
 	return nil, err
+}
+
+// entriesTried lists dir on r.storage as listTried does, with the
+// entries' modification times when the storage tells them
+// (StorageEntries); without, they are zero.
+func (r *replacer) entriesTried(ctx context.Context, dir string) ([]StorageEntry, error) {
+	se, ok := r.storage.(StorageEntries)
+	if !ok {
+		paths, err := r.listTried(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		es := make([]StorageEntry, 0, len(paths))
+		for _, p := range paths {
+			es = append(es, StorageEntry{Path: p})
+		}
+		return es, nil
+	}
+	var err error
+	for range storageTries {
+		var es []StorageEntry
+		if es, err = se.Entries(ctx, dir); err == nil || ctx.Err() != nil {
+			return es, err
+		}
+	}
+	return nil, err
+}
+
+// metadataWritten is when the _metadata among a checkpoint directory's
+// entries was written; zero when it is not there or its time is not
+// known.
+func metadataWritten(es []StorageEntry) time.Time {
+	for _, e := range es {
+		if path.Base(e.Path) == "_metadata" {
+			return e.Modified
+		}
+	}
+	return time.Time{}
 }
 
 // checkpointDirSeen reports whether r.storage shows where the job

@@ -116,12 +116,14 @@ func TestRandomDriver(t *testing.T) {
 // driver's draws at the time: a change to what the driver draws makes
 // it another run, still worth running.
 var foundSeeds = []int64{
-	998, // a stop with a savepoint from outside while an upgrade read the job's checkpoint retention
-	105, // a deploy from the adopted job's checkpoint, discarded when the job finished: the checkpoint directory left empty, a listing failed once
-	286, // an upgrade from a checkpoint discarded with the job, the checkpoint directory left empty
-	953, // a deploy from a subsumed checkpoint while a listing of the job's directory failed once
-	239, // an upgrade's stop savepoint completed just before a JobManager restart without high availability; the new job never ran
-	570, // a savepoint completed just before a JobManager restart without high availability
+	998,  // a stop with a savepoint from outside while an upgrade read the job's checkpoint retention
+	105,  // a deploy from the adopted job's checkpoint, discarded when the job finished: the checkpoint directory left empty, a listing failed once
+	286,  // an upgrade from a checkpoint discarded with the job, the checkpoint directory left empty
+	953,  // a deploy from a subsumed checkpoint while a listing of the job's directory failed once
+	239,  // an upgrade's stop savepoint completed just before a JobManager restart without high availability; the new job never ran
+	570,  // a savepoint completed just before a JobManager restart without high availability
+	1639, // a deploy from the checkpoints of a job id run again after a JobManager restart without high availability: the numbering started again at chk-1
+	1866, // a rescale cancelling for a savepoint while a stop with a savepoint from outside finished the job (the cancel answered 503)
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
