@@ -462,3 +462,50 @@ func TestAuditRetryBacksOff(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteAuditsAgainAfterFailedListing: a savepoint of the
+// deployment's job taken from outside lies on storage, and the listings
+// of the savepoint directory fail at the audit before the teardown:
+// Delete audits again once the job is torn down, until a listing reads
+// it, and is not done while the savepoint lies on storage unrecorded.
+func TestDeleteAuditsAgainAfterFailedListing(t *testing.T) {
+	ctx := context.Background()
+	k, fs, sp := auditCluster(t)
+	spec := k.spec("/out")
+	spec.Job.FlinkConfiguration["state.savepoints.dir"] = "file://" + sp
+	k.settle("create", spec)
+	op, err := k.c.TriggerSavepoint(ctx, k.st.JobID, flinkapi.SavepointRequest{TriggerID: flinkapi.NewTriggerID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(5 * time.Second)
+	res, err := k.c.OperationStatus(ctx, op)
+	if err != nil || res.Location == "" {
+		t.Fatalf("savepoint: %+v %v", res, err)
+	}
+	var mu sync.Mutex
+	failed := 0
+	fs.fail = func(dir string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Contains(dir, sp) && failed < 2 {
+			failed++
+			return true
+		}
+		return false
+	}
+	var done Result
+	for range 500 {
+		if done = k.call(spec, true); done.Done {
+			break
+		}
+	}
+	if !done.Done || failed == 0 {
+		t.Fatalf("delete done %v, %d listings failed", done.Done, failed)
+	}
+	recorded := slices.ContainsFunc(k.st.Savepoints.Records, func(r savepoint.Record) bool { return within(r.Location, res.Location) })
+	removed := slices.ContainsFunc(k.srv.Snapshots(), func(s flinktest.Snapshot) bool { return s.Location == res.Location && s.Removed })
+	if !recorded && !removed {
+		t.Errorf("the savepoint %s taken from outside is on storage, neither recorded nor disposed of (history %+v)", res.Location, k.st.Savepoints.Records)
+	}
+}

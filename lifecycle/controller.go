@@ -297,6 +297,10 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 			return Result{RequeueAfter: c.bounded(wait)}, nil
 		}
 	}
+	if wait := c.auditBeforeDone(ctx, spec, st, now); wait > 0 {
+		st.Message = "the job is deleted; a listing of the storage failed, and its savepoints there are looked for again in " + wait.Round(time.Second).String()
+		return Result{RequeueAfter: c.bounded(wait)}, nil
+	}
 	next := func(kept ...string) (string, time.Duration) { return c.nextDeleteDisposal(spec, st, now, kept...) }
 	loc, wait, err := c.disposeChecked(ctx, spec, st, now, next)
 	switch {
@@ -313,6 +317,36 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		st.Message = fmt.Sprintf("the job is deleted; %d of its savepoints could not be disposed of and stay on storage (see savepoints)", n)
 	}
 	return res, nil
+}
+
+// maxDeleteAudits bounds the audits in a row whose listings failed that
+// a Delete runs after the teardown before it ends.
+const maxDeleteAudits = 5
+
+// auditBeforeDone audits the storage again, with a Storage, once the
+// job is torn down, when the last audit (the one before the teardown)
+// owes one or could not list everything: a savepoint of the deployment
+// that Flink forgot (a JobManager restart) lies only on storage, and
+// once Delete is done nothing records it. It returns when to call again
+// while a listing keeps failing, up to maxDeleteAudits audits in a row;
+// 0 once the audit read everything (or gave up).
+func (c *Controller) auditBeforeDone(ctx context.Context, spec JobSpec, st *JobStatus, now time.Time) time.Duration {
+	s := st.Audit
+	if c.Storage == nil || s == nil || !s.Due && s.ListFailures == 0 || s.ListFailures > 0 && s.FailedInARow >= maxDeleteAudits {
+		return 0
+	}
+	if at := s.Time.Add(c.auditRetry(s)); s.ListFailures > 0 && now.Before(at) {
+		return at.Sub(now)
+	}
+	a, err := c.audit(ctx, spec, st, false, true)
+	if err != nil {
+		return c.retry()
+	}
+	c.applyAudit(st, &a, now)
+	if s := st.Audit; s.ListFailures > 0 && s.FailedInARow < maxDeleteAudits {
+		return c.auditRetry(s)
+	}
+	return 0
 }
 
 // ErrForeignStatus is returned, before any request, for a JobStatus that

@@ -220,13 +220,17 @@ func (d *driver) cancelForeign(ctx context.Context) bool {
 }
 
 // settle calls the controller, without disturbances, until no action is
-// in flight and a Delete is done, and then checks the ledger.
+// in flight, no audit is owed and a Delete is done, and then checks the
+// ledger.
 func (d *driver) settle(ctx context.Context) {
 	d.loseNext = ""
 	for i := 0; !d.deleted; i++ {
 		st := d.status()
 		late := st.LateSavepoint.Pending()
-		if !st.InFlight() && st.Disposing.Location == "" && !d.deleting && !late || i >= settleCalls && (!late || i >= settleLateCalls) {
+		// An audit the last action owes (one that ended without its
+		// savepoint) runs at the next call: the ledger is checked after.
+		due := st.Audit != nil && st.Audit.Due
+		if !st.InFlight() && st.Disposing.Location == "" && !d.deleting && !late && !due || i >= settleCalls && (!late || i >= settleLateCalls) {
 			break
 		}
 		d.call(ctx)

@@ -124,6 +124,8 @@ var foundSeeds = []int64{
 	570,  // a savepoint completed just before a JobManager restart without high availability
 	1639, // a deploy from the checkpoints of a job id run again after a JobManager restart without high availability: the numbering started again at chk-1
 	1866, // a rescale cancelling for a savepoint while a stop with a savepoint from outside finished the job (the cancel answered 503)
+	1029, // a late savepoint forgotten by a JobManager restart without high availability, and the audit before a delete failed a listing
+	1878, // a savepoint request whose savepoint completed just before a JobManager failover; the run ended before the audit the request owed
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
