@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/bytesize"
 )
 
 // MaxAuditRequests bounds the Storage requests of one Controller.Audit:
@@ -215,7 +216,7 @@ func (a StorageAudit) writeEntries(b *strings.Builder) {
 		}
 		size, when := "-", "-"
 		if e.Sized {
-			size = formatBytes(e.Size)
+			size = bytesize.String(e.Size)
 		}
 		if !e.Modified.IsZero() {
 			when = e.Modified.UTC().Format(time.RFC3339)
@@ -251,23 +252,9 @@ func totalBytes(t AuditTotal) string {
 	case t.Unsized == t.Count:
 		return "size unknown"
 	case t.Unsized > 0:
-		return fmt.Sprintf("%s (+%d of unknown size)", formatBytes(t.Bytes), t.Unsized)
+		return fmt.Sprintf("%s (+%d of unknown size)", bytesize.String(t.Bytes), t.Unsized)
 	}
-	return formatBytes(t.Bytes)
-}
-
-// formatBytes shows n in B, KiB, MiB or GiB.
-func formatBytes(n int64) string {
-	const k = 1024
-	switch {
-	case n < k:
-		return fmt.Sprintf("%d B", n)
-	case n < k*k:
-		return fmt.Sprintf("%.1f KiB", float64(n)/k)
-	case n < k*k*k:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(k*k))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
+	return bytesize.String(t.Bytes)
 }
 
 // ErrNoStorage is returned by Audit for a Controller without a Storage.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flinkkit/flinkkit/internal/bytesize"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -91,7 +92,7 @@ func preflightSummary(pf *Preflight) string {
 		return "preflight under way"
 	case pf.Verdict.Allowed() && pf.Verdict.DroppedBytes() > 0:
 		return fmt.Sprintf("preflight passed (%d task slots needed; drops %s of state: allowNonRestoredState)", pf.Verdict.SlotsNeeded,
-			formatBytes(pf.Verdict.DroppedBytes()))
+			bytesize.String(pf.Verdict.DroppedBytes()))
 	case pf.Verdict.Allowed():
 		return fmt.Sprintf("preflight passed (%d task slots needed)", pf.Verdict.SlotsNeeded)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/bytesize"
 )
 
 // PlanVertex is one vertex (operator chain) of a job's plan, as
@@ -381,7 +382,7 @@ func ComparePlans(old, new JobPlan, opts PreflightOptions) PreflightVerdict {
 	desc := func(v PlanVertex) string {
 		d := vertexName(v)
 		if n, known := opts.OldState.size(v.ID); known && n > 0 {
-			d += ", " + formatBytes(n)
+			d += ", " + bytesize.String(n)
 		}
 		if i := slices.IndexFunc(added, func(a PlanVertex) bool { return a.Name != "" && a.Name == v.Name }); i >= 0 {
 			d += fmt.Sprintf(" (the new plan has %s under the id %s: was the uid of its first operator changed?)", quote(v.Name), added[i].ID)
@@ -404,11 +405,11 @@ func ComparePlans(old, new JobPlan, opts PreflightOptions) PreflightVerdict {
 		}
 		if opts.AllowNonRestoredState {
 			add(PreflightStateNotRestored, false, ids(stateful), "the state of %d %s of the old job, %s in %s, is dropped (allowNonRestoredState): %s",
-				n, plural(n, "vertex", "vertices"), formatBytes(bytes), opts.OldState.snapshot(), descs(stateful))
+				n, plural(n, "vertex", "vertices"), bytesize.String(bytes), opts.OldState.snapshot(), descs(stateful))
 		} else {
 			add(PreflightStateNotRestored, true, ids(stateful), "%d %s of the old job %s not in the new plan and %s state (%s in %s), which would not be restored: %s; "+
 				"keep the operators' uids, or allow non-restored state", n, plural(n, "vertex", "vertices"), plural(n, "is", "are"), plural(n, "holds", "hold"),
-				formatBytes(bytes), opts.OldState.snapshot(), descs(stateful))
+				bytesize.String(bytes), opts.OldState.snapshot(), descs(stateful))
 		}
 	}
 	if len(unknownState) > 0 {
@@ -515,20 +516,6 @@ func keptChains(old JobPlan, newByID map[string]PlanVertex) []string {
 		}
 	}
 	return out
-}
-
-// formatBytes shows n bytes in B, KiB, MiB or GiB.
-func formatBytes(n int64) string {
-	const k = 1024
-	switch {
-	case n < k:
-		return fmt.Sprintf("%d B", n)
-	case n < k*k:
-		return fmt.Sprintf("%.1f KiB", float64(n)/k)
-	case n < k*k*k:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(k*k))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(k*k*k))
 }
 
 // unknownMaxSide says which plan lacks the maximum parallelism of the
