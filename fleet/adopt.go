@@ -14,7 +14,8 @@ import (
 // UnclaimedJob is a job of a cluster that no deployment of the Store
 // claims, as Flink shows it: what a user needs to tell which deployment
 // should adopt it (Deployment.AdoptName). Flink's REST API does not show
-// the jar, entry class and arguments a job was started with.
+// the jar or entry class a job was started with; its arguments show only
+// as far as the program keeps them as global job parameters (Parameters).
 type UnclaimedJob struct {
 	ID        flinkapi.JobID    `json:"id"`
 	Name      string            `json:"name"`
@@ -25,14 +26,20 @@ type UnclaimedJob struct {
 	// could not be read.
 	Parallelism int      `json:"parallelism,omitempty"`
 	Vertices    []string `json:"vertices,omitempty"`
+	// Parameters are the program's global job parameters as Flink shows
+	// them in the job's configuration (user-config): a program that
+	// reads its arguments with Flink's ParameterTool and registers them
+	// shows its arguments here. Empty when it keeps none, or when the
+	// configuration could not be read.
+	Parameters map[string]string `json:"parameters,omitempty"`
 }
 
 // Unclaimed lists the jobs of the cluster that have not ended and that
 // no deployment of the Store claims (as its job, the job an action in
 // flight starts, or the job it adopts), ordered by name and start time:
 // jobs started by hand, from the Flink UI or by another tool. It sends
-// one request for the cluster's job list and one per job listed for its
-// details. The housekeeping of each pass lists them too, without their
+// one request for the cluster's job list and two per job listed, for its
+// details and its configuration. The housekeeping of each pass lists them too, without their
 // details and from the shared overview (ClusterResults).
 func (r *Runner) Unclaimed(ctx context.Context, cluster string) ([]UnclaimedJob, error) {
 	env, ok := r.Clusters[cluster]
@@ -58,6 +65,9 @@ func (r *Runner) Unclaimed(ctx context.Context, cluster string) ([]UnclaimedJob,
 				u.Parallelism = max(u.Parallelism, v.Parallelism)
 				u.Vertices = append(u.Vertices, v.Name)
 			}
+		}
+		if c, err := env.Client.JobConfig(ctx, j.ID); err == nil && len(c.Parameters) > 0 {
+			u.Parameters = c.Parameters
 		}
 		out = append(out, u)
 	}

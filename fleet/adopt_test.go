@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,9 @@ func TestRunnerAdoptsByNameAndAppliesApplications(t *testing.T) {
 		names = append(names, u.Name)
 		if u.Parallelism < 1 || len(u.Vertices) == 0 {
 			t.Errorf("unclaimed %+v: no parallelism or vertices", u)
+		}
+		if want := map[string]string{"out": "/out/" + u.Name, "rate": "10", "name": u.Name}; !maps.Equal(u.Parameters, want) {
+			t.Errorf("unclaimed %s: parameters %v, want the arguments it was started with %v", u.Name, u.Parameters, want)
 		}
 	}
 	if strings.Join(names, ",") != "legacy-orders,legacy-stock,twin,twin" {

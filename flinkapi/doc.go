@@ -20,8 +20,9 @@
 //
 // Each method's comment names its endpoint and the first Flink version that
 // has it. Cluster: Config, Version, Overview, TaskManagers, ShutdownCluster.
-// Jobs: ListJobs, JobsOverview, Job, JobStatus, JobExceptions, CancelJob,
-// ResourceRequirements, SetResourceRequirements, JobMetrics, JobRestarts.
+// Jobs: ListJobs, JobsOverview, Job, JobStatus, JobConfig, JobExceptions,
+// CancelJob, ResourceRequirements, SetResourceRequirements, JobMetrics,
+// JobRestarts.
 // Checkpoints: Checkpoints, CheckpointConfig, CheckpointDetails,
 // TriggerCheckpoint. Savepoints: TriggerSavepoint, StopWithSavepoint,
 // DisposeSavepoint. Asynchronous results: OperationStatus and Waiter.

@@ -134,6 +134,12 @@ func TestRealAnswersDecode(t *testing.T) {
 				t.Errorf("CheckpointConfig = %+v, %v", cc, err)
 			}
 
+			replay(t, mt, version, "GET", jp+"/config", "job_config.json")
+			jc, err := c.JobConfig(ctx, job)
+			if err != nil || jc.ID.Validate() != nil || jc.Name == "" || jc.Parallelism < 1 || jc.Parameters["out"] == "" || jc.Parameters["keys"] != "2" {
+				t.Errorf("JobConfig = %+v, %v", jc, err)
+			}
+
 			replay(t, mt, version, "GET", jp+"/checkpoints/details/1", "checkpoint_details.json")
 			cd, err := c.CheckpointDetails(ctx, job, 1)
 			if err != nil || cd.ID < 1 || cd.NumSubtasks < 1 || !recent(cd.TriggerTime) {

@@ -164,6 +164,11 @@ var schemaRules = map[string]fieldRule{
 	"POST /jobs/{jobid}/savepoints formatType":   {since: "1.20", feature: FeatureSavepointFormatType, fileLags: true, why: "shipped in 1.15.0 (FLINK-25744); the 1.15 file lags"},
 	"POST /jobs/{jobid}/stop formatType":         {since: "1.20", feature: FeatureSavepointFormatType, fileLags: true, why: "shipped in 1.15.0 (FLINK-25744); the 1.15 file lags"},
 	"POST /jobs/{jobid}/checkpoints *":           {since: "1.20", feature: FeatureCheckpointTrigger, why: "endpoint added in 1.17"},
+	// In no file: Flink writes JobConfigInfo with a custom serializer (jid,
+	// name, execution-config) that its generated schemas do not describe
+	// (they list jobId, jobName and executionConfigInfo). The recorded
+	// answers of real 1.20.5 and 2.3.0 clusters pin it (job_config.json).
+	"GET /jobs/{jobid}/config *": {until: "1.0", why: "a custom serializer the generated schemas do not describe"},
 
 	// Responses: fields older or newer versions do not send; decoding tolerates their absence.
 	"GET /config features.web-rescale":                                                         {since: "1.20"},
@@ -242,6 +247,7 @@ var schemaEndpoints = []schemaEndpoint{
 	{"PUT", "/jobs/{jobid}/resource-requirements", true, map[string]vertexRequirementsWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints", false, checkpointStatisticsWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints/config", false, checkpointConfigWire{}},
+	{"GET", "/jobs/{jobid}/config", false, jobConfigWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", false, checkpointStatsWire{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", false, checkpointTasksWire{}},
 	{"POST", "/jobs/{jobid}/checkpoints", true, checkpointRequestWire{}},

@@ -10,12 +10,12 @@ import (
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
 
-// API is what lifecycle needs of the Flink REST client, declared once:
-// *flinkapi.Client has every call. The operations and the Controller hold
-// this one interface; what a cluster can do is a matter of its Flink
-// version, which the client checks before it sends a request (a call the
-// version lacks fails with flinkapi.ErrUnsupported, nothing sent), never of
-// which calls a client value has. A test double embeds an API (or
+// API is what lifecycle, and the fleet above it, needs of the Flink REST
+// client, declared once: *flinkapi.Client has every call. The operations and
+// the Controller hold this one interface; what a cluster can do is a matter
+// of its Flink version, which the client checks before it sends a request (a
+// call the version lacks fails with flinkapi.ErrUnsupported, nothing sent),
+// never of which calls a client value has. A test double embeds an API (or
 // *flinkapi.Client) and overrides the calls it changes.
 type API interface {
 	// The cluster.
@@ -33,6 +33,7 @@ type API interface {
 	JobExecutionResult(ctx context.Context, job flinkapi.JobID) (*flinkapi.ExecutionResult, error)
 	JobAccumulators(ctx context.Context, job flinkapi.JobID) ([]flinkapi.Accumulator, error)
 	JobPlan(ctx context.Context, job flinkapi.JobID) ([]flinkapi.PlanNode, error)
+	JobConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobConfig, error)
 	VertexMetricNames(ctx context.Context, job flinkapi.JobID, vertex string) ([]string, error)
 	VertexLoad(ctx context.Context, job flinkapi.JobID, vertex, pendingMetric string) (flinkapi.VertexLoad, error)
 	ResourceRequirements(ctx context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error)

@@ -243,6 +243,11 @@ func (a *clusterAPI) JobRestarts(ctx context.Context, id flinkapi.JobID) (int64,
 	return n, ok, a.gone(ctx, id, err)
 }
 
+func (a *clusterAPI) JobConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobConfig, error) {
+	c, err := a.API.JobConfig(ctx, id)
+	return c, a.gone(ctx, id, err)
+}
+
 func (a *clusterAPI) ResourceRequirements(ctx context.Context, id flinkapi.JobID) (flinkapi.ResourceRequirements, error) {
 	r, err := a.API.ResourceRequirements(ctx, id)
 	return r, a.gone(ctx, id, err)
@@ -376,6 +381,9 @@ func (absentAPI) DisposeSavepoint(context.Context, string) (flinkapi.Operation, 
 	return flinkapi.Operation{}, errNoCluster
 }
 func (absentAPI) JobExceptions(_ context.Context, id flinkapi.JobID, _ int) (*flinkapi.JobExceptions, error) {
+	return nil, absentJob(id)
+}
+func (absentAPI) JobConfig(_ context.Context, id flinkapi.JobID) (*flinkapi.JobConfig, error) {
 	return nil, absentJob(id)
 }
 func (absentAPI) JobRestarts(_ context.Context, id flinkapi.JobID) (int64, bool, error) {

@@ -163,6 +163,12 @@ func (r *recorder) JobExceptions(ctx context.Context, id flinkapi.JobID, maxExce
 	return cleanExceptions(ctx, e), err
 }
 
+func (r *recorder) JobConfig(ctx context.Context, id flinkapi.JobID) (*flinkapi.JobConfig, error) {
+	c, err := r.API.JobConfig(ctx, id)
+	r.note(err)
+	return c, err
+}
+
 func (r *recorder) JobRestarts(ctx context.Context, id flinkapi.JobID) (int64, bool, error) {
 	n, ok, err := r.API.JobRestarts(ctx, id)
 	r.note(err)

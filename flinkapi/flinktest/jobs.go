@@ -3,6 +3,7 @@ package flinktest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -254,6 +255,23 @@ func handleCheckpointConfig(q *request, w http.ResponseWriter) *restError {
 		return e
 	}
 	writeJSON(w, http.StatusOK, q.s.renderCheckpointConfig(j))
+	return nil
+}
+
+func handleJobConfig(q *request, w http.ResponseWriter) *restError {
+	j, e := q.graphJob()
+	if e != nil {
+		return e
+	}
+	params := map[string]string{}
+	maps.Copy(params, j.spec.params)
+	cfg := map[string]any{"restart-strategy": "Restart deactivated.", "job-parallelism": j.parallelism, "object-reuse-mode": false, "user-config": params}
+	if !q.s.cfg.pers.isV2() {
+		// 1.x names the execution mode, and shows a restart strategy set
+		// through the configuration as the cluster's.
+		cfg["execution-mode"], cfg["restart-strategy"] = "PIPELINED", "Cluster level default restart strategy"
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jid": j.id, "name": j.spec.name, "execution-config": cfg})
 	return nil
 }
 

@@ -48,6 +48,7 @@ const CounterJobClass = "dev.flinkkit.testjob.CounterJob"
 
 // jobSpec is what the program arguments of the simulated job say.
 type jobSpec struct {
+	params          map[string]string // every flag and its value, without the dashes: GET /jobs/:jobid/config's user-config
 	name            string
 	out             string // folder of the .count files; "" for none
 	keys            int
@@ -120,6 +121,12 @@ func parseArgs(args []string, defInterval time.Duration, strict bool) (jobSpec, 
 			}
 			i++
 			value = args[i]
+		}
+		if name, ok := strings.CutPrefix(flag, "--"); ok {
+			if sp.params == nil {
+				sp.params = map[string]string{}
+			}
+			sp.params[name] = value
 		}
 		num := func(min int64) (int64, error) {
 			n, err := strconv.ParseInt(value, 10, 64)

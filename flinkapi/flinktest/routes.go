@@ -58,6 +58,7 @@ func init() {
 	// Checkpoints.
 	add(get, "/jobs/:jobid/checkpoints", nil, handleCheckpoints)
 	add(get, "/jobs/:jobid/checkpoints/config", nil, handleCheckpointConfig)
+	add(get, "/jobs/:jobid/config", nil, handleJobConfig)
 	add(get, "/jobs/:jobid/checkpoints/details/:checkpointid", nil, handleCheckpointDetails)
 	add(post, "/jobs/:jobid/checkpoints", personality.hasCheckpointTrigger, handleCheckpointTrigger)
 	add(get, "/jobs/:jobid/checkpoints/:triggerid", personality.hasCheckpointTrigger, handleCheckpointStatus)

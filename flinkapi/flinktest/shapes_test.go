@@ -85,6 +85,7 @@ func recordFake(t *testing.T, version string) map[string]answer {
 	get("taskmanagers.json", "/taskmanagers")
 	get("resource_requirements_default_scheduler.json", "/jobs/"+jobA+"/resource-requirements")
 	get("checkpoints_config.json", "/jobs/"+jobA+"/checkpoints/config")
+	get("job_config.json", "/jobs/"+jobA+"/config")
 	get("checkpoints.json", "/jobs/"+jobA+"/checkpoints")
 	get("checkpoint_details.json", "/jobs/"+jobA+"/checkpoints/details/3")
 	trig := field(call("checkpoint_trigger.json", http.MethodPost, "/jobs/"+jobA+"/checkpoints", "{}"), "request-id")

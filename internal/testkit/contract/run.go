@@ -3,6 +3,7 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,6 +75,7 @@ func Run(t *testing.T, target Target) {
 		{"Checkpoints", s.checkpoints},
 		{"CheckpointDetails", s.checkpointDetails},
 		{"CheckpointConfig", s.checkpointConfig},
+		{"JobConfig", s.jobConfig},
 		{"TriggerCheckpoint", s.triggerCheckpoint},
 		{"TriggerSavepoint", s.triggerSavepoint},
 		{"OperationStatusUnknownTrigger", s.operationStatusUnknownTrigger},
@@ -425,6 +427,7 @@ func (s *suite) jobNotFound(t *testing.T) {
 		{name: "JobStatus", status: 500, call: func() error { _, err := s.c.JobStatus(ctx, unknown); return err }},
 		{name: "JobExceptions", status: 404, call: func() error { _, err := s.c.JobExceptions(ctx, unknown, 0); return err }},
 		{name: "Checkpoints", status: 404, call: func() error { _, err := s.c.Checkpoints(ctx, unknown); return err }},
+		{name: "JobConfig", status: 404, call: func() error { _, err := s.c.JobConfig(ctx, unknown); return err }},
 		// PATCH /jobs/:jobid answers 404 "Job could not be found.".
 		{name: "CancelJob", status: 404, call: func() error { return s.c.CancelJob(ctx, unknown) }},
 	}
@@ -551,6 +554,28 @@ func (s *suite) checkpointConfig(t *testing.T) {
 	}
 	if cfg.Timeout <= 0 || cfg.MaxConcurrent != 1 || cfg.StateBackend == "" || cfg.CheckpointStorage == "" {
 		t.Errorf("config %+v: want timeout > 0, max concurrent 1, state backend and storage named", cfg)
+	}
+}
+
+// jobConfig: JobConfig answers the job's name and parallelism, and the
+// program's arguments as the test job keeps them (its global job
+// parameters: every flag without its dashes).
+func (s *suite) jobConfig(t *testing.T) {
+	s.needMain(t)
+	cfg, err := s.c.JobConfig(s.ctx(t), s.main.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ID != s.main.id || cfg.Name != mainSpec.name || cfg.Parallelism != 1 {
+		t.Errorf("config %+v: want job %s named %q with parallelism 1", cfg, s.main.id, mainSpec.name)
+	}
+	args := mainSpec.args(s.main.out)
+	want := map[string]string{}
+	for i := 0; i+1 < len(args); i += 2 {
+		want[strings.TrimPrefix(args[i], "--")] = args[i+1]
+	}
+	if !maps.Equal(cfg.Parameters, want) {
+		t.Errorf("parameters %v, want the program arguments %v", cfg.Parameters, want)
 	}
 }
 

@@ -55,6 +55,7 @@ func TestRecord(t *testing.T) {
 	// The default scheduler answers 500 here; see recordAdaptive for a 200.
 	get("resource_requirements_default_scheduler.json", "/jobs/"+jobA+"/resource-requirements")
 	get("checkpoints_config.json", "/jobs/"+jobA+"/checkpoints/config")
+	get("job_config.json", "/jobs/"+jobA+"/config")
 
 	// A few completed checkpoints, then their statistics.
 	var cps struct {

@@ -1,5 +1,6 @@
 package dev.flinkkit.testjob;
 
+import org.apache.flink.api.common.ExecutionConfig;
 import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.state.ValueState;
@@ -88,6 +89,21 @@ public final class CounterJob {
 
     private CounterJob() {}
 
+    /** The program's arguments as global job parameters. */
+    static final class Params extends ExecutionConfig.GlobalJobParameters {
+        private static final long serialVersionUID = 1L;
+        private final java.util.TreeMap<String, String> params;
+
+        Params(java.util.Map<String, String> params) {
+            this.params = new java.util.TreeMap<>(params);
+        }
+
+        @Override
+        public java.util.Map<String, String> toMap() {
+            return params;
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         Options opts = Options.parse(args);
 
@@ -103,6 +119,9 @@ public final class CounterJob {
         }
 
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        // The program's arguments, as Flink shows them in the job's
+        // configuration (user-config).
+        env.getConfig().setGlobalJobParameters(new Params(opts.params));
         if (opts.parallelism > 0) {
             env.setParallelism(opts.parallelism);
         }
@@ -268,6 +287,9 @@ public final class CounterJob {
         String label = ""; // named in the message of a --fail-at failure
         int maxParallelism = 0; // not set: Flink's default
 
+        /** Every flag and its value, without the leading dashes. */
+        final java.util.Map<String, String> params = new java.util.TreeMap<>();
+
         static Options parse(String[] args) {
             Options o = new Options();
             for (int i = 0; i < args.length; i++) {
@@ -282,6 +304,9 @@ public final class CounterJob {
                         throw new IllegalArgumentException("missing value for " + flag);
                     }
                     value = args[++i];
+                }
+                if (flag.startsWith("--")) {
+                    o.params.put(flag.substring(2), value);
                 }
                 switch (flag) {
                     case "--out":
