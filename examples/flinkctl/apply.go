@@ -675,13 +675,13 @@ func (a *app) listDeployments() error {
 		return a.emitJSON(ds)
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tJOB\tSTATE\tREASON\tCONVERGED")
+	fmt.Fprintln(w, "NAME\tCLUSTER\tJOB\tSTATE\tREASON\tCONVERGED")
 	for _, d := range ds {
 		state := string(d.Status.State)
 		if d.Removed {
 			state = "Removing"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\n", d.Name, orDash(string(d.Status.JobID)), orDash(state), orDash(d.Status.Reason), d.Status.Converged(d.Spec) && !d.Removed)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%v\n", d.Name, orDash(d.Cluster), orDash(string(d.Status.JobID)), orDash(state), orDash(d.Status.Reason), d.Status.Converged(d.Spec) && !d.Removed)
 	}
 	return w.Flush()
 }

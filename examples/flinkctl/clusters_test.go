@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,11 @@ func TestClustersFile(t *testing.T) {
 		} else if _, ok := map[string]*flinktest.Server{"eu": f.srv, "us": us}[cluster].Job(d.Status.JobID); !ok {
 			t.Errorf("%s: job %s is not on cluster %s", name, d.Status.JobID, cluster)
 		}
+	}
+	r = run("status")
+	wantCode(t, r, exitOK, "")
+	if !regexp.MustCompile(`(?m)^a +eu +[0-9a-f]{32} +Running `).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^b +us +[0-9a-f]{32} +Running `).MatchString(r.stdout) {
+		t.Errorf("status lists no cluster of a and b: %q", r.stdout)
 	}
 	time.Sleep(time.Second) // a checkpoint of b
 	wantCode(t, run("delete", "b"), exitOK, "")
