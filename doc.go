@@ -66,7 +66,7 @@
 // restart, delete with a final savepoint), its status in a file, against
 // the fake JobManager, or against a real cluster with --flink-url and
 // --jar; examples/operations does the same with the single operations.
-// examples/runtime redeploys streaming jobs by name from a restore-point
-// store; examples/operator (its own module) is an operator built on
+// examples/runtime deploys, upgrades and removes the streaming jobs of an
+// application on fleet.Runner; examples/operator (its own module) is an operator built on
 // controller-runtime.
 package flinkkit

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,13 +25,14 @@ import (
 )
 
 // readJobs reads the job file at path, or every job file (*.yaml, *.yml,
-// *.json) in the directory path, as deployments of the cluster
-// defaultCluster, and returns them with the directory the Controller
+// *.json) in the directory path, as deployments of the clusters named
+// (each file's cluster:, which may be left out when there is one
+// cluster), and returns them with the directory the Controller
 // reads their jars from by default (the job files' directory). A job
-// file holds a name and the fields of lifecycle.JobSpec, decoded by
+// file holds a name, a cluster and the fields of lifecycle.JobSpec, decoded by
 // fleet.DecodeSpec: strictly, errors naming the file, the line and the
 // field. A relative jarFile is taken relative to the file's directory.
-func readJobs(path string) ([]fleet.Deployment, string, error) {
+func readJobs(path string, clusters []string) ([]fleet.Deployment, string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, "", badInput("job file: %v", err)
@@ -54,65 +56,86 @@ func readJobs(path string) ([]fleet.Deployment, string, error) {
 	var deps []fleet.Deployment
 	seen := map[string]string{}
 	for _, f := range files {
-		name, spec, err := readJobFile(f)
+		name, cluster, spec, err := readJobFile(f)
 		if err != nil {
 			return nil, "", err
+		}
+		switch {
+		case cluster == "" && len(clusters) == 1:
+			cluster = clusters[0]
+		case cluster == "":
+			return nil, "", badInput("job file %s: set cluster: one of the clusters of --clusters (%s)", f, strings.Join(clusters, ", "))
+		case !slices.Contains(clusters, cluster):
+			return nil, "", badInput("job file %s: cluster %q is none of the clusters (%s): list it in a --clusters file", f, cluster, strings.Join(clusters, ", "))
 		}
 		if other, dup := seen[name]; dup {
 			return nil, "", badInput("job files %s and %s both name %q: give each job its own name", other, f, name)
 		}
 		seen[name] = f
-		deps = append(deps, fleet.Deployment{Name: name, Cluster: defaultCluster, Spec: spec})
+		deps = append(deps, fleet.Deployment{Name: name, Cluster: cluster, Spec: spec})
 	}
 	return deps, root, nil
 }
 
-// nameLine is the top-level name: line of a YAML job file.
-var nameLine = regexp.MustCompile(`(?m)^name[ \t]*:.*$`)
+// readJobs reads the job files of path (readJobs) as deployments of the
+// clusters.
+func (a *app) readJobs(path string) ([]fleet.Deployment, string, error) {
+	names, err := a.clusterNames()
+	if err != nil {
+		return nil, "", err
+	}
+	return readJobs(path, names)
+}
 
-// readJobFile reads and validates the job file at path.
-func readJobFile(path string) (string, lifecycle.JobSpec, error) {
+// headLine is a top-level name: or cluster: line of a YAML job file.
+var headLine = regexp.MustCompile(`(?m)^(name|cluster)[ \t]*:.*$`)
+
+// readJobFile reads and validates the job file at path: its name, its
+// cluster (empty when it names none) and its spec.
+func readJobFile(path string) (string, string, lifecycle.JobSpec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", lifecycle.JobSpec{}, badInput("job file: %v", err)
+		return "", "", lifecycle.JobSpec{}, badInput("job file: %v", err)
 	}
 	var head struct {
-		Name string `json:"name"`
+		Name    string `json:"name"`
+		Cluster string `json:"cluster"`
 	}
 	if err := yaml.Unmarshal(b, &head); err != nil {
-		return "", lifecycle.JobSpec{}, badInput("job file %s: %s", path, strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
+		return "", "", lifecycle.JobSpec{}, badInput("job file %s: %s", path, strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
 	}
 	if head.Name == "" {
-		return "", lifecycle.JobSpec{}, badInput("job file %s: set name: the deployment's name, under which its status and final savepoint are kept", path)
+		return "", "", lifecycle.JobSpec{}, badInput("job file %s: set name: the deployment's name, under which its status and final savepoint are kept", path)
 	}
 	if err := checkName(head.Name); err != nil {
-		return "", lifecycle.JobSpec{}, badInput("job file %s: %v", path, err)
+		return "", "", lifecycle.JobSpec{}, badInput("job file %s: %v", path, err)
 	}
-	// The spec is the file without its name: the name's line is made a
-	// comment, so that errors name the file's own lines; a JSON file is
+	// The spec is the file without its name and cluster: their lines
+	// are made comments, so that errors name the file's own lines; a JSON file is
 	// written again without it.
 	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
 		var m map[string]any
 		if err := yaml.Unmarshal(b, &m); err == nil {
 			delete(m, "name")
+			delete(m, "cluster")
 			b, _ = json.Marshal(m)
 		}
 	} else {
-		b = nameLine.ReplaceAllFunc(b, func(l []byte) []byte { return append([]byte("#"), l...) })
+		b = headLine.ReplaceAllFunc(b, func(l []byte) []byte { return append([]byte("#"), l...) })
 	}
 	spec, err := fleet.DecodeSpec(path, b)
 	if err != nil {
-		return "", lifecycle.JobSpec{}, badInput("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return "", "", lifecycle.JobSpec{}, badInput("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	if j := spec.Job.JarFile; j != "" && !filepath.IsAbs(j) {
 		spec.Job.JarFile = filepath.Join(filepath.Dir(path), j)
 	}
 	if j := spec.Job.JarFile; j != "" {
 		if _, err := os.Stat(j); err != nil {
-			return "", lifecycle.JobSpec{}, badInput("job file %s: job.jarFile: %v", path, err)
+			return "", "", lifecycle.JobSpec{}, badInput("job file %s: job.jarFile: %v", path, err)
 		}
 	}
-	return head.Name, spec, nil
+	return head.Name, head.Cluster, spec, nil
 }
 
 // names are the names of deps.
@@ -124,14 +147,26 @@ func names(deps []fleet.Deployment) map[string]bool {
 	return out
 }
 
-// runner is the fleet.Runner of the applied jobs on --flink-url (the
-// cluster defaultCluster), acting on those only names, or on all when
-// only is nil, and its store. The Controllers' client does not retry:
-// their steps retry through their requeue.
+// runner is the fleet.Runner of the applied jobs on their clusters
+// (clusters), acting on those only names, or on all when only is nil, and
+// its store. The Controllers' clients do not retry: their steps retry
+// through their requeue.
 func (a *app) runner(only map[string]bool) (*fleet.Runner, *records, error) {
-	c, err := a.newClient(flinkapi.NoRetry)
+	list, err := a.clusters()
 	if err != nil {
 		return nil, nil, err
+	}
+	envs := map[string]lifecycle.Env{}
+	for _, cl := range list {
+		flag := "--clusters " + a.clustersFile
+		if a.clustersFile == "" {
+			flag = "--flink-url"
+		}
+		c, err := a.newClientAt(cl.URL, flag, flinkapi.NoRetry)
+		if err != nil {
+			return nil, nil, err
+		}
+		envs[cl.Name] = a.env(c)
 	}
 	store, err := a.state().records(only)
 	if err != nil {
@@ -141,9 +176,41 @@ func (a *app) runner(only map[string]bool) (*fleet.Runner, *records, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &fleet.Runner{Store: store, Clusters: map[string]lifecycle.Env{defaultCluster: a.env(c)}, Clock: a.clock,
+	r := &fleet.Runner{Store: store, Clusters: envs, Clock: a.clock,
 		Controller: lifecycle.Controller{Store: rp, PollInterval: max(a.poll, time.Second), RetryInterval: 30 * time.Second}}
 	return r, store, nil
+}
+
+// clusters are the clusters of the --clusters file, read by
+// fleet.DecodeClusters, or else the one cluster defaultCluster at
+// --flink-url.
+func (a *app) clusters() ([]fleet.Cluster, error) {
+	if a.clustersFile == "" {
+		return []fleet.Cluster{{Name: defaultCluster, URL: a.url}}, nil
+	}
+	b, err := os.ReadFile(a.clustersFile)
+	if err != nil {
+		return nil, badInput("--clusters: %v", err)
+	}
+	list, err := fleet.DecodeClusters(a.clustersFile, b)
+	if err == nil && len(list.Clusters) == 0 {
+		err = fmt.Errorf("%s: lists no cluster", a.clustersFile)
+	}
+	if err != nil {
+		return nil, badInput("--clusters %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return list.Clusters, nil
+}
+
+// clusterNames are the names of the clusters, or nil with the error of
+// a --clusters file that cannot be read.
+func (a *app) clusterNames() ([]string, error) {
+	list, err := a.clusters()
+	var names []string
+	for _, c := range list {
+		names = append(names, c.Name)
+	}
+	return names, err
 }
 
 // controller is the Controller of the deployment name.
@@ -165,7 +232,8 @@ restart, health, rescale, savepoints, restore, rollback, blueGreen, state),
 read strictly: an unknown field, a value of the wrong kind or a spec that
 does not validate is an error naming the file, the line and the field. A
 job whose spec does not set restart.mode is restarted from its newest state
-when it fails or Flink loses it; "restart: {mode: Never}" opts out.
+when it fails or Flink loses it; "restart: {mode: Never}" opts out. With
+--clusters, cluster: names the cluster the job runs on.
 
 Example job file:
 
@@ -227,7 +295,7 @@ type applying struct {
 
 // apply reconciles the job files until each job converges.
 func (a *app) apply(ctx context.Context, file string, unreachable time.Duration) error {
-	deps, root, err := readJobs(file)
+	deps, root, err := a.readJobs(file)
 	if err != nil {
 		return err
 	}
@@ -266,7 +334,6 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()
 	start := a.now()
-	c := r.Clusters[defaultCluster].Client
 	for {
 		results, err := r.Pass(ctx)
 		if err != nil {
@@ -289,7 +356,7 @@ func (a *app) apply(ctx context.Context, file string, unreachable time.Duration)
 			if err != nil {
 				return err
 			}
-			if err := a.applyStep(ctx, out, c, &rec, s, unreachable, a.now().Sub(start)); err != nil {
+			if err := a.applyStep(ctx, out, r.Clusters[rec.Cluster].Client, &rec, s, unreachable, a.now().Sub(start)); err != nil {
 				return err
 			}
 			if s.done {
@@ -362,8 +429,12 @@ func (a *app) applyStep(ctx context.Context, out *printer, c lifecycle.API, rec 
 		if s.downSince.IsZero() {
 			s.downSince = a.now()
 		} else if a.now().Sub(s.downSince) >= unreachable {
-			return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the JobManager at %s did not answer for %v (%s): check --flink-url; apply again to resume",
-				name, a.url, unreachable, st.Message)}
+			where, flag := "at "+a.url, "--flink-url"
+			if a.clustersFile != "" {
+				where, flag = "of cluster "+rec.Cluster, "--clusters "+a.clustersFile
+			}
+			return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the JobManager %s did not answer for %v (%s): check %s; apply again to resume",
+				name, where, unreachable, st.Message, flag)}
 		}
 	} else {
 		s.downSince = time.Time{}
@@ -433,7 +504,7 @@ Waiting: what apply would carry out).
 // plan prints what apply (with prune, run) would do for the job files,
 // changing nothing.
 func (a *app) plan(ctx context.Context, file string, prune, upload bool) error {
-	deps, root, err := readJobs(file)
+	deps, root, err := a.readJobs(file)
 	if err != nil {
 		return err
 	}
@@ -604,13 +675,13 @@ func (a *app) listDeployments() error {
 		return a.emitJSON(ds)
 	}
 	w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tJOB\tSTATE\tREASON\tCONVERGED")
+	fmt.Fprintln(w, "NAME\tCLUSTER\tJOB\tSTATE\tREASON\tCONVERGED")
 	for _, d := range ds {
 		state := string(d.Status.State)
 		if d.Removed {
 			state = "Removing"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%v\n", d.Name, orDash(string(d.Status.JobID)), orDash(state), orDash(d.Status.Reason), d.Status.Converged(d.Spec) && !d.Removed)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%v\n", d.Name, orDash(d.Cluster), orDash(string(d.Status.JobID)), orDash(state), orDash(d.Status.Reason), d.Status.Converged(d.Spec) && !d.Removed)
 	}
 	return w.Flush()
 }
@@ -710,9 +781,9 @@ func (a *app) delete(ctx context.Context, name string, plan bool) error {
 		if err := a.useJars(filepath.Dir(j)); err != nil {
 			return err
 		}
-		env := r.Clusters[defaultCluster]
+		env := r.Clusters[d.Cluster]
 		env.Jars = a.jars
-		r.Clusters[defaultCluster] = env
+		r.Clusters[d.Cluster] = env
 	}
 	ctx, cancel := a.withTimeout(ctx)
 	defer cancel()
@@ -727,7 +798,7 @@ func (a *app) delete(ctx context.Context, name string, plan bool) error {
 		return err
 	}
 	out := a.printer()
-	c := r.Clusters[defaultCluster].Client
+	c := r.Clusters[d.Cluster].Client
 	start := a.now()
 	for {
 		results, err := r.Pass(ctx)

@@ -18,13 +18,24 @@
 //
 // # Declarative
 //
-// A job file holds a name and the fields of lifecycle.JobSpec, read by
+// A job file holds a name, a cluster and the fields of lifecycle.JobSpec, read by
 // fleet.DecodeSpec: strictly, an error naming the file, the line and the
 // field. A job whose spec does not set restart.mode is restarted from its
 // newest state when it fails or Flink loses it ("restart: {mode: Never}"
 // opts out). -f names a job file or a directory of them (*.yaml, *.yml,
 // *.json). The jobs run on the cluster of --flink-url, named "default" in
-// their records.
+// their records, or on the clusters of a --clusters file, read by
+// fleet.DecodeClusters:
+//
+//	clusters:
+//	  - name: eu-1
+//	    url: https://flink-eu-1.example.com:8081
+//	  - name: us-1
+//	    url: https://flink-us-1.example.com:8081
+//
+// each job file then naming its cluster (cluster: eu-1; it may be left out
+// when the file lists one cluster). The credentials and TLS flags apply
+// to every cluster.
 //
 // apply, plan, run and delete act through a fleet.Runner whose Store is
 // <state-dir>/records, a fleet.DirStore: one fleet.Record per job (its
@@ -59,7 +70,8 @@
 //
 // savepoint, stop, cancel and savepoints dispose run one lifecycle
 // operation each through lifecycle.Run, storing its Progress in
-// <state-dir>/operations after every step, so that the same command run
+// <state-dir>/operations after every step (written as the records are,
+// atomically), so that the same command run
 // again after Ctrl-C resumes the same savepoint (same trigger id) or stop.
 // A stop of an applied job's job is recorded in its status: suspended,
 // its savepoint the newest state, from which the next apply starts it.

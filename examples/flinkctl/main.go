@@ -38,14 +38,17 @@ type app struct {
 	// flinktest's manual clock, so that nothing sleeps.
 	clock lifecycle.Clock
 
-	url      string
-	dir      string
-	output   string
-	timeout  time.Duration
-	poll     time.Duration
-	user     string
-	password string
-	token    string
+	url string
+	// clustersFile is --clusters: the file of the clusters apply, plan,
+	// run and delete act on; empty: --flink-url alone.
+	clustersFile string
+	dir          string
+	output       string
+	timeout      time.Duration
+	poll         time.Duration
+	user         string
+	password     string
+	token        string
 	// caFile, clientCert and clientKey are the TLS files: the cluster's
 	// CA and the client certificate its REST API asks for.
 	caFile     string
@@ -84,7 +87,9 @@ Long operations show a live progress line on a terminal (the savepoint's
 acknowledged subtasks and size, the time elapsed) and plain lines on a pipe;
 -o json prints the result as JSON for scripts.
 
-The cluster is --flink-url, or $FLINK_URL. Credentials: --user with
+The cluster is --flink-url, or $FLINK_URL; apply, plan, run and delete act
+on the clusters of a --clusters file instead, each job file naming its
+cluster (cluster: NAME). Credentials: --user with
 $FLINK_PASSWORD, or $FLINK_TOKEN. A REST API with TLS
 (security.ssl.rest.enabled): an https:// URL, with --ca-file for the
 cluster's CA and, where it asks for client certificates
@@ -114,6 +119,7 @@ func (a *app) main(ctx context.Context, args []string) int {
 	})
 	f := root.PersistentFlags()
 	f.StringVar(&a.url, "flink-url", envOr("FLINK_URL", "http://localhost:8081"), "REST URL of the JobManager ($FLINK_URL)")
+	f.StringVar(&a.clustersFile, "clusters", os.Getenv("FLINKCTL_CLUSTERS"), "YAML or JSON file of the clusters apply, plan, run and delete act on (clusters: [{name, url}]), read by fleet.DecodeClusters; a job file names its cluster with cluster:, needed when there are several; the credentials and TLS flags apply to each (default: the one cluster --flink-url) ($FLINKCTL_CLUSTERS)")
 	f.StringVar(&a.dir, "state-dir", envOr("FLINKCTL_STATE_DIR", defaultStateDir()), "where flinkctl keeps the status of applied jobs and of operations in flight ($FLINKCTL_STATE_DIR)")
 	f.StringVarP(&a.output, "output", "o", "text", "output format: text or json")
 	f.DurationVar(&a.timeout, "timeout", 15*time.Minute, "give up after this long (exit code 4); the stored progress stays")
@@ -192,6 +198,12 @@ func (a *app) flink() (*flinkapi.Client, error) {
 
 // newClient is a client of --flink-url with the credentials given.
 func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
+	return a.newClientAt(a.url, "--flink-url", retry)
+}
+
+// newClientAt is a client of url, given by the flag urlFlag, with the
+// credentials given.
+func (a *app) newClientAt(url, urlFlag string, retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
 	opts := []flinkapi.Option{flinkapi.WithRetryPolicy(retry), flinkapi.WithUserAgent("flinkctl")}
 	switch {
 	case a.user != "":
@@ -207,14 +219,14 @@ func (a *app) newClient(retry flinkapi.RetryPolicy) (*flinkapi.Client, error) {
 	if a.clientCert != "" {
 		files, flags = append(files, flinkapi.WithClientCertificateFiles(a.clientCert, a.clientKey)), append(flags, "--client-cert, --client-key")
 	}
-	c, err := flinkapi.NewClient(a.url, append(opts, files...)...)
+	c, err := flinkapi.NewClient(url, append(opts, files...)...)
 	if err != nil {
 		// Name the flag at fault: the URL, else the first file option
 		// that fails alone.
-		flag := "--flink-url"
-		if _, urlErr := flinkapi.NewClient(a.url); urlErr == nil {
+		flag := urlFlag
+		if _, urlErr := flinkapi.NewClient(url); urlErr == nil {
 			for i, o := range files {
-				if _, err := flinkapi.NewClient(a.url, o); err != nil {
+				if _, err := flinkapi.NewClient(url, o); err != nil {
 					flag = flags[i]
 					break
 				}

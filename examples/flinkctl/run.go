@@ -57,7 +57,7 @@ format. ` + "`flinkctl status`" + ` shows the records while run runs.
 
 // run runs the fleet of the job files in dir until ctx ends.
 func (a *app) run(ctx context.Context, dir string, interval time.Duration, metrics string) error {
-	deps, root, err := readJobs(dir)
+	deps, root, err := a.readJobs(dir)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,11 @@ func (a *app) run(ctx context.Context, dir string, interval time.Duration, metri
 		defer srv.Close()
 		say("metrics at http://%s/metrics", ln.Addr())
 	}
-	say("running the %d job(s) of %s on %s; the directory is read every %v", len(deps), dir, a.url, interval)
+	clusters := a.url
+	if a.clustersFile != "" {
+		clusters = "the clusters of " + a.clustersFile
+	}
+	say("running the %d job(s) of %s on %s; the directory is read every %v", len(deps), dir, clusters, interval)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	for {
@@ -145,7 +149,7 @@ func (a *app) run(ctx context.Context, dir string, interval time.Duration, metri
 			return nil
 		case <-time.After(interval):
 		}
-		deps, _, err := readJobs(dir)
+		deps, _, err := a.readJobs(dir)
 		if err == nil {
 			err = resync(deps)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/fleet"
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/internal/atomicfile"
 	"github.com/flinkkit/flinkkit/lifecycle"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
@@ -225,41 +226,15 @@ func readJSON(path string, v any) (ok bool, err error) {
 	return true, nil
 }
 
-// writeJSON writes v to path atomically: a temporary file in the same
-// directory, synced, then renamed over path, and the directory synced, so
-// that a crash leaves the old file or the new one, never half of one.
+// writeJSON writes v to path, indented, atomically (atomicfile.Write, as
+// fleet.DirStore and lifecycle.FileStore write their files): a crash
+// leaves the old file or the new one, never half of one.
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // removeFile removes path; a missing file is no error.

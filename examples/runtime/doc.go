@@ -1,32 +1,25 @@
 // Command runtime shows a Cloudflow-style runtime built on flinkkit: an
 // application ("sensors") of two streaming jobs, its streamlets ("ingest"
-// and "aggregate"), is deployed, undeployed and deployed again, each
-// streamlet addressed by the name "application/streamlet".
+// and "aggregate"), is deployed, upgraded to a new version and removed,
+// each streamlet a fleet.Deployment named "application/streamlet".
 //
-// The runtime is a small program on fleet.Runner. Each streamlet is a
-// fleet.Deployment of the application, its lifecycle.JobSpec fixed when
-// its deployment begins; the Runner keeps its fleet.Record (the spec, the
-// spec its job last ran under, the lifecycle.JobStatus) in a
-// fleet.DirStore, stored after every call of the streamlet's
-// lifecycle.Controller:
+// The runtime is wiring around fleet.Runner: a fleet.DirStore keeps each
+// streamlet's fleet.Record (its spec, the spec its job last ran under, its
+// lifecycle.JobStatus), Runner.Run keeps the streamlets as their specs say,
+// and each step is one Runner.Sync of the application as it should be:
 //
-//   - deploy syncs the application's deployments into the fleet and does
-//     passes (Runner.Pass: Reconcile) until each job runs its spec stably;
-//   - undeploy syncs the fleet without them and does passes until the
-//     Runner has torn each down (Controller.Delete: the job stops with a
-//     final savepoint, recorded in a lifecycle.FileStore under the
-//     streamlet's name) and deleted its record;
-//   - redeploy is a new record: the Controller finds the savepoint
-//     recorded under the name and starts the job from it, if the
-//     policy.UpdatePolicy finds it young enough; a streamlet never
-//     deployed before starts without state.
+//   - deploy: version 1 of each streamlet's job, started without state (or
+//     from the savepoint an earlier run's removal recorded under its name);
+//   - upgrade: version 2, each job stopped with a savepoint and its new
+//     version started from it, its counts carrying on;
+//   - remove: the application gone, each job stopped with a final
+//     savepoint, recorded in a lifecycle.FileStore under the streamlet's
+//     name, and its record deleted.
 //
-// The store outlives the jobs, and the status files outlive the runtime: a
-// runtime stopped at any point (Ctrl-C, a crash) and started again on the
-// same --state-dir carries on where it stopped, with the same stop or the
-// same submitted job, and never starts a second job of a deployment. Each
-// line shows what Flink reports the new job was restored from and how the
-// counts of the test job carry on.
+// The records outlive the runtime: stopped at any point (Ctrl-C, a crash)
+// and started again on the same --state-dir, it carries on with the step
+// its records show, the same stop or the same submitted job, and never
+// starts a second job of a version.
 //
 // # Running it
 //
@@ -37,15 +30,13 @@
 //
 // Against a real Flink session cluster (1.17 or later, with two free task
 // slots and a default savepoint directory or --savepoint-dir) it runs
-// flinkkit's test job; interrupted and run again with the same
-// --state-dir, it carries on:
+// flinkkit's test job:
 //
 //	go run ./examples/runtime --flink-url http://localhost:8081 \
 //		--jar .cache/flink/1.20.5/flinkkit-testjob.jar --state-dir /tmp/runtime-state
 //
-// --state-dir holds the restore points (<application>~<streamlet>.json),
-// the fleet's records (streamlets/<application>~<streamlet>.json) and the
-// run's next step with the number of the application's last deployment
-// (demo.json). --help lists the
-// flags.
+// --state-dir holds the restore points (<application>~<streamlet>.json) and
+// the records (streamlets/<application>~<streamlet>.json); --metrics FILE
+// gets the Runner's metrics (Runner.WriteMetrics) after each step. --help
+// lists the flags.
 package main
