@@ -495,3 +495,45 @@ func TestDecodeLastWordIsEncodingJSON(t *testing.T) {
 		t.Errorf("%v; want encoding/json's error, naming the file", err)
 	}
 }
+
+// TestDecodeDeployment reads a deployment's name, cluster, application
+// and job to adopt beside its spec's fields, as strictly as a spec.
+func TestDecodeDeployment(t *testing.T) {
+	d, err := DecodeDeployment("jobs/orders.yaml", []byte(`name: shop/orders
+cluster: eu-1
+application: shop
+adoptName: legacy-orders
+job:
+  jarFile: orders-2.1.jar
+  parallelism: 4
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Deployment{Name: "shop/orders", Cluster: "eu-1", Application: "shop", AdoptName: "legacy-orders",
+		Spec: lifecycle.JobSpec{Job: lifecycle.JobTemplate{JarFile: "orders-2.1.jar", Parallelism: 4},
+			Restart: policy.RestartPolicy{Mode: DefaultRestartMode}}}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("deployment (-want +got):\n%s", diff)
+	}
+	spec, err := DecodeSpec("jobs/orders.yaml", []byte("job:\n  jarFile: orders-2.1.jar\n  parallelism: 4\n"))
+	if err != nil || !sameSpec(spec, d.Spec) {
+		t.Errorf("the spec of a deployment file %+v, DecodeSpec's of the same fields %+v (%v)", d.Spec, spec, err)
+	}
+	// Left out, the name and cluster are the caller's to fill in.
+	if d, err := DecodeDeployment("orders.json", []byte(`{"job": {"jarFile": "orders.jar"}}`)); err != nil || d.Name != "" || d.Cluster != "" {
+		t.Errorf("a file without name or cluster: %+v, %v", d, err)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"name: orders\nclustr: eu-1\njob: {jarFile: a.jar}\n", `orders.yaml:2: clustr: unknown field (did you mean "cluster"?)`},
+		{"name: ../orders\njob: {jarFile: a.jar}\n", `orders.yaml:1: name: "../orders" is not a valid name`},
+		{"name: orders\napplication: -shop\njob: {jarFile: a.jar}\n", `orders.yaml:2: application: "-shop" is not a valid name`},
+		{"name: orders\njob: {jarFile: a.jar, parallelism: four}\n", `orders.yaml:2: job.parallelism: want a whole number, got "four"`},
+		{"name: orders\n", `orders.yaml`},
+	} {
+		_, err := DecodeDeployment("orders.yaml", []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one containing %q", tc.in, err, tc.want)
+		}
+	}
+}

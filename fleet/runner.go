@@ -494,7 +494,11 @@ func (r *Runner) relist(ctx context.Context) error {
 		}
 	}
 	for name, d := range r.deps {
-		if !present[name] && !d.running && d.written == written[name] {
+		// Only a deployment the snapshot knew, unwritten since, is one
+		// the Store no longer holds: one taken on after the snapshot
+		// (Sync adding it) may not have been saved when the Store was
+		// listed.
+		if w, known := written[name]; known && !present[name] && !d.running && d.written == w {
 			delete(r.deps, name)
 		}
 	}
@@ -693,6 +697,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.wake = make(chan struct{}, 1)
 	}
 	r.mu.Unlock()
+	var watches sync.WaitGroup
+	defer watches.Wait() // a later Run watches again
 	for {
 		if _, err := r.Pass(ctx); err != nil && ctx.Err() == nil {
 			// The Store could not be listed: try again after a while.
@@ -701,7 +707,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		r.watch(ctx)
+		r.watch(ctx, &watches)
 		if err := r.sleep(ctx); err != nil {
 			return err
 		}
@@ -709,8 +715,10 @@ func (r *Runner) Run(ctx context.Context) error {
 }
 
 // watch starts the watch of each cluster's shared overview not watched
-// yet.
-func (r *Runner) watch(ctx context.Context) {
+// yet, counted in watches. A watch ends with the ctx of the Run that
+// started it, which waits for it, so that a later Run of the same Runner
+// watches again.
+func (r *Runner) watch(ctx context.Context, watches *sync.WaitGroup) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.watching == nil {
@@ -721,8 +729,13 @@ func (r *Runner) watch(ctx context.Context) {
 			continue
 		}
 		r.watching[name] = true
+		watches.Add(1)
 		go func() {
+			defer watches.Done()
 			_ = s.Run(ctx, func(ids []flinkapi.JobID) { r.changed(name, ids) })
+			r.mu.Lock()
+			r.watching[name] = false
+			r.mu.Unlock()
 		}()
 	}
 }

@@ -120,4 +120,34 @@ func TestRunnerRunWakesOnChange(t *testing.T) {
 	if err := <-done; err != context.Canceled {
 		t.Errorf("Run returned %v, want context.Canceled", err)
 	}
+
+	// A second Run of the same Runner watches the clusters again: b is
+	// called soon after its job failed, not at its resync.
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	go func() { done <- r.Run(ctx) }()
+	time.Sleep(time.Second) // Run's first pass, and its watch started
+	rec, _, _ = r.Store.Load(ctx, "b")
+	mu.Lock()
+	before = len(calls)
+	mu.Unlock()
+	if err := srv.FailJob(rec.Status.JobID, "a task failed"); err != nil {
+		t.Fatal(err)
+	}
+	failedAt = time.Now()
+	waitFor("b called by the second Run after its job failed", 10*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, res := range calls[before:] {
+			if res.Name == "b" {
+				return true
+			}
+		}
+		return false
+	})
+	t.Logf("b called %v after its job failed, in the second Run", time.Since(failedAt).Round(time.Millisecond))
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Errorf("the second Run returned %v, want context.Canceled", err)
+	}
 }

@@ -403,3 +403,59 @@ func TestRunnerSyncDuringTheFirstListing(t *testing.T) {
 		t.Fatalf("stored spec %v (%v), want the one Sync wrote, %v", rec.Spec.Job.Args, err, changed.Spec.Job.Args)
 	}
 }
+
+// blockingSave is a Store whose first Save waits until release is
+// closed, after closing saving.
+type blockingSave struct {
+	Store
+	once    sync.Once
+	saving  chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingSave) Save(ctx context.Context, rec *Record) error {
+	first := false
+	s.once.Do(func() { first = true })
+	if first {
+		close(s.saving)
+		<-s.release
+	}
+	return s.Store.Save(ctx, rec)
+}
+
+// TestRunnerSyncAddsDuringTheFirstListing: a deployment that Sync adds
+// while the first pass of a new Runner lists the Store (its record not
+// saved yet when the listing ends, so the listing does not hold it) is
+// kept and called, not forgotten as one the Store no longer holds.
+func TestRunnerSyncAddsDuringTheFirstListing(t *testing.T) {
+	f := newFakeFleet(t, "east")
+	ctx := context.Background()
+	saves := &blockingSave{Store: f.store, saving: make(chan struct{}), release: make(chan struct{})}
+	store := &blockingList{Store: saves, listing: make(chan struct{}), release: make(chan struct{})}
+	r := f.runner()
+	r.Store = store
+	passed := make(chan error, 1)
+	go func() {
+		_, err := r.Pass(ctx)
+		passed <- err
+	}()
+	<-store.listing // the listing has read the Store, which holds nothing yet
+	synced := make(chan error, 1)
+	go func() {
+		_, err := r.Sync(ctx, []Deployment{f.deployment("east", "payments", 10)})
+		synced <- err
+	}()
+	<-saves.saving // Sync has taken the deployment on and is saving it
+	close(store.release)
+	if err := <-passed; err != nil {
+		t.Fatal(err)
+	}
+	close(saves.release)
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	f.drive(r, "payments deployed", 300, allDone)
+	if res := r.Results(); len(res) != 1 || res[0].Name != "payments" {
+		t.Fatalf("results %s, want payments deployed", describeResults(res))
+	}
+}

@@ -237,3 +237,57 @@ func parent(p string) string {
 	}
 	return p[:i]
 }
+
+// deploymentFile is the content of a file stating one deployment: its
+// name, cluster, application and job to adopt beside its spec's fields.
+type deploymentFile struct {
+	Name        string `json:"name,omitempty"`
+	Cluster     string `json:"cluster,omitempty"`
+	Application string `json:"application,omitempty"`
+	AdoptName   string `json:"adoptName,omitempty"`
+	lifecycle.JobSpec
+}
+
+// DecodeDeployment reads a Deployment from data, the content of the file
+// named file: the fields of its spec, as DecodeSpec reads them, and
+// beside them at the top level the deployment's name, cluster,
+// application and adoptName:
+//
+//	name: orders
+//	cluster: eu-1
+//	application: shop
+//	job:
+//	  jarFile: orders-2.1.jar
+//	  parallelism: 4
+//
+// A field the file leaves out stays empty: a caller that names
+// deployments by their files, or runs one cluster, fills in Name or
+// Cluster. The errors are DecodeSpec's, and a name or application that
+// is not a valid name (see Store) is one too, naming its line.
+func DecodeDeployment(file string, data []byte) (Deployment, error) {
+	var f deploymentFile
+	lines, errs := decodeFile(file, data, &f)
+	if len(errs) > 0 {
+		return Deployment{}, join(errs)
+	}
+	if f.Restart.Mode == "" {
+		f.Restart.Mode = DefaultRestartMode
+	}
+	var bad []error
+	for _, n := range []struct{ field, value string }{{"name", f.Name}, {"application", f.Application}} {
+		if n.value == "" {
+			continue
+		}
+		if checkName(n.value) != nil {
+			bad = append(bad, fmt.Errorf("%s: %q is not a valid name: use 1 to %d bytes of segments separated by '/', each of letters, digits, '.', '_' and '-' starting with a letter or digit",
+				n.field, n.value, maxNameLength))
+		}
+	}
+	if err := f.JobSpec.Validate(); err != nil {
+		bad = append(bad, err)
+	}
+	if len(bad) > 0 {
+		return Deployment{}, join(placed(file, lines, errors.Join(bad...)))
+	}
+	return Deployment{Name: f.Name, Cluster: f.Cluster, Spec: f.JobSpec, Application: f.Application, AdoptName: f.AdoptName}, nil
+}
