@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/flinkkit/flinkkit/examples/internal/demo"
 	"github.com/flinkkit/flinkkit/fleet"
@@ -30,8 +26,8 @@ import (
 // cluster), and returns them with the directory the Controller
 // reads their jars from by default (the job files' directory). A job
 // file holds a name, a cluster and the fields of lifecycle.JobSpec, decoded by
-// fleet.DecodeSpec: strictly, errors naming the file, the line and the
-// field. A relative jarFile is taken relative to the file's directory.
+// fleet.DecodeDeployment: strictly, errors naming the file, the line and
+// the field. A relative jarFile is taken relative to the file's directory.
 func readJobs(path string, clusters []string) ([]fleet.Deployment, string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -56,23 +52,23 @@ func readJobs(path string, clusters []string) ([]fleet.Deployment, string, error
 	var deps []fleet.Deployment
 	seen := map[string]string{}
 	for _, f := range files {
-		name, cluster, spec, err := readJobFile(f)
+		d, err := readJobFile(f)
 		if err != nil {
 			return nil, "", err
 		}
 		switch {
-		case cluster == "" && len(clusters) == 1:
-			cluster = clusters[0]
-		case cluster == "":
+		case d.Cluster == "" && len(clusters) == 1:
+			d.Cluster = clusters[0]
+		case d.Cluster == "":
 			return nil, "", badInput("job file %s: set cluster: one of the clusters of --clusters (%s)", f, strings.Join(clusters, ", "))
-		case !slices.Contains(clusters, cluster):
-			return nil, "", badInput("job file %s: cluster %q is none of the clusters (%s): list it in a --clusters file", f, cluster, strings.Join(clusters, ", "))
+		case !slices.Contains(clusters, d.Cluster):
+			return nil, "", badInput("job file %s: cluster %q is none of the clusters (%s): list it in a --clusters file", f, d.Cluster, strings.Join(clusters, ", "))
 		}
-		if other, dup := seen[name]; dup {
-			return nil, "", badInput("job files %s and %s both name %q: give each job its own name", other, f, name)
+		if other, dup := seen[d.Name]; dup {
+			return nil, "", badInput("job files %s and %s both name %q: give each job its own name", other, f, d.Name)
 		}
-		seen[name] = f
-		deps = append(deps, fleet.Deployment{Name: name, Cluster: cluster, Spec: spec})
+		seen[d.Name] = f
+		deps = append(deps, d)
 	}
 	return deps, root, nil
 }
@@ -87,55 +83,34 @@ func (a *app) readJobs(path string) ([]fleet.Deployment, string, error) {
 	return readJobs(path, names)
 }
 
-// headLine is a top-level name: or cluster: line of a YAML job file.
-var headLine = regexp.MustCompile(`(?m)^(name|cluster)[ \t]*:.*$`)
-
-// readJobFile reads and validates the job file at path: its name, its
-// cluster (empty when it names none) and its spec.
-func readJobFile(path string) (string, string, lifecycle.JobSpec, error) {
+// readJobFile reads and validates the job file at path with
+// fleet.DecodeDeployment: its name, its cluster (empty when it names
+// none), its spec, and the application and the job to adopt by name it
+// may state.
+func readJobFile(path string) (fleet.Deployment, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", "", lifecycle.JobSpec{}, badInput("job file: %v", err)
+		return fleet.Deployment{}, badInput("job file: %v", err)
 	}
-	var head struct {
-		Name    string `json:"name"`
-		Cluster string `json:"cluster"`
-	}
-	if err := yaml.Unmarshal(b, &head); err != nil {
-		return "", "", lifecycle.JobSpec{}, badInput("job file %s: %s", path, strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "))
-	}
-	if head.Name == "" {
-		return "", "", lifecycle.JobSpec{}, badInput("job file %s: set name: the deployment's name, under which its status and final savepoint are kept", path)
-	}
-	if err := checkName(head.Name); err != nil {
-		return "", "", lifecycle.JobSpec{}, badInput("job file %s: %v", path, err)
-	}
-	// The spec is the file without its name and cluster: their lines
-	// are made comments, so that errors name the file's own lines; a JSON file is
-	// written again without it.
-	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
-		var m map[string]any
-		if err := yaml.Unmarshal(b, &m); err == nil {
-			delete(m, "name")
-			delete(m, "cluster")
-			b, _ = json.Marshal(m)
-		}
-	} else {
-		b = headLine.ReplaceAllFunc(b, func(l []byte) []byte { return append([]byte("#"), l...) })
-	}
-	spec, err := fleet.DecodeSpec(path, b)
+	d, err := fleet.DecodeDeployment(path, b)
 	if err != nil {
-		return "", "", lifecycle.JobSpec{}, badInput("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return fleet.Deployment{}, badInput("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	if j := spec.Job.JarFile; j != "" && !filepath.IsAbs(j) {
-		spec.Job.JarFile = filepath.Join(filepath.Dir(path), j)
+	if d.Name == "" {
+		return fleet.Deployment{}, badInput("job file %s: set name: the deployment's name, under which its status and final savepoint are kept", path)
 	}
-	if j := spec.Job.JarFile; j != "" {
+	if err := checkName(d.Name); err != nil {
+		return fleet.Deployment{}, badInput("job file %s: %v", path, err)
+	}
+	if j := d.Spec.Job.JarFile; j != "" && !filepath.IsAbs(j) {
+		d.Spec.Job.JarFile = filepath.Join(filepath.Dir(path), j)
+	}
+	if j := d.Spec.Job.JarFile; j != "" {
 		if _, err := os.Stat(j); err != nil {
-			return "", "", lifecycle.JobSpec{}, badInput("job file %s: job.jarFile: %v", path, err)
+			return fleet.Deployment{}, badInput("job file %s: job.jarFile: %v", path, err)
 		}
 	}
-	return head.Name, head.Cluster, spec, nil
+	return d, nil
 }
 
 // names are the names of deps.
@@ -233,7 +208,10 @@ read strictly: an unknown field, a value of the wrong kind or a spec that
 does not validate is an error naming the file, the line and the field. A
 job whose spec does not set restart.mode is restarted from its newest state
 when it fails or Flink loses it; "restart: {mode: Never}" opts out. With
---clusters, cluster: names the cluster the job runs on.
+--clusters, cluster: names the cluster the job runs on. application:
+groups jobs applied, reported and removed together; adoptName: adopts the
+running job of that Flink job name that no job file claims (see
+"flinkctl jobs") instead of starting one.
 
 Example job file:
 

@@ -7,7 +7,6 @@ replace github.com/flinkkit/flinkkit => ../..
 require (
 	github.com/flinkkit/flinkkit v0.0.0-00010101000000-000000000000
 	github.com/spf13/cobra v1.10.2
-	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -15,7 +14,6 @@ require (
 	github.com/go-resty/resty/v2 v2.17.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	go.yaml.in/yaml/v2 v2.4.2 // indirect
 	golang.org/x/net v0.43.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )

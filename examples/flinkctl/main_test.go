@@ -261,7 +261,7 @@ func TestApplyBadInput(t *testing.T) {
 		{"name: x\njob: {jarFile: counter.jar}\nupdate: {mode: Sometimes}\n", "mode"},
 		{"name: x\njob: {jarFile: counter.jar}\nunknownField: 1\n", "unknownField"},
 		{"job: {jarFile: counter.jar}\n", "set name"},
-		{"name: a/../b\njob: {jarFile: counter.jar}\n", `invalid name "a/../b": it has a ".." segment`},
+		{"name: a/../b\njob: {jarFile: counter.jar}\n", `bad.yaml:1: name: "a/../b" is not a valid name`},
 		{"name: x\njob: {jarFile: missing.jar}\n", "missing.jar"},
 		{"name: x\njob: {jarFile: counter.jar, parallelism: -1}\n", "parallelism"},
 	} {
