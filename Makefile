@@ -160,10 +160,13 @@ generate:
 ## the OpenAPI description of Flink 2.3's REST API, from the REST message
 ## classes of flink-runtime 2.3.0 (internal/testkit/restspec; Java 17 and
 ## Maven; built into .cache/restspec). The file is committed: tests and CI
-## only read it.
+## only read it. RESTSPEC_VERSION and RESTSPEC_OUT describe another release
+## (e.g. RESTSPEC_VERSION=2.2.0 RESTSPEC_OUT=/tmp/rest-2.2.yml, to compare
+## with Flink's own 2.2 file, which must not be overwritten).
 RESTSPEC_VERSION ?= 2.3.0
+RESTSPEC_OUT     ?= flinkapi/testdata/openapi/rest_v1_dispatcher-2.3.yml
 restspec:
-	internal/testkit/restspec/generate.sh $(RESTSPEC_VERSION) flinkapi/testdata/openapi/rest_v1_dispatcher-$(basename $(RESTSPEC_VERSION)).yml
+	internal/testkit/restspec/generate.sh $(RESTSPEC_VERSION) $(RESTSPEC_OUT)
 
 clean:
 	rm -rf .cache bench/latest.txt
