@@ -19,7 +19,7 @@ BENCHSTAT_VERSION   := v0.0.0-20260908200009-22c9c6c9d4da
 FUZZTIME  ?= $(if $(filter 1,$(FLINKKIT_FULL)),100000x,20000x)
 BENCHCOUNT ?= 8
 
-.PHONY: test checks unit lint fuzz operator flinkctl s3storage integration flink kube-assets s3-assets bench generate clean
+.PHONY: test checks unit lint fuzz operator flinkctl s3storage integration flink kube-assets s3-assets bench generate restspec clean
 
 ## test: everything: lint, unit tests with -race, short fuzz runs, the
 ## example operator's and flinkctl's modules, the S3 storage's module
@@ -155,6 +155,18 @@ generate:
 	$(GO) run sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0 object paths=./policy/...
 	gofmt -w policy/zz_generated.deepcopy.go
 	$(MAKE) -C examples/operator generate
+
+## restspec: regenerate flinkapi/testdata/openapi/rest_v1_dispatcher-2.3.yml,
+## the OpenAPI description of Flink 2.3's REST API, from the REST message
+## classes of flink-runtime 2.3.0 (internal/testkit/restspec; Java 17 and
+## Maven; built into .cache/restspec). The file is committed: tests and CI
+## only read it. RESTSPEC_VERSION and RESTSPEC_OUT describe another release
+## (e.g. RESTSPEC_VERSION=2.2.0 RESTSPEC_OUT=/tmp/rest-2.2.yml, to compare
+## with Flink's own 2.2 file, which must not be overwritten).
+RESTSPEC_VERSION ?= 2.3.0
+RESTSPEC_OUT     ?= flinkapi/testdata/openapi/rest_v1_dispatcher-2.3.yml
+restspec:
+	internal/testkit/restspec/generate.sh $(RESTSPEC_VERSION) $(RESTSPEC_OUT)
 
 clean:
 	rm -rf .cache bench/latest.txt

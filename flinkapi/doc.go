@@ -27,6 +27,9 @@
 // TriggerCheckpoint. Savepoints: TriggerSavepoint, StopWithSavepoint,
 // DisposeSavepoint. Asynchronous results: OperationStatus and Waiter.
 // Jars: UploadJar, UploadJarReader, ListJars, RunJar, DeleteJar.
+// Applications (Flink 2.3+): Applications, Application, CancelApplication,
+// RunJarApplication (an asynchronous jar run: it answers with the
+// application's id before the program submits its job).
 //
 // # TLS
 //
@@ -48,7 +51,7 @@
 // rejects unknown request fields with 400, so fields are sent only to
 // versions that know them: trigger ids and savepoint format types from
 // 1.15, "restoreMode" from 1.15 and "claimMode" from 1.20, jar-run
-// configuration from 1.17. Asking for a feature the cluster lacks fails with
+// configuration from 1.17; the application endpoints exist from 2.3. Asking for a feature the cluster lacks fails with
 // an error matching ErrUnsupported that names the feature and both
 // versions, before any request is sent.
 //
@@ -57,8 +60,8 @@
 // Answers of 400 and above are *APIError values, with Flink's message split
 // from its Java stack trace. They match sentinels through errors.Is
 // (ErrNotFound, ErrConflict, ErrUnavailable, ErrBadRequest, ErrTimeout,
-// ErrUnauthorized, ErrForbidden). IsJobNotFound, IsTriggerNotFound,
-// IsTerminal and IsUnknownRoute tell apart Flink's different 404 and 409
+// ErrUnauthorized, ErrForbidden). IsJobNotFound, IsApplicationNotFound,
+// IsTriggerNotFound, IsTerminal and IsUnknownRoute tell apart Flink's different 404 and 409
 // answers. Failures to get any answer are *TransportError values. A 2xx
 // answer the client cannot read (not the JSON Flink sends, or without a
 // value the call needs) is a *DecodeError matching ErrDecode, which names

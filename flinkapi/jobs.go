@@ -79,6 +79,11 @@ type JobOverview struct {
 	Duration         time.Duration
 	LastModification time.Time
 	Tasks            TaskCounts // tasks per execution state, and their total
+	// JobType is STREAMING or BATCH, SchedulerType the job's scheduler
+	// (Default, Adaptive, AdaptiveBatch); Flink 2.3 sends them, older
+	// versions leave them empty.
+	JobType       string
+	SchedulerType string
 }
 
 // TaskCounts counts a job's tasks, or a vertex's subtasks, per execution
@@ -168,6 +173,8 @@ type jobOverviewWire struct {
 	Duration         int64      `json:"duration"`
 	LastModification int64      `json:"last-modification"`
 	Tasks            TaskCounts `json:"tasks"`
+	JobType          string     `json:"jobType"`
+	SchedulerType    string     `json:"schedulerType"`
 }
 
 func (w *jobOverviewWire) convert() JobOverview {
@@ -175,7 +182,7 @@ func (w *jobOverviewWire) convert() JobOverview {
 		ID: w.ID, Name: w.Name, State: w.State,
 		StartTime: FromMillis(w.StartTime), EndTime: FromMillis(w.EndTime),
 		Duration: DurationFromMillis(w.Duration), LastModification: FromMillis(w.LastModification),
-		Tasks: TaskCounts(w.Tasks),
+		Tasks: TaskCounts(w.Tasks), JobType: w.JobType, SchedulerType: w.SchedulerType,
 	}
 }
 

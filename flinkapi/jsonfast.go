@@ -544,6 +544,16 @@ func internFlinkWord(b []byte) string {
 		return "CANONICAL"
 	case "NATIVE":
 		return "NATIVE"
+	case "STREAMING":
+		return "STREAMING"
+	case "BATCH":
+		return "BATCH"
+	case "Default":
+		return "Default"
+	case "Adaptive":
+		return "Adaptive"
+	case "AdaptiveBatch":
+		return "AdaptiveBatch"
 	}
 	return ""
 }
@@ -551,7 +561,7 @@ func internFlinkWord(b []byte) string {
 // overviewJobKeys, detailsKeys, vertexKeys, ... are the names of the fields
 // each reader decodes, for jreader.other.
 const (
-	overviewJobKeys = "jid name state start-time end-time duration last-modification tasks"
+	overviewJobKeys = "jid name state start-time end-time duration last-modification tasks jobType schedulerType"
 	detailsKeys     = "jid name state isStoppable job-type start-time end-time duration maxParallelism now timestamps vertices"
 	vertexKeys      = "id name parallelism maxParallelism status start-time end-time duration tasks"
 	timestampsKeys  = "INITIALIZING CREATED RUNNING FAILING FAILED CANCELLING CANCELED FINISHED RESTARTING SUSPENDED RECONCILING"
@@ -641,6 +651,10 @@ func (r *jreader) overviewJob(j *JobOverview) {
 			t := taskCountsWire(j.Tasks)
 			r.tasksInto(&t)
 			j.Tasks = TaskCounts(t)
+		case "jobType":
+			r.strInto(&j.JobType, internFlinkWord)
+		case "schedulerType":
+			r.strInto(&j.SchedulerType, internFlinkWord)
 		default:
 			r.other(k, overviewJobKeys)
 		}

@@ -18,6 +18,7 @@ var openAPIFiles = map[string]string{
 	"1.20": "rest_v1_dispatcher-1.20.yml",
 	"2.0":  "rest_v1_dispatcher-2.0.yml",
 	"2.2":  "rest_v1_dispatcher-2.2.yml",
+	"2.3":  "rest_v1_dispatcher-2.3.yml", // generated from flink-runtime 2.3.0 (see the README)
 }
 
 // openAPIDir holds copies of Flink's OpenAPI files (see its README.md for
@@ -153,7 +154,7 @@ type fieldRule struct {
 	why      string
 }
 
-// rules lists every field that is not in all four OpenAPI files, keyed
+// rules lists every field that is not in all the OpenAPI files, keyed
 // "<endpoint> <json path>". A field missing from a version's schema without a
 // rule fails the test, and so does a rule that no longer matches.
 var schemaRules = map[string]fieldRule{
@@ -181,6 +182,12 @@ var schemaRules = map[string]fieldRule{
 	"GET /jobs/{jobid} job-type":                                                               {since: "1.20"},
 	"GET /jobs/{jobid} vertices.*":                                                             {since: "1.20", why: "the 1.15 file describes vertices without a schema name"},
 	"GET /jobs/overview jobs.*":                                                                {since: "1.20", why: "the 1.15 file names JobDetails' fields as the Java getters (jobId, jobName), not as Flink's custom serializer writes them (jid, name)"},
+	"GET /jobs/overview jobs.jobType":                                                          {since: "2.3"},
+	"GET /jobs/overview jobs.schedulerType":                                                    {since: "2.3"},
+	"GET /applications/overview *":                                                             {since: "2.3", why: "endpoint added in 2.3"},
+	"GET /applications/{applicationid} *":                                                      {since: "2.3", why: "endpoint added in 2.3"},
+	"POST /jars/{jarid}/run-application restoreMode":                                           {until: "2.3", why: "the run-application body has claimMode only; the client sends restoreMode to clusters before 1.20, which have no applications"},
+	"POST /jars/{jarid}/run-application *":                                                     {since: "2.3", feature: FeatureApplications, why: "endpoint added in 2.3"},
 	"GET /jobs/{jobid}/status *":                                                               {since: "1.20", why: "endpoint added in 1.16"},
 	"GET /jobs/{jobid}/resource-requirements *":                                                {since: "1.20", why: "endpoint added in 1.18"},
 	"PUT /jobs/{jobid}/resource-requirements *":                                                {since: "1.20", why: "endpoint added in 1.18"},
@@ -268,6 +275,10 @@ var schemaEndpoints = []schemaEndpoint{
 	{"POST", "/jars/{jarid}/plan", true, jarPlanWire{}},
 	{"POST", "/jars/{jarid}/plan", false, planWire{}},
 	{"GET", "/jobs/{jobid}/plan", false, planWire{}},
+	{"GET", "/applications/overview", false, applicationsOverviewWire{}},
+	{"GET", "/applications/{applicationid}", false, applicationDetailsWire{}},
+	{"POST", "/jars/{jarid}/run-application", true, runApplicationWire{}},
+	{"POST", "/jars/{jarid}/run-application", false, runApplicationResponseWire{}},
 }
 
 // jsonFields walks a Go type and calls visit for every JSON field path
@@ -301,6 +312,11 @@ func jsonFields(o *openAPI, typ reflect.Type, schema any, prefix string, visit f
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's fields are the outer object's.
+			jsonFields(o, f.Type, schema, prefix, visit)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}

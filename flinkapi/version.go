@@ -88,6 +88,7 @@ const (
 	FeatureCheckpointTrigger                       // POST /jobs/:jobid/checkpoints (1.17)
 	FeatureResourceRequirements                    // GET/PUT /jobs/:jobid/resource-requirements (1.18)
 	FeatureLegacyClaimMode                         // claim mode LEGACY (1.15 to 1.20; removed in 2.0)
+	FeatureApplications                            // /applications endpoints and POST /jars/:jarid/run-application (2.3)
 )
 
 type featureInfo struct {
@@ -107,6 +108,7 @@ var features = map[Feature]featureInfo{
 	FeatureCheckpointTrigger:    {name: "checkpoint trigger (POST /jobs/:jobid/checkpoints)", since: Version{1, 17, 0}},
 	FeatureResourceRequirements: {name: "resource requirements (/jobs/:jobid/resource-requirements)", since: Version{1, 18, 0}},
 	FeatureLegacyClaimMode:      {name: "claim mode LEGACY", since: Version{1, 15, 0}, removedIn: Version{2, 0, 0}},
+	FeatureApplications:         {name: "applications (/applications, POST /jars/:jarid/run-application)", since: Version{2, 3, 0}},
 }
 
 // String names the feature and the Flink versions that have it.

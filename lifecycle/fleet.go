@@ -307,7 +307,8 @@ func (s *SharedObservation) samePositions(old, jobs []flinkapi.JobOverview, fail
 // them.
 func sameEntryAt(a, b *flinkapi.JobOverview) bool {
 	return a.State == b.State && a.Tasks == b.Tasks && a.LastModification == b.LastModification &&
-		a.StartTime == b.StartTime && a.EndTime == b.EndTime && a.ID == b.ID && a.Name == b.Name
+		a.StartTime == b.StartTime && a.EndTime == b.EndTime && a.ID == b.ID && a.Name == b.Name &&
+		a.JobType == b.JobType && a.SchedulerType == b.SchedulerType
 }
 
 // Changes reads the overview if it is older than MaxAge and returns the

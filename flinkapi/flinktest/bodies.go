@@ -13,6 +13,7 @@ import (
 // Request body classes of Flink's REST API.
 const (
 	bodyJarRun       = "org.apache.flink.runtime.webmonitor.handlers.JarRunRequestBody"
+	bodyJarRunApp    = "org.apache.flink.runtime.webmonitor.handlers.JarRunApplicationRequestBody"
 	bodyJarPlan      = "org.apache.flink.runtime.webmonitor.handlers.JarPlanRequestBody"
 	bodySavepoint    = "org.apache.flink.runtime.rest.messages.job.savepoints.SavepointTriggerRequestBody"
 	bodyStop         = "org.apache.flink.runtime.rest.messages.job.savepoints.stop.StopWithSavepointRequestBody"

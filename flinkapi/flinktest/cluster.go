@@ -14,6 +14,10 @@ type cluster struct {
 	s    *Server
 	jobs []*job // in submission order
 	byID map[flinkapi.JobID]*job
+	// apps are the applications (2.3) by id; appOrder their ids in
+	// submission order.
+	apps     map[string]*application
+	appOrder []string
 
 	savepointOps  map[opKey]*operation // savepoints and stops share one cache
 	checkpointOps map[opKey]*operation
@@ -84,6 +88,7 @@ func newCluster(s *Server) *cluster {
 	return &cluster{
 		s:             s,
 		byID:          map[flinkapi.JobID]*job{},
+		apps:          map[string]*application{},
 		savepointOps:  map[opKey]*operation{},
 		checkpointOps: map[opKey]*operation{},
 		disposals:     map[flinkapi.TriggerID]*operation{},

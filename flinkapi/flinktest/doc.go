@@ -24,7 +24,13 @@
 // /exceptions, /metrics, /execution-result, /accumulators,
 // /resource-requirements, /rescaling, /checkpoints (statistics,
 // config, details, trigger and status), /savepoints, /stop and
-// /savepoint-disposal, also under the /v1 prefix. Unknown routes answer as
+// /savepoint-disposal, and as Flink 2.3 (WithVersion) the applications:
+// /applications/overview, /applications/:applicationid, its /cancel, and
+// POST /jars/:jarid/run-application, which starts the job inside an
+// application of its own and answers 202 at once (every jar run of 2.3 is
+// an application too, "SingleJobApplication(<job name>)" with the job's
+// id; an application's state follows its job's), also under the /v1
+// prefix. Unknown routes answer as
 // Flink does: 404 "Unable to load requested file <path>." for GET,
 // "Not found: <path>" for other methods.
 //

@@ -217,11 +217,46 @@ func jobFailedToExecute(name string, cause ...jexc) []jexc {
 	}, cause...)
 }
 
-func handleJarRun(q *request, w http.ResponseWriter) *restError {
+func handleJarRun(q *request, w http.ResponseWriter) *restError { return runJar(q, w, false) }
+
+// handleJarRunApplication is POST /jars/:jarid/run-application (2.3): the
+// jar's program runs as an application of its own, whose job the fake
+// starts as a jar run would; Flink answers 202 with the application's id
+// without waiting for the job.
+func handleJarRunApplication(q *request, w http.ResponseWriter) *restError { return runJar(q, w, true) }
+
+// runJar runs a jar: as a job (the jar run; on 2.3 inside an application
+// named after it, whose id is the job's) or, with asApp, as an application.
+func runJar(q *request, w http.ResponseWriter, asApp bool) *restError {
 	p := q.s.cfg.pers
-	b, e := q.parseBody(bodyJarRun, p.jarRunFields())
+	class, fields := bodyJarRun, p.jarRunFields()
+	if asApp {
+		class, fields = bodyJarRunApp, p.jarRunApplicationFields()
+	}
+	b, e := q.parseBody(class, fields)
 	if e != nil {
 		return e
+	}
+	var appID string
+	if asApp {
+		raw, e := b.str("applicationId")
+		if e != nil {
+			return e
+		}
+		if raw != "" {
+			parsed, err := flinkapi.ParseApplicationID(raw)
+			if err != nil {
+				return badFormat(simpleName(class), jexc{class: classJSONMapping, msg: fmt.Sprintf(
+					"Cannot deserialize value of type `org.apache.flink.api.common.ApplicationID` from String \"%s\" (through reference chain: %s[\"applicationId\"])", raw, class)})
+			}
+			appID = string(parsed)
+			if q.cl.apps[appID] != nil {
+				dup := jexc{class: "org.apache.flink.runtime.client.DuplicateApplicationSubmissionException", msg: "Application has already been submitted.", frames: framesDispatcher}
+				return handlerError(http.StatusBadRequest,
+					jexc{class: classRestHandler, msg: "Could not submit application.", frames: framesJarRun},
+					wrapped(classCompletion, dup, framesCompletion), dup)
+			}
+		}
 	}
 	entryClass, e := b.str("entryClass")
 	if e != nil {
@@ -250,8 +285,8 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 	if rawID != "" {
 		parsed, err := flinkapi.ParseJobID(rawID)
 		if err != nil {
-			return badFormat(simpleName(bodyJarRun), jexc{class: classJSONMapping, msg: fmt.Sprintf(
-				"Cannot deserialize value of type `org.apache.flink.api.common.JobID` from String \"%s\" (through reference chain: %s[\"jobId\"])", rawID, bodyJarRun)})
+			return badFormat(simpleName(class), jexc{class: classJSONMapping, msg: fmt.Sprintf(
+				"Cannot deserialize value of type `org.apache.flink.api.common.JobID` from String \"%s\" (through reference chain: %s[\"jobId\"])", rawID, class)})
 		}
 		id = parsed
 	}
@@ -300,6 +335,16 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 	}
 	strict := entryClass == CounterJobClass
 	spec, err := parseArgs(args, q.s.cfg.checkpointInterval, strict)
+	if err != nil && asApp {
+		// The application's main method runs after the answer: the
+		// application fails without a job.
+		if appID == "" {
+			appID = q.s.newHex()
+		}
+		q.cl.addApp(appID, entryClass, nil, q.now)
+		writeJSON(w, http.StatusAccepted, map[string]any{"applicationid": appID})
+		return nil
+	}
 	if err != nil {
 		return applicationError(
 			jexc{class: classProgramInvocation, msg: "The main method caused an error: " + err.Error(), frames: framesJarHandler},
@@ -344,7 +389,7 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 		}
 	}
 	q.cl.submit(j, q.now, savepointPath)
-	if j.restoreFails(savepointPath) {
+	if j.restoreFails(savepointPath) && !asApp {
 		// The submission waits for the job to initialise; restoring fails
 		// it, and the jar run reports that while the job stays FAILED.
 		cause := j.restoreCause(savepointPath)
@@ -355,6 +400,17 @@ func handleJarRun(q *request, w http.ResponseWriter) *restError {
 			wrapped(classRuntime, cause, framesFileSystem),
 			cause,
 		)...)
+	}
+	if asApp {
+		if appID == "" {
+			appID = q.s.newHex()
+		}
+		q.cl.addApp(appID, entryClass, j, q.now)
+		writeJSON(w, http.StatusAccepted, map[string]any{"applicationid": appID})
+		return nil
+	}
+	if p.hasApplications() {
+		q.cl.addApp(string(id), "SingleJobApplication("+spec.name+")", j, q.now)
 	}
 	res := map[string]any{"jobid": id}
 	if p.isV2() {

@@ -47,6 +47,7 @@ func (p personality) hasLegacyExceptions() bool  { return !p.isV2() }
 func (p personality) hasLocation() bool          { return !p.isV2() }
 func (p personality) hasApplicationFields() bool { return p.isV2() }
 func (p personality) hasResultTimes() bool       { return p.atLeast(2, 3) }
+func (p personality) hasApplications() bool      { return p.atLeast(2, 3) }
 
 // Request fields of the jar run body per version.
 func (p personality) jarRunFields() []string {
@@ -61,6 +62,12 @@ func (p personality) jarRunFields() []string {
 		f = append(f, "claimMode")
 	}
 	return f
+}
+
+// Request fields of the run-application body (2.3): the jar run's, with
+// claimMode and without restoreMode, and the application's id.
+func (p personality) jarRunApplicationFields() []string {
+	return []string{"entryClass", "programArgsList", "parallelism", "jobId", "allowNonRestoredState", "savepointPath", "claimMode", "flinkConfiguration", "applicationId"}
 }
 
 // Request fields of the jar plan body per version: those that the jar run

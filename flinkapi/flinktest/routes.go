@@ -39,6 +39,11 @@ func init() {
 	add(post, "/jars/:jarid/run", nil, handleJarRun)
 	add(post, "/jars/:jarid/plan", nil, handleJarPlan)
 	add(del, "/jars/:jarid", nil, handleJarDelete)
+	add(post, "/jars/:jarid/run-application", personality.hasApplications, handleJarRunApplication)
+	// Applications.
+	add(get, "/applications/overview", personality.hasApplications, handleApplicationsOverview)
+	add(get, "/applications/:applicationid", personality.hasApplications, handleApplicationDetails)
+	add(post, "/applications/:applicationid/cancel", personality.hasApplications, handleApplicationCancel)
 	// Jobs.
 	add(get, "/jobs", nil, handleJobList)
 	add(get, "/jobs/overview", nil, handleJobsOverview)

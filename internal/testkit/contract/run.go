@@ -68,6 +68,8 @@ func Run(t *testing.T, target Target) {
 		{"RunJarDuplicateJobID", s.runJarDuplicateJobID},
 		{"ListJobs", s.listJobs},
 		{"JobsOverview", s.jobsOverview},
+		{"Applications", s.applications},
+		{"RunJarApplication", s.runJarApplication},
 		{"Job", s.jobDetails},
 		{"JobStatus", s.jobStatus},
 		{"ExecutionResultRunning", s.executionResultRunning},
@@ -365,6 +367,13 @@ func (s *suite) jobsOverview(t *testing.T) {
 	}
 	if j.Tasks.Total <= 0 || j.Tasks.Running != j.Tasks.Total {
 		t.Errorf("tasks %+v, want all running", j.Tasks)
+	}
+	// jobType and schedulerType joined the overview's entries in 2.3.
+	switch {
+	case s.v.AtLeast(2, 3) && (j.JobType != "STREAMING" || j.SchedulerType != "Default"):
+		t.Errorf("jobType %q, schedulerType %q; want STREAMING, Default", j.JobType, j.SchedulerType)
+	case !s.v.AtLeast(2, 0) && (j.JobType != "" || j.SchedulerType != ""):
+		t.Errorf("jobType %q, schedulerType %q from Flink %s, which has neither", j.JobType, j.SchedulerType, s.v)
 	}
 }
 
