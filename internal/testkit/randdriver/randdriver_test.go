@@ -126,6 +126,8 @@ var foundSeeds = []int64{
 	1866, // a rescale cancelling for a savepoint while a stop with a savepoint from outside finished the job (the cancel answered 503)
 	1029, // a late savepoint forgotten by a JobManager restart without high availability, and the audit before a delete failed a listing
 	1878, // a savepoint request whose savepoint completed just before a JobManager failover; the run ended before the audit the request owed
+	406,  // a deployment re-created after a detach, its first job's id freed by a JobManager restart without high availability: the ids derived from its new jobs were those of its earlier life, the detached job's among them
+	2285, // the same: a restart adopted the detached job found under the id derived from the job it replaced
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
