@@ -300,6 +300,10 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 		d.res.Seen["restore paths refused"]++
 		if known {
 			d.refusedJobs[id] = true
+			// The job the fake holds under the id: the run's (failed
+			// at once), or, for a run answered as a duplicate, the one
+			// the id had. A detached job whose id a run took is gone.
+			d.submitted[id] = info.Submitted
 		}
 		d.checkDiscarded(st, id, path, w)
 		return

@@ -128,6 +128,7 @@ var foundSeeds = []int64{
 	1878, // a savepoint request whose savepoint completed just before a JobManager failover; the run ended before the audit the request owed
 	406,  // a deployment re-created after a detach, its first job's id freed by a JobManager restart without high availability: the ids derived from its new jobs were those of its earlier life, the detached job's among them
 	2285, // the same: a restart adopted the detached job found under the id derived from the job it replaced
+	2452, // a re-created deployment's first job, run under the id of a detached job Flink had forgotten, from a restore path that names nothing
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
