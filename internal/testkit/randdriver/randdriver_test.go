@@ -129,6 +129,11 @@ var foundSeeds = []int64{
 	406,  // a deployment re-created after a detach, its first job's id freed by a JobManager restart without high availability: the ids derived from its new jobs were those of its earlier life, the detached job's among them
 	2285, // the same: a restart adopted the detached job found under the id derived from the job it replaced
 	2452, // a re-created deployment's first job, run under the id of a detached job Flink had forgotten, from a restore path that names nothing
+	2089, // a teardown whose stop's answer a JobManager restart without high availability lost; the audit after it found the savepoint, which the store did not get
+	3702, // the same, a teardown that found the job gone
+	3007, // a savepoint from outside completed before the controller's stop, whose record is timed when its trigger was recorded; the audit took the older one for the newest
+	3324, // a teardown's job, started from another job's checkpoint, failed while stopping and was restored from that checkpoint, timed at the restore
+	2720, // a suspend's job failed while stopping while the caller was away, Flink forgot the trigger, and the job ran on past the savepoint
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
