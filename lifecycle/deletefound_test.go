@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -10,16 +11,22 @@ import (
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
-// TestDeleteKeepsStateFoundAfterTeardown: the audit before a teardown
-// fails to list the savepoints, the teardown's stop with a savepoint is
-// sent, the savepoint completes, and a JobManager restart
+// TestDeleteKeepsStateFoundAfterTeardown: the teardown's stop with a
+// savepoint is sent (the audit before it failed to list the savepoints,
+// or not), the savepoint completes, and a JobManager restart
 // without high availability forgets the job and the trigger before the
-// Controller read the answer. The teardown finds no job and keeps
-// nothing; the audit after it finds the savepoint on storage
+// Controller read the answer. The teardown finds no job and ends
+// JobGone; the audit that Delete owes then finds the savepoint on storage
 // and makes it the status's newest state: the restore-point store
 // records it too before Delete is done, for a later deploy under the
 // name.
 func TestDeleteKeepsStateFoundAfterTeardown(t *testing.T) {
+	for _, listFails := range []bool{true, false} {
+		t.Run(fmt.Sprintf("listFails=%v", listFails), func(t *testing.T) { deleteKeepsStateFound(t, listFails) })
+	}
+}
+
+func deleteKeepsStateFound(t *testing.T, listFails bool) {
 	k, fs, sp := auditCluster(t)
 	spec := k.spec("/out")
 	spec.Job.FlinkConfiguration["state.savepoints.dir"] = "file://" + sp
@@ -31,7 +38,7 @@ func TestDeleteKeepsStateFoundAfterTeardown(t *testing.T) {
 	fs.fail = func(dir string) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		if strings.Contains(dir, sp) && failed == 0 {
+		if listFails && strings.Contains(dir, sp) && failed == 0 {
 			failed++
 			return true
 		}

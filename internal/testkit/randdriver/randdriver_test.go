@@ -134,6 +134,7 @@ var foundSeeds = []int64{
 	3007, // a savepoint from outside completed before the controller's stop, whose record is timed when its trigger was recorded; the audit took the older one for the newest
 	3324, // a teardown's job, started from another job's checkpoint, failed while stopping and was restored from that checkpoint, timed at the restore
 	2720, // a suspend's job failed while stopping while the caller was away, Flink forgot the trigger, and the job ran on past the savepoint
+	2130, // a teardown's savepoint completed just before a JobManager restart without high availability; the teardown ended JobGone and Delete did not audit
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
