@@ -1359,6 +1359,11 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 		return true // a savepoint
 	}
 	entries, err := r.listTried(ctx, jobDir)
+	if err == nil && len(entries) == 0 {
+		// A listing cut short (a page lost) may show nothing: the
+		// directory is read once more before it counts as empty.
+		entries, err = r.listTried(ctx, jobDir)
+	}
 	switch {
 	case err != nil:
 		return true

@@ -135,6 +135,8 @@ var foundSeeds = []int64{
 	3324, // a teardown's job, started from another job's checkpoint, failed while stopping and was restored from that checkpoint, timed at the restore
 	2720, // a suspend's job failed while stopping while the caller was away, Flink forgot the trigger, and the job ran on past the savepoint
 	2130, // a teardown's savepoint completed just before a JobManager restart without high availability; the teardown ended JobGone and Delete did not audit
+	3958, // a restart's listing of the cancelled job's checkpoint folder was cut short to nothing, and the retained checkpoint was taken for gone: an older savepoint restored
+	3058, // the same
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
