@@ -343,7 +343,7 @@ func (c *Controller) planDerived(ctx context.Context, api API, st *JobStatus, ob
 	if err != nil {
 		return
 	}
-	found, state, _, ok := followDerived(jobs, id, true)
+	found, state, _, ok := followDerived(jobs, id, true, nil)
 	if !ok || state == "" || state.IsGloballyTerminal() {
 		return
 	}

@@ -316,10 +316,27 @@ func (c *Controller) recordFound(st *JobStatus, a *StorageAudit, do *AuditApplie
 	if newest.Location == "" && st.Latest.Location == "" {
 		newest = anyJob
 	}
-	if newest.Location != "" && newerThanKnown(st, newest) {
+	if newest.Location != "" && newerThanKnown(st, newest) && completedAfterKnown(a, newest) {
 		st.Latest = newest
 		do.RestorePoint = newest.Location
 	}
+}
+
+// completedAfterKnown reports whether rec, a savepoint found on storage
+// (its Time is when its _metadata was written), completed after every
+// snapshot of the ledger that a found there (RestorePoint, InHistory).
+// A record's Time is when its trigger was recorded, which may be long
+// before the snapshot completed (the trigger is sent later, and the
+// snapshot takes its time): one taken from outside meanwhile, completed
+// before the deployment's own, is found with a later Time than that
+// record's all the same. Storage's times of both are compared instead.
+func completedAfterKnown(a *StorageAudit, rec savepoint.Record) bool {
+	for _, e := range a.Entries {
+		if (e.Kind == AuditRestorePoint || e.Kind == AuditInHistory) && !e.Modified.IsZero() && !e.Modified.Before(rec.Time) {
+			return false
+		}
+	}
+	return true
 }
 
 // foundLocation is the location of a savepoint found at p as the status

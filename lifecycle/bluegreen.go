@@ -387,7 +387,17 @@ func (b *BlueGreen) lookupAdopt(ctx context.Context, p *Progress, now time.Time)
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 	}
-	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, true)
+	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, true, nil)
+	if ok && st != "" && !st.IsGloballyTerminal() {
+		// A job that started before the old one is no earlier run's
+		// (a job id reused): it is passed over.
+		older, err := startedBefore(ctx, b.oldAPI, b.Job)
+		if err != nil {
+			p.LastError = errMessage(err)
+			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
+		}
+		id, st, n, ok = followDerived(jobs, p.Replace.Observed.Adopt, true, older)
+	}
 	p.Replace.Observed.Lookups = n
 	switch {
 	case !ok:

@@ -279,6 +279,7 @@ func (c *Controller) Plan(ctx context.Context, spec JobSpec, st JobStatus) (Plan
 // Delete observes, plans and acts as Reconcile does; PlanDelete shows
 // what a call would do without doing it.
 func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
+	entry := st.Latest.Location
 	res, err := c.delete(ctx, spec, st)
 	if err != nil || !res.Done || st.Detached != "" && st.Detached == st.JobID {
 		return res, err
@@ -292,12 +293,20 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		if err != nil {
 			return Result{RequeueAfter: c.retry()}, err
 		}
-		if wait := c.lookLate(ctx, api, st, &Observation{}, now); wait > 0 {
+		wait := c.lookLate(ctx, api, st, &Observation{}, now)
+		if err := c.keepFound(ctx, st, entry); err != nil {
+			return Result{RequeueAfter: c.retry()}, err
+		}
+		if wait > 0 {
 			st.Message = "the job is deleted; its savepoint " + string(st.LateSavepoint.TriggerID) + ", which outlived its deadline, is looked up"
 			return Result{RequeueAfter: c.bounded(wait)}, nil
 		}
 	}
-	if wait := c.auditBeforeDone(ctx, spec, st, now); wait > 0 {
+	wait := c.auditBeforeDone(ctx, spec, st, now)
+	if err := c.keepFound(ctx, st, entry); err != nil {
+		return Result{RequeueAfter: c.retry()}, err
+	}
+	if wait > 0 {
 		st.Message = "the job is deleted; a listing of the storage failed, and its savepoints there are looked for again in " + wait.Round(time.Second).String()
 		return Result{RequeueAfter: c.bounded(wait)}, nil
 	}
@@ -317,6 +326,18 @@ func (c *Controller) Delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 		st.Message = fmt.Sprintf("the job is deleted; %d of its savepoints could not be disposed of and stay on storage (see savepoints)", n)
 	}
 	return res, nil
+}
+
+// keepFound records in the store, as keepNewest does, a newest state
+// that this Delete call found once the job was torn down (a late
+// savepoint recorded, or one an audit found on storage that Flink had
+// forgotten): the teardown's record in the store predates it. entry is
+// the status's Latest when the call began.
+func (c *Controller) keepFound(ctx context.Context, st *JobStatus, entry string) error {
+	if !st.Deleted || st.Latest.Location == entry {
+		return nil
+	}
+	return c.keepNewest(ctx, st)
 }
 
 // maxDeleteAudits bounds the audits in a row whose listings failed that

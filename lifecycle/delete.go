@@ -194,7 +194,10 @@ func (c *Controller) delete(ctx context.Context, spec JobSpec, st *JobStatus) (R
 	p := c.planDelete(spec, st, obs, now)
 	c.auditBeforeDelete(ctx, spec, st, p, now)
 	res, err := c.actDelete(ctx, spec, st, p, now)
-	if res.Outcome != "" && !res.Done {
+	if res.Outcome != "" && (!res.Done || res.Outcome != OutcomeSucceeded && res.Outcome != OutcomeNotNeeded) {
+		// A teardown that ended otherwise (the job gone, its savepoint
+		// lost) may have left its savepoint only on storage: Delete
+		// audits before it is done (auditBeforeDone).
 		c.markAuditDue(st, res.Outcome)
 	}
 	return res, err

@@ -308,6 +308,14 @@ func (s *Stop) waitState(p *Progress, state flinkapi.JobState, now time.Time, pa
 		// runs: cancel again.
 		p.Phase = PhaseCancel
 		return Result{}
+	case runsAgain(state) && p.Stop.Strategy == StopWithSavepoint && p.Savepoint.Location != "":
+		// The stop's savepoint completed and the job runs: it failed
+		// while stopping and Flink restarted it (the cause went with a
+		// trigger id Flink forgot), or a failover recovered it before
+		// it finished. It runs on from its checkpoints, and the state
+		// it reaches is newer than the savepoint's: it ends as a job
+		// that failed while stopping does, the savepoint kept.
+		return finish(p, OutcomeJobFailedWhileStopping, fmt.Sprintf("the savepoint completed at %s, then the job did not finish: it is %s again", p.Savepoint.Location, state))
 	case runsAgain(state):
 		// Flink turns a job CANCELLING (or FINISHED) before it answers a
 		// cancel or completes a stop: one that runs again was recovered

@@ -150,3 +150,39 @@ func TestCheckpointOnStorageNumberingRestarted(t *testing.T) {
 		})
 	}
 }
+
+// cutStorage is a Storage whose first cuts listings come back empty
+// without an error (a listing cut short: an object store's page lost).
+type cutStorage struct {
+	Storage
+	cuts int
+}
+
+func (s *cutStorage) List(ctx context.Context, dir string) ([]string, error) {
+	if s.cuts > 0 {
+		s.cuts--
+		return nil, nil
+	}
+	return s.Storage.List(ctx, dir)
+}
+
+// A listing of the job's checkpoint folder that comes back empty, while
+// the folder above it shows the job's, may be cut short: the folder is
+// listed once more before the checkpoint counts as gone, and the start
+// from it stands.
+func TestCheckpointOnStorageEmptyListingRead(t *testing.T) {
+	root := "s3://state/app/checkpoints"
+	dir := root + "/a1b2c3d4e5f60718293a4b5c6d7e8f90"
+	st := &cutStorage{Storage: &uriStorage{objects: []string{dir + "/chk-7/_metadata", root + "/0000000000000000000000000000abcd/chk-3/_metadata"}}, cuts: 1}
+	r := &replacer{storage: st}
+	p := &Progress{Replace: ReplaceProgress{RestoreFrom: dir + "/chk-7"}}
+	if !r.checkpointOnStorage(context.Background(), p) || p.Replace.RestoreFrom != dir+"/chk-7" {
+		t.Fatalf("restore from %s, want %s/chk-7", p.Replace.RestoreFrom, dir)
+	}
+	st = &cutStorage{Storage: &uriStorage{objects: []string{root + "/0000000000000000000000000000abcd/chk-3/_metadata"}}}
+	r = &replacer{storage: st}
+	p = &Progress{Replace: ReplaceProgress{RestoreFrom: dir + "/chk-7"}}
+	if r.checkpointOnStorage(context.Background(), p) {
+		t.Fatalf("the job's folder gone: the start from %s stands", p.Replace.RestoreFrom)
+	}
+}

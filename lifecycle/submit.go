@@ -36,6 +36,13 @@ type Submit struct {
 	// and Run.AllowNonRestoredState, which reach it in the DeployRequest.
 	// The Client still reads the job's state.
 	Deployer Deployer
+
+	// replaces is the job the new one replaces (Upgrade and Restart): a
+	// job under the new job's id that Flink shows started before it is
+	// no earlier run's of this submission, and is never taken for the
+	// new job; with derive the id derived from it is tried instead.
+	replaces flinkapi.JobID
+	derive   bool
 }
 
 // stepDeploy starts the job through the Deployer, in a cluster of its
@@ -221,6 +228,11 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	p.Requests++
 	p.Submit.NewJobID = p.JobID // a job of this id may run from now on
 	_, err := s.Client.RunJar(ctx, p.Submit.JarID, req)
+	if flinkapi.IsDuplicateJob(err) && s.replaces != "" {
+		if res, other := s.otherJob(ctx, p); other {
+			return res
+		}
+	}
 	switch {
 	case err == nil, flinkapi.IsDuplicateJob(err):
 		// Flink answers a jar run once the job is submitted, before it
@@ -232,6 +244,33 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 	}
 	p.LastError = errMessage(err)
 	return Result{RequeueAfter: s.Timing.backoff(p.Requests)}
+}
+
+// otherJob checks a job id in use, answered to the run request, against
+// Flink's start times: a job that started before the job being replaced
+// is not one an earlier run of this submission started (its id was
+// reused: a deployment created again under its name after its job was
+// left running, or a JobManager that forgot the job the id had), and is
+// neither waited for nor adopted. With derive the next Step runs the jar
+// under the id derived from it; else the submission is refused. It
+// reports false when the job may be this submission's. A jobs overview
+// that cannot be read is read again, after the run is sent once more.
+func (s *Submit) otherJob(ctx context.Context, p *Progress) (Result, bool) {
+	older, err := startedBefore(ctx, s.Client, s.replaces)
+	switch {
+	case err != nil:
+		p.Requests, p.Submit.NewJobID, p.LastError = 0, "", errMessage(err)
+		return Result{RequeueAfter: s.Timing.backoff(2)}, true
+	case !older[strings.ToLower(string(p.JobID))]:
+		return Result{}, false
+	}
+	msg := "job " + string(p.JobID) + " runs under the new job's id and started before job " + string(s.replaces) + ", which the new job replaces: it is another's"
+	if !s.derive {
+		return refused(p, msg+"; choose another JobID"), true
+	}
+	p.JobID = derivedJobID(strings.ToLower(string(p.JobID)))
+	p.Requests, p.Submit.NewJobID, p.LastError = 0, "", msg+"; the job is started under "+string(p.JobID)
+	return Result{}, true
 }
 
 // timedOut is the Reason of a submission whose deadline passed.

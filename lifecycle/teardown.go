@@ -446,7 +446,7 @@ func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 	p.LastError = ""
 	sp, cp := p.Replace.Observed.Latest, p.Replace.Observed.Checkpoint
 	switch {
-	case sp.Location != "" && (cp == "" || sp.Time.After(p.Replace.Observed.CheckpointTime)):
+	case sp.Location != "" && (cp == "" || sp.Time.After(p.Replace.Observed.CheckpointTime) || otherJobsCheckpoint(cp, p.Replace.PreviousJobID)):
 		p.Replace.RestoreFrom, p.Replace.RestoreKind = sp.Location, policy.KindSavepoint
 		p.Replace.Observed.Checkpoint, p.Replace.Observed.CheckpointTime = sp.Location, sp.Time
 	case cp != "":
@@ -460,6 +460,17 @@ func (t *Teardown) endedFound(p *Progress, now time.Time) Result {
 		return t.ranOnResult(p)
 	}
 	return t.endedResult(p)
+}
+
+// otherJobsCheckpoint reports whether cp is a checkpoint of another job than
+// job (its directory, <dir>/<job id>/chk-N, names another id): one job
+// was started from, which Flink shows as restored when the job completed
+// none of its own (after a failure, say, that followed its stop's
+// savepoint). Its state predates every savepoint job took, whatever time
+// the restore gives it.
+func otherJobsCheckpoint(cp string, job flinkapi.JobID) bool {
+	dir, _, ok := checkpointOf(cp)
+	return ok && job != "" && !strings.EqualFold(dir[strings.LastIndex(dir, "/")+1:], string(job))
 }
 
 // ranOnResult ends the teardown of a job that ran on after its savepoint,

@@ -367,7 +367,17 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
 	_, derived := r.firstJobID(p)
-	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, derived)
+	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, derived, nil)
+	if ok && derived && st != "" && !st.IsGloballyTerminal() && r.owns() && r.job != "" {
+		// The job found would be adopted: Flink's start times show
+		// whether an operation replacing r.job can have started it.
+		older, err := startedBefore(ctx, r.client, r.job)
+		if err != nil {
+			p.LastError = errMessage(err)
+			return Result{RequeueAfter: r.timing.backoff(2)}, nil
+		}
+		id, st, n, ok = followDerived(jobs, p.Replace.Observed.Adopt, derived, older)
+	}
 	p.Replace.Observed.Lookups = n
 	switch {
 	case !ok:
@@ -408,23 +418,57 @@ func foreignMessage(id flinkapi.JobID, st flinkapi.JobState) string {
 }
 
 // followDerived looks id up in Flink's job list jobs and, with derived,
-// passes over an id whose job has ended for the id derived from it, at
-// most maxLookups ids in all. It returns the id it stopped at, its state
-// there (empty: not listed), and how many ids it looked at; ok is false
-// when all maxLookups had ended. Without derived it stops at id.
-func followDerived(jobs []flinkapi.JobIDStatus, id flinkapi.JobID, derived bool) (flinkapi.JobID, flinkapi.JobState, int, bool) {
+// passes over an id whose job has ended, or is one of others (lower-case
+// ids of jobs no operation of this deployment started), for the id
+// derived from it, at most maxLookups ids in all. It returns the id it
+// stopped at, its state there (empty: not listed), and how many ids it
+// looked at; ok is false when all maxLookups had ended. Without derived
+// it stops at id.
+func followDerived(jobs []flinkapi.JobIDStatus, id flinkapi.JobID, derived bool, others map[string]bool) (flinkapi.JobID, flinkapi.JobState, int, bool) {
 	states := make(map[string]flinkapi.JobState, len(jobs))
 	for _, j := range jobs {
 		states[strings.ToLower(string(j.ID))] = j.Status
 	}
 	for n := 1; n <= maxLookups; n++ {
 		st := states[strings.ToLower(string(id))]
-		if st == "" || !st.IsGloballyTerminal() || !derived {
+		if st == "" || (!st.IsGloballyTerminal() && !others[strings.ToLower(string(id))]) || !derived {
 			return id, st, n, true
 		}
 		id = derivedJobID(strings.ToLower(string(id)))
 	}
 	return id, "", maxLookups + 1, false
+}
+
+// startedBefore reads Flink's jobs overview and returns the lower-case
+// ids of the jobs that started before the job old did: no operation that
+// replaces old can have started one of them, whatever id it runs under.
+// A job id is reused when Flink forgot the job that had it (a JobManager
+// restart without high availability) or when a deployment is created
+// again under its name after a Delete left its job running (detached):
+// the ids derived from its new jobs are then those the jobs of its
+// earlier life ran under, the detached one among them. Empty when Flink
+// does not list old.
+func startedBefore(ctx context.Context, api API, old flinkapi.JobID) (map[string]bool, error) {
+	jobs, err := api.JobsOverview(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var start time.Time
+	for _, j := range jobs {
+		if strings.EqualFold(string(j.ID), string(old)) {
+			start = j.StartTime
+		}
+	}
+	if start.IsZero() {
+		return nil, nil
+	}
+	older := map[string]bool{}
+	for _, j := range jobs {
+		if !j.StartTime.IsZero() && j.StartTime.Before(start) {
+			older[strings.ToLower(string(j.ID))] = true
+		}
+	}
+	return older, nil
 }
 
 // adopted takes over the job id that an earlier operation started: the
@@ -1278,6 +1322,7 @@ func (r *replacer) submitOp(p *Progress) *Submit {
 		if op.JobID == "" {
 			op.JobID, _ = r.firstJobID(p)
 		}
+		op.replaces, op.derive = r.job, r.deployer == nil
 	}
 	op.Run.SavepointPath = p.Replace.RestoreFrom
 	if p.Replace.RestoreFrom != "" && p.Replace.RestoreFrom == p.Replace.Request.Path && p.Replace.Request.AllowNonRestoredState {
@@ -1314,6 +1359,11 @@ func (r *replacer) checkpointOnStorage(ctx context.Context, p *Progress) bool {
 		return true // a savepoint
 	}
 	entries, err := r.listTried(ctx, jobDir)
+	if err == nil && len(entries) == 0 {
+		// A listing cut short (a page lost) may show nothing: the
+		// directory is read once more before it counts as empty.
+		entries, err = r.listTried(ctx, jobDir)
+	}
 	switch {
 	case err != nil:
 		return true

@@ -875,8 +875,10 @@ func (e *env) final(ctx context.Context, res *Result) {
 	case OpTeardown, OpRedeploy:
 		if p := res.Progress[0]; p.Teardown.Recorded {
 			want := p.Savepoint.Location
-			if want == "" {
-				want = p.Replace.RestoreFrom // the retained checkpoint of a job that had ended
+			if want == "" || p.Replace.RestoreKind == policy.KindCheckpoint && p.Replace.RestoreFrom != "" {
+				// The retained checkpoint of a job that had ended, or of
+				// one that ran on past its savepoint when it is newer.
+				want = p.Replace.RestoreFrom
 			}
 			if rec, ok, err := e.store.Get(ctx, storeName); err != nil || !ok || rec.Location != want {
 				e.v.add("invariant 2: teardown recorded %q, the store holds %+v (%v, %v)", want, rec, ok, err)

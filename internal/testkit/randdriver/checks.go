@@ -300,6 +300,10 @@ func (d *driver) checkRun(ctx context.Context, before, st lifecycle.JobStatus, q
 		d.res.Seen["restore paths refused"]++
 		if known {
 			d.refusedJobs[id] = true
+			// The job the fake holds under the id: the run's (failed
+			// at once), or, for a run answered as a duplicate, the one
+			// the id had. A detached job whose id a run took is gone.
+			d.submitted[id] = info.Submitted
 		}
 		d.checkDiscarded(st, id, path, w)
 		return
@@ -680,7 +684,10 @@ func (d *driver) checkProgress(st lifecycle.JobStatus, w *world, after time.Time
 		d.violateKey(Stuck, "delete|"+d.deleteSince.String(), "Delete not done after %v without the caller's absences (%s/%s: %s)", t, st.State, st.Reason, st.Message)
 	}
 	over := d.spec.Job.Parallelism > d.slots
-	if t := d.holding("delete-over|"+d.deleteSince.String(), d.deleting && over); t > DeleteWithin {
+	// Once the job is torn down (Deleted), what is left of the Delete
+	// (its disposals, audits while the storage fails) waits on the
+	// storage, not on a job that cannot run: Stuck bounds it.
+	if t := d.holding("delete-over|"+d.deleteSince.String(), d.deleting && over && !st.Deleted); t > DeleteWithin {
 		d.violateKey(StuckUndeployable, "delete|"+d.deleteSince.String(), "the Delete of a job that cannot run (parallelism %d, %d slots) not done after %v without the caller's absences (%s/%s)",
 			d.spec.Job.Parallelism, d.slots, t, st.State, st.Reason)
 	}

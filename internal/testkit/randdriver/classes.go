@@ -57,7 +57,8 @@ const (
 	NeverStable Class = "NeverStable"
 	// StuckUndeployable (13): a job that can never run (its parallelism
 	// above the cluster's slots) is not reported as such after
-	// StuckAfter, or its Delete takes longer than DeleteWithin.
+	// StuckAfter, or its Delete takes longer than DeleteWithin to tear
+	// the job down.
 	StuckUndeployable Class = "StuckUndeployable"
 	// SameJarPathRunsOld (14): after the jar at the spec's path was
 	// rebuilt (and the spec changed), a new job runs the jar uploaded

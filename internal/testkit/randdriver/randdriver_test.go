@@ -126,6 +126,18 @@ var foundSeeds = []int64{
 	1866, // a rescale cancelling for a savepoint while a stop with a savepoint from outside finished the job (the cancel answered 503)
 	1029, // a late savepoint forgotten by a JobManager restart without high availability, and the audit before a delete failed a listing
 	1878, // a savepoint request whose savepoint completed just before a JobManager failover; the run ended before the audit the request owed
+	406,  // a deployment re-created after a detach, its first job's id freed by a JobManager restart without high availability: the ids derived from its new jobs were those of its earlier life, the detached job's among them
+	2285, // the same: a restart adopted the detached job found under the id derived from the job it replaced
+	2452, // a re-created deployment's first job, run under the id of a detached job Flink had forgotten, from a restore path that names nothing
+	2089, // a teardown whose stop's answer a JobManager restart without high availability lost; the audit after it found the savepoint, which the store did not get
+	3702, // the same, a teardown that found the job gone
+	3007, // a savepoint from outside completed before the controller's stop, whose record is timed when its trigger was recorded; the audit took the older one for the newest
+	3324, // a teardown's job, started from another job's checkpoint, failed while stopping and was restored from that checkpoint, timed at the restore
+	2720, // a suspend's job failed while stopping while the caller was away, Flink forgot the trigger, and the job ran on past the savepoint
+	2130, // a teardown's savepoint completed just before a JobManager restart without high availability; the teardown ended JobGone and Delete did not audit
+	3958, // a restart's listing of the cancelled job's checkpoint folder was cut short to nothing, and the retained checkpoint was taken for gone: an older savepoint restored
+	3058, // the same
+	2462, // a Delete of a job above the slots, torn down, whose audits after the teardown met a failing storage for four minutes
 }
 
 // TestRandomDriverFoundSeeds runs foundSeeds and fails on any violation.
