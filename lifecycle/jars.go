@@ -394,14 +394,14 @@ func (j *Jars) Upload(ctx context.Context, api API, file string) (flinkapi.JarID
 	if err != nil {
 		return "", err
 	}
-	return j.send(ctx, api, jf, ownJarName(d, path.Base(jf.name)), d)
+	return j.send(ctx, api, jf, ownJarName(d, path.Base(jf.name)))
 }
 
 // upload returns an upload of file on api's cluster for a Controller to
 // run: the newest shared upload of the same content the cluster lists
 // (one GET /jars), or else a new shared upload of file, read from one
 // open file of the source (its digest is read first, from the same open
-// file, unless known: Jars.digest).
+// file).
 func (j *Jars) upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {
 	jf, err := j.open(file)
 	if err != nil {
@@ -477,16 +477,15 @@ func (j *Jars) findOrSend(ctx context.Context, api API, jf *jarFile, digest stri
 	if found != nil {
 		return found.ID, false, nil
 	}
-	id, err := j.send(ctx, api, jf, sharedJarName(digest, path.Base(jf.name)), digest)
+	id, err := j.send(ctx, api, jf, sharedJarName(digest, path.Base(jf.name)))
 	return id, err == nil, err
 }
 
-// digestOf is the digest of jf's content: the cached one, or read from jf
-// and recorded, jf then read again from its start.
+// digestOf is the digest of jf's content, read from jf (once per
+// upload, whatever the cache holds: a file rewritten with the same size
+// within the file system's time resolution keeps its key) and recorded
+// as the file's; jf is then read again from its start.
 func (j *Jars) digestOf(ctx context.Context, jf *jarFile, file string) (string, error) {
-	if d, ok := j.cache().Load(jf.key); ok {
-		return d.(string), nil
-	}
 	h := sha256.New()
 	if _, err := jf.copy(ctx, h); err != nil {
 		return "", fmt.Errorf("lifecycle: reading jar file %q in %s: %w", file, j.String(), err)
@@ -503,27 +502,15 @@ func (j *Jars) digestOf(ctx context.Context, jf *jarFile, file string) (string, 
 	return d, nil
 }
 
-// send uploads jf's content through api under name, hashing it as it is
-// read: content that is not digest's (the file was written in place
-// while read) is an error, and the upload is deleted; the digest read is
-// recorded as the file's.
-func (j *Jars) send(ctx context.Context, api API, jf *jarFile, name, digest string) (flinkapi.JarID, error) {
-	h := sha256.New()
-	lr := &limitCheck{r: io.TeeReader(jf.reader(ctx), h), max: jf.max, name: jf.name}
+// send uploads jf's content through api under name, bounded by the
+// source's MaxSize.
+func (j *Jars) send(ctx context.Context, api API, jf *jarFile, name string) (flinkapi.JarID, error) {
+	lr := &limitCheck{r: jf.reader(ctx), max: jf.max, name: jf.name}
 	id, err := api.UploadJarReader(ctx, name, lr)
 	if lr.err != nil {
 		return id, lr.err
 	}
-	if err != nil || !lr.eof {
-		return id, err
-	}
-	read := hex.EncodeToString(h.Sum(nil))
-	j.cache().Store(jf.key, read)
-	if read != digest {
-		_ = api.DeleteJar(context.WithoutCancel(ctx), id)
-		return "", fmt.Errorf("lifecycle: jar file %q in %s changed while it was uploaded (SHA-256 %s, then %s)", jf.name, j.String(), shortDigest(digest), shortDigest(read))
-	}
-	return id, nil
+	return id, err
 }
 
 // limitCheck fails a read past max bytes.
@@ -532,7 +519,6 @@ type limitCheck struct {
 	n    int64
 	max  int64
 	name string
-	eof  bool
 	err  error
 }
 
@@ -546,9 +532,7 @@ func (l *limitCheck) Read(p []byte) (int, error) {
 		l.err = fmt.Errorf("%w: %w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, ErrJarRefused, l.name, l.max)
 		return 0, l.err
 	}
-	if err == io.EOF {
-		l.eof = true
-	} else if err != nil {
+	if err != nil && err != io.EOF {
 		l.err = err
 	}
 	return n, err

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -147,30 +146,5 @@ func TestSubmitChecksTheUploadAtTheRun(t *testing.T) {
 				t.Errorf("requests %v: the jars were not listed before the run", reqs)
 			}
 		})
-	}
-}
-
-// A jar that changes in place while it is uploaded (same size and time)
-// is not left under a name that says another content.
-func TestJarUploadChangedWhileRead(t *testing.T) {
-	k := newCluster(t, false)
-	ctx := context.Background()
-	if _, err := k.jars.digest(ctx, k.jar); err != nil {
-		t.Fatal(err)
-	}
-	jf, err := k.jars.open(k.jar)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer jf.f.Close()
-	_, err = k.jars.send(ctx, k.c, jf, sharedJarName(strings.Repeat("0", 64), "job.jar"), strings.Repeat("0", 64))
-	if err == nil || !strings.Contains(err.Error(), "changed while it was uploaded") {
-		t.Fatalf("send = %v; want the change told", err)
-	}
-	if jars := k.srv.JarIDs(); len(jars) != 0 {
-		t.Errorf("jars left %v", jars)
-	}
-	if errors.Is(err, ErrInvalidSpec) {
-		t.Errorf("a change while read is no invalid spec: %v", err)
 	}
 }
