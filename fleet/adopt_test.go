@@ -9,6 +9,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/lifecycle"
+	"github.com/flinkkit/flinkkit/policy"
 )
 
 // TestRunnerAdoptsByNameAndAppliesApplications: jobs started by hand
@@ -118,5 +119,52 @@ func TestRunnerAdoptsByNameAndAppliesApplications(t *testing.T) {
 	f.drive(r, "the application removed", 300, func([]Result) bool { return len(r.Applications()) == 0 })
 	if j, _ := f.servers["east"].Job(byHand["legacy-orders"][0]); !j.State.IsGloballyTerminal() {
 		t.Errorf("the adopted job is %s after its application was removed", j.State)
+	}
+}
+
+// TestRunnerPlanAdoptionPreflight: the plan of a deployment that adopts
+// a job by name, whose jar file would run another plan (a renamed uid),
+// preflights the adoption's later upgrade from the adopted job: with
+// the jar uploaded for the plan, it says the state of the renamed
+// vertex would be lost, without blocking the adoption; without the
+// upload it says the preflight was skipped.
+func TestRunnerPlanAdoptionPreflight(t *testing.T) {
+	f := newFakeFleet(t, "east")
+	ctx := context.Background()
+	byHand, err := f.clients["east"].RunJar(ctx, f.jars["east"], flinkapi.RunJarRequest{JobID: flinkapi.NewJobID(),
+		ProgramArgs: []string{"--out", "/out/legacy", "--rate", "10", "--name", "legacy"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(5 * time.Second) // it runs, and checkpoints
+	r := f.runner()
+	d := f.fileDeployment("east", "legacy", 10)
+	d.Spec.Job.Args = []string{"--out", "/out/legacy", "--rate", "10", "--name", "legacy", "--uid-suffix", "-renamed"}
+	d.AdoptName = "legacy"
+
+	plan, err := r.Plan(ctx, []Deployment{d}, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dp := plan.Deployments[0]; dp.Error != "" || dp.Plan.Action != lifecycle.ActionAdopt || dp.Plan.Preflight == nil ||
+		dp.Plan.Preflight.Skipped != lifecycle.PreflightSkipNotUploaded {
+		t.Fatalf("plan without uploads: %s (%s), preflight %+v", dp.Plan, dp.Error, dp.Plan.Preflight)
+	}
+	plan, err = r.Plan(ctx, []Deployment{d}, PlanOptions{UploadJars: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := plan.Deployments[0]
+	pf := dp.Plan.Preflight
+	if dp.Error != "" || dp.Plan.Action != lifecycle.ActionAdopt || dp.Plan.Blocked != "" || dp.Plan.Verdict == lifecycle.VerdictBlocked ||
+		pf == nil || pf.Verdict == nil || pf.Verdict.Allowed() || !pf.Verdict.Has(policy.PreflightStateNotRestored) || pf.Verdict.DroppedBytes() <= 0 {
+		t.Fatalf("plan with the jar uploaded: %s (%s, verdict %s), preflight %+v", dp.Plan, dp.Error, dp.Plan.Verdict, pf)
+	}
+	if s := plan.String(); !strings.Contains(s, "start Adopt") || !strings.Contains(s, "an upgrade of the adopted job to the spec's: preflight refused") ||
+		!strings.Contains(s, string(byHand)) {
+		t.Errorf("plan text:\n%s", s)
+	}
+	if j, _ := f.servers["east"].Job(byHand); j.State != flinkapi.JobRunning {
+		t.Errorf("the job started by hand is %s after the plans", j.State)
 	}
 }

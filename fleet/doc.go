@@ -18,14 +18,18 @@
 //
 // The deployments of one cluster whose jar files have the same content
 // (the SHA-256 of their bytes, whatever the files' names) run one upload
-// of it: a Controller's upload is looked up among the cluster's jars
-// (GET /jars) and made only when the cluster has none of that content,
-// named flinkkit-<digest>-<file name>. A jar rebuilt under the same name
-// is a new content, uploaded once more. Each pass also does the
+// of it, as every Controller does (lifecycle.Jars): a Controller's upload
+// is looked up among the cluster's jars (GET /jars) and made only when
+// the cluster has none of that content, named
+// flinkkit-<digest>-<file name>; the Runner makes the look-ups and
+// uploads of a cluster one at a time (lifecycle.JarSharing). A jar
+// rebuilt under the same name is a new content, uploaded once more. The
+// jar Plan uploads for a preflight is named flinkkit-<digest>.<file name>,
+// run by no Controller. Each pass also does the
 // housekeeping of the clusters (Runner.Housekeeping; on by default, at
 // most once per cluster and Interval, five minutes): it reads the
 // cluster's jars, one request, and the records of every deployment on
-// the cluster, and deletes the uploads of the Runner that none of them
+// the cluster, and deletes the uploads named by their content that none of them
 // names (as its job's, its stable build's, or an action's in flight)
 // and that were not uploaded, handed to a Controller or seen in use for
 // JarGrace (ten minutes); it waits for a pass with no call of the

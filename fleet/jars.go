@@ -2,14 +2,9 @@ package fleet
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -49,40 +44,13 @@ type Housekeeping struct {
 	JarGrace time.Duration
 }
 
-// jarPrefix begins the name of every jar a Runner uploads, followed by
-// the first 32 hex digits of the SHA-256 of its content, a dash and the
-// name of the file it was read from. A jar named otherwise (a user's
-// own upload, one of another program) is never deleted.
-const jarPrefix = "flinkkit-"
-
-// digestLen is how many hex digits of the content's SHA-256 an upload's
-// name holds.
-const digestLen = 32
-
-// sharedJarName is the name of the upload of a file named name whose
-// content has the hex SHA-256 digest.
-func sharedJarName(digest, name string) string {
-	return jarPrefix + digest[:digestLen] + "-" + name
-}
-
 // isFleetJar reports whether a jar of that name was uploaded by a
-// Runner (sharedJarName).
-func isFleetJar(name string) bool { return jarDigest(name) != "" }
-
-// jarDigest is the digest of the content of the jar named name, as
-// sharedJarName wrote it; empty: the jar is not a Runner's upload.
-// Uploads of one content read from files of different names share it.
-func jarDigest(name string) string {
-	rest, ok := strings.CutPrefix(name, jarPrefix)
-	if !ok || len(rest) < digestLen+2 || rest[digestLen] != '-' {
-		return ""
-	}
-	for _, c := range rest[:digestLen] {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return ""
-		}
-	}
-	return rest[:digestLen]
+// Controller or a Plan of a Runner: its name says its content
+// (lifecycle.JarNameDigest). A jar named otherwise (a user's own
+// upload, one of another program) is never deleted.
+func isFleetJar(name string) bool {
+	d, _ := lifecycle.JarNameDigest(name)
+	return d != ""
 }
 
 // ClusterResult is what the last housekeeping of one cluster found and
@@ -130,54 +98,26 @@ func (j *clusterJars) hand(id flinkapi.JarID, now time.Time) {
 }
 
 // sharingAPI is a cluster's client as the Controllers of its
-// deployments use it: an upload of a content the cluster holds already
-// (as the Runner uploaded it) is that upload, and any other is
-// uploaded under a name that says its content (sharedJarName).
+// deployments use it: their look-ups and uploads of shared jars
+// (lifecycle.JarSharing) are made one at a time, never while the
+// housekeeping deletes, and the upload each is handed is recorded as in
+// use.
 type sharingAPI struct {
 	lifecycle.API
 	r    *Runner
 	jars *clusterJars
 }
 
-// UploadJarReader reads the jar to its end (into a temporary file) and
-// returns the upload of the cluster with its content, uploading it if
-// the cluster lists none.
-func (a *sharingAPI) UploadJarReader(ctx context.Context, name string, r io.Reader) (flinkapi.JarID, error) {
-	f, err := os.CreateTemp("", "flinkkit-jar-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(f, h), r); err != nil {
-		return "", err
-	}
-	digest := hex.EncodeToString(h.Sum(nil))
+// ShareJar runs find under the lock of the cluster's jars, and records
+// the jar it returns as handed to a deployment, and its upload.
+func (a *sharingAPI) ShareJar(ctx context.Context, find func() (flinkapi.JarID, bool, error)) (flinkapi.JarID, error) {
 	a.jars.mu.Lock()
 	defer a.jars.mu.Unlock()
-	list, err := a.API.ListJars(ctx)
-	if err != nil {
-		return "", err
-	}
-	var found *flinkapi.Jar
-	for i := range list {
-		if jarDigest(list[i].Name) == digest[:digestLen] && (found == nil || list[i].Uploaded.After(found.Uploaded)) {
-			found = &list[i]
-		}
-	}
-	if found != nil {
-		a.jars.hand(found.ID, a.r.clock().Now())
-		return found.ID, nil
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return "", err
-	}
-	id, err := a.API.UploadJarReader(ctx, sharedJarName(digest, name), f)
+	id, uploaded, err := find()
 	if id != "" {
 		a.jars.hand(id, a.r.clock().Now())
 	}
-	if err == nil {
+	if uploaded {
 		a.r.mu.Lock()
 		a.jars.uploads++
 		a.r.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/lifecycle"
@@ -100,5 +101,54 @@ func TestRunnerPlan(t *testing.T) {
 	}
 	if d := p.Deployments[0]; d.Name != "a" || d.Change != Unchanged || d.Plan.Verdict != lifecycle.VerdictDone {
 		t.Errorf("a unchanged: %+v", d)
+	}
+}
+
+// TestRunnerPlanUploadHousekept: the jar a Plan uploads for its
+// preflight is named by its content as its own (no Controller runs it);
+// when its deletion fails, the housekeeping deletes it once unused for
+// the grace.
+func TestRunnerPlanUploadHousekept(t *testing.T) {
+	f := newFakeFleet(t, "east")
+	r := f.runner()
+	grace, interval := 2*time.Minute, 30*time.Second
+	r.Housekeeping = Housekeeping{Interval: interval, JarGrace: grace}
+	srv := f.servers["east"]
+	if err := srv.Inject(flinktest.Fault{Kind: flinktest.FaultStatus, Route: "DELETE /jars/:jarid", Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	d := f.fileDeployment("east", "a", 10)
+	d.Spec.Update.Mode = policy.UpgradeSavepoint
+	p, err := r.Plan(context.Background(), []Deployment{d}, PlanOptions{UploadJars: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := p.Deployments[0].Uploaded
+	_, name, _ := strings.Cut(string(up), "_")
+	if digest, shared := lifecycle.JarNameDigest(name); up == "" || digest == "" || shared || !strings.HasSuffix(name, ".app.jar") {
+		t.Fatalf("plan uploaded %q (%+v); want a jar named by its content as the plan's own", up, p.Deployments[0])
+	}
+	if !slices.Contains(srv.JarIDs(), up) {
+		t.Fatalf("the upload %s is gone, its deletion failing", up)
+	}
+	srv.ClearFaults()
+	// No deployment: passes every interval.
+	passes := func(d time.Duration) {
+		for end := f.clock.Now().Add(d); f.clock.Now().Before(end); f.clock.Advance(interval) {
+			if _, err := r.Pass(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	passes(grace - interval)
+	if !slices.Contains(srv.JarIDs(), up) {
+		t.Fatalf("the upload %s was deleted before the grace", up)
+	}
+	passes(3 * interval)
+	if slices.Contains(srv.JarIDs(), up) {
+		t.Fatalf("the plan's upload %s stays past the grace: %+v at %v", up, r.ClusterResults(), f.clock.Now())
+	}
+	if cr := r.ClusterResults(); len(cr) != 1 || cr[0].Err != nil || cr[0].Jars != 0 {
+		t.Errorf("cluster results %+v", cr)
 	}
 }

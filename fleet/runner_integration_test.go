@@ -20,19 +20,22 @@ import (
 )
 
 // TestRealRunner runs a fleet of six deployments on two real session
-// clusters (the shared one, and one of its own) from a DirStore: they
-// are deployed, two are upgraded while the program running the fleet
-// is killed in the middle of the upgrades and started again, two are
-// removed, and in the end all are removed. After every pass no
-// deployment has two live jobs. The deployments of a cluster running one
-// jar content share one upload of it, and an upload no deployment uses
-// any more is deleted once the (short) grace has passed.
+// clusters (the shared one, and one of its own) from a DirStore, with an
+// application of three more on its own cluster: they are deployed (the
+// application with one verdict, Done only once its three jobs run), two
+// are upgraded while the program running the fleet is killed in the
+// middle of the upgrades and started again, two and the application are
+// removed (its three deployments in one change), and in the end all are
+// removed. After every pass no deployment has two live jobs. The
+// deployments of a cluster running one jar content share one upload of
+// it, and an upload no deployment uses any more is deleted once the
+// (short) grace has passed.
 func TestRealRunner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	clusters := map[string]*flinkfixture.Cluster{
 		"shared": flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 3}),
-		"own":    flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 3}),
+		"own":    flinkfixture.StartForTest(t, ctx, flinkfixture.Config{Slots: 6}), // three deployments and the application's three
 	}
 	jars, err := lifecycle.JarDir("/")
 	if err != nil {
@@ -53,7 +56,7 @@ func TestRealRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	newRunner := func() *Runner {
-		return &Runner{Store: store, Clusters: envs, Parallel: 6,
+		return &Runner{Store: store, Clusters: envs, Parallel: 9,
 			Controller:   lifecycle.Controller{PollInterval: time.Second, RetryInterval: 5 * time.Second},
 			Housekeeping: Housekeeping{Interval: 2 * time.Second, JarGrace: 5 * time.Second}}
 	}
@@ -75,6 +78,19 @@ func TestRealRunner(t *testing.T) {
 	for i := range 3 {
 		desired = append(desired, deployment("shared", i, 20), deployment("own", i, 20))
 	}
+	// The application: three deployments on the own cluster, of the same
+	// jar, applied, judged and removed as one; light jobs (no
+	// checkpoints, few records), done once they run.
+	appNames := map[string]bool{}
+	for i := range 3 {
+		d := deployment("own", i, 20)
+		d.Name = fmt.Sprintf("fleet-app-%d", i)
+		d.Spec.Job.Args = []string{"--out", clusters["own"].OutDir(d.Name), "--keys", "1", "--rate", "5", "--checkpoint-interval", "0", "--name", d.Name}
+		d.Application = "shop"
+		desired = append(desired, d)
+		appNames[d.Name] = true
+	}
+	all := len(desired)
 
 	// checkJobs fails the test if a deployment has two live jobs.
 	checkJobs := func(where string) {
@@ -124,7 +140,35 @@ func TestRealRunner(t *testing.T) {
 	if _, err := r.Sync(ctx, desired); err != nil {
 		t.Fatal(err)
 	}
-	drive(r, ctx, "six deployed", 3*time.Minute, func(res []Result) bool { return len(res) == 6 && allDone(res) })
+	// checkApp fails the test if the application's verdict is not the
+	// one its deployments' results make: Done only with all three done.
+	checkApp := func(res []Result) {
+		t.Helper()
+		apps := r.Applications()
+		done, n := 0, 0
+		for _, x := range res {
+			if appNames[x.Name] {
+				n++
+				if x.Verdict == lifecycle.VerdictDone && x.Err == nil {
+					done++
+				}
+			}
+		}
+		switch {
+		case n == 0 && len(apps) == 0:
+		case len(apps) != 1 || apps[0].Name != "shop" || len(apps[0].Deployments) != n:
+			t.Fatalf("applications %+v with %d of the application's results", apps, n)
+		case (apps[0].Verdict == lifecycle.VerdictDone) != (done == 3):
+			t.Fatalf("application verdict %s with %d of its 3 deployments done", apps[0].Verdict, done)
+		}
+	}
+	res := drive(r, ctx, "nine deployed", 3*time.Minute, func(res []Result) bool {
+		checkApp(res)
+		return len(res) == all && allDone(res)
+	})
+	if apps := r.Applications(); len(apps) != 1 || apps[0].Verdict != lifecycle.VerdictDone || len(apps[0].Deployments) != 3 || len(res) != all {
+		t.Fatalf("applications %+v once all are deployed", apps)
+	}
 	// jarsOf returns the jars the records of cluster's deployments run.
 	jarsOf := func(cluster string) map[flinkapi.JarID]bool {
 		t.Helper()
@@ -158,7 +202,7 @@ func TestRealRunner(t *testing.T) {
 	for name := range clusters {
 		used := jarsOf(name)
 		if len(used) != 1 {
-			t.Fatalf("%s: the three deployments run the jars %v; want one upload shared", name, used)
+			t.Fatalf("%s: the deployments run the jars %v; want one upload shared", name, used)
 		}
 		for id := range used {
 			if jarName, ok := listed(name, id); !ok || !isFleetJar(jarName) {
@@ -223,7 +267,7 @@ func TestRealRunner(t *testing.T) {
 		t.Fatal(ctx.Err())
 	}
 	r = newRunner()
-	drive(r, ctx, "upgraded after the program died", 3*time.Minute, func(res []Result) bool { return len(res) == 6 && allDone(res) })
+	drive(r, ctx, "upgraded after the program died", 3*time.Minute, func(res []Result) bool { return len(res) == all && allDone(res) })
 	for name, old := range before {
 		rec, _, _ := store.Load(ctx, name)
 		if rec.Status.JobID == old || rec.Status.UpgradeFrom.Location == "" {
@@ -247,9 +291,10 @@ func TestRealRunner(t *testing.T) {
 		}
 	}
 
-	// Two removals, then all: the new build's uploads, which only the
-	// two removed ran, are deleted once unused for the grace, and the
-	// first build's, which the others run, stays until they are gone too.
+	// Two removals and the application's, then all: the new build's
+	// uploads, which only the two removed ran, are deleted once unused for
+	// the grace, and the first build's, which the others run, stays until
+	// they are gone too.
 	// gone waits until no cluster lists the jars of want.
 	gone := func(what string, want map[string]flinkapi.JarID) {
 		t.Helper()
@@ -262,7 +307,7 @@ func TestRealRunner(t *testing.T) {
 			return true
 		})
 	}
-	for i, keep := range [][]Deployment{desired[2:], nil} {
+	for i, keep := range [][]Deployment{desired[2:6], nil} {
 		cs, err := r.Sync(ctx, keep)
 		if err != nil {
 			t.Fatal(err)
@@ -275,6 +320,24 @@ func TestRealRunner(t *testing.T) {
 			}
 		}
 		if i == 0 {
+			removed := 0
+			for _, name := range cs.Removed {
+				if appNames[name] {
+					removed++
+				}
+			}
+			if removed != 3 || len(r.Applications()) != 0 {
+				t.Errorf("removed %v in one change, applications %+v after; want the application's three removed together", cs.Removed, r.Applications())
+			}
+			jobs, err := clients["own"].JobsOverview(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range jobs {
+				if appNames[j.Name] && !j.State.IsGloballyTerminal() {
+					t.Errorf("%s (%s) is %s after its application was removed", j.Name, j.ID, j.State)
+				}
+			}
 			gone("the new build's unused uploads deleted", newJars)
 			for cluster, id := range firstJars {
 				if _, ok := listed(cluster, id); !ok {

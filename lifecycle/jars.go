@@ -301,30 +301,214 @@ func (j *Jars) digest(ctx context.Context, file string) (string, error) {
 	return d, nil
 }
 
-// Upload uploads the jar file through api, read from one open file of
-// the source, and returns the id Flink gave it; the file is checked as
-// every read of Jars is. The caller owns the upload: delete it
-// (API.DeleteJar) when it is no longer needed.
-func (j *Jars) Upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {
-	return j.upload(ctx, api, file)
+// Uploads of jar files are named by their content: "flinkkit-", the
+// first 32 hex digits of the SHA-256 of the jar, and then "-" and the
+// file's base name for an upload any Controller may run (shared), or "."
+// and the file's base name for one its caller owns (Jars.Upload), which
+// no Controller runs. A Controller that would upload a jar file the
+// cluster lists a shared upload of runs that upload instead; a jar
+// rebuilt under the same file name holds another content, and is a new
+// upload.
+
+// jarPrefix begins the name of every upload of Jars.
+const jarPrefix = "flinkkit-"
+
+// digestLen is how many hex digits of the content's SHA-256 an upload's
+// name holds.
+const digestLen = 32
+
+// sharedJarName is the name of the shared upload of a file named file
+// whose content has the hex SHA-256 digest.
+func sharedJarName(digest, file string) string {
+	return jarPrefix + digest[:digestLen] + "-" + file
 }
 
-// upload uploads file through api, read from one open file of the
-// source; its digest is recorded as the file's, like digest's.
+// ownJarName is the name of an upload its caller owns (Jars.Upload) of a
+// file named file whose content has the hex SHA-256 digest.
+func ownJarName(digest, file string) string {
+	return jarPrefix + digest[:digestLen] + "." + file
+}
+
+// JarNameDigest is the first 32 hex digits of the SHA-256 of the content
+// of the jar named name, if Jars uploaded it (its name says its
+// content), and whether that upload is shared (any Controller may run
+// it) rather than its caller's own (Jars.Upload); an empty digest: name
+// is not the name of an upload of Jars.
+func JarNameDigest(name string) (digest string, shared bool) {
+	rest, ok := strings.CutPrefix(name, jarPrefix)
+	if !ok || len(rest) < digestLen+2 || (rest[digestLen] != '-' && rest[digestLen] != '.') {
+		return "", false
+	}
+	for _, c := range rest[:digestLen] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return rest[:digestLen], rest[digestLen] == '-'
+}
+
+// jarIDDigest is JarNameDigest of the name Flink gave the upload id
+// (its ids are a random part, "_" and the uploaded file's name).
+func jarIDDigest(id flinkapi.JarID) (digest string, shared bool) {
+	_, name, ok := strings.Cut(string(id), "_")
+	if !ok {
+		return "", false
+	}
+	return JarNameDigest(name)
+}
+
+// JarSharing is implemented by a client whose shared uploads other
+// programs also run and delete when no one uses them (as package fleet's
+// clients of a cluster do). A Controller's look-up of a shared upload of
+// a jar file's content and, without one, its upload are made within
+// ShareJar: find returns the upload the Controller is to run (or ""),
+// whether find uploaded it, and its error. ShareJar returns what find
+// returned; it may record that the upload is in use, and hold what keeps
+// it from being deleted meanwhile. A client of a Controller that records
+// its requests is looked through for it.
+type JarSharing interface {
+	ShareJar(ctx context.Context, find func() (jar flinkapi.JarID, uploaded bool, err error)) (flinkapi.JarID, error)
+}
+
+// share runs find within api's ShareJar, if it has one.
+func share(ctx context.Context, api API, find func() (flinkapi.JarID, bool, error)) (flinkapi.JarID, error) {
+	if s, ok := unrecorded(api).(JarSharing); ok {
+		return s.ShareJar(ctx, find)
+	}
+	id, _, err := find()
+	return id, err
+}
+
+// Upload uploads the jar file through api, read from one open file of
+// the source, and returns the id Flink gave it; the file is checked as
+// every read of Jars is. The upload is named by its content as the
+// caller's own: no Controller runs it. The caller owns the upload: delete
+// it (API.DeleteJar) when it is no longer needed.
+func (j *Jars) Upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {
+	jf, err := j.open(file)
+	if err != nil {
+		return "", err
+	}
+	defer jf.f.Close()
+	d, err := j.digestOf(ctx, jf, file)
+	if err != nil {
+		return "", err
+	}
+	return j.send(ctx, api, jf, ownJarName(d, path.Base(jf.name)))
+}
+
+// upload returns an upload of file on api's cluster for a Controller to
+// run: the newest shared upload of the same content the cluster lists
+// (one GET /jars), or else a new shared upload of file, read from one
+// open file of the source (its digest is read first, from the same open
+// file).
 func (j *Jars) upload(ctx context.Context, api API, file string) (flinkapi.JarID, error) {
 	jf, err := j.open(file)
 	if err != nil {
 		return "", err
 	}
 	defer jf.f.Close()
+	return share(ctx, api, func() (flinkapi.JarID, bool, error) {
+		d, err := j.digestOf(ctx, jf, file)
+		if err != nil {
+			return "", false, err
+		}
+		return j.findOrSend(ctx, api, jf, d, "")
+	})
+}
+
+// listedOrUploaded checks, before a run uses it, that the cluster still
+// lists jar, an upload of file made (or found) earlier: jar if it does;
+// else a shared upload of file (listed or new) if file still holds the
+// content jar's name says, and an error matching errJarGone if it holds
+// another or jar's name says none.
+func (j *Jars) listedOrUploaded(ctx context.Context, api API, file string, jar flinkapi.JarID) (flinkapi.JarID, error) {
+	jf, err := j.open(file)
+	if err != nil {
+		return "", err
+	}
+	defer jf.f.Close()
+	return share(ctx, api, func() (flinkapi.JarID, bool, error) {
+		want, _ := jarIDDigest(jar)
+		if want == "" {
+			// Nothing says what the upload held: it is looked up alone.
+			want = "-"
+		}
+		d, err := j.digestOf(ctx, jf, file)
+		if err != nil {
+			return "", false, err
+		}
+		id, uploaded, err := j.findOrSend(ctx, api, jf, d, jar)
+		switch {
+		case err != nil || id == jar:
+			return id, uploaded, err
+		case !strings.HasPrefix(d, want):
+			return "", false, fmt.Errorf("%w: the upload %s was deleted, and the jar file %q holds another build (SHA-256 %s)", errJarGone, jar, file, shortDigest(d))
+		}
+		return id, uploaded, nil
+	})
+}
+
+// errJarGone is matched by the error of an upload to run that the
+// cluster no longer lists, when the jar file holds another build.
+var errJarGone = errors.New("lifecycle: the jar to run is gone")
+
+// findOrSend looks up the cluster's jars: jar, if it lists it (jar set);
+// else its newest shared upload of digest's content; else, if the
+// content is that the caller asked for (no jar, or jar's name says
+// digest), a new shared upload of jf. It reports whether it uploaded.
+func (j *Jars) findOrSend(ctx context.Context, api API, jf *jarFile, digest string, jar flinkapi.JarID) (flinkapi.JarID, bool, error) {
+	list, err := api.ListJars(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	var found *flinkapi.Jar
+	for i := range list {
+		if jar != "" && list[i].ID == jar {
+			return jar, false, nil
+		}
+		if d, shared := JarNameDigest(list[i].Name); shared && d == digest[:digestLen] && (found == nil || list[i].Uploaded.After(found.Uploaded)) {
+			found = &list[i]
+		}
+	}
+	if want, _ := jarIDDigest(jar); jar != "" && want != digest[:digestLen] {
+		return "", false, nil // the caller decides what another content means
+	}
+	if found != nil {
+		return found.ID, false, nil
+	}
+	id, err := j.send(ctx, api, jf, sharedJarName(digest, path.Base(jf.name)))
+	return id, err == nil, err
+}
+
+// digestOf is the digest of jf's content, read from jf (once per
+// upload, whatever the cache holds: a file rewritten with the same size
+// within the file system's time resolution keeps its key) and recorded
+// as the file's; jf is then read again from its start.
+func (j *Jars) digestOf(ctx context.Context, jf *jarFile, file string) (string, error) {
 	h := sha256.New()
-	lr := &limitCheck{r: io.TeeReader(jf.reader(ctx), h), max: jf.max, name: jf.name}
-	id, err := api.UploadJarReader(ctx, path.Base(jf.name), lr)
+	if _, err := jf.copy(ctx, h); err != nil {
+		return "", fmt.Errorf("lifecycle: reading jar file %q in %s: %w", file, j.String(), err)
+	}
+	seeker, ok := jf.f.(io.Seeker)
+	if !ok {
+		return "", fmt.Errorf("lifecycle: jar file %q in %s cannot be read again from its start", file, j.String())
+	}
+	if _, err := seeker.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("lifecycle: reading jar file %q in %s again: %w", file, j.String(), err)
+	}
+	d := hex.EncodeToString(h.Sum(nil))
+	j.cache().Store(jf.key, d)
+	return d, nil
+}
+
+// send uploads jf's content through api under name, bounded by the
+// source's MaxSize.
+func (j *Jars) send(ctx context.Context, api API, jf *jarFile, name string) (flinkapi.JarID, error) {
+	lr := &limitCheck{r: jf.reader(ctx), max: jf.max, name: jf.name}
+	id, err := api.UploadJarReader(ctx, name, lr)
 	if lr.err != nil {
 		return id, lr.err
-	}
-	if err == nil && lr.eof {
-		j.cache().Store(jf.key, hex.EncodeToString(h.Sum(nil)))
 	}
 	return id, err
 }
@@ -335,7 +519,6 @@ type limitCheck struct {
 	n    int64
 	max  int64
 	name string
-	eof  bool
 	err  error
 }
 
@@ -349,9 +532,7 @@ func (l *limitCheck) Read(p []byte) (int, error) {
 		l.err = fmt.Errorf("%w: %w: job.jarFile %q grew past %d bytes while read", ErrInvalidSpec, ErrJarRefused, l.name, l.max)
 		return 0, l.err
 	}
-	if err == io.EOF {
-		l.eof = true
-	} else if err != nil {
+	if err != nil && err != io.EOF {
 		l.err = err
 	}
 	return n, err

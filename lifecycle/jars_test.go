@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -225,8 +226,12 @@ func TestJarReplacedBetweenCheckAndRead(t *testing.T) {
 	if _, err := tr.jars.upload(context.Background(), c, "job.jar"); !errors.Is(err, ErrInvalidSpec) {
 		t.Fatalf("upload of the link = %v; want ErrInvalidSpec", err)
 	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Fatalf("%d requests; want the one upload of the opened file", n)
+	var sent []string
+	for _, r := range srv.Requests() {
+		sent = append(sent, r.Method+" "+r.Path)
+	}
+	if want := []string{"GET /jars", "POST /jars/upload"}; !slices.Equal(sent, want) {
+		t.Fatalf("requests %v; want %v: the look-up of an upload of the content and the one upload of the opened file", sent, want)
 	}
 }
 

@@ -213,6 +213,8 @@ func (p Plan) String() string {
 	}
 	if p.Blocked != "" {
 		s += ", blocked: " + p.Blocked
+	} else if p.Preflight != nil && p.Action == ActionAdopt && !p.InFlight && p.Preflight.Verdict != nil {
+		s += ", an upgrade of the adopted job to the spec's: " + preflightSummary(p.Preflight)
 	} else if p.Preflight != nil {
 		s += ", " + preflightSummary(p.Preflight)
 	}

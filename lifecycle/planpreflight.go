@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/flinkkit/flinkkit/internal/bytesize"
 	"github.com/flinkkit/flinkkit/policy"
@@ -21,6 +22,10 @@ import (
 func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, p *Plan) {
 	if p.InFlight {
 		p.Preflight = st.Progress.Replace.Preflight.DeepCopy()
+		return
+	}
+	if p.Action == ActionAdopt {
+		c.adoptPreflight(ctx, api, spec, st, obs, p)
 		return
 	}
 	switch {
@@ -70,6 +75,65 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 		// it is: the plan's verdict says so now.
 		p.Blocked, p.Verdict = "preflight: "+v.Message(), VerdictBlocked
 	}
+}
+
+// adoptPreflight is the preflight of the plan of an adoption, which
+// stops nothing and keeps the job running its own plan: when the plan of
+// the spec's job (from its jar, uploaded before: none,
+// PreflightSkipNotUploaded) differs from the adopted job's, the two are
+// compared as for an upgrade of the adopted job (its vertices, the slots
+// it holds, the state of the vertices the spec's job lacks, the
+// cluster's slots), so that the plan says whether the upgrade to the
+// spec's job after the adoption would lose state. The verdict does not
+// block the adoption; the plan's message says what it found.
+func (c *Controller) adoptPreflight(ctx context.Context, api API, spec JobSpec, st *JobStatus, obs Observation, p *Plan) {
+	d := obs.Job
+	if spec.Preflight.Disabled || d == nil {
+		return
+	}
+	jar := c.jarID(p.Target, st)
+	if jar == "" {
+		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
+		return
+	}
+	plan, err := api.JarPlan(ctx, jar, p.Target.run().PlanRequest())
+	if err != nil {
+		return
+	}
+	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true, Old: planOf(d), Held: heldSlots(d), OldRead: true}
+	if samePlan(pf.Old, pf.New) {
+		return // the adopted job runs the spec's plan: nothing to compare
+	}
+	if pf.dropsVertices() {
+		for range 2 {
+			if pf.StateRead || readOldState(ctx, api, d.ID, "", pf) != nil {
+				break
+			}
+		}
+	}
+	if !spec.Preflight.ElasticSlots {
+		if ov, err := api.Overview(ctx); err == nil {
+			pf.FreeSlots, pf.TotalSlots, pf.SlotsRead = ov.SlotsAvailable, ov.SlotsTotal, true
+		}
+	}
+	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots, false)
+	pf.Verdict, p.Preflight = &v, pf
+	p.Message += fmt.Sprintf("; the spec's job has another plan than job %s, which the preflight compares as for an upgrade", d.ID)
+}
+
+// samePlan reports whether two plans have the same vertices, with the
+// same parallelism and maximum parallelism (where both know it).
+func samePlan(a, b []policy.PlanVertex) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, v := range a {
+		i := slices.IndexFunc(b, func(w policy.PlanVertex) bool { return w.ID == v.ID })
+		if i < 0 || b[i].Parallelism != v.Parallelism || b[i].MaxParallelism != v.MaxParallelism && b[i].MaxParallelism > 0 && v.MaxParallelism > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // preflighted reports whether action a runs a preflight.

@@ -181,18 +181,22 @@ func TestRegressDetachedNotTakenOver(t *testing.T) {
 // main class, other bytes.
 func (k *cluster) rebuildJar(n int) {
 	k.t.Helper()
+	if err := os.WriteFile(k.jar, counterBuild(n), 0o600); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// counterBuild is build n of the counter job's jar: the same main class,
+// other bytes.
+func counterBuild(n int) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	w, _ := zw.Create("META-INF/MANIFEST.MF")
 	fmt.Fprintf(w, "Manifest-Version: 1.0\r\nCreated-By: flinktest\r\nMain-Class: %s\r\n\r\n", flinktest.CounterJobClass)
 	w, _ = zw.Create("build.txt")
 	fmt.Fprintf(w, "build %d\n", n)
-	if err := zw.Close(); err != nil {
-		k.t.Fatal(err)
-	}
-	if err := os.WriteFile(k.jar, buf.Bytes(), 0o600); err != nil {
-		k.t.Fatal(err)
-	}
+	_ = zw.Close()
+	return buf.Bytes()
 }
 
 // TestRegressRollbackRunsStableBuild: a rollback after a rebuild under

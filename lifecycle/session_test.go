@@ -65,7 +65,7 @@ func TestCleanSession(t *testing.T) {
 	k.settle("create", spec)
 	v1 := k.st.JarID
 	spec.Job.JarFile = filepath.Join(filepath.Dir(k.jar), "job-v2.jar")
-	if err := os.WriteFile(spec.Job.JarFile, flinktest.MinimalJar(flinktest.CounterJobClass), 0o600); err != nil {
+	if err := os.WriteFile(spec.Job.JarFile, counterBuild(2), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	k.settle("update", spec)

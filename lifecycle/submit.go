@@ -134,7 +134,9 @@ func (s *Submit) begin(p *Progress, now time.Time) {
 	}
 	p.Submit.JarID = s.JarID
 	p.Phase = PhaseSubmit
-	if p.Submit.JarID == "" && s.Deployer == nil {
+	// An upload of the jar file made or found earlier (by a preflight)
+	// is looked up before it is run, and uploaded again if it is gone.
+	if (p.Submit.JarID == "" || s.JarFile != "") && s.Deployer == nil {
 		p.Phase = PhaseUpload
 	}
 }
@@ -193,9 +195,15 @@ func (s *Submit) stepPhase(ctx context.Context, p *Progress, now time.Time) (Res
 }
 
 func (s *Submit) stepUpload(ctx context.Context, p *Progress) Result {
-	jar, err := s.Jars.upload(ctx, s.Client, s.JarFile)
+	var jar flinkapi.JarID
+	var err error
+	if p.Submit.JarID != "" {
+		jar, err = s.Jars.listedOrUploaded(ctx, s.Client, s.JarFile, p.Submit.JarID)
+	} else {
+		jar, err = s.Jars.upload(ctx, s.Client, s.JarFile)
+	}
 	if err != nil {
-		if permanent(err) {
+		if permanent(err) || errors.Is(err, errJarGone) {
 			return finish(p, OutcomeSubmitFailed, "jar upload failed: "+errMessage(err))
 		}
 		p.Requests++
