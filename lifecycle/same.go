@@ -9,7 +9,10 @@ import (
 // same reports whether *a and *b hold the same content: every field,
 // element and map entry the same, pointers compared by what they point
 // to (as reflect.DeepEqual, but for funcs and channels, which it never
-// reports the same, and for floats, which it compares by their bits).
+// reports the same, for floats, compared by their bits, and for
+// interfaces and maps of other types than the spec's and the status's,
+// the same only when they hold the same pointer or are empty). It reports
+// nothing the same that is not.
 // It compares by a plan of each type made once (samePlanOf), reading the
 // memory of both values without allocating: the resync of a job at rest
 // compares its spec and status with those of its last full call.
@@ -165,14 +168,9 @@ func sameAt(p *samePlan, a, b unsafe.Pointer) bool {
 				return false
 			}
 		case reflect.Interface:
-			vx, vy := reflect.NewAt(q.typ, x).Elem(), reflect.NewAt(q.typ, y).Elem()
-			if vx.IsNil() || vy.IsNil() {
-				if vx.IsNil() != vy.IsNil() {
-					return false
-				}
-				continue
-			}
-			if vx.Elem().Type() != vy.Elem().Type() || !reflect.DeepEqual(vx.Interface(), vy.Interface()) {
+			// The same dynamic type and value pointer: the same value;
+			// else not compared (reported different).
+			if *(*[2]unsafe.Pointer)(x) != *(*[2]unsafe.Pointer)(y) {
 				return false
 			}
 		}
@@ -204,20 +202,33 @@ func sameSlice(p *samePlan, x, y *sliceOf) bool {
 	return true
 }
 
-// sameMap compares two maps of type t at x and y: maps of strings
-// directly, others as reflect.DeepEqual does.
+// sameMap compares two maps of type t at x and y: those of the spec and
+// the status (strings to strings or to int64, audit kinds to counts)
+// entry by entry; others only when both are nil or both empty (else
+// they are reported different).
 func sameMap(t reflect.Type, x, y unsafe.Pointer) bool {
-	if t == reflect.TypeFor[map[string]string]() {
-		mx, my := *(*map[string]string)(x), *(*map[string]string)(y)
-		if (mx == nil) != (my == nil) || len(mx) != len(my) {
+	switch t {
+	case reflect.TypeFor[map[string]string]():
+		return sameEntries(*(*map[string]string)(x), *(*map[string]string)(y))
+	case reflect.TypeFor[map[string]int64]():
+		return sameEntries(*(*map[string]int64)(x), *(*map[string]int64)(y))
+	case reflect.TypeFor[map[AuditKind]int]():
+		return sameEntries(*(*map[AuditKind]int)(x), *(*map[AuditKind]int)(y))
+	}
+	return reflect.NewAt(t, x).Elem().Len() == 0 && reflect.NewAt(t, y).Elem().Len() == 0 &&
+		*(*unsafe.Pointer)(x) == nil == (*(*unsafe.Pointer)(y) == nil)
+}
+
+// sameEntries reports whether two maps are both nil or both not, with
+// the same entries.
+func sameEntries[K, V comparable](x, y map[K]V) bool {
+	if (x == nil) != (y == nil) || len(x) != len(y) {
+		return false
+	}
+	for k, v := range x {
+		if w, ok := y[k]; !ok || w != v {
 			return false
 		}
-		for k, v := range mx {
-			if w, ok := my[k]; !ok || w != v {
-				return false
-			}
-		}
-		return true
 	}
-	return reflect.DeepEqual(reflect.NewAt(t, x).Elem().Interface(), reflect.NewAt(t, y).Elem().Interface())
+	return true
 }
