@@ -108,6 +108,17 @@ type Controller struct {
 	// check (every other PollInterval, half of the fleet in each). 0:
 	// DefaultResync; never less than PollInterval. Without a watch,
 	// PollInterval.
+	//
+	// A resync of a job at rest whose overview entry, spec and status
+	// are those of its last full call (one that found the job at rest
+	// from the overview alone, planned nothing, sent no request and left
+	// the status as it found it), with the same jar digest and settings
+	// and nothing timed due since (the savepoint schedule, the
+	// retention's MaxAge, the retry of a failed disposal), is a
+	// comparison with that call, as an informer's handler compares the
+	// object handed to it again: it returns when to call again, sends no
+	// request and changes nothing. Anything else, and every call of a
+	// job whose health is judged or with a Storage, is a full call.
 	Resync time.Duration
 }
 
@@ -134,6 +145,27 @@ func (c *Controller) retry() time.Duration { return orDefault(c.RetryInterval, D
 // errors of the operations' Step (among them flinkapi.ErrMisconfigured)
 // and of the Store.
 func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus) (Result, error) {
+	// A resync of a job at rest that its last full call stands for
+	// (Resync); every other call in full, noting, when it may, what a
+	// later resync compares with.
+	if res, ok := c.resyncAtRest(ctx, spec, st); ok {
+		return res, nil
+	}
+	if !c.mayRest(spec, st) {
+		if c.Shared != nil && st.JobID != "" {
+			c.Shared.setRestMemo(st.JobID, nil, nil)
+		}
+		return c.reconcile(ctx, spec, st, nil)
+	}
+	before, rc := st.DeepCopy(), &restCall{}
+	res, err := c.reconcile(ctx, spec, st, rc)
+	c.noteRest(spec, before, st, rc, res, err)
+	return res, err
+}
+
+// reconcile is Reconcile's full call; rc, if not nil, receives the spec
+// it planned with, its observation, its plan and its time.
+func (c *Controller) reconcile(ctx context.Context, spec JobSpec, st *JobStatus, rc *restCall) (Result, error) {
 	if err := c.begin(ctx, st); err != nil {
 		return Result{}, err
 	}
@@ -172,6 +204,9 @@ func (c *Controller) Reconcile(ctx context.Context, spec JobSpec, st *JobStatus)
 		plan = c.PlanFor(spec, *st, obs, now) // from what storage showed
 	}
 	plan.Verdict = c.planVerdict(spec, st, obs, now, plan)
+	if rc != nil {
+		*rc = restCall{spec: spec, obs: obs, plan: plan, now: now}
+	}
 	res, err := c.act(ctx, api, spec, st, obs, plan, now)
 	if res.Outcome != "" {
 		c.markAuditDue(st, res.Outcome) // an action ended: the next call audits

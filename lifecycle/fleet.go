@@ -26,7 +26,10 @@ const DefaultSharedMaxAge = DefaultControllerPoll / 2
 // the job's own details) takes the job's state from it and sends no
 // request of its own for the job; a job the overview shows changed
 // (another state, tasks not all running, a new start, absent) is read
-// in full as without it. Health checks, the autoscaler and triggered
+// in full as without it. A resync of a job at rest whose entry, spec
+// and status are those of its last full call, with nothing timed due
+// since, is a comparison with that call rather than a call in full
+// (Controller.Resync). Health checks, the autoscaler and triggered
 // checkpoints read the job's own details, as does every action. The
 // jars the Controllers' specs name are read (stat, and the content when
 // it changed) once per overview read too, not once per call: a jar
@@ -50,15 +53,16 @@ type SharedObservation struct {
 
 	mu        sync.Mutex
 	at        time.Time
-	list      []flinkapi.JobOverview      // the last overview read
-	index     map[flinkapi.JobID]int      // position in list by id, reused by every read
-	built     map[flinkapi.JobID]builtJob // observations built from list, kept while unchanged
-	jars      map[sharedJar]string        // jar digests by source and path, read since the overview was
-	spare     map[flinkapi.JobID]int      // the index before, reused by the next read
-	listed    bool                        // a read succeeded
-	watched   bool                        // Changes was called: reads note the changes
-	lastWatch time.Time                   // when Changes was last called
-	changed   map[flinkapi.JobID]struct{} // changes since the last Changes call
+	list      []flinkapi.JobOverview       // the last overview read
+	index     map[flinkapi.JobID]int       // position in list by id, reused by every read
+	built     map[flinkapi.JobID]builtJob  // observations built from list, kept while unchanged
+	rest      map[flinkapi.JobID]*restMemo // the last full call of each job at rest (Controller.resyncAtRest)
+	jars      map[sharedJar]string         // jar digests by source and path, read since the overview was
+	spare     map[flinkapi.JobID]int       // the index before, reused by the next read
+	listed    bool                         // a read succeeded
+	watched   bool                         // Changes was called: reads note the changes
+	lastWatch time.Time                    // when Changes was last called
+	changed   map[flinkapi.JobID]struct{}  // changes since the last Changes call
 	err       error
 	reading   chan struct{} // closed when the read in flight ends
 	reads     int64
@@ -261,6 +265,11 @@ func (s *SharedObservation) reindex(jobs []flinkapi.JobOverview, oldIndex map[fl
 	for id := range s.built {
 		if _, ok := s.index[id]; !ok {
 			delete(s.built, id)
+		}
+	}
+	for id := range s.rest {
+		if _, ok := s.index[id]; !ok {
+			delete(s.rest, id)
 		}
 	}
 }

@@ -29,7 +29,8 @@ import (
 )
 
 // benchFleets are the fleets of BenchmarkFleetPoll by size, set up once
-// per run (a fleet of 5,000 jobs takes a while to start on the fake).
+// per run and kept for every count (-count) of it (a fleet of 5,000 jobs
+// takes minutes to start on the fake).
 var (
 	benchFleetsMu sync.Mutex
 	benchFleets   = map[int]*fleet{}
@@ -47,7 +48,7 @@ func benchFleet(b *testing.B, n int) *fleet {
 	fake := startFleetFake(b, n+4)
 	f := newFleetOn(b, n, DefaultControllerPoll, fake.URL, fake.clock, fake.dir)
 	f.fake = fake
-	benchFleets[n] = f // closed at the end of BenchmarkFleetPoll
+	benchFleets[n] = f // kept for every count of the run, closed by TestMain
 	ctx := context.Background()
 	jar, err := f.c.UploadJar(ctx, f.specs[0].Job.JarFile)
 	if err != nil {
@@ -104,7 +105,14 @@ func (f *fleet) held(impl string, known map[flinkapi.JobID]flinkapi.JobState, la
 			d.Timestamps, d.Vertices = maps.Clone(d.Timestamps), slices.Clone(d.Vertices)
 			built = append(built, d)
 		}
-		return []any{sts, slices.Clone(f.shared.list), maps.Clone(f.shared.index), maps.Clone(f.shared.spare), maps.Clone(f.shared.built), built}
+		rest := make([]restMemo, 0, len(f.shared.rest))
+		for _, m := range f.shared.rest {
+			c := *m
+			c.spec, c.st = *m.spec.DeepCopy(), *m.st.DeepCopy()
+			rest = append(rest, c)
+		}
+		return []any{sts, slices.Clone(f.shared.list), maps.Clone(f.shared.index), maps.Clone(f.shared.spare), maps.Clone(f.shared.built), built,
+			maps.Clone(f.shared.rest), rest}
 	}
 	return sts
 }
@@ -148,9 +156,9 @@ func heldPerJob(n int, build func() any) float64 {
 // requests per job and poll, the most requests one poll sent
 // (max-requests/poll) and the most CPU time one poll took
 // (max-cpu-ns/poll), and the heap held per job between polls (the
-// statuses and the shared overview; the informer's map and last list).
+// statuses, the shared overview and the memos of the jobs' last full
+// calls at rest; the informer's map and last list).
 func BenchmarkFleetPoll(b *testing.B) {
-	b.Cleanup(closeBenchFleets)
 	for _, health := range []bool{false, true} {
 		for _, n := range []int{10, 1000, 5000} {
 			for _, impl := range []string{"shared", "watched", "changes", "unshared", "informer"} {

@@ -12,5 +12,7 @@ func TestMain(m *testing.M) {
 	if slots := os.Getenv(fleetFakeEnv); slots != "" {
 		os.Exit(serveFleetFake(slots))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	closeBenchFleets()
+	os.Exit(code)
 }
