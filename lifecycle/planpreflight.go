@@ -101,7 +101,7 @@ func (c *Controller) adoptPreflight(ctx context.Context, api API, spec JobSpec, 
 		return
 	}
 	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true, Old: planOf(d), Held: heldSlots(d), OldRead: true}
-	if samePlan(pf.Old, pf.New) {
+	if equalPlans(pf.Old, pf.New) {
 		return // the adopted job runs the spec's plan: nothing to compare
 	}
 	if pf.dropsVertices() {
@@ -121,9 +121,9 @@ func (c *Controller) adoptPreflight(ctx context.Context, api API, spec JobSpec, 
 	p.Message += fmt.Sprintf("; the spec's job has another plan than job %s, which the preflight compares as for an upgrade", d.ID)
 }
 
-// samePlan reports whether two plans have the same vertices, with the
+// equalPlans reports whether two plans have the same vertices, with the
 // same parallelism and maximum parallelism (where both know it).
-func samePlan(a, b []policy.PlanVertex) bool {
+func equalPlans(a, b []policy.PlanVertex) bool {
 	if len(a) != len(b) {
 		return false
 	}
