@@ -37,6 +37,11 @@ type Deployment struct {
 	// the cluster's jobs that no deployment of the Store claims, once,
 	// when the deployment has no job yet; exactly one running job must
 	// have the name. Spec.Adopt and AdoptName are not set together.
+	// The adopted job is taken to run the spec as it stands when it is
+	// adopted (Flink does not show what a job was started with, beyond
+	// the parameters a program registers): a spec changed after the
+	// job was started by hand but before its adoption is not rolled out
+	// to it. Change the spec once the record shows the job adopted.
 	AdoptName string
 }
 

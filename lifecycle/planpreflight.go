@@ -35,16 +35,10 @@ func (c *Controller) planPreflight(ctx context.Context, api API, spec JobSpec, s
 		p.Preflight = &Preflight{Skipped: PreflightSkipApplication}
 		return
 	}
-	jar := c.jarID(p.Target, st)
-	if jar == "" {
-		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
-		return
-	}
-	plan, err := api.JarPlan(ctx, jar, p.Target.run().PlanRequest())
-	if err != nil {
+	pf := c.newJobPlan(ctx, api, st, p)
+	if pf == nil {
 		return // Reconcile's preflight asks again, and says why it cannot go on
 	}
-	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true}
 	if d := obs.Job; d != nil && d.ID == st.JobID && !d.State.IsGloballyTerminal() {
 		pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
 	}
@@ -91,16 +85,11 @@ func (c *Controller) adoptPreflight(ctx context.Context, api API, spec JobSpec, 
 	if spec.Preflight.Disabled || d == nil {
 		return
 	}
-	jar := c.jarID(p.Target, st)
-	if jar == "" {
-		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
+	pf := c.newJobPlan(ctx, api, st, p)
+	if pf == nil {
 		return
 	}
-	plan, err := api.JarPlan(ctx, jar, p.Target.run().PlanRequest())
-	if err != nil {
-		return
-	}
-	pf := &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true, Old: planOf(d), Held: heldSlots(d), OldRead: true}
+	pf.Old, pf.Held, pf.OldRead = planOf(d), heldSlots(d), true
 	if equalPlans(pf.Old, pf.New) {
 		return // the adopted job runs the spec's plan: nothing to compare
 	}
@@ -119,6 +108,23 @@ func (c *Controller) adoptPreflight(ctx context.Context, api API, spec JobSpec, 
 	v := pf.judge(spec.Update.AllowNonRestoredState, !spec.Preflight.ElasticSlots, false)
 	pf.Verdict, p.Preflight = &v, pf
 	p.Message += fmt.Sprintf("; the spec's job has another plan than job %s, which the preflight compares as for an upgrade", d.ID)
+}
+
+// newJobPlan asks Flink for the plan of p's target from the jar uploaded
+// before, as a preflight with the new job's vertices read; nil when
+// Flink did not answer. With no jar uploaded yet, it records on p the
+// preflight skipped (PreflightSkipNotUploaded) and returns nil.
+func (c *Controller) newJobPlan(ctx context.Context, api API, st *JobStatus, p *Plan) *Preflight {
+	jar := c.jarID(p.Target, st)
+	if jar == "" {
+		p.Preflight = &Preflight{Skipped: PreflightSkipNotUploaded}
+		return nil
+	}
+	plan, err := api.JarPlan(ctx, jar, p.Target.run().PlanRequest())
+	if err != nil {
+		return nil
+	}
+	return &Preflight{New: policy.NewJobPlan(plan, nil).Vertices, NewRead: true}
 }
 
 // equalPlans reports whether two plans have the same vertices, with the
