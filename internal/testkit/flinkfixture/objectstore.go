@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -359,7 +360,13 @@ func (s *ObjectStoreServer) waitServing(ctx context.Context) error {
 			return c.Delete(ctx, s.Store.Bucket, probe)
 		}()
 		if last == nil {
+			last = s.adminServing()
+		}
+		if last == nil {
 			return nil
+		}
+		if strings.Contains(last.Error(), "address already in use") {
+			return last // a port it was given was taken meanwhile: start again on others
 		}
 		select {
 		case <-ctx.Done():
@@ -367,6 +374,27 @@ func (s *ObjectStoreServer) waitServing(ctx context.Context) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// adminServing reports whether the server's admin server (its
+// maintenance worker's master) listens on the port it was given. It binds
+// that port after the S3 gateway serves; a port that an outbound
+// connection took meanwhile makes it fail, and the server then exits
+// minutes later when the admin server never becomes ready, taking the
+// S3 gateway with it. Its output says so at once: that is an error to
+// start again on other ports.
+func (s *ObjectStoreServer) adminServing() error {
+	if len(s.ports) < 9 {
+		return nil
+	}
+	if tail := s.logTail(); strings.Contains(tail, "Admin server error") && strings.Contains(tail, "address already in use") {
+		return fmt.Errorf("flinkfixture: the object store's admin server could not bind port %d: address already in use", s.ports[8])
+	}
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(s.ports[8]), time.Second)
+	if err != nil {
+		return fmt.Errorf("flinkfixture: the object store's admin server is not listening yet: %w", err)
+	}
+	return c.Close()
 }
 
 // defaultStoreHTTP sends the fixture's own requests to object stores:
