@@ -14,6 +14,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/testkit/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
@@ -55,17 +56,6 @@ func fleetJars(srv *flinktest.Server) []flinkapi.JarID {
 		}
 	}
 	return out
-}
-
-// uploads counts the jar uploads srv was sent.
-func uploads(srv *flinktest.Server) int {
-	n := 0
-	for _, q := range srv.Requests() {
-		if q.Method == "POST" && q.Path == "/jars/upload" {
-			n++
-		}
-	}
-	return n
 }
 
 // namedJars are the jars the stored records of the deployments on
@@ -180,7 +170,7 @@ func TestRunnerSharesJars(t *testing.T) {
 	first := map[string]flinkapi.JarID{}
 	for name, srv := range f.servers {
 		jars := fleetJars(srv)
-		if n := uploads(srv); n != 1 || len(jars) != 1 {
+		if n := reqlog.JarUploads(srv.Requests()); n != 1 || len(jars) != 1 {
 			t.Fatalf("%s: %d uploads, jars %v; want one upload for 4 deployments of one content", name, n, jars)
 		}
 		first[name] = jars[0]
@@ -188,7 +178,7 @@ func TestRunnerSharesJars(t *testing.T) {
 			t.Errorf("%s: the records name %v, want %s", name, named, jars[0])
 		}
 	}
-	t.Logf("uploads per cluster for 4 deployments of one jar content: east %d, west %d", uploads(f.servers["east"]), uploads(f.servers["west"]))
+	t.Logf("uploads per cluster for 4 deployments of one jar content: east %d, west %d", reqlog.JarUploads(f.servers["east"].Requests()), reqlog.JarUploads(f.servers["west"].Requests()))
 
 	// Rebuilt under the same name: a new upload per cluster; the old one
 	// stays while a deployment uses it.
@@ -219,7 +209,7 @@ func TestRunnerSharesJars(t *testing.T) {
 		t.Fatalf("not upgraded: %s", describeResults(r.Results()))
 	}
 	for name, srv := range f.servers {
-		if n := uploads(srv); n != 2 {
+		if n := reqlog.JarUploads(srv.Requests()); n != 2 {
 			t.Errorf("%s: %d uploads after the rebuild, want 2", name, n)
 		}
 		if !slices.Contains(srv.JarIDs(), first[name]) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/testkit/reqlog"
 	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
@@ -252,7 +253,7 @@ func TestRunnerSurvivesKills(t *testing.T) {
 				t.Errorf("%s: jar %s stays, unused for %s", cluster, id, grace+2*interval)
 			}
 		}
-		uploaded += uploads(srv)
+		uploaded += reqlog.JarUploads(srv.Requests())
 	}
 	if builds > 1 && len(deleted) == 0 {
 		t.Errorf("%d builds of app.jar, and no upload was deleted", builds)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/internal/testkit/reqlog"
 )
 
 // jarUploads lists the names srv was sent jar uploads under.
@@ -20,17 +21,6 @@ func jarUploads(srv *flinktest.Server) []string {
 		out = append(out, name)
 	}
 	return out
-}
-
-// uploadCount counts the jar uploads srv was sent.
-func uploadCount(srv *flinktest.Server) int {
-	n := 0
-	for _, r := range srv.Requests() {
-		if r.Method == "POST" && r.Path == "/jars/upload" {
-			n++
-		}
-	}
-	return n
 }
 
 // Two Controllers of jobs of one jar file's content upload it once,
@@ -69,7 +59,7 @@ func TestControllersShareJarUploads(t *testing.T) {
 	if st.State != "Running" || st.JarID != k.st.JarID || st.JarID == own {
 		t.Fatalf("second job %s %s of jar %s; want running the first job's jar %s", st.JobID, st.State, st.JarID, k.st.JarID)
 	}
-	if n := uploadCount(k.srv); n != 1 {
+	if n := reqlog.JarUploads(k.srv.Requests()); n != 1 {
 		t.Errorf("%d uploads for two jobs of one content, want 1", n)
 	}
 	if name := sharedJarName(d, "job.jar"); !strings.HasSuffix(string(st.JarID), "_"+name) {
@@ -90,7 +80,7 @@ func TestControllersShareJarUploads(t *testing.T) {
 	if k.st.JarID == first || !strings.HasSuffix(string(k.st.JarID), "_"+sharedJarName(d2, "job.jar")) || d2 == d {
 		t.Fatalf("after the rebuild the job runs %s (digest %.12s, was %.12s)", k.st.JarID, d2, d)
 	}
-	if n := uploadCount(k.srv); n != 2 {
+	if n := reqlog.JarUploads(k.srv.Requests()); n != 2 {
 		t.Errorf("%d uploads after the rebuild, want 2: %v", n, jarUploads(k.srv))
 	}
 }
@@ -119,8 +109,8 @@ func TestSubmitChecksTheUploadAtTheRun(t *testing.T) {
 				return &Submit{Env: Env{Client: k.c, Clock: k.srv.Clock(), Jars: k.jars}, JarID: jar, JarFile: k.jar, Run: flinkapi.RunJarRequest{ProgramArgs: counterArgs()}}
 			}
 			k.srv.ClearRequests()
-			if _, res := drive(t, e, mk, false); res.Outcome != OutcomeSucceeded || uploadCount(k.srv) != 0 || count(k.srv, "GET /jars") != 1 {
-				t.Fatalf("with the upload listed: %s, %d uploads, %v", res.Outcome, uploadCount(k.srv), routes(k.srv))
+			if _, res := drive(t, e, mk, false); res.Outcome != OutcomeSucceeded || reqlog.JarUploads(k.srv.Requests()) != 0 || count(k.srv, "GET /jars") != 1 {
+				t.Fatalf("with the upload listed: %s, %d uploads, %v", res.Outcome, reqlog.JarUploads(k.srv.Requests()), routes(k.srv))
 			}
 			if err := k.c.DeleteJar(ctx, jar); err != nil {
 				t.Fatal(err)
@@ -133,12 +123,12 @@ func TestSubmitChecksTheUploadAtTheRun(t *testing.T) {
 			k.srv.ClearRequests()
 			p, res := drive(t, e, mk, true)
 			if rebuilt {
-				if res.Outcome != OutcomeSubmitFailed || count(k.srv, "POST /jars/:jarid/run") != 0 || uploadCount(k.srv) != 0 || !strings.Contains(p.Reason, "another build") {
+				if res.Outcome != OutcomeSubmitFailed || count(k.srv, "POST /jars/:jarid/run") != 0 || reqlog.JarUploads(k.srv.Requests()) != 0 || !strings.Contains(p.Reason, "another build") {
 					t.Fatalf("gone and rebuilt: %s (%s), %v; want a failure before any run or upload", res.Outcome, p.Reason, routes(k.srv))
 				}
 				return
 			}
-			if res.Outcome != OutcomeSucceeded || uploadCount(k.srv) != 1 || p.Submit.JarID == jar || uploadName(p.Submit.JarID) != uploadName(jar) {
+			if res.Outcome != OutcomeSucceeded || reqlog.JarUploads(k.srv.Requests()) != 1 || p.Submit.JarID == jar || uploadName(p.Submit.JarID) != uploadName(jar) {
 				t.Fatalf("gone: %s (%s), ran %s, %v; want a new upload of %s run", res.Outcome, p.Reason, p.Submit.JarID, routes(k.srv), uploadName(jar))
 			}
 			reqs := routes(k.srv)

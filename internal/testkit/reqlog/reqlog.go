@@ -40,3 +40,15 @@ func BodyOf(r flinktest.Request) Body {
 	_ = json.Unmarshal([]byte(r.Body), &b)
 	return b
 }
+
+// JarUploads counts the jar uploads (POST /jars/upload) in reqs, each
+// one received, whatever its answer.
+func JarUploads(reqs []flinktest.Request) int {
+	n := 0
+	for _, r := range reqs {
+		if r.Method == "POST" && r.Path == "/jars/upload" {
+			n++
+		}
+	}
+	return n
+}
