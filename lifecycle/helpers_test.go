@@ -12,6 +12,8 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
+	"github.com/flinkkit/flinkkit/policy"
+	"github.com/flinkkit/flinkkit/savepoint"
 )
 
 // maxTestSteps bounds every operation in the tests: each must end well
@@ -188,4 +190,70 @@ func (e *env) failedRetainingJob(t *testing.T, job flinkapi.JobID, out string) {
 		t.Fatal(err)
 	}
 	e.srv.Clock().Advance(10 * time.Second)
+}
+
+// ranOnRun is the run of the counter job under job, writing to out, that
+// a teardown's stop sees run on: it checkpoints every second, retains its
+// checkpoints on cancellation, and Flink restarts it once when it fails.
+func ranOnRun(job flinkapi.JobID, out string) flinkapi.RunJarRequest {
+	return flinkapi.RunJarRequest{JobID: job,
+		ProgramArgs:        []string{"--out", out, "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--restart-attempts", "1"},
+		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}
+}
+
+// ranOnTeardown is a teardown with savepoint whose job fails while
+// stopping, once its savepoint completed, and runs on: Flink restarts it.
+type ranOnTeardown struct {
+	e     *env
+	job   flinkapi.JobID
+	store *MemoryStore
+	td    *Teardown
+	p     Progress
+	away  bool // the caller was away while the teardown was under way
+}
+
+// startRanOn runs run (its JobID set) on e's cluster for 10 s, arms its
+// job to fail while stopping, once, and returns its teardown, recording
+// under name.
+func startRanOn(t *testing.T, e *env, run flinkapi.RunJarRequest, name string) *ranOnTeardown {
+	t.Helper()
+	if _, err := e.c.RunJar(context.Background(), e.jar, run); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Clock().Advance(10 * time.Second)
+	e.inject(t, flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Job: run.JobID, Times: 1})
+	store := &MemoryStore{}
+	return &ranOnTeardown{e: e, job: run.JobID, store: store,
+		td: &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: run.JobID, Mode: policy.UpgradeSavepoint, Store: store, Name: name}}
+}
+
+// drive steps the teardown to its end; the first time awayWhen holds of
+// its progress, the caller is away for away.
+func (r *ranOnTeardown) drive(t *testing.T, awayWhen func(*Progress) bool, away time.Duration) {
+	t.Helper()
+	for range 500 {
+		res, err := r.td.Step(context.Background(), &r.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Done {
+			return
+		}
+		if !r.away && awayWhen(&r.p) {
+			r.away = true
+			r.e.srv.Clock().Advance(away)
+		}
+		r.e.srv.Clock().Advance(res.RequeueAfter)
+	}
+	t.Fatalf("the teardown did not end in 500 steps: %+v", r.p)
+}
+
+// recorded is the teardown's record in its store.
+func (r *ranOnTeardown) recorded(t *testing.T) (savepoint.Record, bool) {
+	t.Helper()
+	rec, ok, err := r.store.Get(context.Background(), r.td.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, ok
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
-	"github.com/flinkkit/flinkkit/policy"
 	"github.com/flinkkit/flinkkit/savepoint"
 )
 
@@ -21,41 +20,15 @@ import (
 func TestTeardownRanOnTriggerForgotten(t *testing.T) {
 	e := newEnv(t)
 	job := flinkapi.JobID("00000000000000000000000000000f13")
-	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
-		ProgramArgs:        []string{"--out", "/ranon", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--restart-attempts", "1"},
-		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
-		t.Fatal(err)
+	r := startRanOn(t, e, ranOnRun(job, "/ranon"), "app/ranon")
+	// Flink forgets the trigger id while the caller is away; the restarted job checkpoints.
+	r.drive(t, func(p *Progress) bool { return p.Savepoint.Status.State == savepoint.InFlight }, 10*time.Minute)
+	p := &r.p
+	if p.Outcome != OutcomeSucceeded || !r.away || p.Savepoint.Location == "" {
+		t.Fatalf("teardown %s after stop %s (away %v, savepoint %q): %s", p.Outcome, p.Replace.StopOutcome, r.away, p.Savepoint.Location, p.Reason)
 	}
-	e.srv.Clock().Advance(10 * time.Second)
-	e.inject(t, flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Job: job, Times: 1})
-	store := &MemoryStore{}
-	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeSavepoint, Store: store, Name: "app/ranon"}
-	var p Progress
-	away := false
-	for range 500 {
-		res, err := td.Step(context.Background(), &p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Done {
-			break
-		}
-		if p.Savepoint.Status.State == savepoint.InFlight && !away {
-			away = true
-			e.srv.Clock().Advance(10 * time.Minute) // Flink forgets the trigger id; the restarted job checkpoints
-		}
-		e.srv.Clock().Advance(res.RequeueAfter)
-	}
-	if p.Outcome != OutcomeSucceeded || !away || p.Savepoint.Location == "" {
-		t.Fatalf("teardown %s after stop %s (away %v, savepoint %q): %s", p.Outcome, p.Replace.StopOutcome, away, p.Savepoint.Location, p.Reason)
-	}
-	rec, ok, _ := store.Get(context.Background(), "app/ranon")
-	var newest flinktest.Snapshot
-	for _, s := range e.srv.Snapshots() {
-		if s.Job == job && !s.Removed && s.Completed.After(newest.Completed) {
-			newest = s
-		}
-	}
+	rec, ok := r.recorded(t)
+	newest := newestOnStorage(e.srv, job)
 	if !ok || rec.Location != newest.Location || newest.Savepoint {
 		t.Errorf("recorded %q (%v); the job's newest state is %q (savepoint %v, taken %v); the stop's savepoint was %q",
 			rec.Location, ok, newest.Location, newest.Savepoint, newest.Completed, p.Savepoint.Location)
@@ -92,34 +65,17 @@ func TestTeardownRanOnFromItsStartCheckpoint(t *testing.T) {
 		t.Fatal("the first job retained no checkpoint")
 	}
 	job := flinkapi.JobID("00000000000000000000000000000f15")
-	if _, err := e.c.RunJar(ctx, e.jar, flinkapi.RunJarRequest{JobID: job, FlinkConfiguration: retain, SavepointPath: from.Location,
-		ProgramArgs: []string{"--out", "/from", "--keys", "2", "--rate", "10", "--checkpoint-interval", "3600000", "--restart-attempts", "1"}}); err != nil {
-		t.Fatal(err)
-	}
-	e.srv.Clock().Advance(10 * time.Second)
-	e.inject(t, flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Job: job, Times: 1})
-	store := &MemoryStore{}
-	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeSavepoint, Store: store, Name: "app/from"}
-	var p Progress
-	away := false
-	for range 500 {
-		res, err := td.Step(ctx, &p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Done {
-			break
-		}
-		if p.Replace.StopOutcome != "" && !away {
-			away = true
-			e.srv.Clock().Advance(10 * time.Second) // Flink restores the job meanwhile
-		}
-		e.srv.Clock().Advance(res.RequeueAfter)
-	}
-	if p.Outcome != OutcomeSucceeded || p.Replace.StopOutcome != OutcomeJobFailedWhileStopping || p.Savepoint.Location == "" || !away {
+	run := ranOnRun(job, "/from")
+	run.SavepointPath = from.Location
+	run.ProgramArgs = []string{"--out", "/from", "--keys", "2", "--rate", "10", "--checkpoint-interval", "3600000", "--restart-attempts", "1"}
+	r := startRanOn(t, e, run, "app/from")
+	// Flink restores the job while the caller is away after the stop.
+	r.drive(t, func(p *Progress) bool { return p.Replace.StopOutcome != "" }, 10*time.Second)
+	p := &r.p
+	if p.Outcome != OutcomeSucceeded || p.Replace.StopOutcome != OutcomeJobFailedWhileStopping || p.Savepoint.Location == "" || !r.away {
 		t.Fatalf("teardown %s after stop %s (savepoint %q): %s", p.Outcome, p.Replace.StopOutcome, p.Savepoint.Location, p.Reason)
 	}
-	if rec, ok, _ := store.Get(ctx, "app/from"); !ok || rec.Location != p.Savepoint.Location {
+	if rec, ok := r.recorded(t); !ok || rec.Location != p.Savepoint.Location {
 		t.Errorf("recorded %q (%v), want the stop's savepoint %q, not the checkpoint %s the job was started from", rec.Location, ok, p.Savepoint.Location, from.Location)
 	}
 }

@@ -20,41 +20,15 @@ import (
 func TestTeardownRanOnAfterItsSavepoint(t *testing.T) {
 	e := newEnv(t)
 	job := flinkapi.JobID("00000000000000000000000000000f11")
-	if _, err := e.c.RunJar(context.Background(), e.jar, flinkapi.RunJarRequest{JobID: job,
-		ProgramArgs:        []string{"--out", "/ranon", "--keys", "2", "--rate", "10", "--checkpoint-interval", "1000", "--restart-attempts", "1"},
-		FlinkConfiguration: map[string]string{"execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION"}}); err != nil {
-		t.Fatal(err)
+	r := startRanOn(t, e, ranOnRun(job, "/ranon"), "app/ranon")
+	// The restarted job checkpoints while the caller is away before the cancel.
+	r.drive(t, func(p *Progress) bool { return p.Phase == PhaseCancel }, 20*time.Second)
+	p := &r.p
+	if p.Outcome != OutcomeSucceeded || p.Replace.StopOutcome != OutcomeJobFailedWhileStopping || !r.away {
+		t.Fatalf("teardown %s after stop %s (away %v): %s", p.Outcome, p.Replace.StopOutcome, r.away, p.Reason)
 	}
-	e.srv.Clock().Advance(10 * time.Second)
-	e.inject(t, flinktest.Fault{Kind: flinktest.FaultJobFailsWhileStopping, Job: job, Times: 1})
-	store := &MemoryStore{}
-	td := &Teardown{Env: Env{Client: e.c, Clock: e.srv.Clock()}, Job: job, Mode: policy.UpgradeSavepoint, Store: store, Name: "app/ranon"}
-	var p Progress
-	away := false
-	for range 500 {
-		res, err := td.Step(context.Background(), &p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Done {
-			break
-		}
-		if p.Phase == PhaseCancel && !away {
-			away = true
-			e.srv.Clock().Advance(20 * time.Second) // the restarted job checkpoints meanwhile
-		}
-		e.srv.Clock().Advance(res.RequeueAfter)
-	}
-	if p.Outcome != OutcomeSucceeded || p.Replace.StopOutcome != OutcomeJobFailedWhileStopping || !away {
-		t.Fatalf("teardown %s after stop %s (away %v): %s", p.Outcome, p.Replace.StopOutcome, away, p.Reason)
-	}
-	rec, ok, _ := store.Get(context.Background(), "app/ranon")
-	var newest flinktest.Snapshot
-	for _, s := range e.srv.Snapshots() {
-		if s.Job == job && !s.Removed && s.Completed.After(newest.Completed) {
-			newest = s
-		}
-	}
+	rec, ok := r.recorded(t)
+	newest := newestOnStorage(e.srv, job)
 	if !ok || rec.Location != newest.Location {
 		t.Errorf("recorded %q (%v); the job's newest state is %q (savepoint %v, taken %v); the stop's savepoint was %q",
 			rec.Location, ok, newest.Location, newest.Savepoint, newest.Completed, p.Savepoint.Location)
