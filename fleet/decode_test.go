@@ -537,3 +537,56 @@ job:
 		}
 	}
 }
+
+// TestDecodeDeploymentReadsSpecAsDecodeSpec: the fields of a spec read
+// from a deployment file are those DecodeSpec reads from a spec file of
+// the same job: defaulted alike (restart.mode), validated alike, and a
+// bad field is the same error at the same line.
+func TestDecodeDeploymentReadsSpecAsDecodeSpec(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		restart policy.RestartMode // the mode read; "" for an invalid spec
+	}{
+		{"job: {jarFile: /j.jar}\n", DefaultRestartMode},
+		{"job: {jarFile: /j.jar}\nrestart: {maxRestarts: 5, backoff: 10s}\n", DefaultRestartMode},
+		{"job: {jarFile: /j.jar}\nrestart: {mode: Never}\n", policy.RestartNever},
+		{"job: {jarFile: /j.jar}\nrestart: {mode: Sometimes}\n", ""},
+		{"job: {jarFile: /j.jar}\nrestart:\n  maxRestarts: -1\n  window: -5s\n", ""},
+		{"job: {jarFile: /j.jar, parallelism: -2}\nupdate: {mode: Sideways}\n", ""},
+		{"job: {parallelism: 2}\n", ""},
+		{"job: {jarFile: /j.jar}\nformatVersion: 99\n", ""},
+	} {
+		spec, specErr := DecodeSpec("orders.yaml", []byte(tc.spec))
+		// The deployment's own fields follow the spec's, so that both
+		// files write each spec field at the same line.
+		d, depErr := DecodeDeployment("orders.yaml", []byte(tc.spec+"name: orders\ncluster: eu-1\n"))
+		if tc.restart == "" {
+			if specErr == nil || depErr == nil {
+				t.Errorf("%q: DecodeSpec error %v, DecodeDeployment error %v; want both to refuse it", tc.spec, specErr, depErr)
+				continue
+			}
+			if specErr.Error() != depErr.Error() {
+				t.Errorf("%q: DecodeSpec says\n%v\nDecodeDeployment says\n%v", tc.spec, specErr, depErr)
+			}
+			for _, target := range []error{lifecycle.ErrInvalidSpec, lifecycle.ErrUnknownFormat} {
+				if errors.Is(specErr, target) != errors.Is(depErr, target) {
+					t.Errorf("%q: matching %v: DecodeSpec's error %v, DecodeDeployment's %v", tc.spec, target, errors.Is(specErr, target), errors.Is(depErr, target))
+				}
+			}
+			continue
+		}
+		if specErr != nil || depErr != nil {
+			t.Errorf("%q: DecodeSpec error %v, DecodeDeployment error %v", tc.spec, specErr, depErr)
+			continue
+		}
+		if spec.Restart.Mode != tc.restart {
+			t.Errorf("%q: restart mode %q, want %q", tc.spec, spec.Restart.Mode, tc.restart)
+		}
+		if diff := cmp.Diff(spec, d.Spec); diff != "" {
+			t.Errorf("%q: the spec of DecodeSpec (-) and of DecodeDeployment (+):\n%s", tc.spec, diff)
+		}
+		if d.Name != "orders" || d.Cluster != "eu-1" {
+			t.Errorf("%q: deployment %q on %q, want orders on eu-1", tc.spec, d.Name, d.Cluster)
+		}
+	}
+}

@@ -51,13 +51,20 @@ func DecodeSpec(file string, data []byte) (lifecycle.JobSpec, error) {
 	if len(errs) > 0 {
 		return lifecycle.JobSpec{}, join(errs)
 	}
-	if spec.Restart.Mode == "" {
-		spec.Restart.Mode = DefaultRestartMode
-	}
-	if err := spec.Validate(); err != nil {
+	if err := settleSpec(&spec); err != nil {
 		return lifecycle.JobSpec{}, join(placed(file, lines, err))
 	}
 	return spec, nil
+}
+
+// settleSpec gives a decoded spec the decoder's defaults (restart.mode:
+// DefaultRestartMode) and validates it: DecodeSpec and DecodeDeployment
+// both read their spec's fields so, and place its errors in the file.
+func settleSpec(spec *lifecycle.JobSpec) error {
+	if spec.Restart.Mode == "" {
+		spec.Restart.Mode = DefaultRestartMode
+	}
+	return spec.Validate()
 }
 
 // DefaultRestartMode is the restart mode DecodeSpec reads for a spec
@@ -270,9 +277,6 @@ func DecodeDeployment(file string, data []byte) (Deployment, error) {
 	if len(errs) > 0 {
 		return Deployment{}, join(errs)
 	}
-	if f.Restart.Mode == "" {
-		f.Restart.Mode = DefaultRestartMode
-	}
 	var bad []error
 	for _, n := range []struct{ field, value string }{{"name", f.Name}, {"application", f.Application}} {
 		if n.value == "" {
@@ -283,7 +287,7 @@ func DecodeDeployment(file string, data []byte) (Deployment, error) {
 				n.field, n.value, maxNameLength))
 		}
 	}
-	if err := f.JobSpec.Validate(); err != nil {
+	if err := settleSpec(&f.JobSpec); err != nil {
 		bad = append(bad, err)
 	}
 	if len(bad) > 0 {
