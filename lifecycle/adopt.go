@@ -333,7 +333,8 @@ func (c *Controller) planDerived(ctx context.Context, api API, st *JobStatus, ob
 	if p.InFlight || c.Deployer != nil || !actions[p.Action].replaces && p.Action != ActionRestart {
 		return
 	}
-	id, owned := c.firstDerived(st, p.Action)
+	id, from := c.firstDerived(st, p.Action)
+	owned := from != ""
 	if id == "" || owned && obs.Job != nil && !obs.Job.State.IsGloballyTerminal() {
 		// The job runs: the action stops it first, and looks up the
 		// ids derived from it only once it has ended.
@@ -343,8 +344,10 @@ func (c *Controller) planDerived(ctx context.Context, api API, st *JobStatus, ob
 	if err != nil {
 		return
 	}
-	found, state, _, ok := followDerived(jobs, id, true, nil)
-	if !ok || state == "" || state.IsGloballyTerminal() {
+	// As the action's look-up: a job that started before the
+	// deployment's own is passed over, never shown as its own.
+	found, state, _, ok, err := resolveDerived(ctx, api, jobs, id, true, from)
+	if err != nil || !ok || state == "" || state.IsGloballyTerminal() {
 		return
 	}
 	p.Adopt = found
@@ -355,20 +358,20 @@ func (c *Controller) planDerived(ctx context.Context, api API, st *JobStatus, ob
 }
 
 // firstDerived is the first id the new job of action a would get from
-// st (replacer.firstJobID), and whether it derives from the
-// deployment's own job.
-func (c *Controller) firstDerived(st *JobStatus, a JobAction) (flinkapi.JobID, bool) {
+// st (replacer.firstJobID), and the deployment's own job it derives
+// from: empty for an id derived from the Name or from a detached job.
+func (c *Controller) firstDerived(st *JobStatus, a JobAction) (id, from flinkapi.JobID) {
 	job, detached := st.JobID, detachedFrom(st)
 	if a == ActionDeploy && st.Detached != "" && st.JobID == st.Detached {
 		job, detached = "", st.Detached // forgetDetached
 	}
 	switch {
 	case job != "":
-		return derivedJobID(strings.ToLower(string(job))), true
+		return derivedJobID(strings.ToLower(string(job))), job
 	case detached != "":
-		return detachedJobID(detached), false
+		return detachedJobID(detached), ""
 	case c.Name != "":
-		return nameJobID(c.Namespace, c.Name), false
+		return nameJobID(c.Namespace, c.Name), ""
 	}
-	return "", false
+	return "", ""
 }

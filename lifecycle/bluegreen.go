@@ -387,16 +387,12 @@ func (b *BlueGreen) lookupAdopt(ctx context.Context, p *Progress, now time.Time)
 		p.LastError = errMessage(err)
 		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 	}
-	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, true, nil)
-	if ok && st != "" && !st.IsGloballyTerminal() {
-		// A job that started before the old one is no earlier run's
-		// (a job id reused): it is passed over.
-		older, err := startedBefore(ctx, b.oldAPI, b.Job)
-		if err != nil {
-			p.LastError = errMessage(err)
-			return Result{RequeueAfter: b.Timing.backoff(2)}, nil
-		}
-		id, st, n, ok = followDerived(jobs, p.Replace.Observed.Adopt, true, older)
+	// A job that started before the old one is no earlier run's (a job
+	// id reused): it is passed over.
+	id, st, n, ok, err := resolveDerived(ctx, b.oldAPI, jobs, p.Replace.Observed.Adopt, true, b.Job)
+	if err != nil {
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: b.Timing.backoff(2)}, nil
 	}
 	p.Replace.Observed.Lookups = n
 	switch {

@@ -233,7 +233,9 @@
 // detached. Before a job is started where none runs, Flink's job list
 // is read, and a job that has not ended under that id is adopted only
 // when its id proves it is the deployment's: derived from a job this
-// status records; as the run that started it left no record of what it
+// status records, and started after that job (a job that started before
+// it holds the id reused, and is passed over for the next derived id);
+// as the run that started it left no record of what it
 // runs (its writes were lost, and the spec may have changed since), it
 // is not reported as running the spec, which is deployed to it next
 // (JobStatus.Deployed is left empty). Under an id derived from the Name

@@ -1,12 +1,14 @@
 package lifecycle
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/flinkapi/flinktest"
 	"github.com/flinkkit/flinkkit/policy"
 )
 
@@ -65,5 +67,49 @@ func TestReusedJobIDNotTaken(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanDoesNotAdoptOlderJob: the deployment's job was cancelled from
+// outside, and a job started before it runs under the id derived from
+// it (a job id reused). Controller.Plan's preview of the restart does
+// not present that job as one it would adopt, as the restart does not
+// take it: the new job starts under the next derived id, and the other
+// job runs on.
+func TestPlanDoesNotAdoptOlderJob(t *testing.T) {
+	k := newCluster(t, true)
+	ctx := context.Background()
+	first := nameJobID("", k.controller().Name) // the deployment's first job
+	other := derivedJobID(strings.ToLower(string(first)))
+	jar, err := k.c.UploadJarReader(ctx, "other.jar", bytes.NewReader(flinktest.MinimalJar(flinktest.CounterJobClass)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.c.RunJar(ctx, jar, flinkapi.RunJarRequest{JobID: other, ProgramArgs: counterArgs()}); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(time.Minute)
+	spec := k.spec("/out")
+	k.settle("create", spec)
+	if k.st.JobID != first {
+		t.Fatalf("the deployment's job is %s, want %s", k.st.JobID, first)
+	}
+	if err := k.c.CancelJob(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	k.srv.Clock().Advance(5 * time.Second)
+	plan, err := k.controller().Plan(ctx, spec, k.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Action != ActionRestart || plan.Adopt != "" || plan.Blocked != "" {
+		t.Errorf("plan %s: action %s, adopt %q (the older job is %s), blocked %q; want a restart that adopts nothing", plan, plan.Action, plan.Adopt, other, plan.Blocked)
+	}
+	k.until("the restart", spec, 300, func(st *JobStatus) bool { return st.JobID != first && !st.InFlight() && st.State == policy.Running })
+	if want := derivedJobID(strings.ToLower(string(other))); k.st.JobID != want || k.st.Progress.Submit.Adopted {
+		t.Errorf("restarted as %s (adopted %v), want %s started", k.st.JobID, k.st.Progress.Submit.Adopted, want)
+	}
+	if info, ok := k.srv.Job(other); !ok || info.State != flinkapi.JobRunning {
+		t.Errorf("the older job: %s, want RUNNING", info.State)
 	}
 }

@@ -264,19 +264,23 @@ func (s *Submit) stepRun(ctx context.Context, p *Progress) Result {
 // reports false when the job may be this submission's. A jobs overview
 // that cannot be read is read again, after the run is sent once more.
 func (s *Submit) otherJob(ctx context.Context, p *Progress) (Result, bool) {
-	older, err := startedBefore(ctx, s.Client, s.replaces)
+	// Flink's answer is the job list the look-up needs: the id is held,
+	// by a job that may be this submission's until its start time shows
+	// it is not; the id derived from it is not known to be held.
+	held := []flinkapi.JobIDStatus{{ID: p.JobID, Status: flinkapi.JobRunning}}
+	next, _, _, _, err := resolveDerived(ctx, s.Client, held, p.JobID, true, s.replaces)
 	switch {
 	case err != nil:
 		p.Requests, p.Submit.NewJobID, p.LastError = 0, "", errMessage(err)
 		return Result{RequeueAfter: s.Timing.backoff(2)}, true
-	case !older[strings.ToLower(string(p.JobID))]:
+	case next == p.JobID:
 		return Result{}, false
 	}
 	msg := "job " + string(p.JobID) + " runs under the new job's id and started before job " + string(s.replaces) + ", which the new job replaces: it is another's"
 	if !s.derive {
 		return refused(p, msg+"; choose another JobID"), true
 	}
-	p.JobID = derivedJobID(strings.ToLower(string(p.JobID)))
+	p.JobID = next
 	p.Requests, p.Submit.NewJobID, p.LastError = 0, "", msg+"; the job is started under "+string(p.JobID)
 	return Result{}, true
 }

@@ -367,16 +367,10 @@ func (r *replacer) adopt(ctx context.Context, p *Progress, now time.Time) (Resul
 		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
 	_, derived := r.firstJobID(p)
-	id, st, n, ok := followDerived(jobs, p.Replace.Observed.Adopt, derived, nil)
-	if ok && derived && st != "" && !st.IsGloballyTerminal() && r.owns() && r.job != "" {
-		// The job found would be adopted: Flink's start times show
-		// whether an operation replacing r.job can have started it.
-		older, err := startedBefore(ctx, r.client, r.job)
-		if err != nil {
-			p.LastError = errMessage(err)
-			return Result{RequeueAfter: r.timing.backoff(2)}, nil
-		}
-		id, st, n, ok = followDerived(jobs, p.Replace.Observed.Adopt, derived, older)
+	id, st, n, ok, err := resolveDerived(ctx, r.client, jobs, p.Replace.Observed.Adopt, derived, r.job)
+	if err != nil {
+		p.LastError = errMessage(err)
+		return Result{RequeueAfter: r.timing.backoff(2)}, nil
 	}
 	p.Replace.Observed.Lookups = n
 	switch {
@@ -415,6 +409,31 @@ func (r *replacer) owns() bool {
 func foreignMessage(id flinkapi.JobID, st flinkapi.JobState) string {
 	return fmt.Sprintf("job %s (%s) runs under the id derived for the new job, and nothing this deployment recorded shows it started it: "+
 		"nothing was started and the job is left as it is; to take it over, name it in JobSpec.Adopt; to deploy beside it, give the Controller a Namespace of its own", id, st)
+}
+
+// resolveDerived is the look-up of a new job's id among id and, with
+// derived, the ids derived from it, in Flink's job list jobs
+// (followDerived): the replacer's and BlueGreen's adoption, the jar
+// run's answer that the id is in use (Submit.otherJob) and
+// Controller.Plan's preview of an adoption all resolve derived ids here.
+// With old set (the job the new one replaces, this deployment's), a job
+// found that has not ended and started before old did is passed over
+// (startedBefore): no operation replacing old can have started it,
+// whatever id it runs under. It returns followDerived's answer; the
+// error is that of the jobs overview the start times are read from.
+func resolveDerived(ctx context.Context, api API, jobs []flinkapi.JobIDStatus, id flinkapi.JobID, derived bool, old flinkapi.JobID) (flinkapi.JobID, flinkapi.JobState, int, bool, error) {
+	found, st, n, ok := followDerived(jobs, id, derived, nil)
+	if !ok || !derived || old == "" || st == "" || st.IsGloballyTerminal() {
+		return found, st, n, ok, nil
+	}
+	// The job found would be taken: Flink's start times show whether an
+	// operation replacing old can have started it.
+	older, err := startedBefore(ctx, api, old)
+	if err != nil {
+		return "", "", 0, false, err
+	}
+	found, st, n, ok = followDerived(jobs, id, derived, older)
+	return found, st, n, ok, nil
 }
 
 // followDerived looks id up in Flink's job list jobs and, with derived,
