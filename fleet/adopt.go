@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
+	"github.com/flinkkit/flinkkit/lifecycle"
 )
 
 // UnclaimedJob is a job of a cluster that no deployment of the Store
@@ -102,6 +103,16 @@ func (r *Runner) claimed(ctx context.Context) (map[flinkapi.JobID]bool, error) {
 	}
 	r.mu.Unlock()
 	return claimed, nil
+}
+
+// adoptionSpec is the spec the deployment of rec is called under while
+// it adopts: AdoptSpec until the Controller has taken the job on, Spec
+// after.
+func (rec *Record) adoptionSpec() lifecycle.JobSpec {
+	if rec.AdoptSpec == nil || rec.Status.JobID != "" {
+		return rec.Spec
+	}
+	return *rec.AdoptSpec
 }
 
 // adopting returns the job the deployment of rec adopts: the one its

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +167,46 @@ func TestRunnerPlanAdoptionPreflight(t *testing.T) {
 	}
 	if j, _ := f.servers["east"].Job(byHand); j.State != flinkapi.JobRunning {
 		t.Errorf("the job started by hand is %s after the plans", j.State)
+	}
+}
+
+// TestRunnerAdoptionThenChange: a deployment that adopts a job by name
+// and whose spec changes before the adoption lands adopts the job as
+// running the spec it was added with, then upgrades it to the changed
+// spec from the adopted job's state; the adopted job is never recorded
+// as running a spec it was not started with.
+func TestRunnerAdoptionThenChange(t *testing.T) {
+	f := newFakeFleet(t, "east")
+	ctx := context.Background()
+	args := []string{"--out", "/out/legacy", "--rate", "10", "--name", "legacy"}
+	byHand, err := f.clients["east"].RunJar(ctx, f.jars["east"], flinkapi.RunJarRequest{JobID: flinkapi.NewJobID(), ProgramArgs: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(5 * time.Second)
+	d := f.deployment("east", "orders", 10)
+	d.Spec.Job.Args, d.AdoptName = args, "legacy"
+	r := f.runner()
+	if _, err := r.Sync(ctx, []Deployment{d}); err != nil {
+		t.Fatal(err)
+	}
+	changed := withRate(d, 20)
+	if _, err := r.Sync(ctx, []Deployment{changed}); err != nil {
+		t.Fatal(err)
+	}
+	f.drive(r, "the changed spec carried out", 300, func(res []Result) bool {
+		rec, _, _ := f.store.Load(ctx, "orders")
+		return allDone(res) && rec.Status.JobID != byHand
+	})
+	rec, _, _ := f.store.Load(ctx, "orders")
+	if rec.Adopting != byHand {
+		t.Errorf("adopted %s, want the job started by hand, %s", rec.Adopting, byHand)
+	}
+	j, ok := f.servers["east"].Job(rec.Status.JobID)
+	if !ok || j.State != flinkapi.JobRunning || !slices.Equal(j.ProgramArgs, changed.Spec.Job.Args) || j.Initial == "" {
+		t.Errorf("job %s runs %v (%s) from %q, want %v from the adopted job's state", rec.Status.JobID, j.ProgramArgs, j.State, j.Initial, changed.Spec.Job.Args)
+	}
+	if old, _ := f.servers["east"].Job(byHand); !old.State.IsGloballyTerminal() {
+		t.Errorf("the adopted job %s is %s after the upgrade", byHand, old.State)
 	}
 }

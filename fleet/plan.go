@@ -111,8 +111,12 @@ func (r *Runner) planDesired(ctx context.Context, d Deployment, rec *Record, opt
 	switch {
 	case d.AdoptName == "" || st.JobID != "":
 	case rec != nil && rec.Adopting != "" && rec.AdoptName == d.AdoptName:
+		spec = rec.adoptionSpec()
 		spec.Adopt = rec.Adopting
 	default:
+		if rec != nil && rec.AdoptName == d.AdoptName {
+			spec = rec.adoptionSpec()
+		}
 		// The job the deployment would adopt, as Flink lists it now.
 		id, err := r.findAdoptable(ctx, d.Name, d.Cluster, d.AdoptName)
 		if err != nil {

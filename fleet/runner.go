@@ -37,11 +37,12 @@ type Deployment struct {
 	// the cluster's jobs that no deployment of the Store claims, once,
 	// when the deployment has no job yet; exactly one running job must
 	// have the name. Spec.Adopt and AdoptName are not set together.
-	// The adopted job is taken to run the spec as it stands when it is
-	// adopted (Flink does not show what a job was started with, beyond
-	// the parameters a program registers): a spec changed after the
-	// job was started by hand but before its adoption is not rolled out
-	// to it. Change the spec once the record shows the job adopted.
+	// The adopted job is taken to run the spec the deployment had when
+	// AdoptName was set on it (Record.AdoptSpec; Flink does not show
+	// what a job was started with, beyond the parameters a program
+	// registers): a change of the spec made after that, even before
+	// the adoption lands, is carried out once the job is adopted, as an
+	// upgrade from its state.
 	AdoptName string
 }
 
@@ -361,7 +362,11 @@ func (r *Runner) syncOne(ctx context.Context, d Deployment) (syncKind, error) {
 		return unchanged, nil
 	}
 	if rec.AdoptName != d.AdoptName {
-		rec.Adopting = ""
+		rec.Adopting, rec.AdoptSpec = "", nil
+		if d.AdoptName != "" {
+			spec := d.Spec
+			rec.AdoptSpec = &spec
+		}
 	}
 	rec.Spec, rec.Removed, rec.Application, rec.AdoptName = d.Spec, false, d.Application, d.AdoptName
 	if err := r.Store.Save(ctx, &rec); err != nil {
@@ -595,6 +600,7 @@ func (r *Runner) step(ctx context.Context, name string, known *Record, d *deploy
 	} else {
 		spec := rec.Spec
 		if rec.AdoptName != "" {
+			spec = rec.adoptionSpec()
 			spec.Adopt, callErr = r.adopting(ctx, &rec)
 		}
 		if callErr == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -133,13 +134,25 @@ func (s killingStore) Delete(ctx context.Context, name string) error {
 // removed, and checks after every pass that no deployment has two live
 // jobs and that a job started in place of another carries its state;
 // in the end an uninterrupted run carries the last change set out.
+// Flink misbehaves beside the kills: some requests get a 503 or lose
+// their answer after taking effect, some savepoints fail, and
+// JobManagers restart with high availability between and during calls.
 // FLINKKIT_FLEET_KILLS sets the number of kills (default 200),
-// FLINKKIT_FLEET_SEED the seed.
+// FLINKKIT_FLEET_SEED the seed, FLINKKIT_FLEET_FAULTS=0 turns Flink's
+// faults off.
 func TestRunnerSurvivesKills(t *testing.T) {
 	kills := envInt(t, "FLINKKIT_FLEET_KILLS", 200)
 	seed := uint64(envInt(t, "FLINKKIT_FLEET_SEED", 1))
+	faults := envInt(t, "FLINKKIT_FLEET_FAULTS", 1) != 0
 	rng := rand.New(rand.NewPCG(seed, 7))
 	f := newFakeFleet(t, "east", "west")
+	clusters := []string{"east", "west"}
+	restarts := 0
+	if faults {
+		for _, name := range clusters {
+			f.injectFlaky(name)
+		}
+	}
 	var desired []Deployment
 	next := 0
 	add := func() {
@@ -163,9 +176,18 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		d := f.deployment(cluster, fmt.Sprintf("job-%02d", next), 10)
 		d.Spec.Job.Args = append(d.Spec.Job.Args, "--name", d.Name)
 		d.AdoptName = d.Name
-		id, err := f.clients[cluster].RunJar(context.Background(), f.jars[cluster], flinkapi.RunJarRequest{JobID: flinkapi.NewJobID(), ProgramArgs: d.Spec.Job.Args})
-		if err != nil {
-			t.Fatal(err)
+		// Started by hand through a flaky JobManager: sent again until the
+		// job is there.
+		id := flinkapi.NewJobID()
+		for try := 0; ; try++ {
+			_, err := f.clients[cluster].RunJar(context.Background(), f.jars[cluster], flinkapi.RunJarRequest{JobID: id, ProgramArgs: d.Spec.Job.Args})
+			if _, ok := f.servers[cluster].Job(id); ok {
+				break
+			}
+			if try == 20 {
+				t.Fatalf("starting %s by hand: %v", d.Name, err)
+			}
+			f.clock.Advance(time.Second)
 		}
 		adopted[d.Name] = id
 		desired = append(desired, d)
@@ -201,6 +223,18 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		case x == 9:
 			builds++
 			f.buildJar(strconv.Itoa(builds))
+		case x == 10 && faults:
+			// A JobManager restarts between two runs of the program.
+			restarts++
+			f.servers[clusters[rng.IntN(2)]].RestartJobManager(flinktest.RestartOptions{HA: true, Downtime: time.Duration(rng.IntN(5000)) * time.Millisecond})
+		case x == 11 && faults:
+			// A JobManager restarts at one of the next requests, its
+			// answer lost, the request carried out or not.
+			restarts++
+			if err := f.servers[clusters[rng.IntN(2)]].Inject(flinktest.Fault{Kind: flinktest.FaultRestart, Times: 1, Probability: 0.1,
+				After: rng.IntN(2) == 0, Restart: flinktest.RestartOptions{HA: true, Downtime: time.Duration(rng.IntN(5000)) * time.Millisecond}}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		p := &process{rng: rng, left: 1 + rng.IntN(60)}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -235,7 +269,11 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		f.clock.Advance(time.Duration(rng.IntN(3000)) * time.Millisecond)
 	}
 
-	r := f.runner()
+	// Flink is well again: the last change set must be carried out.
+	for _, srv := range f.servers {
+		srv.ClearFaults()
+	}
+	r := f.runnerOf(&process{left: math.MaxInt, cancel: func() {}})
 	r.Housekeeping = Housekeeping{Interval: interval, JarGrace: grace}
 	if _, err := r.Sync(context.Background(), desired); err != nil {
 		t.Fatal(err)
@@ -297,8 +335,25 @@ func TestRunnerSurvivesKills(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("seed %d: %d JobManager restarts drawn", seed, restarts)
 	t.Logf("seed %d: %d kills, %d deployments at the end, %d removed, %d adopted, %d applications, %d builds of app.jar, %d uploads, %d deleted",
 		seed, killed, len(desired), len(removed), len(adopted), len(r.Applications()), builds, uploaded, len(deleted))
+}
+
+// injectFlaky makes cluster's JobManager misbehave at random: 5 % of
+// requests answered 503, 3 % carried out with their answer lost, a fifth
+// of savepoints and stops failed.
+func (f *fakeFleet) injectFlaky(cluster string) {
+	srv := f.servers[cluster]
+	for _, fault := range []flinktest.Fault{
+		{Kind: flinktest.FaultStatus, Status: 503, Probability: 0.05},
+		{Kind: flinktest.FaultReset, After: true, Probability: 0.03},
+		{Kind: flinktest.FaultSavepointFails, Probability: 0.2},
+	} {
+		if err := srv.Inject(fault); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 }
 
 // runnerOf is the Runner of a process that dies as p says.
@@ -310,11 +365,75 @@ func (f *fakeFleet) runnerOf(p *process) *Runner {
 		if err != nil {
 			f.t.Fatal(err)
 		}
-		envs[name] = lifecycle.Env{Client: c, Clock: f.clock, Jars: f.sources}
+		envs[name] = lifecycle.Env{Client: c, Clock: f.clock, Jars: f.sources, TargetDirectory: "file://" + clusterDir(name) + "/savepoints"}
 	}
 	r := f.runner()
 	r.Clusters, r.Store = envs, killingStore{p, f.store}
+	r.Controller.Storage = fakeDisks{f, p}
 	return r
+}
+
+// clusterDir is the directory of cluster's savepoints and checkpoints
+// on its fake JobManager's simulated disk.
+func clusterDir(cluster string) string { return "/flinktest/" + cluster }
+
+// fakeDisks is the Storage of a fleet's savepoints and checkpoints: the
+// simulated disk of the fake JobManager whose directory a path lies in.
+// A process that died reaches none of it.
+type fakeDisks struct {
+	f *fakeFleet
+	p *process // nil: one that does not die
+}
+
+func (d fakeDisks) server(path string) (*flinktest.Server, error) {
+	if d.p != nil && d.p.isDead() {
+		return nil, errKilled
+	}
+	local := strings.TrimPrefix(strings.TrimPrefix(path, "file://"), "file:")
+	for name, srv := range d.f.servers {
+		if strings.HasPrefix(local, clusterDir(name)+"/") {
+			return srv, nil
+		}
+	}
+	return nil, fmt.Errorf("%s is on no cluster's disk", path)
+}
+
+func (d fakeDisks) Entries(_ context.Context, dir string) ([]lifecycle.StorageEntry, error) {
+	srv, err := d.server(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []lifecycle.StorageEntry
+	for _, e := range srv.ListStorage(dir) {
+		out = append(out, lifecycle.StorageEntry{Path: e.Path, Dir: e.Dir, Size: e.Size, Modified: e.Modified})
+	}
+	return out, nil
+}
+
+func (d fakeDisks) List(ctx context.Context, dir string) ([]string, error) {
+	es, err := d.Entries(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.Path)
+	}
+	return out, nil
+}
+
+func (d fakeDisks) Delete(_ context.Context, path string) error {
+	srv, err := d.server(path)
+	if err != nil {
+		return err
+	}
+	if d.p != nil {
+		if send, _ := d.p.step(); !send {
+			return errKilled
+		}
+	}
+	srv.RemoveStorage(path)
+	return nil
 }
 
 // deploymentOf is the deployment a job of the fake runs for, from its

@@ -43,7 +43,8 @@ func newFakeFleetTB(t testing.TB, slots int, clusters ...string) *fakeFleet {
 	f := &fakeFleet{t: t, clock: flinktest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)),
 		servers: map[string]*flinktest.Server{}, clients: map[string]*flinkapi.Client{}, jars: map[string]flinkapi.JarID{}}
 	for _, name := range clusters {
-		srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithClock(f.clock), flinktest.WithSlots(slots))
+		srv := flinktest.NewServer(flinktest.WithVersion("1.20.5"), flinktest.WithClock(f.clock), flinktest.WithSlots(slots),
+			flinktest.WithSavepointDir(clusterDir(name)+"/savepoints"), flinktest.WithCheckpointDir(clusterDir(name)+"/checkpoints"))
 		t.Cleanup(srv.Close)
 		c, err := flinkapi.NewClient(srv.URL, flinkapi.WithRetryPolicy(flinkapi.NoRetry))
 		if err != nil {
@@ -96,7 +97,7 @@ func (f *fakeFleet) drive(r *Runner, what string, maxPasses int, done func([]Res
 		}
 		f.clock.Advance(nextWait(res, f.clock.Now()))
 	}
-	f.t.Fatalf("%s: not reached in %d passes; results: %s", what, maxPasses, describeResults(r.Results()))
+	f.t.Fatalf("%s: not reached in %d passes; results: %s\nrecords: %s", what, maxPasses, describeResults(r.Results()), f.describeRecords())
 	return nil
 }
 
@@ -108,6 +109,25 @@ func nextWait(results []Result, now time.Time) time.Duration {
 		wait = min(wait, r.Next.Sub(now))
 	}
 	return max(wait, time.Millisecond)
+}
+
+// describeRecords describes the fleet's stored records, for a failure.
+func (f *fakeFleet) describeRecords() string {
+	recs, err := f.store.List(context.Background())
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, rec := range recs {
+		st := &rec.Status
+		fmt.Fprintf(&b, "\n  %s@%s: removed=%v job=%s %s %s action=%s phase=%s reason=%s msg=%q", rec.Name, rec.Cluster, rec.Removed,
+			st.JobID, st.Verdict, st.Situation, st.Action, st.Progress.Phase, st.Reason, st.Message)
+		if st.InFlight() {
+			p, _ := json.Marshal(st.Progress)
+			fmt.Fprintf(&b, "\n    progress %s", p)
+		}
+	}
+	return b.String()
 }
 
 func describeResults(results []Result) string {
