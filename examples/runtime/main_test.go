@@ -58,7 +58,9 @@ func runOn(t *testing.T, cl *demo.Cluster, state string, kill func(fleet.Record)
 		}}
 	}}
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, append([]string{"--state-dir", state, "--timeout", "1m"}, args...), &stdout, &stderr, h)
+	// A bound for a run that hangs, far above the seconds a run takes,
+	// so that a loaded machine does not fail it.
+	code := run(ctx, append([]string{"--state-dir", state, "--timeout", "5m"}, args...), &stdout, &stderr, h)
 	t.Logf("exit code %d, output:\n%s%s", code, stdout.String(), stderr.String())
 	if kill != nil && (!killed || code != 1 || !strings.HasPrefix(stderr.String(), "runtime: interrupted: ")) {
 		t.Fatalf("killed %v, exit code %d, stderr %q; want a run stopped by the kill", killed, code, stderr.String())
