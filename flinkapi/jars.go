@@ -243,30 +243,49 @@ func isSimpleClassName(s string) bool {
 // Flink REST: POST /jars/:jarid/run (1.5+; restoreMode 1.15+, claimMode
 // 1.20+, flinkConfiguration 1.17+)
 func (c *Client) RunJar(ctx context.Context, jar JarID, req RunJarRequest) (JobID, error) {
+	id, _, err := c.RunJarIDs(ctx, jar, req)
+	return id, err
+}
+
+// RunJarIDs is RunJar that also returns the id of the application Flink
+// wrapped the job in, from the answer's applicationId (Flink 2.3+: the
+// SingleJobApplication whose id is the job's). It is empty where the
+// answer has none, and a malformed one is an error, as a malformed job id
+// is.
+//
+// Flink REST: POST /jars/:jarid/run (as RunJar)
+func (c *Client) RunJarIDs(ctx context.Context, jar JarID, req RunJarRequest) (JobID, ApplicationID, error) {
 	if err := jar.Validate(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	v, err := c.Version(ctx)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	body, err := buildRunJar(v, req)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var out runJarResponseWire
 	p := "/jars/" + string(jar) + "/run"
 	if _, err := c.do(ctx, call{method: http.MethodPost, path: p, body: body, secrets: req.Secrets}, &out); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := out.JobID.Validate(); err != nil {
-		return "", c.decodeError(http.MethodPost, p, errors.New("no usable job id: "+inputMessage(err)))
+		return "", "", c.decodeError(http.MethodPost, p, errors.New("no usable job id: "+inputMessage(err)))
 	}
-	return out.JobID, nil
+	if out.ApplicationID != "" {
+		if err := out.ApplicationID.Validate(); err != nil {
+			return "", "", c.decodeError(http.MethodPost, p, errors.New("no usable application id: "+inputMessage(err)))
+		}
+		out.ApplicationID = ApplicationID(strings.ToLower(string(out.ApplicationID)))
+	}
+	return out.JobID, out.ApplicationID, nil
 }
 
 type runJarResponseWire struct {
-	JobID JobID `json:"jobid"`
+	JobID         JobID         `json:"jobid"`
+	ApplicationID ApplicationID `json:"applicationId"`
 }
 
 // DeleteJar deletes an uploaded jar. Flink answers 400 (not 404) for a jar

@@ -235,6 +235,11 @@ type JobDetails struct {
 	Now            time.Time              // the JobManager's clock when it answered
 	Timestamps     map[JobState]time.Time // when the job entered each state
 	Vertices       []JobVertex
+	// ApplicationID is the application the job belongs to ("application-id",
+	// Flink 2.3+): for a jar run the job's own id (its SingleJobApplication),
+	// for a run-application the application's id; empty where Flink does
+	// not say.
+	ApplicationID ApplicationID
 }
 
 // JobVertex is one operator chain of a job.
@@ -263,6 +268,7 @@ type jobDetailsWire struct {
 	Now            int64             `json:"now"`
 	Timestamps     jobTimestampsWire `json:"timestamps"`
 	Vertices       []vertexWire      `json:"vertices"`
+	ApplicationID  ApplicationID     `json:"application-id"`
 }
 
 type vertexWire struct {
@@ -292,7 +298,7 @@ func (w *jobDetailsWire) convert() *JobDetails {
 		ID: w.ID, Name: w.Name, State: w.State, IsStoppable: w.IsStoppable, JobType: w.JobType,
 		StartTime: FromMillis(w.StartTime), EndTime: FromMillis(w.EndTime),
 		Duration: DurationFromMillis(w.Duration), MaxParallelism: w.MaxParallelism, Now: FromMillis(w.Now),
-		Timestamps: w.Timestamps.convert(),
+		Timestamps: w.Timestamps.convert(), ApplicationID: w.ApplicationID,
 	}
 	d.Vertices = make([]JobVertex, len(w.Vertices))
 	for i := range w.Vertices {

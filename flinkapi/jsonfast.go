@@ -562,7 +562,7 @@ func internFlinkWord(b []byte) string {
 // each reader decodes, for jreader.other.
 const (
 	overviewJobKeys = "jid name state start-time end-time duration last-modification tasks jobType schedulerType"
-	detailsKeys     = "jid name state isStoppable job-type start-time end-time duration maxParallelism now timestamps vertices"
+	detailsKeys     = "jid name state isStoppable job-type start-time end-time duration maxParallelism now timestamps vertices application-id"
 	vertexKeys      = "id name parallelism maxParallelism status start-time end-time duration tasks"
 	timestampsKeys  = "INITIALIZING CREATED RUNNING FAILING FAILED CANCELLING CANCELED FINISHED RESTARTING SUSPENDED RECONCILING"
 	statisticsKeys  = "counts latest history"
@@ -703,6 +703,8 @@ func readDetails(b []byte, w *jobDetailsWire) bool {
 			r.int64Into(&w.Now)
 		case "timestamps":
 			r.timestamps(&w.Timestamps)
+		case "application-id":
+			r.strInto((*string)(&w.ApplicationID), nil)
 		case "vertices":
 			if sawVertices {
 				return false

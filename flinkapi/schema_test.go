@@ -183,6 +183,8 @@ var schemaRules = map[string]fieldRule{
 	"GET /jobs/{jobid} vertices.*":                                                             {since: "1.20", why: "the 1.15 file describes vertices without a schema name"},
 	"GET /jobs/overview jobs.*":                                                                {since: "1.20", why: "the 1.15 file names JobDetails' fields as the Java getters (jobId, jobName), not as Flink's custom serializer writes them (jid, name)"},
 	"GET /jobs/overview jobs.jobType":                                                          {since: "2.3"},
+	"GET /jobs/{jobid} application-id":                                                         {since: "2.3"},
+	"POST /jars/{jarid}/run applicationId":                                                     {since: "2.3"},
 	"GET /jobs/overview jobs.schedulerType":                                                    {since: "2.3"},
 	"GET /applications/overview *":                                                             {since: "2.3", why: "endpoint added in 2.3"},
 	"GET /applications/{applicationid} *":                                                      {since: "2.3", why: "endpoint added in 2.3"},

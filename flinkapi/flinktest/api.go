@@ -46,6 +46,11 @@ type JobInfo struct {
 	Counts map[string]int64
 	// Restarts counts the restarts after task failures.
 	Restarts int
+	// Application is the application the job belongs to (Flink 2.3+): for
+	// a jar run the job's own id, for a run-application the application's;
+	// empty before 2.3. Two live jobs with one Application are the
+	// duplicate a JobManager failover can leave (see RestartOptions).
+	Application flinkapi.ApplicationID
 	// TasksRunning reports whether all the job's tasks run: the job is
 	// RUNNING and its tasks were scheduled and deployed (not CREATED,
 	// DEPLOYING or restarting after a failure).
@@ -57,7 +62,7 @@ func (s *Server) jobInfo(j *job, now time.Time) JobInfo {
 	info := JobInfo{
 		ID: j.id, Name: j.spec.name, State: j.state, JarID: j.jar, EntryClass: j.entryClass,
 		ProgramArgs: append([]string(nil), j.args...), Parallelism: j.parallelism, Submitted: j.submitted,
-		Events: n, Counts: keyCounts(n, j.spec.keys), Restarts: j.attempt,
+		Events: n, Counts: keyCounts(n, j.spec.keys), Restarts: j.attempt, Application: flinkapi.ApplicationID(j.app),
 		TasksRunning: j.state == flinkapi.JobRunning && j.tasksRunning,
 	}
 	if j.restored != nil {
@@ -194,8 +199,19 @@ func (s *Server) FailJob(id flinkapi.JobID, cause string) error {
 type RestartOptions struct {
 	// HA keeps the jobs, as with high availability: jobs that had not
 	// ended are recovered from their latest checkpoint (or the savepoint
-	// they started from) and start again; ended jobs are forgotten.
-	// Without HA the new JobManager knows no jobs.
+	// they started from) and start again, with their ids; ended jobs are
+	// forgotten. Without HA the new JobManager knows no jobs.
+	//
+	// On Flink 2.3+ HA keeps the applications that had not ended too, and
+	// the new JobManager executes them again itself (FLIP-560): a
+	// run-application whose job was recovered keeps it; one whose job was
+	// not (lost, or not yet submitted when the JobManager failed: see
+	// FaultRestart) runs its program again, which submits a new job with
+	// the request's job id, or a new id if the request fixed none,
+	// restored from the request's savepoint. A jar run's application is
+	// kept with its recovered job, and forgotten with a lost one. A
+	// client that submits again what Flink re-executed makes a second
+	// live job of one deployment.
 	HA bool
 	// Lose lists jobs that are not recovered even with HA, as if their
 	// metadata were lost.
@@ -212,10 +228,13 @@ type RestartOptions struct {
 func (s *Server) RestartJobManager(o RestartOptions) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.restartLocked(o)
+	s.restartLocked(o, "")
 }
 
-func (s *Server) restartLocked(o RestartOptions) {
+// restartLocked restarts the JobManager. pending names a run-application
+// whose program had not submitted its job yet when the JobManager failed:
+// its job, which the fake submitted with the request, is not recovered.
+func (s *Server) restartLocked(o RestartOptions, pending string) {
 	now := s.clock.Now()
 	s.advance(now)
 	old := s.cl
@@ -236,11 +255,11 @@ func (s *Server) restartLocked(o RestartOptions) {
 		lost[id] = true
 	}
 	for _, j := range old.jobs {
-		if j.state.IsGloballyTerminal() || lost[j.id] {
+		if j.state.IsGloballyTerminal() || lost[j.id] || (pending != "" && j.app == pending) {
 			continue
 		}
 		nj := &job{
-			id: j.id, jar: j.jar, entryClass: j.entryClass, args: j.args, spec: j.spec,
+			id: j.id, jar: j.jar, entryClass: j.entryClass, args: j.args, spec: j.spec, app: j.app,
 			parallelism: j.parallelism, checkpointing: j.checkpointing, interval: j.interval,
 			retainOnCancel: j.retainOnCancel, retainOnFail: j.retainOnFail,
 			restoredFrom: j.restoredFrom, initial: j.initial, owned: j.owned,
@@ -255,5 +274,45 @@ func (s *Server) restartLocked(o RestartOptions) {
 			path = nj.initial.location
 		}
 		s.cl.submit(nj, back, path)
+	}
+	if s.cfg.pers.hasApplications() {
+		s.recoverApps(old, back, pending)
+	}
+}
+
+// recoverApps carries the applications of the old JobManager that had not
+// ended over to the new one, as Flink 2.3 recovers them from its
+// ApplicationStore, and executes again those whose job was not recovered.
+// The lock must be held.
+func (s *Server) recoverApps(old *cluster, back time.Time, pending string) {
+	for _, id := range old.appOrder {
+		a := old.apps[id]
+		switch state, _ := old.appState(a); state {
+		case "FINISHED", "FAILED", "CANCELED":
+			continue
+		}
+		na := &application{id: a.id, name: a.name, job: a.job, created: a.created, cancelAt: a.cancelAt, prog: a.prog}
+		if id == pending || s.cl.byID[na.job] == nil {
+			na.job = ""
+		}
+		if na.job == "" {
+			if a.prog == nil || !a.cancelAt.IsZero() {
+				// A jar run's application lives by its job's execution
+				// plan; without it there is nothing to recover.
+				continue
+			}
+			jid := a.prog.jobID
+			if jid == "" {
+				jid = flinkapi.JobID(s.newHex())
+			}
+			if s.cl.byID[jid] == nil {
+				j := s.programJob(a.prog, jid)
+				j.app = id
+				s.cl.submit(j, back, a.prog.savepointPath)
+			}
+			na.job = jid
+		}
+		s.cl.apps[id] = na
+		s.cl.appOrder = append(s.cl.appOrder, id)
 	}
 }

@@ -17,6 +17,10 @@ type application struct {
 	// cancelAt is when POST /applications/:applicationid/cancel asked
 	// for its end; zero if never.
 	cancelAt time.Time
+	// prog is the program of an application started by run-application,
+	// which a JobManager failover with HA runs again; nil for the
+	// SingleJobApplication of a jar run.
+	prog *program
 }
 
 // addApp records an application of job j (nil: the program failed first).

@@ -146,6 +146,41 @@
 // operation's status route answers as Flink does for an unknown trigger
 // id ("There is no savepoint operation with triggerId=...").
 //
+// # JobManager failover on Flink 2.3
+//
+// What a Flink 2.3 session cluster with high availability does after a
+// JobManager failover (FLIP-549, FLIP-560; read in Flink's
+// SessionDispatcherLeaderProcess, PackagedProgramApplication and the
+// 2.3 release notes), and what the fake does of it:
+//   - The new leader reads the ExecutionPlanStore and the JobResultStore:
+//     every job whose plan is stored and that has no result (not
+//     globally terminal) is recovered with its job id, from its latest
+//     completed checkpoint. Jobs that were running keep their ids.
+//   - It then reads the ApplicationStore and the ApplicationResultStore:
+//     every application stored without a result (not FINISHED, FAILED or
+//     CANCELED) is recovered with its id and executed again. A
+//     run-application (PackagedProgramApplication) runs its main method
+//     again; a job it submits whose name matches a recovered job is that
+//     job (same id, no new submission), otherwise it is a new submission,
+//     restored from the request's savepoint, with the request's fixed job
+//     id or a new one. The application is stored before the 202 answer
+//     and the program runs after it, so a failover right after the submit
+//     re-executes an application whose job may not exist yet: Flink then
+//     submits it itself. A jar run (/jars/:jarid/run) is a
+//     SingleJobApplication whose id is its job's: it is recovered with
+//     that job, and does not run main again.
+//   - Meanwhile requests are refused (connection reset); afterwards the
+//     recovered and re-executed jobs are listed, INITIALIZING then
+//     RUNNING, and the applications RUNNING; trigger ids are gone.
+//
+// The fake does this on RestartJobManager and FaultRestart with
+// RestartOptions.HA for Flink 2.3+. A client that submits again what Flink
+// re-executed (a jar run with a new job id, a run-application with a new
+// application id) makes a second live job of the same deployment;
+// JobInfo.Application tells which application each job belongs to. A
+// submission with the fixed ids Flink already uses is refused as a
+// duplicate, as Flink refuses it.
+//
 // # Limits
 //
 // The fake models the REST API and the life of one kind of job, not Flink:

@@ -27,7 +27,12 @@ const (
 	FaultLatency
 	// FaultRestart restarts the JobManager (see RestartJobManager) with the
 	// fault's Restart options; the request in flight gets a connection
-	// reset if the restart has downtime or the fault is After.
+	// reset if the restart has downtime or the fault is After. After a
+	// POST /jars/:jarid/run-application (Flink 2.3, After) the JobManager
+	// fails once the application is stored but before its program
+	// submitted the job, as Flink runs the program after its answer: with
+	// HA the new JobManager runs the application again and submits its job
+	// itself.
 	FaultRestart
 	// FaultSavepointFails makes a savepoint or stop complete with a failure
 	// cause: a CheckpointException with Cause as message (default
@@ -277,10 +282,12 @@ func (s *Server) injectedError(f *faultState, r *http.Request, params map[string
 	return handlerError(f.Status, jexc{class: classRestHandler, frames: framesRestHandler, msg: http.StatusText(f.Status)})
 }
 
-func (s *Server) restartFromFault(f *faultState) {
+// restartFromFault restarts the JobManager for a FaultRestart. pending is
+// the run-application the failed request started, if any (After).
+func (s *Server) restartFromFault(f *faultState, pending string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.restartLocked(f.Restart)
+	s.restartLocked(f.Restart, pending)
 }
 
 // disposalFault reports whether a FaultDisposalFails hits a disposal

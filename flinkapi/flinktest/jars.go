@@ -352,6 +352,10 @@ func runJar(q *request, w http.ResponseWriter, asApp bool) *restError {
 		)
 	}
 
+	prog := &program{
+		jar: jr.id, entryClass: entryClass, args: args, spec: spec, parallelism: parallelism,
+		jobID: id, savepointPath: savepointPath, allowNonRestored: allowNonRestored, conf: conf,
+	}
 	if id == "" {
 		id = flinkapi.JobID(q.s.newHex())
 	}
@@ -363,30 +367,15 @@ func runJar(q *request, w http.ResponseWriter, asApp bool) *restError {
 		return applicationError(jobFailedToExecute(spec.name, dup)...)
 	}
 
-	j := &job{id: id, jar: jr.id, entryClass: entryClass, args: args, spec: spec}
-	// The test job's --parallelism wins; without it, the jar run's, else
-	// the cluster's parallelism.default (1).
-	j.parallelism = 1
-	if parallelism > 0 {
-		j.parallelism = parallelism
-	}
-	if spec.parallelism > 0 {
-		j.parallelism = spec.parallelism
-	}
-	j.checkpointing = spec.checkpointEvery > 0
-	j.interval = spec.checkpointEvery
-	switch conf["execution.checkpointing.externalized-checkpoint-retention"] {
-	case "RETAIN_ON_CANCELLATION":
-		j.retainOnCancel, j.retainOnFail = true, true
-	case "DELETE_ON_CANCELLATION":
-		j.retainOnFail = true
-	}
-	if savepointPath != "" {
-		j.restoredFrom = savepointPath
-		if snap := q.s.snapshots[normalizeLocation(savepointPath)]; snap != nil && !snap.removed {
-			j.initial = snap
-			j.restoreFault = j.restoreMismatch(snap, allowNonRestored)
+	j := q.s.programJob(prog, id)
+	switch {
+	case asApp:
+		if appID == "" {
+			appID = q.s.newHex()
 		}
+		j.app = appID
+	case p.hasApplications():
+		j.app = string(id)
 	}
 	q.cl.submit(j, q.now, savepointPath)
 	if j.restoreFails(savepointPath) && !asApp {
@@ -402,10 +391,8 @@ func runJar(q *request, w http.ResponseWriter, asApp bool) *restError {
 		)...)
 	}
 	if asApp {
-		if appID == "" {
-			appID = q.s.newHex()
-		}
 		q.cl.addApp(appID, entryClass, j, q.now)
+		q.cl.apps[appID].prog = prog
 		writeJSON(w, http.StatusAccepted, map[string]any{"applicationid": appID})
 		return nil
 	}
@@ -418,4 +405,52 @@ func runJar(q *request, w http.ResponseWriter, asApp bool) *restError {
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
+}
+
+// program is what a jar run or a run-application asked the JobManager to
+// run. An application that Flink 2.3 executes again after a JobManager
+// failover runs it again: its job restores from the request's savepoint
+// (not from a checkpoint) and gets the request's job id, or a new one if
+// the request fixed none.
+type program struct {
+	jar              flinkapi.JarID
+	entryClass       string
+	args             []string
+	spec             jobSpec
+	parallelism      int            // the request's; 0: none
+	jobID            flinkapi.JobID // the request's fixed job id; "": none
+	savepointPath    string
+	allowNonRestored bool
+	conf             map[string]string
+}
+
+// programJob returns the job the program submits, with id, not yet
+// submitted.
+func (s *Server) programJob(pr *program, id flinkapi.JobID) *job {
+	j := &job{id: id, jar: pr.jar, entryClass: pr.entryClass, args: pr.args, spec: pr.spec}
+	// The test job's --parallelism wins; without it, the jar run's, else
+	// the cluster's parallelism.default (1).
+	j.parallelism = 1
+	if pr.parallelism > 0 {
+		j.parallelism = pr.parallelism
+	}
+	if pr.spec.parallelism > 0 {
+		j.parallelism = pr.spec.parallelism
+	}
+	j.checkpointing = pr.spec.checkpointEvery > 0
+	j.interval = pr.spec.checkpointEvery
+	switch pr.conf["execution.checkpointing.externalized-checkpoint-retention"] {
+	case "RETAIN_ON_CANCELLATION":
+		j.retainOnCancel, j.retainOnFail = true, true
+	case "DELETE_ON_CANCELLATION":
+		j.retainOnFail = true
+	}
+	if pr.savepointPath != "" {
+		j.restoredFrom = pr.savepointPath
+		if snap := s.snapshots[normalizeLocation(pr.savepointPath)]; snap != nil && !snap.removed {
+			j.initial = snap
+			j.restoreFault = j.restoreMismatch(snap, pr.allowNonRestored)
+		}
+	}
+	return j
 }

@@ -385,6 +385,9 @@ type job struct {
 	spec        jobSpec
 	parallelism int
 	submitted   time.Time
+	// app is the id of the application the job belongs to (2.3+): its own
+	// id for a jar run, the run-application's otherwise; "" before 2.3.
+	app string
 	// failedBefore: the task attempt started with its --fail-once mark
 	// written, so it does not fail at --fail-at.
 	failedBefore bool

@@ -171,6 +171,9 @@ func (s *Server) renderDetails(j *job, now time.Time) map[string]any {
 		d["application-id"], d["schedulerType"] = nil, nil
 		if j.hasGraph() {
 			d["application-id"], d["schedulerType"] = j.id, s.schedulerType()
+			if j.app != "" {
+				d["application-id"] = j.app
+			}
 		}
 		d["pending-operators"] = 0
 	}

@@ -436,7 +436,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			s.reset(w)
 			return
 		case FaultRestart:
-			s.restartFromFault(decisive)
+			s.restartFromFault(decisive, "")
 			if decisive.Restart.Downtime > 0 {
 				s.recordRequest(entry, 0, fault)
 				s.reset(w)
@@ -453,14 +453,25 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The request takes effect; then the fault replaces the answer.
+	s.mu.Lock()
+	cl, apps := s.cl, len(s.cl.appOrder)
+	s.mu.Unlock()
 	s.handle(httptest.NewRecorder(), r, rt, params, body)
+	pending := ""
+	if rt != nil && rt.name() == "POST /jars/:jarid/run-application" {
+		s.mu.Lock()
+		if s.cl == cl && len(cl.appOrder) > apps {
+			pending = cl.appOrder[len(cl.appOrder)-1]
+		}
+		s.mu.Unlock()
+	}
 	switch decisive.Kind {
 	case FaultStatus:
 		rec := &statusRecorder{ResponseWriter: w}
 		writeError(rec, s.injectedError(decisive, r, params))
 		s.recordRequest(entry, rec.status, fault)
 	case FaultRestart:
-		s.restartFromFault(decisive)
+		s.restartFromFault(decisive, pending)
 		fallthrough
 	default:
 		s.recordRequest(entry, 0, fault)

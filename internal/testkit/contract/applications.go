@@ -62,7 +62,8 @@ func (s *suite) applicationsRefused(t *testing.T) {
 }
 
 // applications: on Flink 2.3 the main job's jar run is an application of
-// its own, whose id is the job's: Applications lists it RUNNING with one
+// its own, whose id is the job's (its details' application-id):
+// Applications lists it RUNNING with one
 // RUNNING job, Application gives its details and the job; an unknown
 // application answers IsApplicationNotFound to both Application and
 // CancelApplication. Before 2.3 every application call is refused without
@@ -117,6 +118,12 @@ func (s *suite) applications(t *testing.T) {
 		t.Errorf("details job: id %s, name %q, state %s, type %q; want %s, %q, RUNNING, STREAMING", j.ID, j.Name, j.State, j.JobType, s.main.id, mainSpec.name)
 	}
 
+	if jd, err := s.c.Job(ctx, s.main.id); err != nil {
+		t.Errorf("job details of %s: %v", s.main.id, err)
+	} else if jd.ApplicationID != appID {
+		t.Errorf("job details of %s: application-id %q, want %s", s.main.id, jd.ApplicationID, appID)
+	}
+
 	unknown := flinkapi.NewApplicationID()
 	if _, err := s.c.Application(ctx, unknown); !flinkapi.IsApplicationNotFound(err) {
 		t.Errorf("Application(unknown): %v, want IsApplicationNotFound", err)
@@ -132,7 +139,7 @@ func (s *suite) applications(t *testing.T) {
 // runJarApplication: on Flink 2.3 RunJarApplication starts the test job as
 // an application with the id the client chose (and the job with its
 // chosen id), answering before the job runs; the application shows the
-// job RUNNING; a second submission with the same application id is
+// job RUNNING, whose details name the application; a second submission with the same application id is
 // refused (IsDuplicateJob); CancelApplication ends the application
 // CANCELED with its job, and a second cancellation answers
 // IsApplicationNotFound. Before 2.3 it is refused without a request.
@@ -177,6 +184,11 @@ func (s *suite) runJarApplication(t *testing.T) {
 	}
 	if d.Jobs[0].ID != jobID {
 		t.Errorf("the application's job is %s, want the client-chosen %s", d.Jobs[0].ID, jobID)
+	}
+	if jd, err := s.c.Job(ctx, jobID); err != nil {
+		t.Errorf("job details of %s: %v", jobID, err)
+	} else if jd.ApplicationID != appID {
+		t.Errorf("job details of %s: application-id %q, want the application's %s", jobID, jd.ApplicationID, appID)
 	}
 	s.checkTime(t, "start-time", d.StartTime, submitted)
 

@@ -114,7 +114,8 @@ func (s *suite) waiter(c *flinkapi.Client) *flinkapi.Waiter {
 }
 
 // submit runs the test job with a client-chosen job id and checks that
-// Flink answered that id. The job is cancelled when owner ends, unless it
+// Flink answered that id, and on Flink 2.3+ the application id of its
+// SingleJobApplication, which is the job's. The job is cancelled when owner ends, unless it
 // reached a terminal state.
 func (s *suite) submit(t, owner *testing.T, ctx context.Context, c *flinkapi.Client, jar flinkapi.JarID, spec jobSpec) *job {
 	t.Helper()
@@ -126,13 +127,16 @@ func (s *suite) submit(t, owner *testing.T, ctx context.Context, c *flinkapi.Cli
 		SavepointPath: spec.savepointPath,
 	}
 	j.submitted = s.tg.Now()
-	got, err := c.RunJar(ctx, jar, req)
+	got, app, err := c.RunJarIDs(ctx, jar, req)
 	s.cancelAtEnd(owner, c, j.id)
 	if err != nil {
 		t.Fatalf("RunJar (%s, job id %s): %v", spec.name, j.id, err)
 	}
 	if got != j.id {
 		t.Fatalf("RunJar (%s) answered job id %s, want the client-chosen %s", spec.name, got, j.id)
+	}
+	if s.v.AtLeast(2, 3) && app != flinkapi.ApplicationID(j.id) {
+		t.Errorf("RunJar (%s) answered application id %q, want the job's %s", spec.name, app, j.id)
 	}
 	return j
 }
