@@ -63,10 +63,22 @@ func fleetJars(srv *flinktest.Server) []flinkapi.JarID {
 // build's, an action's in flight).
 func (f *fakeFleet) namedJars(cluster string) map[flinkapi.JarID]bool {
 	f.t.Helper()
+	return jarsNamedBy(f.records(), cluster)
+}
+
+// records are the stored records, each read once.
+func (f *fakeFleet) records() []Record {
+	f.t.Helper()
 	recs, err := f.store.List(context.Background())
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	return recs
+}
+
+// jarsNamedBy are the jars named by the records in recs of the
+// deployments on cluster.
+func jarsNamedBy(recs []Record, cluster string) map[flinkapi.JarID]bool {
 	out := map[flinkapi.JarID]bool{}
 	for _, rec := range recs {
 		if rec.Cluster != cluster {
@@ -83,22 +95,29 @@ func (f *fakeFleet) namedJars(cluster string) map[flinkapi.JarID]bool {
 }
 
 // checkJarsKept fails t if a jar a stored record names is gone from its
-// cluster, or a deployment's last call failed because a jar was.
+// cluster, or a deployment's last call failed because a jar was. The
+// store is read once for the whole check (nothing writes to it while a
+// pass is not running).
 func (f *fakeFleet) checkJarsKept(t *testing.T, r *Runner, where string) {
 	t.Helper()
+	recs := f.records()
 	for cluster, srv := range f.servers {
 		have := srv.JarIDs()
-		for id := range f.namedJars(cluster) {
+		for id := range jarsNamedBy(recs, cluster) {
 			if !slices.Contains(have, id) {
 				t.Fatalf("%s: jar %s, which a record on %s names, was deleted", where, id, cluster)
 			}
 		}
 	}
+	stored := make(map[string]*Record, len(recs))
+	for i := range recs {
+		stored[recs[i].Name] = &recs[i]
+	}
 	for _, res := range r.Results() {
 		if res.Err != nil && jarGone(res.Err.Error()) {
 			t.Fatalf("%s: %s failed for a jar gone: %v", where, res.Name, res.Err)
 		}
-		if rec, ok, _ := f.store.Load(context.Background(), res.Name); ok {
+		if rec, ok := stored[res.Name]; ok {
 			if p := rec.Status.Progress; p.Outcome == lifecycle.OutcomeJarChanged || jarGone(p.LastError) || jarGone(rec.Status.Message) {
 				t.Fatalf("%s: %s ran into a jar gone: %s %s", where, res.Name, p.Outcome, p.LastError)
 			}

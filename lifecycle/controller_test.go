@@ -104,7 +104,7 @@ func (k *cluster) spec(out string, extra ...string) JobSpec {
 func (k *cluster) call(spec JobSpec, del bool) Result {
 	k.t.Helper()
 	ctrl := k.controller()
-	before := len(k.srv.Requests())
+	before := k.srv.RequestCount()
 	var res Result
 	var err error
 	if del {
@@ -120,7 +120,7 @@ func (k *cluster) call(spec JobSpec, del bool) Result {
 		k.t.Logf("call %d: %s %s phase=%s outcome=%s job=%s state=%s reason=%s", k.calls, k.st.Action, k.st.Target.Fingerprint(), k.st.Progress.Phase,
 			k.st.Progress.Outcome, k.st.JobID, k.st.State, k.st.Reason)
 	}
-	k.maxRequests = max(k.maxRequests, len(k.srv.Requests())-before)
+	k.maxRequests = max(k.maxRequests, k.srv.RequestCount()-before)
 	if k.resume {
 		b, err := json.Marshal(k.st)
 		if err != nil {

@@ -352,6 +352,26 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.log...)
 }
 
+// RequestCount is the number of requests received so far:
+// len(Requests()), without copying the log.
+func (s *Server) RequestCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.log)
+}
+
+// RequestsSince returns the requests received after the first n, oldest
+// first: Requests()[n:], without copying the ones before (none when the
+// log holds n or fewer, as after ClearRequests).
+func (s *Server) RequestsSince(n int) []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n >= len(s.log) {
+		return nil
+	}
+	return append([]Request(nil), s.log[max(n, 0):]...)
+}
+
 // ClearRequests empties the request log.
 func (s *Server) ClearRequests() {
 	s.mu.Lock()

@@ -82,9 +82,22 @@ func TestRequestLog(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("log (-want +got):\n%s", diff)
 	}
+	all := f.srv.Requests()
+	if n := f.srv.RequestCount(); n != len(all) {
+		t.Errorf("RequestCount %d, %d requests logged", n, len(all))
+	}
+	for n := range len(all) + 2 {
+		since := f.srv.RequestsSince(n)
+		if want := all[min(n, len(all)):]; len(since) != len(want) || (len(want) > 0 && since[0].Path != want[0].Path) {
+			t.Errorf("RequestsSince(%d): %d requests, want %d", n, len(since), len(want))
+		}
+	}
 	f.srv.ClearRequests()
 	if n := len(f.srv.Requests()); n != 0 {
 		t.Errorf("%d requests after ClearRequests", n)
+	}
+	if n, since := f.srv.RequestCount(), f.srv.RequestsSince(1); n != 0 || since != nil {
+		t.Errorf("after ClearRequests: RequestCount %d, RequestsSince(1) %v", n, since)
 	}
 }
 

@@ -302,7 +302,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 		e.attackBefore(ctx, n, st)
 		wasDown := e.jobDown(st.JobID)
 		before := *st.DeepCopy()
-		logged := len(e.srv.Requests())
+		logged := e.srv.RequestCount()
 		deletions := e.deletions()
 		now := clock.Now()
 		var r lifecycle.Result
@@ -313,7 +313,7 @@ func (e *cenv) drive(ctx context.Context, spec lifecycle.JobSpec, st lifecycle.J
 			r, err = ctrl.Reconcile(ctx, spec, &st)
 		}
 		res.Calls++
-		sent := e.srv.Requests()[logged:]
+		sent := e.srv.RequestsSince(logged)
 		latency += clock.Now().Sub(now)
 		if err != nil {
 			e.v.add("call %d returned an error: %v", n, err)
@@ -672,7 +672,7 @@ func (e *cenv) refuseForeign(ctx context.Context, spec lifecycle.JobSpec, st lif
 	}
 	for _, c := range cases {
 		for _, del := range []bool{false, true} {
-			logged := len(e.srv.Requests())
+			logged := e.srv.RequestCount()
 			q := *c.st.DeepCopy()
 			var err error
 			if del {
@@ -689,7 +689,7 @@ func (e *cenv) refuseForeign(ctx context.Context, spec lifecycle.JobSpec, st lif
 			if string(a) != string(b) {
 				e.v.add("refused: the controller changed %s it refused", c.name)
 			}
-			if k := len(e.srv.Requests()) - logged; k > 0 {
+			if k := e.srv.RequestCount() - logged; k > 0 {
 				e.v.add("refused: the controller sent %d requests for %s", k, c.name)
 			}
 		}

@@ -402,13 +402,13 @@ func atRest(t *testing.T, health bool) (perPoll float64, most, polls int) {
 	}
 	clock := e.srv.Clock()
 	call := func() int {
-		logged := len(e.srv.Requests())
+		logged := e.srv.RequestCount()
 		r, err := e.controller().Reconcile(ctx, spec, &st)
 		if err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(r.RequeueAfter)
-		return len(reqlog.WithoutReplays(e.srv.Requests()[logged:]))
+		return len(reqlog.WithoutReplays(e.srv.RequestsSince(logged)))
 	}
 	for i := 0; !st.Converged(spec) || i < 10; i++ {
 		if i > 400 {

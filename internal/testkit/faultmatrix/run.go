@@ -450,16 +450,16 @@ func (e *env) drive(ctx context.Context, st stage, resume bool, step *int) (life
 		*step++
 		before := p
 		e.stored = p
-		logged := len(e.srv.Requests())
+		logged := e.srv.RequestCount()
 		now := clock.Now()
 		res, err := op.Step(ctx, &p)
-		e.sent = e.srv.Requests()[logged:]
+		e.sent = e.srv.RequestsSince(logged)
 		latency += clock.Now().Sub(now)
 		if err != nil {
 			e.v.add("%s: Step returned an error: %v", st.name, err)
 			return p, "", latency
 		}
-		e.checkStep(st.name, before, p, res, now, e.srv.Requests()[logged:])
+		e.checkStep(st.name, before, p, res, now, e.srv.RequestsSince(logged))
 		if res.Done && (res.Outcome != p.Outcome || p.Phase != lifecycle.PhaseDone) {
 			e.v.add("%s: Result %+v does not match Progress (phase %s, outcome %s)", st.name, res, p.Phase, p.Outcome)
 		}
@@ -555,7 +555,7 @@ func (e *env) refuseForeign(ctx context.Context, res *Result) {
 		{"a newer format", newer, lifecycle.ErrUnknownFormat},
 	}
 	for _, c := range cases {
-		logged := len(e.srv.Requests())
+		logged := e.srv.RequestCount()
 		q := c.p
 		r, err := st.mk().Step(ctx, &q)
 		if !errors.Is(err, c.want) || r.Done {
@@ -564,7 +564,7 @@ func (e *env) refuseForeign(ctx context.Context, res *Result) {
 		if q != c.p {
 			e.v.add("invariant 9: %s changed %s it refused", st.name, c.name)
 		}
-		if n := len(e.srv.Requests()) - logged; n > 0 {
+		if n := e.srv.RequestCount() - logged; n > 0 {
 			e.v.add("invariant 9: %s sent %d requests for %s", st.name, n, c.name)
 		}
 	}

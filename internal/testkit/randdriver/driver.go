@@ -445,9 +445,8 @@ func (d *driver) status() lifecycle.JobStatus {
 // newRequests returns the requests the fake received since the last
 // look.
 func (d *driver) newRequests() []flinktest.Request {
-	all := d.srv.Requests()
-	out := all[d.reqSeen:]
-	d.reqSeen = len(all)
+	out := d.srv.RequestsSince(d.reqSeen)
+	d.reqSeen += len(out)
 	for _, q := range out {
 		if strings.HasPrefix(q.Fault, "restart") {
 			d.jmRestarts = append(d.jmRestarts, q.Time)
