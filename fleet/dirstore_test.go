@@ -57,8 +57,10 @@ func TestDirStoreRoundTripsAFullRecord(t *testing.T) {
 	spec := golden[lifecycle.JobSpec](t, "jobspec")
 	applied := golden[lifecycle.JobSpec](t, "jobspec")
 	applied.Job.Parallelism++
+	adoptSpec := golden[lifecycle.JobSpec](t, "jobspec")
+	adoptSpec.Job.Parallelism += 2
 	rec := Record{FormatVersion: FormatVersion, Name: "orders", Cluster: "east", Application: "shop", Spec: spec, Applied: &applied,
-		AdoptName: "orders-by-hand", Adopting: "a1b2c3d4e5f60718293a4b5c6d7e8f90",
+		AdoptName: "orders-by-hand", Adopting: "a1b2c3d4e5f60718293a4b5c6d7e8f90", AdoptSpec: &adoptSpec,
 		Status: golden[lifecycle.JobStatus](t, "jobstatus"), Removed: true}
 	// A trigger in flight as older formats recorded it: the fixture of
 	// the newest format has none.
