@@ -278,8 +278,9 @@ func (c *Client) RescaleDetails(ctx context.Context, job JobID, id RescaleID) (*
 	if _, err := c.requireFeature(ctx, FeatureRescaleHistory); err != nil {
 		return nil, err
 	}
+	path += strings.ToLower(string(id))
 	var w rescaleWire
-	if err := c.get(ctx, path+strings.ToLower(string(id)), nil, &w); err != nil {
+	if err := c.get(ctx, path, nil, &w); err != nil {
 		return nil, err
 	}
 	if err := w.RescaleUUID.Validate(); err != nil {

@@ -192,3 +192,20 @@ func TestRescaleDowntime(t *testing.T) {
 		t.Error("RescaleState.IsTerminal: want only the zero state in progress")
 	}
 }
+
+// An answer without a usable rescale id, or one that is not Flink's JSON,
+// is a DecodeError.
+func TestRescaleDetailsUnusableAnswer(t *testing.T) {
+	ctx := context.Background()
+	c, mt, _ := newTestClient(t, "2.3.0")
+	id := RescaleID("98661c6940539987dce1a1f1a5205597")
+	jp := testBase + "/jobs/" + string(testJob) + "/rescales"
+	mt.RegisterResponder("GET", jp+"/details/"+string(id), httpmock.NewStringResponder(200, `{"rescaleUuid":"x"}`))
+	if _, err := c.RescaleDetails(ctx, testJob, id); !errors.Is(err, ErrDecode) {
+		t.Errorf("details without a usable id: %v, want ErrDecode", err)
+	}
+	mt.RegisterResponder("GET", jp+"/history", httpmock.NewStringResponder(200, `{"rescales":[]}`))
+	if _, err := c.RescaleHistory(ctx, testJob); !errors.Is(err, ErrDecode) {
+		t.Errorf("history that is not a list: %v, want ErrDecode", err)
+	}
+}
