@@ -30,6 +30,10 @@
 // Applications (Flink 2.3+): Applications, Application, CancelApplication,
 // RunJarApplication (an asynchronous jar run: it answers with the
 // application's id before the program submits its job).
+// Rescale history (Flink 2.3+, the adaptive scheduler with
+// web.adaptive-scheduler.rescale-history.size above 0): RescaleHistory,
+// RescaleDetails (a rescale's vertices before and after, and its
+// Downtime), to confirm an in-place rescale.
 //
 // # TLS
 //
@@ -51,7 +55,8 @@
 // rejects unknown request fields with 400, so fields are sent only to
 // versions that know them: trigger ids and savepoint format types from
 // 1.15, "restoreMode" from 1.15 and "claimMode" from 1.20, jar-run
-// configuration from 1.17; the application endpoints exist from 2.3. Asking for a feature the cluster lacks fails with
+// configuration from 1.17; the application and rescale history endpoints
+// exist from 2.3. Asking for a feature the cluster lacks fails with
 // an error matching ErrUnsupported that names the feature and both
 // versions, before any request is sent.
 //
@@ -61,7 +66,8 @@
 // from its Java stack trace. They match sentinels through errors.Is
 // (ErrNotFound, ErrConflict, ErrUnavailable, ErrBadRequest, ErrTimeout,
 // ErrUnauthorized, ErrForbidden). IsJobNotFound, IsApplicationNotFound,
-// IsTriggerNotFound, IsTerminal and IsUnknownRoute tell apart Flink's different 404 and 409
+// IsTriggerNotFound, IsTerminal, IsUnknownRoute, IsRescaleNotFound and
+// IsRescaleHistoryUnavailable tell apart Flink's different 404 and 409
 // answers. Failures to get any answer are *TransportError values. A 2xx
 // answer the client cannot read (not the JSON Flink sends, or without a
 // value the call needs) is a *DecodeError matching ErrDecode, which names

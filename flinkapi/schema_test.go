@@ -190,6 +190,8 @@ var schemaRules = map[string]fieldRule{
 	"GET /applications/{applicationid} *":                                                      {since: "2.3", why: "endpoint added in 2.3"},
 	"POST /jars/{jarid}/run-application restoreMode":                                           {until: "2.3", why: "the run-application body has claimMode only; the client sends restoreMode to clusters before 1.20, which have no applications"},
 	"POST /jars/{jarid}/run-application *":                                                     {since: "2.3", feature: FeatureApplications, why: "endpoint added in 2.3"},
+	"GET /jobs/{jobid}/rescales/history *":                                                     {since: "2.3", why: "endpoint added in 2.3"},
+	"GET /jobs/{jobid}/rescales/details/{rescaleuuid} *":                                       {since: "2.3", why: "endpoint added in 2.3"},
 	"GET /jobs/{jobid}/status *":                                                               {since: "1.20", why: "endpoint added in 1.16"},
 	"GET /jobs/{jobid}/resource-requirements *":                                                {since: "1.20", why: "endpoint added in 1.18"},
 	"PUT /jobs/{jobid}/resource-requirements *":                                                {since: "1.20", why: "endpoint added in 1.18"},
@@ -281,6 +283,8 @@ var schemaEndpoints = []schemaEndpoint{
 	{"GET", "/applications/{applicationid}", false, applicationDetailsWire{}},
 	{"POST", "/jars/{jarid}/run-application", true, runApplicationWire{}},
 	{"POST", "/jars/{jarid}/run-application", false, runApplicationResponseWire{}},
+	{"GET", "/jobs/{jobid}/rescales/history", false, []rescaleWire{}},
+	{"GET", "/jobs/{jobid}/rescales/details/{rescaleuuid}", false, rescaleWire{}},
 }
 
 // jsonFields walks a Go type and calls visit for every JSON field path

@@ -89,6 +89,7 @@ const (
 	FeatureResourceRequirements                    // GET/PUT /jobs/:jobid/resource-requirements (1.18)
 	FeatureLegacyClaimMode                         // claim mode LEGACY (1.15 to 1.20; removed in 2.0)
 	FeatureApplications                            // /applications endpoints and POST /jars/:jarid/run-application (2.3)
+	FeatureRescaleHistory                          // GET /jobs/:jobid/rescales/history and /rescales/details/:rescaleuuid (2.3)
 )
 
 type featureInfo struct {
@@ -109,6 +110,7 @@ var features = map[Feature]featureInfo{
 	FeatureResourceRequirements: {name: "resource requirements (/jobs/:jobid/resource-requirements)", since: Version{1, 18, 0}},
 	FeatureLegacyClaimMode:      {name: "claim mode LEGACY", since: Version{1, 15, 0}, removedIn: Version{2, 0, 0}},
 	FeatureApplications:         {name: "applications (/applications, POST /jars/:jarid/run-application)", since: Version{2, 3, 0}},
+	FeatureRescaleHistory:       {name: "rescale history (/jobs/:jobid/rescales)", since: Version{2, 3, 0}},
 }
 
 // String names the feature and the Flink versions that have it.

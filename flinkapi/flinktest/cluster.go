@@ -452,6 +452,7 @@ func (cl *cluster) toCreated(j *job, t time.Time) {
 func (cl *cluster) toRunning(j *job, t time.Time) {
 	j.unschedule()
 	j.setState(flinkapi.JobRunning, t)
+	cl.recordRescale(j, flinkapi.RescaleInitialSchedule, 0, t)
 	j.schedule(t.Add(deployDelay), func(t time.Time) { cl.tasksUp(j, t) })
 }
 

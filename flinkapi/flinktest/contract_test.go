@@ -35,7 +35,7 @@ func runContract(t *testing.T, version string) {
 	opts := []flinktest.Option{flinktest.WithVersion(version), flinktest.WithClock(clock), flinktest.WithAutoAdvance(50 * time.Millisecond)}
 	srv := flinktest.NewServer(opts...)
 	t.Cleanup(srv.Close)
-	adaptive := flinktest.NewServer(append(opts, flinktest.WithAdaptiveScheduler())...)
+	adaptive := flinktest.NewServer(append(opts, flinktest.WithAdaptiveScheduler(), flinktest.WithRescaleHistory(16))...)
 	t.Cleanup(adaptive.Close)
 	doomed := flinktest.NewServer(opts...)
 	t.Cleanup(doomed.Close)

@@ -29,8 +29,10 @@
 // POST /jars/:jarid/run-application, which starts the job inside an
 // application of its own and answers 202 at once (every jar run of 2.3 is
 // an application too, "SingleJobApplication(<job name>)" with the job's
-// id; an application's state follows its job's), also under the /v1
-// prefix. Unknown routes answer as
+// id; an application's state follows its job's), and the rescale history
+// (WithRescaleHistory): /jobs/:jobid/rescales/history and
+// /rescales/details/:rescaleuuid (not its /overview, /summary and
+// /config); also under the /v1 prefix. Unknown routes answer as
 // Flink does: 404 "Unable to load requested file <path>." for GET,
 // "Not found: <path>" for other methods.
 //
@@ -198,6 +200,11 @@
 //     job at once when its parallelism bounds change, to the lowest upper
 //     bound its free slots allow, without restarting its tasks and without
 //     Flink's cooldown; a job that is not RUNNING keeps its parallelism.
+//     With WithRescaleHistory the job's history records its first
+//     schedule and each such change of parallelism, completed at the
+//     instant it began (a downtime of 0); restarts after failures, and
+//     changes of bounds that leave the parallelism as it is, are not
+//     recorded. The details leave the slot sharing groups empty.
 //   - Savepoints and checkpoints live on a simulated disk, not in files;
 //     ReadCounts and SavepointExists read that disk. The
 //     "serialized-throwable" of failure causes is not Java serialization.

@@ -235,7 +235,7 @@ func handlePutRequirements(q *request, w http.ResponseWriter) *restError {
 		}
 	}
 	j.bounds = req
-	q.cl.rescaleInPlace(j)
+	q.cl.rescaleInPlace(j, q.now)
 	writeJSON(w, http.StatusOK, map[string]any{})
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flinkkit/flinkkit/flinkapi"
 )
@@ -35,7 +36,8 @@ func handleJobMetrics(q *request, w http.ResponseWriter) *restError {
 // adaptive scheduler does: the job's parallelism becomes the lowest upper
 // bound of its vertices, as far as free slots allow, at once and without
 // restarting its tasks. A job that is not RUNNING keeps its parallelism.
-func (cl *cluster) rescaleInPlace(j *job) {
+// A change of parallelism is recorded in the job's rescale history.
+func (cl *cluster) rescaleInPlace(j *job, now time.Time) {
 	if j.state != flinkapi.JobRunning || !j.usesSlots || len(j.bounds) == 0 {
 		return
 	}
@@ -47,7 +49,9 @@ func (cl *cluster) rescaleInPlace(j *job) {
 	}
 	target := min(upper, j.parallelism+cl.freeSlots())
 	if target >= 1 && target != j.parallelism {
+		before := j.parallelism
 		cl.usedSlots += target - j.parallelism
 		j.parallelism = target
+		cl.recordRescale(j, flinkapi.RescaleUpdateRequirement, before, now)
 	}
 }

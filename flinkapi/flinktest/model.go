@@ -447,6 +447,9 @@ type job struct {
 
 	exceptions []*exceptionEntry // oldest first
 	bounds     flinkapi.ResourceRequirements
+	// rescales is the rescale history (WithRescaleHistory), oldest first,
+	// at most the configured size.
+	rescales []*rescaleRecord
 }
 
 // restoreInfo is "latest.restored" of the checkpoint statistics.
@@ -481,6 +484,7 @@ func (j *job) clone() *job {
 	for k, v := range j.bounds {
 		c.bounds[k] = v
 	}
+	c.rescales = append([]*rescaleRecord(nil), j.rescales...)
 	c.phase = nil
 	c.s = nil
 	return &c

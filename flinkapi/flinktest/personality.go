@@ -48,6 +48,7 @@ func (p personality) hasLocation() bool          { return !p.isV2() }
 func (p personality) hasApplicationFields() bool { return p.isV2() }
 func (p personality) hasResultTimes() bool       { return p.atLeast(2, 3) }
 func (p personality) hasApplications() bool      { return p.atLeast(2, 3) }
+func (p personality) hasRescaleHistory() bool    { return p.atLeast(2, 3) }
 
 // Request fields of the jar run body per version.
 func (p personality) jarRunFields() []string {

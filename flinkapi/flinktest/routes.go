@@ -54,6 +54,8 @@ func init() {
 	add(patch, "/jobs/:jobid/rescaling", nil, handleRescaling)
 	add(get, "/jobs/:jobid/resource-requirements", personality.hasResourceRequirements, handleGetRequirements)
 	add(put, "/jobs/:jobid/resource-requirements", personality.hasResourceRequirements, handlePutRequirements)
+	add(get, "/jobs/:jobid/rescales/history", personality.hasRescaleHistory, handleRescaleHistory)
+	add(get, "/jobs/:jobid/rescales/details/:rescaleuuid", personality.hasRescaleHistory, handleRescaleDetails)
 	add(get, "/jobs/:jobid/metrics", nil, handleJobMetrics)
 	add(get, "/jobs/:jobid/execution-result", nil, handleExecutionResult)
 	add(get, "/jobs/:jobid/accumulators", nil, handleAccumulators)

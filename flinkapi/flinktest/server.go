@@ -79,6 +79,7 @@ type config struct {
 	savepointDir       string
 	checkpointDir      string
 	adaptive           bool
+	rescaleHistory     int // web.adaptive-scheduler.rescale-history.size
 }
 
 // Option configures a Server. NewServer panics on an invalid option, as
@@ -264,6 +265,24 @@ func WithCheckpointDir(dir string) Option {
 func WithAdaptiveScheduler() Option {
 	return func(c *config) error {
 		c.adaptive = true
+		return nil
+	}
+}
+
+// WithRescaleHistory sets web.adaptive-scheduler.rescale-history.size
+// (Flink 2.3+): each job of the adaptive scheduler (WithAdaptiveScheduler)
+// keeps its last size rescales, which GET /jobs/:jobid/rescales/history
+// and /rescales/details/:rescaleuuid serve: its first schedule, then each
+// in-place rescale that changes its parallelism. 0, the default, keeps
+// none: the history is empty and no rescale is found, as on Flink with the
+// option unset. Without the adaptive scheduler the routes answer 404, as
+// Flink does.
+func WithRescaleHistory(size int) Option {
+	return func(c *config) error {
+		if size < 0 {
+			return fmt.Errorf("flinktest: WithRescaleHistory: size %d is negative", size)
+		}
+		c.rescaleHistory = size
 		return nil
 	}
 }

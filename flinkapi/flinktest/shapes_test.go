@@ -139,7 +139,85 @@ func recordFake(t *testing.T, version string) map[string]answer {
 	out["resource_requirements.json"] = answer{status, b}
 	status, b = g.raw(http.MethodGet, "/jobs/"+r.Jobid, "")
 	out["job_details_adaptive.json"] = answer{status, b}
+	recordFakeRescales(t, version, out)
 	return out
+}
+
+// recordFakeRescales records what TestRecordRescales records of real
+// clusters (internal/testkit/flinkfixture): the rescale history of a job
+// on the adaptive scheduler with the history on, before and after new
+// resource requirements rescale it, then with the history off and on the
+// default scheduler.
+func recordFakeRescales(t *testing.T, version string, out map[string]answer) {
+	t.Helper()
+	if !strings.HasPrefix(version, "2.") || version < "2.3" {
+		return // no rescale history before 2.3
+	}
+	run := func(f *fake, name string) string {
+		jar := string(f.upload())
+		body, _ := json.Marshal(map[string]any{"programArgsList": []string{"--out", "/out/" + name, "--keys", "1", "--name", name}})
+		_, b := f.raw(http.MethodPost, "/jars/"+jar+"/run", string(body))
+		var r struct{ Jobid string }
+		json.Unmarshal(b, &r)
+		f.advance(time.Second)
+		return r.Jobid
+	}
+	get := func(f *fake, name, path string) answer {
+		status, b := f.raw(http.MethodGet, path, "")
+		out[name] = answer{status, b}
+		return out[name]
+	}
+	f := newFake(t, flinktest.WithVersion(version), flinktest.WithAdaptiveScheduler(), flinktest.WithRescaleHistory(16))
+	job := run(f, "record-rescales")
+	jp := "/jobs/" + job
+	get(f, "rescales_history_initial.json", jp+"/rescales/history")
+	_, rr := f.rawJSON(http.MethodGet, jp+"/resource-requirements", "")
+	next := map[string]any{}
+	for v := range rr {
+		next[v] = map[string]any{"parallelism": map[string]int{"lowerBound": 1, "upperBound": 2}}
+	}
+	body, _ := json.Marshal(next)
+	f.raw(http.MethodPut, jp+"/resource-requirements", string(body))
+	f.advance(time.Second)
+	h := get(f, "rescales_history.json", jp+"/rescales/history")
+	var hist []struct{ RescaleUUID string }
+	json.Unmarshal(h.body, &hist)
+	if len(hist) == 0 {
+		t.Fatalf("no rescale history: %s", h.body)
+	}
+	get(f, "rescales_details.json", jp+"/rescales/details/"+hist[0].RescaleUUID)
+	get(f, "rescales_details_unknown.json", jp+"/rescales/details/"+strings.Repeat("2", 32))
+	get(f, "rescales_details_malformed.json", jp+"/rescales/details/not-a-uuid")
+	get(f, "rescales_history_unknown_job.json", "/jobs/"+strings.Repeat("3", 32)+"/rescales/history")
+	get(f, "job_details_rescaled.json", jp)
+	f.raw(http.MethodPatch, jp+"?mode=cancel", "")
+	f.advance(time.Second)
+	get(f, "rescales_history_canceled.json", jp+"/rescales/history")
+
+	for what, opts := range map[string][]flinktest.Option{
+		"off":               {flinktest.WithAdaptiveScheduler()},
+		"default_scheduler": nil,
+	} {
+		f := newFake(t, append(opts, flinktest.WithVersion(version))...)
+		jp := "/jobs/" + run(f, "record-rescales-"+what)
+		get(f, "rescales_"+what+"_history.json", jp+"/rescales/history")
+		get(f, "rescales_"+what+"_details.json", jp+"/rescales/details/"+strings.Repeat("4", 32))
+	}
+}
+
+// notServed names recordings of routes the fake does not serve: Flink
+// 2.3's rescale overview, summary and configuration (the history and the
+// details are served).
+func notServed(name string) bool {
+	if !strings.HasPrefix(name, "rescales_") {
+		return false
+	}
+	for _, route := range []string{"_overview", "_summary", "_config"} {
+		if strings.Contains(name, route) {
+			return true
+		}
+	}
+	return false
 }
 
 // recordFakeResults records what TestRecordResults records of a real
@@ -184,6 +262,9 @@ func TestShapesMatchRealFlink(t *testing.T) {
 				if !strings.HasSuffix(name, ".json") {
 					continue
 				}
+				if notServed(name) {
+					continue
+				}
 				t.Run(name, func(t *testing.T) {
 					real, err := os.ReadFile(filepath.Join(dir, name))
 					if err != nil {
@@ -196,7 +277,7 @@ func TestShapesMatchRealFlink(t *testing.T) {
 					if want, _ := strconv.Atoi(code); got.status != want {
 						t.Errorf("status %d, real Flink %d: %s", got.status, want, got.body)
 					}
-					if strings.HasPrefix(name, "error_") || got.status >= 500 {
+					if strings.HasPrefix(name, "error_") || got.status >= 400 && strings.HasPrefix(name, "rescales_") || got.status >= 500 {
 						if g, w := normalize(firstErrorLine(got.body)), normalize(firstErrorLine(real)); g != w {
 							t.Errorf("first error line\n fake: %s\n real: %s", g, w)
 						}

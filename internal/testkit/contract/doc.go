@@ -39,7 +39,9 @@
 // Optional fields of Target switch items on: ReadCounts (the state test),
 // SavepointExists (checks of savepoint files on disk), RestartJobManager
 // (forgotten jobs and trigger ids after a JobManager restart) and
-// AdaptiveURL (resource requirements under the adaptive scheduler). Without
+// AdaptiveURL (resource requirements under the adaptive scheduler, and on
+// Flink 2.3 the in-place rescale they cause, confirmed from the rescale
+// history; RescaleHistoryConfig is that cluster's configuration). Without
 // them those items are skipped with a message that says why.
 //
 // # Time

@@ -52,7 +52,9 @@ func (s *suite) resourceRequirements(t *testing.T) {
 
 // resourceRequirementsAdaptive: with the adaptive scheduler,
 // ResourceRequirements answers bounds for every vertex, and
-// SetResourceRequirements replaces them.
+// SetResourceRequirements replaces them. On Flink 2.3 the raised bounds
+// rescale the job in place, which its rescale history shows (the
+// RescaleHistory subtest).
 func (s *suite) resourceRequirementsAdaptive(t *testing.T) {
 	if s.tg.AdaptiveURL == "" {
 		t.Skip("Target.AdaptiveURL is empty: no cluster with the adaptive scheduler")
@@ -98,6 +100,7 @@ func (s *suite) resourceRequirementsAdaptive(t *testing.T) {
 	for id := range want {
 		next[id] = flinkapi.ParallelismBounds{LowerBound: 1, UpperBound: 2}
 	}
+	raised := s.tg.Now()
 	if err := c.SetResourceRequirements(ctx, j.id, next); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +110,9 @@ func (s *suite) resourceRequirementsAdaptive(t *testing.T) {
 	}
 	if !maps.Equal(got, next) {
 		t.Errorf("ResourceRequirements after the PUT: %v, want %v", got, next)
+	}
+	if s.v.Supports(flinkapi.FeatureRescaleHistory) {
+		t.Run("RescaleHistory", func(t *testing.T) { s.rescaleHistoryAdaptive(t, ctx, c, j, d, raised) })
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 //	FLINK_VERSION=2.3.0 go test -tags integration -count=1 -v ./internal/testkit/contract/
 //
 // A second cluster of the same version with the adaptive scheduler starts
-// alongside the first, for the resource requirements calls.
+// alongside the first, for the resource requirements calls and, on Flink
+// 2.3, the rescale history (contract.RescaleHistoryConfig).
 func TestContract(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -41,7 +42,7 @@ func TestContract(t *testing.T) {
 			adaptive, adaptiveErr = flinkfixture.Start(ctx, flinkfixture.Config{
 				Version: version,
 				Slots:   2,
-				Extra:   map[string]string{"jobmanager.scheduler": "adaptive"},
+				Extra:   contract.RescaleHistoryConfig,
 			})
 		}()
 	}

@@ -84,6 +84,7 @@ func Run(t *testing.T, target Target) {
 		{"SavepointOfUnknownJob", s.savepointOfUnknownJob},
 		{"ResourceRequirements", s.resourceRequirements},
 		{"ResourceRequirementsAdaptive", s.resourceRequirementsAdaptive},
+		{"RescaleHistory", s.rescaleHistory},
 		{"VertexMetrics", s.vertexMetrics},
 		{"JobPlanDetails", s.jobPlanDetails},
 		{"JarPlan", s.jarPlan},

@@ -56,7 +56,12 @@ type Target struct {
 	// AdaptiveURL is the REST URL of a second cluster of the same version
 	// whose JobManager runs the adaptive scheduler
 	// (jobmanager.scheduler: adaptive), for the resource requirements
-	// calls. Empty skips that item.
+	// calls. Empty skips that item. On Flink 2.3+ it must keep a rescale
+	// history (web.adaptive-scheduler.rescale-history.size above 0), and
+	// rescale soon after a change of requirements
+	// (jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling
+	// short, as RescaleHistoryConfig sets it): its job's in-place rescale
+	// is confirmed from the history.
 	AdaptiveURL string
 	// ShutdownURL is the REST URL of a cluster the suite may shut down with
 	// DELETE /cluster, after every other item. Empty skips that item.
@@ -163,4 +168,15 @@ func under(location, dir string) bool {
 	}
 	rel, err := filepath.Rel(filepath.Clean(dir), p)
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// RescaleHistoryConfig is the Flink configuration the cluster at
+// Target.AdaptiveURL runs with: the adaptive scheduler, a rescale history
+// of 16 rescales (Flink 2.3+; older versions ignore the option) and no
+// cooldown after a rescale, so that new resource requirements rescale the
+// job at once.
+var RescaleHistoryConfig = map[string]string{
+	"jobmanager.scheduler":                                             "adaptive",
+	"web.adaptive-scheduler.rescale-history.size":                      "16",
+	"jobmanager.adaptive-scheduler.executing.cooldown-after-rescaling": "0 ms",
 }
