@@ -4,9 +4,12 @@ package lifecycle_test
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,7 +40,10 @@ func TestRealSavepointLedger(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cluster := flinkfixture.SharedForTest(t, ctx, flinkfixture.Config{Slots: 2, ObjectStore: true})
-	c, err := flinkapi.NewClient(cluster.URL)
+	// The answers to savepoint polls can be lost on the way (see the late
+	// savepoint below).
+	polls := &losePolls{next: http.DefaultTransport}
+	c, err := flinkapi.NewClient(cluster.URL, flinkapi.WithHTTPClient(&http.Client{Transport: polls}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,15 +141,23 @@ func TestRealSavepointLedger(t *testing.T) {
 	ledgerCheck(t, "after the rescale", cluster.SavepointURI, jobs, &st)
 	sl.check("rescale", spec, &st)
 
-	// A late savepoint: with a savepoint deadline of a millisecond the
-	// periodic savepoint's action times out before Flink completed it;
-	// it is looked up later and recorded.
+	// A late savepoint: with a savepoint deadline of a millisecond and
+	// the answers to its polls lost, the periodic savepoint's action
+	// times out without knowing that Flink completed it (Flink takes
+	// tens of milliseconds: a poll that got through would find it
+	// done); once the answers get through again it is looked up and
+	// recorded.
 	spec.Update.SavepointDeadline = policy.Duration(time.Millisecond)
+	polls.lose.Store(true)
 	late := false
 	realUntil(t, ctx, "a late savepoint recorded", ctrl, &spec, &st, time.Minute, func() bool {
-		late = late || st.LateSavepoint.Pending()
+		if st.LateSavepoint.Pending() {
+			late = true
+			polls.lose.Store(false)
+		}
 		return late && !st.LateSavepoint.Pending()
 	})
+	polls.lose.Store(false)
 	spec.Update.SavepointDeadline = 0
 	atRest(t, ctx, "late savepoint", ctrl, &spec, &st)
 	if st.SavepointFailures != 0 || st.Latest.Reason != savepoint.ReasonScheduled || !hasRecord(&st, st.Latest.Location) {
@@ -189,6 +203,25 @@ func TestRealSavepointLedger(t *testing.T) {
 	if before < 3 || onDisk != 1 || len(st.Savepoints.Records) != 1 || st.Savepoints.Records[0].Location != st.Latest.Location {
 		t.Errorf("after the delete: %d on disk, history %+v, latest %s", onDisk, st.Savepoints.Records, st.Latest.Location)
 	}
+}
+
+// losePolls loses the answers to savepoint polls (GET
+// /jobs/:jobid/savepoints/:triggerid) while lose is set, as a
+// connection reset after the request reached Flink.
+type losePolls struct {
+	lose atomic.Bool
+	next http.RoundTripper
+}
+
+func (l *losePolls) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !l.lose.Load() || req.Method != http.MethodGet || !strings.Contains(req.URL.Path, "/savepoints/") {
+		return l.next.RoundTrip(req)
+	}
+	res, err := l.next.RoundTrip(req)
+	if err == nil {
+		res.Body.Close()
+	}
+	return nil, errors.New("connection reset by peer (the answer to a savepoint poll lost)")
 }
 
 func hasRecord(st *lifecycle.JobStatus, loc string) bool {
