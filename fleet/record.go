@@ -39,12 +39,13 @@ type Record struct {
 	// recorded before the Controller is asked to adopt it.
 	AdoptName string         `json:"adoptName,omitempty"`
 	Adopting  flinkapi.JobID `json:"adopting,omitempty"`
-	// AdoptSpec is the spec the deployment had when its AdoptName was
-	// set: the spec the job found under that name is taken to run. The
-	// adoption is made under it, so that a change of Spec made before
-	// the adoption lands is carried out after it as an upgrade, not
-	// recorded as what the adopted job already runs. Nil in records
-	// written before it existed: the adoption is made under Spec.
+	// AdoptSpec is the spec the deployment had when Sync stored its
+	// AdoptName: the spec the job found under that name is taken to
+	// run. The adoption is made under it, so that a change of Spec
+	// made before the adoption lands is carried out after it as an
+	// upgrade, not recorded as what the adopted job already runs. Nil
+	// in records written before it existed: the adoption is made under
+	// Spec.
 	AdoptSpec *lifecycle.JobSpec `json:"adoptSpec,omitempty"`
 	// Spec is the spec the deployment should run, as last read from its
 	// source.

@@ -38,11 +38,12 @@ type Deployment struct {
 	// when the deployment has no job yet; exactly one running job must
 	// have the name. Spec.Adopt and AdoptName are not set together.
 	// The adopted job is taken to run the spec the deployment had when
-	// AdoptName was set on it (Record.AdoptSpec; Flink does not show
-	// what a job was started with, beyond the parameters a program
-	// registers): a change of the spec made after that, even before
-	// the adoption lands, is carried out once the job is adopted, as an
-	// upgrade from its state.
+	// Sync first stored it with AdoptName set (Record.AdoptSpec; Flink
+	// does not show what a job was started with, beyond the parameters
+	// a program registers): a change of the spec made after that, even
+	// before the adoption lands, is carried out once the job is
+	// adopted, as an upgrade from its state. A change made before that
+	// Sync is taken as what the job runs.
 	AdoptName string
 }
 

@@ -197,6 +197,7 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		add()
 	}
 	removed := map[string]bool{}
+	synced := map[string]bool{} // deployments a Sync stored
 	killed, builds := 0, 1
 	grace, interval := 2*time.Minute, time.Minute
 	deleted := map[flinkapi.JarID]bool{}
@@ -210,8 +211,13 @@ func TestRunnerSurvivesKills(t *testing.T) {
 	for epoch := 0; killed < kills; epoch++ {
 		switch x := rng.IntN(20); {
 		case x < 6:
-			i := rng.IntN(len(desired))
-			desired[i] = withRate(desired[i], 10+rng.IntN(50))
+			// A deployment that adopts is changed only once a Sync has
+			// stored it: the spec it is first stored with is the one its
+			// adopted job is taken to run (Record.AdoptSpec), and no
+			// runner can know of an earlier one.
+			if i := rng.IntN(len(desired)); desired[i].AdoptName == "" || synced[desired[i].Name] {
+				desired[i] = withRate(desired[i], 10+rng.IntN(50))
+			}
 		case x == 6 && len(desired) > 4:
 			i := rng.IntN(len(desired))
 			removed[desired[i].Name] = true
@@ -242,6 +248,9 @@ func TestRunnerSurvivesKills(t *testing.T) {
 		r := f.runnerOf(p)
 		r.Housekeeping = Housekeeping{Interval: interval, JarGrace: grace}
 		if _, err := r.Sync(ctx, desired); err == nil {
+			for _, d := range desired {
+				synced[d.Name] = true
+			}
 			for pass := 0; pass < 30 && !p.isDead(); pass++ {
 				res, err := r.Pass(ctx)
 				if err != nil {
